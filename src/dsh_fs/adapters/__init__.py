@@ -1,0 +1,1 @@
+"""Placeholder for the adapters layer (see AGENTS.md)."""

@@ -1,0 +1,1 @@
+"""Placeholder for the cli layer (see AGENTS.md)."""

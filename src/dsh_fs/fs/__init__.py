@@ -1,0 +1,66 @@
+"""The provider contract (`ctx.fs`): the `FileSystem` ABC and its vocabulary.
+
+This layer defines targets, opaque versions, infos, write guards, edit requests and
+outcomes, observations, the fs/* event keys and the `FS` service key, the exact provider
+messages, and the literal-edit algorithm providers share. It does no I/O. Providers
+(`dsh_fs.providers`) implement it; the tools and the policy consume it. Below it sit only
+`dsh_fs.runtime` (for event and service keys) and `dsh_fs.errors`.
+"""
+
+from dsh_fs.errors import FsError, FsErrorCode
+
+from . import _messages as messages
+from ._contract import FileSystem
+from ._edit import apply_edit, dominant_line_ending
+from ._events import FS, FS_EDIT_INTENT, FS_OBSERVED, FS_WRITE_INTENT, FsIntent, FsObserved
+from ._types import (
+    Absent,
+    CreateIfAbsent,
+    FsCapabilities,
+    FsDirEntry,
+    FsEditOutcome,
+    FsEditRequest,
+    FsFileType,
+    FsInfo,
+    FsPathInfo,
+    FsTarget,
+    FsTargetKey,
+    FsVersion,
+    FsWriteOutcome,
+    Observation,
+    Present,
+    ReplaceIfVersion,
+    WriteGuard,
+)
+
+__all__ = [
+    "FS",
+    "FS_EDIT_INTENT",
+    "FS_OBSERVED",
+    "FS_WRITE_INTENT",
+    "Absent",
+    "CreateIfAbsent",
+    "FileSystem",
+    "FsCapabilities",
+    "FsDirEntry",
+    "FsEditOutcome",
+    "FsEditRequest",
+    "FsError",
+    "FsErrorCode",
+    "FsFileType",
+    "FsInfo",
+    "FsIntent",
+    "FsObserved",
+    "FsPathInfo",
+    "FsTarget",
+    "FsTargetKey",
+    "FsVersion",
+    "FsWriteOutcome",
+    "Observation",
+    "Present",
+    "ReplaceIfVersion",
+    "WriteGuard",
+    "apply_edit",
+    "dominant_line_ending",
+    "messages",
+]

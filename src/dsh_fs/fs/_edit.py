@@ -1,0 +1,77 @@
+"""The literal edit every provider applies (SPEC §3): LF-normalized matching, byte-faithful.
+
+Matching is defined on the text with every CRLF read as LF. The replacement takes the
+file's dominant line ending, and every character outside the replaced spans is kept as it
+was: a BOM, mixed endings, a missing final newline.
+
+The common cases stay on `str.count`/`str.replace` (a file without CRLF, or an
+`old_string` without line breaks, where normalized and original offsets coincide). Only an
+`old_string` spanning a line break in a CRLF file uses a regular expression, whose pattern
+accepts CRLF or LF at each break; a lone CR at the very end of `old_string` must not be the
+CR of a CRLF pair, which is what the normalized text says.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ._messages import ambiguous_edit, edit_not_found
+from ._types import FsEditRequest
+
+__all__ = ["apply_edit", "dominant_line_ending"]
+
+
+def dominant_line_ending(text: str) -> str:
+    """``"\\r\\n"`` when CRLF endings outnumber bare LF endings, else ``"\\n"``."""
+    crlf = text.count("\r\n")
+    if crlf == 0:
+        return "\n"
+    return "\r\n" if crlf > text.count("\n") - crlf else "\n"
+
+
+def apply_edit(text: str, edit: FsEditRequest, display_path: str) -> tuple[str, int]:
+    """Apply `edit` to `text`; returns the new text and the number of replacements.
+
+    Raises:
+        FsError: `FS_EDIT_NOT_FOUND` when `old_string` does not occur, `FS_AMBIGUOUS_EDIT`
+            when it occurs more than once and `replace_all` is false.
+    """
+    old = edit.old_string.replace("\r\n", "\n")
+    new = edit.new_string.replace("\r\n", "\n")
+    has_crlf = "\r\n" in text
+    if has_crlf and dominant_line_ending(text) == "\r\n":
+        new = new.replace("\n", "\r\n")
+
+    if not has_crlf or ("\n" not in old and "\r" not in old):
+        # Offsets in the normalized text and in `text` coincide for every match.
+        count = text.count(old)
+        _check_count(count, edit.replace_all, display_path)
+        return text.replace(old, new, -1 if edit.replace_all else 1), count
+
+    pattern = _crlf_tolerant_pattern(old)
+    if edit.replace_all:
+        result, count = pattern.subn(lambda _m: new, text)
+        _check_count(count, True, display_path)
+        return result, count
+    matches = pattern.finditer(text)
+    first = next(matches, None)
+    if first is None:
+        raise edit_not_found(display_path)
+    if next(matches, None) is not None:
+        count = 2 + sum(1 for _ in matches)
+        raise ambiguous_edit(display_path, count)
+    return text[: first.start()] + new + text[first.end() :], 1
+
+
+def _check_count(count: int, replace_all: bool, display_path: str) -> None:
+    if count == 0:
+        raise edit_not_found(display_path)
+    if count > 1 and not replace_all:
+        raise ambiguous_edit(display_path, count)
+
+
+def _crlf_tolerant_pattern(old: str) -> re.Pattern[str]:
+    body = r"\r?\n".join(re.escape(part) for part in old.split("\n"))
+    if old.endswith("\r"):
+        body += r"(?!\n)"
+    return re.compile(body)

@@ -1,0 +1,54 @@
+"""The fs/* event vocabulary (SPEC §4) and the `fs` service key.
+
+The contract owns the names and payloads; the runtime owns dispatch. The actor is the tool
+execution, opaque here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from dsh_fs.runtime import ServiceKey, Signal, Waterfall
+
+from ._types import FsTarget, FsVersion, Observation, WriteGuard
+
+if TYPE_CHECKING:
+    from ._contract import FileSystem
+
+__all__ = ["FS", "FS_EDIT_INTENT", "FS_OBSERVED", "FS_WRITE_INTENT", "FsIntent", "FsObserved"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FsIntent:
+    """Payload of `fs/write-intent` and `fs/edit-intent`: who is about to mutate what."""
+
+    target: FsTarget
+    """The resolved target."""
+    actor: object
+    """The tool execution (opaque to the contract)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FsObserved:
+    """Payload of `fs/observed`: `actor` saw `target` in the state `observation`."""
+
+    target: FsTarget
+    """The resolved target."""
+    observation: Observation
+    """`Present(version)` or `Absent()`."""
+    actor: object
+    """The tool execution (opaque to the contract)."""
+
+
+FS: ServiceKey[FileSystem] = ServiceKey("fs")
+"""The filesystem service (`ctx.fs`)."""
+
+FS_WRITE_INTENT: Waterfall[FsIntent, WriteGuard | None] = Waterfall("fs/write-intent")
+"""Decides the `expected` guard of the next `write_text`; default None (unconditional)."""
+
+FS_EDIT_INTENT: Waterfall[FsIntent, FsVersion | None] = Waterfall("fs/edit-intent")
+"""Decides the version guard of the next `edit_text`; default None (unguarded)."""
+
+FS_OBSERVED: Signal[FsObserved] = Signal("fs/observed")
+"""Records that an actor observed a target present at a version, or absent."""

@@ -1,0 +1,193 @@
+"""The provider vocabulary: targets, versions, infos, write guards, edits and outcomes.
+
+Every value is immutable. `FsTargetKey` and `FsVersion` are opaque: consumers store and
+compare them, and nothing outside the provider that minted them interprets them.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from typing import Literal, NewType, TypeAlias
+
+__all__ = [
+    "Absent",
+    "CreateIfAbsent",
+    "FsCapabilities",
+    "FsDirEntry",
+    "FsEditOutcome",
+    "FsEditRequest",
+    "FsFileType",
+    "FsInfo",
+    "FsPathInfo",
+    "FsTarget",
+    "FsTargetKey",
+    "FsVersion",
+    "FsWriteOutcome",
+    "Observation",
+    "Present",
+    "ReplaceIfVersion",
+    "WriteGuard",
+]
+
+FsTargetKey = NewType("FsTargetKey", str)
+"""Opaque identity of a file: two paths to the same file (e.g. via a symlink) share it."""
+
+FsVersion = NewType("FsVersion", str)
+"""Opaque token for one state of a file's content; equal tokens mean "unchanged"."""
+
+
+class FsFileType(str, enum.Enum):
+    """What a path names."""
+
+    FILE = "file"
+    DIRECTORY = "directory"
+    SYMLINK = "symlink"
+    """Only from `lstat`: `stat` follows links."""
+    OTHER = "other"
+    """FIFOs, sockets, devices, and anything else that is not a regular file or directory."""
+
+    def __str__(self) -> str:
+        return self.value
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FsTarget:
+    """A resolved path: what the provider works on, and what the model is shown."""
+
+    target_key: FsTargetKey
+    """Opaque identity (for the local provider, the real path)."""
+    display_path: str
+    """The path as the model and the UI see it (for the local provider, the absolute path
+    as spelled, symlinks not followed)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FsInfo:
+    """What `stat` knows about an existing target. Never content."""
+
+    version: FsVersion
+    """The current version token."""
+    type: FsFileType
+    """`FILE`, `DIRECTORY` or `OTHER` (never `SYMLINK`: stat follows links)."""
+    size: int
+    """Size in bytes."""
+    mtime_ns: int | None = None
+    """Modification time in nanoseconds since the epoch, when the backend has one."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FsPathInfo:
+    """What `lstat` knows about a path itself, without following a final symlink."""
+
+    display_path: str
+    """The path as resolved for display."""
+    type: FsFileType
+    """May be `SYMLINK`."""
+    size: int
+    """Size in bytes (of the link itself for a symlink)."""
+    link_target: str | None = None
+    """For a symlink, what it points to (as stored in the link)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FsDirEntry:
+    """One direct child in a directory listing: metadata only."""
+
+    name: str
+    """The child's name (no separators)."""
+    type: FsFileType
+    """From `lstat` of the child: symlinks are reported as `SYMLINK`."""
+    size: int
+    """Size in bytes."""
+
+
+@dataclass(frozen=True, slots=True)
+class CreateIfAbsent:
+    """Write guard: create the file only; if it exists (even if it appears mid-write),
+    fail with `FS_NOT_OBSERVED`. Publication itself never replaces."""
+
+
+@dataclass(frozen=True, slots=True)
+class ReplaceIfVersion:
+    """Write guard: replace the file only if it exists at `version`, else `FS_STALE_VERSION`."""
+
+    version: FsVersion
+    """The version the writer last observed."""
+
+
+WriteGuard: TypeAlias = CreateIfAbsent | ReplaceIfVersion
+"""The `expected` argument of `write_text` (None means unconditional)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FsEditRequest:
+    """A literal replacement. Matching is on LF-normalized text (SPEC §3)."""
+
+    old_string: str
+    """The text to find; non-empty."""
+    new_string: str
+    """The replacement; empty deletes the match."""
+    replace_all: bool = False
+    """Replace every occurrence; otherwise exactly one occurrence is required."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FsWriteOutcome:
+    """What a successful `write_text` did."""
+
+    operation: Literal["create", "update"]
+    """Whether the file was created or replaced."""
+    version: FsVersion
+    """The version after publication (safe to guard the next mutation with)."""
+    before: str | None
+    """The prior text; None for a create, or when the prior file was too large to keep."""
+    after: str
+    """The text now in the file."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FsEditOutcome:
+    """What a successful `edit_text` did."""
+
+    version: FsVersion
+    """The version after publication."""
+    before: str
+    """The text before the edit."""
+    after: str
+    """The text after the edit."""
+    replacements: int
+    """How many occurrences were replaced (1 unless `replace_all`)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Present:
+    """Observation: the file existed at `version`."""
+
+    version: FsVersion
+    """The observed version."""
+
+
+@dataclass(frozen=True, slots=True)
+class Absent:
+    """Observation: nothing existed at the path."""
+
+
+Observation: TypeAlias = Present | Absent
+"""What `fs/observed` records."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FsCapabilities:
+    """What a provider supports; the conformance suite reads these instead of isinstance."""
+
+    symlinks: bool = False
+    """Symbolic links exist and resolve to their target's identity."""
+    special_files: bool = False
+    """FIFOs, sockets and devices can exist (and must be refused without blocking)."""
+    posix_modes: bool = False
+    """Files carry POSIX permission bits, kept across replacement."""
+    cross_process_guards: bool = False
+    """Guarded mutations hold against other processes using the same provider."""
+    directories: bool = True
+    """Directories are real objects (object stores have only prefixes)."""

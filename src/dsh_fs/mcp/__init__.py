@@ -1,0 +1,1 @@
+"""Placeholder for the mcp layer (see AGENTS.md)."""

@@ -1,0 +1,1 @@
+"""Placeholder for the policy layer (see AGENTS.md)."""

@@ -1,0 +1,35 @@
+"""The runtime layer: context, services, events, plugins, tools and prompt sections.
+
+It knows no files. The fs contract (`dsh_fs.fs`) names its events and its service with the
+keys defined here; the tools and the policy plug into a `Context` through `Plugin`s. Only
+`dsh_fs.errors` sits below it.
+"""
+
+from ._context import Context, Plugin, PluginHandle, PluginScope, ServiceKey
+from ._events import Dispose, EventBus, Next, Signal, Waterfall, WaterfallListener
+from ._prompts import PromptRegistry, PromptSection
+from ._session import AgentSession, ToolExecution
+from ._tools import Tool, ToolArgumentError, ToolError, ToolRegistry, ToolResult
+
+__all__ = [
+    "AgentSession",
+    "Context",
+    "Dispose",
+    "EventBus",
+    "Next",
+    "Plugin",
+    "PluginHandle",
+    "PluginScope",
+    "PromptRegistry",
+    "PromptSection",
+    "ServiceKey",
+    "Signal",
+    "Tool",
+    "ToolArgumentError",
+    "ToolError",
+    "ToolExecution",
+    "ToolRegistry",
+    "ToolResult",
+    "Waterfall",
+    "WaterfallListener",
+]

@@ -1,0 +1,43 @@
+"""Agent sessions and tool executions: who is acting, as the runtime sees it."""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+
+__all__ = ["AgentSession", "ToolExecution"]
+
+_session_ids = itertools.count(1)
+
+
+class AgentSession:
+    """One agent conversation: the owner of observations, with its own working directory.
+
+    Plugins keep per-session state keyed weakly on this object, so dropping the last
+    reference to a session frees everything recorded for it.
+    """
+
+    __slots__ = ("__weakref__", "cwd", "id")
+
+    def __init__(self, *, cwd: str | None = None, id: str | None = None) -> None:
+        self.cwd = cwd
+        """Base for relative paths; None means the provider's default base."""
+        self.id = id if id is not None else f"session-{next(_session_ids)}"
+        """A label for logs; identity is the object, not this string."""
+
+    def __repr__(self) -> str:
+        return f"AgentSession(id={self.id!r}, cwd={self.cwd!r})"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True, eq=False)
+class ToolExecution:
+    """One call of one tool: the actor that events carry (opaque to the fs contract)."""
+
+    tool: str
+    """The tool's name."""
+    session: AgentSession | None = None
+    """The session the call belongs to; None for a call made outside any session."""
+    call_id: str | None = None
+    """The model's tool-call id, when it gave one."""
+    extra: dict[str, object] = field(default_factory=dict)
+    """Host data that travels with the call (e.g. an MCP request id); never interpreted."""
