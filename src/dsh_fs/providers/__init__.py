@@ -1,1 +1,25 @@
-"""Placeholder for the providers layer (see AGENTS.md)."""
+"""The provider layer: implementations of the `dsh_fs.fs.FileSystem` contract.
+
+`LocalFileSystem` (the host filesystem), `SandboxFileSystem` (a fence around it) and
+`FsspecFileSystem` (any fsspec storage: memory, S3, SFTP, …). Providers sit above the
+contract and below the tools and the policy, which never import them.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+__all__ = ["LocalFileSystem"]
+
+if TYPE_CHECKING:
+    from ._local import LocalFileSystem
+
+
+def __getattr__(name: str) -> Any:
+    # Lazy so `import dsh_fs.providers` costs nothing and optional backends (fsspec) load
+    # only when asked for.
+    if name == "LocalFileSystem":
+        from ._local import LocalFileSystem
+
+        return LocalFileSystem
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
