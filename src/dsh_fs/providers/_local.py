@@ -1,0 +1,618 @@
+"""`LocalFileSystem`: the host filesystem as a `dsh_fs.fs.FileSystem` (SPEC §3, local facts).
+
+Identity is the real path, versions come from `stat`, text is strict UTF-8, and every
+mutation is one compare-and-swap critical section: a per-target lock in the process, an
+advisory `flock` on the parent directory across processes, and a staged, fsynced, atomic
+publication. Large reads and every mutation run in worker threads; the cheap metadata calls
+(`realpath`, `stat`, `lstat`) stay on the event loop.
+"""
+
+from __future__ import annotations
+
+import codecs
+import contextlib
+import fcntl
+import os
+import shutil
+import stat as st_mode
+import tempfile
+from collections.abc import AsyncIterator, Iterator
+from contextlib import AbstractAsyncContextManager, asynccontextmanager, contextmanager
+from functools import partial
+from pathlib import Path
+from typing import ClassVar, Literal
+
+import anyio
+from anyio import to_thread
+
+from dsh_fs.errors import FsError, FsErrorCode
+from dsh_fs.fs import (
+    CreateIfAbsent,
+    FileSystem,
+    FsCapabilities,
+    FsDirEntry,
+    FsEditOutcome,
+    FsEditRequest,
+    FsFileType,
+    FsInfo,
+    FsPathInfo,
+    FsTarget,
+    FsTargetKey,
+    FsVersion,
+    FsWriteOutcome,
+    ReplaceIfVersion,
+    WriteGuard,
+    apply_edit,
+    messages,
+)
+
+from ._oserrors import invalid_path, translate
+
+__all__ = ["STAGE_PREFIX", "STREAM_CHUNK_SIZE", "LocalFileSystem"]
+
+STREAM_CHUNK_SIZE = 4 * 1024 * 1024
+"""Bytes per `stream_text` read: one worker-thread hop per 4 MiB keeps a 1 GB stream at
+raw-read speed (`bench/stream_local.py`) while memory stays a few chunks deep."""
+
+BEFORE_LIMIT = 16 * 1024 * 1024
+"""A write's outcome carries the prior text only for files up to this size (else None)."""
+
+STAGE_PREFIX = ".dsh-fs-stage-"
+"""Prefix of the private staging directories created next to a file while it is written."""
+
+_OPEN_READ = os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
+"""O_NONBLOCK: opening a FIFO without a writer returns at once (then fstat refuses it)."""
+
+_OPEN_STAGED = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+
+Verb = Literal["read", "write", "edit"]
+
+
+class LocalFileSystem(FileSystem):
+    """The host filesystem.
+
+    Args:
+        base: Directory that relative paths resolve against when no `cwd` is given;
+            defaults to the working directory at construction.
+
+    Identity and display: `target_key` is the real path (for a file that does not exist
+    yet, the real path of its parent plus the name); `display_path` is the absolute path as
+    spelled, normalized lexically (``..`` removed, symlinks not followed). A leading ``~``
+    expands to the home directory.
+
+    Mutations (`write_text`, `edit_text`) are serialized per target by an in-process lock
+    and, across processes, by an advisory ``flock`` on the parent directory. The directory
+    lock serializes the dsh-fs mutations of one directory in every cooperating process; it
+    creates no file and does not stop writers that don't use dsh-fs. A write creates
+    missing parent directories.
+
+    What an atomic replace cannot keep: hard links to the old inode (they keep the old
+    content), extended attributes and ACLs. The mode is kept, and the owner and group when
+    the process may set them.
+    """
+
+    capabilities: ClassVar[FsCapabilities] = FsCapabilities(
+        symlinks=True, special_files=True, posix_modes=True, cross_process_guards=True
+    )
+
+    def __init__(self, base: str | os.PathLike[str] | None = None) -> None:
+        self._base = os.path.abspath(os.fspath(base)) if base is not None else os.getcwd()
+        self._locks = _TargetLocks()
+        self._new_file_mode = 0o666 & ~_process_umask()
+
+    @property
+    def base(self) -> str:
+        """The directory relative paths resolve against by default."""
+        return self._base
+
+    # --- targets -------------------------------------------------------------------------
+
+    def _display(self, path: str, cwd: str | None) -> str:
+        if not path or "\0" in path:
+            raise invalid_path(path)
+        if cwd is not None and "\0" in cwd:
+            raise invalid_path(cwd)
+        base = self._base if not cwd else os.path.join(self._base, os.path.expanduser(cwd))
+        return os.path.normpath(os.path.join(base, os.path.expanduser(path)))
+
+    async def resolve(self, path: str, cwd: str | None = None) -> FsTarget:
+        display = self._display(path, cwd)
+        # A handful of lstat calls on a local disk: cheaper on the loop than a thread hop.
+        key = os.path.realpath(display)  # noqa: ASYNC240
+        return FsTarget(target_key=FsTargetKey(key), display_path=display)
+
+    async def process_path(self, target: FsTarget) -> str:
+        return str(target.target_key)
+
+    async def file_url(self, target: FsTarget) -> str:
+        return Path(target.target_key).as_uri()
+
+    async def contains(self, parent: FsTarget, child: FsTarget) -> bool:
+        outer, inner = str(parent.target_key), str(child.target_key)
+        if inner == outer:
+            return True
+        prefix = outer if outer.endswith(os.sep) else outer + os.sep
+        return inner.startswith(prefix)
+
+    # --- metadata ------------------------------------------------------------------------
+
+    async def stat(self, target: FsTarget) -> FsInfo | None:
+        try:
+            info = os.stat(target.target_key)
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            raise translate(exc, "read", target.display_path) from exc
+        return FsInfo(
+            version=_version(info),
+            type=_file_type(info.st_mode),
+            size=info.st_size,
+            mtime_ns=info.st_mtime_ns,
+        )
+
+    async def lstat(self, path: str, cwd: str | None = None) -> FsPathInfo | None:
+        display = self._display(path, cwd)
+        try:
+            info = os.lstat(display)
+            link = os.readlink(display) if st_mode.S_ISLNK(info.st_mode) else None
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            raise translate(exc, "read", display) from exc
+        kind = FsFileType.SYMLINK if link is not None else _file_type(info.st_mode)
+        return FsPathInfo(display_path=display, type=kind, size=info.st_size, link_target=link)
+
+    async def list_dir(self, target: FsTarget) -> list[FsDirEntry]:
+        return await to_thread.run_sync(_list_dir, target.target_key, target.display_path)
+
+    # --- reads ---------------------------------------------------------------------------
+
+    async def read_text(self, target: FsTarget) -> str:
+        return await to_thread.run_sync(_read_text, target.target_key, target.display_path)
+
+    async def read_bytes(self, target: FsTarget, max_bytes: int) -> bytes:
+        return await to_thread.run_sync(
+            _read_bytes, target.target_key, target.display_path, max_bytes
+        )
+
+    def stream_text(self, target: FsTarget) -> AbstractAsyncContextManager[AsyncIterator[str]]:
+        return _stream_text(target.target_key, target.display_path, STREAM_CHUNK_SIZE)
+
+    # --- mutations -----------------------------------------------------------------------
+
+    async def write_text(
+        self, target: FsTarget, content: str, expected: WriteGuard | None = None
+    ) -> FsWriteOutcome:
+        async with self._locks.hold(target.target_key):
+            return await to_thread.run_sync(partial(self._write_locked, target, content, expected))
+
+    async def edit_text(
+        self, target: FsTarget, edit: FsEditRequest, expected: FsVersion | None = None
+    ) -> FsEditOutcome:
+        async with self._locks.hold(target.target_key):
+            return await to_thread.run_sync(partial(self._edit_locked, target, edit, expected))
+
+    def _write_locked(
+        self, target: FsTarget, content: str, expected: WriteGuard | None
+    ) -> FsWriteOutcome:
+        key, display = target.target_key, target.display_path
+        try:
+            data = content.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise messages.invalid_utf8("write", display) from exc
+        parent = os.path.dirname(key)
+        try:
+            _make_parents(parent)
+            with _directory_lock(parent) as dir_fd:
+                before: str | None = None
+                prior = _open_existing(key, "write", display)
+                if prior is None:
+                    if isinstance(expected, ReplaceIfVersion):
+                        raise messages.write_gone(display)
+                    prior_info = None
+                else:
+                    fd, prior_info = prior
+                    try:
+                        if isinstance(expected, CreateIfAbsent):
+                            raise messages.overwrite_unobserved(display)
+                        if isinstance(expected, ReplaceIfVersion) and not self._is_current(
+                            expected.version, prior_info, fd
+                        ):
+                            raise messages.write_stale(display)
+                        if prior_info.st_size <= BEFORE_LIMIT:
+                            before = _decode_or_none(_read_fd(fd, prior_info.st_size))
+                    finally:
+                        os.close(fd)
+                published = self._publish(
+                    key, display, data, prior_info, dir_fd, no_replace=prior_info is None
+                )
+        except OSError as exc:
+            raise translate(exc, "write", display) from exc
+        return FsWriteOutcome(
+            operation="create" if prior_info is None else "update",
+            version=_version(published),
+            before=before,
+            after=content,
+        )
+
+    def _edit_locked(
+        self, target: FsTarget, edit: FsEditRequest, expected: FsVersion | None
+    ) -> FsEditOutcome:
+        key, display = target.target_key, target.display_path
+        parent = os.path.dirname(key)
+        try:
+            with _directory_lock(parent) as dir_fd:
+                prior = _open_existing(key, "edit", display)
+                if prior is None:
+                    raise messages.edit_gone(display)
+                fd, prior_info = prior
+                try:
+                    # The version check comes before matching: a stale edit is stale, never
+                    # a match error.
+                    if expected is not None and not self._is_current(expected, prior_info, fd):
+                        raise messages.edit_stale(display)
+                    before = _decode(_read_fd(fd, prior_info.st_size), "edit", display)
+                finally:
+                    os.close(fd)
+                after, count = apply_edit(before, edit, display)
+                try:
+                    data = after.encode("utf-8")
+                except UnicodeEncodeError as exc:
+                    raise messages.invalid_utf8("edit", display) from exc
+                published = self._publish(key, display, data, prior_info, dir_fd, no_replace=False)
+        except OSError as exc:
+            raise translate(exc, "edit", display) from exc
+        return FsEditOutcome(
+            version=_version(published), before=before, after=after, replacements=count
+        )
+
+    def _is_current(self, expected: FsVersion, info: os.stat_result, fd: int) -> bool:
+        """Whether the open file (`fd`, stat `info`) is still at `expected`.
+
+        The single compare of the compare-and-swap. `fd` is at hand so that a content
+        comparison can back up the stat tuple where timestamps are too coarse.
+        """
+        del fd
+        return _version(info) == expected
+
+    def _publish(
+        self,
+        key: str,
+        display: str,
+        data: bytes,
+        prior: os.stat_result | None,
+        dir_fd: int | None,
+        *,
+        no_replace: bool,
+    ) -> os.stat_result:
+        """Stage `data` next to `key`, fsync it, publish it, fsync the directory.
+
+        Returns the stat of the published inode, taken once every link-count change is done
+        (unlinking a staged hard link changes its ctime). Nothing staged survives a failure.
+        """
+        parent = os.path.dirname(key)
+        stage_dir = tempfile.mkdtemp(prefix=STAGE_PREFIX, dir=parent)
+        staged = os.path.join(stage_dir, "content")
+        try:
+            fd = os.open(staged, _OPEN_STAGED, 0o600)
+            try:
+                _write_all(fd, data)
+                if prior is None:
+                    os.fchmod(fd, self._new_file_mode)
+                else:
+                    _keep_owner_and_mode(fd, prior)
+                os.fsync(fd)
+                if no_replace:
+                    _link_no_replace(staged, key, display)
+                    os.unlink(staged)
+                else:
+                    os.replace(staged, key)
+                os.rmdir(stage_dir)
+                if dir_fd is not None:
+                    os.fsync(dir_fd)
+                return os.fstat(fd)
+            finally:
+                os.close(fd)
+        except BaseException:
+            shutil.rmtree(stage_dir, ignore_errors=True)
+            raise
+
+
+# --- helpers (synchronous; run in worker threads unless noted) ---------------------------
+
+
+def _version(info: os.stat_result) -> FsVersion:
+    return FsVersion(
+        f"{info.st_dev:x}:{info.st_ino:x}:{info.st_size:x}:{info.st_mtime_ns:x}:{info.st_ctime_ns:x}"
+    )
+
+
+def _file_type(mode: int) -> FsFileType:
+    if st_mode.S_ISREG(mode):
+        return FsFileType.FILE
+    if st_mode.S_ISDIR(mode):
+        return FsFileType.DIRECTORY
+    return FsFileType.OTHER
+
+
+def _process_umask() -> int:
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    # Not Linux: the set-and-restore dance (briefly racy with threads creating files).
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def _open_regular(key: str, verb: Verb, display: str) -> tuple[int, os.stat_result]:
+    """Open a regular file for reading and return the fd with its `fstat`.
+
+    A stat first keeps devices from being opened at all; O_NONBLOCK keeps a FIFO swapped in
+    meanwhile from blocking, and the `fstat` of the open fd is the authority.
+    """
+    try:
+        if not st_mode.S_ISREG(os.stat(key).st_mode):
+            raise messages.not_regular_file(verb, display)
+        fd = os.open(key, _OPEN_READ)
+    except OSError as exc:
+        raise translate(exc, verb, display) from exc
+    try:
+        info = os.fstat(fd)
+        if not st_mode.S_ISREG(info.st_mode):
+            raise messages.not_regular_file(verb, display)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, info
+
+
+def _open_existing(key: str, verb: Verb, display: str) -> tuple[int, os.stat_result] | None:
+    """`_open_regular`, or None when nothing is at `key`."""
+    try:
+        return _open_regular(key, verb, display)
+    except FsError as error:
+        if error.code is FsErrorCode.NOT_FOUND and isinstance(error.__cause__, FileNotFoundError):
+            return None
+        raise
+
+
+def _read_fd(fd: int, size_hint: int) -> bytes:
+    chunks: list[bytes] = []
+    want = max(size_hint + 1, 64 * 1024)
+    while True:
+        chunk = os.read(fd, want)
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+
+
+def _decode(data: bytes, verb: Verb, display: str) -> str:
+    if b"\0" in data:
+        raise messages.binary_file(verb, display)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise messages.invalid_utf8(verb, display) from exc
+
+
+def _decode_or_none(data: bytes) -> str | None:
+    if b"\0" in data:
+        return None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def _read_text(key: str, display: str) -> str:
+    fd, info = _open_regular(key, "read", display)
+    try:
+        data = _read_fd(fd, info.st_size)
+    except OSError as exc:
+        raise translate(exc, "read", display) from exc
+    finally:
+        os.close(fd)
+    return _decode(data, "read", display)
+
+
+def _read_bytes(key: str, display: str, max_bytes: int) -> bytes:
+    fd, info = _open_regular(key, "read", display)
+    try:
+        if info.st_size > max_bytes:
+            raise _too_large(display, max_bytes)
+        # Ask for one byte more than allowed: a file that grew meanwhile is refused, never
+        # returned truncated.
+        chunks: list[bytes] = []
+        left = max_bytes + 1
+        while left > 0:
+            chunk = os.read(fd, left)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+    except OSError as exc:
+        raise translate(exc, "read", display) from exc
+    finally:
+        os.close(fd)
+    if left <= 0:
+        raise _too_large(display, max_bytes)
+    return b"".join(chunks)
+
+
+def _too_large(display: str, max_bytes: int) -> FsError:
+    return FsError(
+        FsErrorCode.TOO_LARGE,
+        f'cannot read "{display}": larger than {max_bytes} bytes',
+        path=display,
+    )
+
+
+def _list_dir(key: str, display: str) -> list[FsDirEntry]:
+    entries: list[FsDirEntry] = []
+    try:
+        with os.scandir(key) as scan:
+            for entry in scan:
+                try:
+                    info = entry.stat(follow_symlinks=False)
+                except FileNotFoundError:
+                    continue  # removed while listing
+                kind = (
+                    FsFileType.SYMLINK
+                    if st_mode.S_ISLNK(info.st_mode)
+                    else _file_type(info.st_mode)
+                )
+                entries.append(FsDirEntry(name=entry.name, type=kind, size=info.st_size))
+    except OSError as exc:
+        raise translate(exc, "read", display) from exc
+    entries.sort(key=lambda e: e.name)
+    return entries
+
+
+def _make_parents(parent: str) -> None:
+    try:
+        os.makedirs(parent, exist_ok=True)
+    except FileExistsError as exc:
+        # `parent` exists but is not a directory.
+        raise NotADirectoryError(exc.errno, exc.strerror, parent) from exc
+
+
+@contextmanager
+def _directory_lock(parent: str) -> Iterator[int | None]:
+    """Hold an exclusive `flock` on `parent` (an O_RDONLY fd); yields the fd, for fsync.
+
+    Cooperating processes serialize their mutations of one directory here without any
+    lock file. A missing or unreadable directory yields None: the caller's own calls then
+    report what is wrong with the path.
+    """
+    try:
+        fd = os.open(parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except (FileNotFoundError, PermissionError):
+        yield None
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield fd
+    finally:
+        os.close(fd)  # closing the last fd of the open file description releases the lock
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
+
+
+def _keep_owner_and_mode(fd: int, prior: os.stat_result) -> None:
+    if (prior.st_uid, prior.st_gid) != (os.geteuid(), os.getegid()):
+        try:
+            os.fchown(fd, prior.st_uid, prior.st_gid)
+        except OSError:
+            with contextlib.suppress(OSError):  # not root: the group alone, if we belong to it
+                os.fchown(fd, -1, prior.st_gid)
+    # After fchown, which clears set-id bits.
+    os.fchmod(fd, st_mode.S_IMODE(prior.st_mode))
+
+
+def _link_no_replace(staged: str, key: str, display: str) -> None:
+    """Publish `staged` at `key` only if nothing is there; a hard link never replaces."""
+    try:
+        os.link(staged, key, follow_symlinks=False)
+    except FileExistsError as exc:
+        raise messages.overwrite_unobserved(display) from exc
+
+
+# --- streaming -----------------------------------------------------------------------------
+
+
+@asynccontextmanager
+async def _stream_text(key: str, display: str, chunk_size: int) -> AsyncIterator[_TextChunks]:
+    fd, _ = await to_thread.run_sync(_open_regular, key, "read", display)
+    chunks = _TextChunks(fd, display, chunk_size)
+    try:
+        yield chunks
+    finally:
+        chunks.close()
+
+
+class _TextChunks:
+    """Decoded chunks of an open file; each read and decode runs in a worker thread."""
+
+    def __init__(self, fd: int, display: str, chunk_size: int) -> None:
+        self._fd = fd
+        self._display = display
+        self._chunk_size = chunk_size
+        self._decoder = codecs.getincrementaldecoder("utf-8")("strict")
+        self._done = False
+        self._closed = False
+
+    def __aiter__(self) -> _TextChunks:
+        return self
+
+    async def __anext__(self) -> str:
+        while not self._done:
+            text = await to_thread.run_sync(self._next_text)
+            if text:
+                return text
+        raise StopAsyncIteration
+
+    def close(self) -> None:
+        if not self._closed:
+            self._closed = True
+            self._done = True
+            os.close(self._fd)
+
+    def _next_text(self) -> str:
+        if self._closed:
+            # The block that opened the stream has been left; the fd may belong to another
+            # file by now.
+            raise RuntimeError("stream_text iterated after its block was left")
+        try:
+            data = os.read(self._fd, self._chunk_size)
+        except OSError as exc:
+            raise translate(exc, "read", self._display) from exc
+        if b"\0" in data:
+            self._done = True
+            raise messages.binary_file("read", self._display)
+        final = not data
+        try:
+            text = self._decoder.decode(data, final)
+        except UnicodeDecodeError as exc:
+            self._done = True
+            raise messages.invalid_utf8("read", self._display) from exc
+        if final:
+            self._done = True
+        return text
+
+
+# --- in-process locks ------------------------------------------------------------------------
+
+
+class _TargetLocks:
+    """One `anyio.Lock` per target key, dropped once nobody holds or awaits it."""
+
+    def __init__(self) -> None:
+        self._entries: dict[str, tuple[anyio.Lock, list[int]]] = {}
+
+    @asynccontextmanager
+    async def hold(self, key: str) -> AsyncIterator[None]:
+        entry = self._entries.get(key)
+        if entry is None:
+            entry = self._entries[key] = (anyio.Lock(), [0])
+        lock, users = entry
+        users[0] += 1
+        try:
+            async with lock:
+                yield
+        finally:
+            users[0] -= 1
+            if users[0] == 0:
+                del self._entries[key]
+
+    def __len__(self) -> int:
+        return len(self._entries)
