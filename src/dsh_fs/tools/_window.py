@@ -1,0 +1,200 @@
+"""Read windowing (SPEC §6): pick lines `offset..` out of a stream of text chunks, exactly.
+
+Pure and incremental: `LineWindow.feed` takes decoded chunks in order, `finish` returns the
+`Window`. Lines split on ``\\n`` with one trailing ``\\r`` stripped; a final line without a
+newline counts; an empty file has 0 lines. The caps (lines, characters per line, UTF-8 bytes
+of selected output) stop *keeping* lines, never counting them, so `total_lines` is exact.
+
+Speed and memory are what make a gigabyte readable: a chunk that touches no line of the
+window is only counted with `str.count`, and only chunks overlapping the window are split.
+A line being kept holds at most ``max_line_chars + 1`` characters however long it is, so a
+64 MiB line costs 2 KB. A leading U+FEFF (byte order mark) is not shown: it is not part of
+line 1's text as the model would type it, and the edit tool keeps it untouched anyway.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+__all__ = [
+    "MAX_BYTES",
+    "MAX_LINES",
+    "MAX_LINE_CHARS",
+    "TRUNCATION_SUFFIX",
+    "LineWindow",
+    "Window",
+    "window_text",
+]
+
+MAX_LINES = 2000
+"""Most lines one read returns (the default and maximum `limit`)."""
+MAX_LINE_CHARS = 2000
+"""Longest line text shown before it is truncated."""
+MAX_BYTES = 51200
+"""Most UTF-8 bytes of selected line texts (plus one separator per line after the first)."""
+TRUNCATION_SUFFIX = "... (line truncated to 2000 chars)"
+"""Appended to a line cut at `MAX_LINE_CHARS`."""
+
+_BOM = "\ufeff"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Window:
+    """The lines a read selected, and what stopped it."""
+
+    offset: int
+    """Number of the first line asked for (1-based)."""
+    lines: tuple[str, ...]
+    """The selected lines' display texts, numbered from `offset`."""
+    total_lines: int
+    """How many lines the whole text has."""
+    output_capped: bool
+    """The byte cap stopped the window before `limit` lines or the end were reached."""
+
+    @property
+    def out_of_range(self) -> bool:
+        """`offset` lies past the last line (offset 1 of an empty text is in range)."""
+        return self.offset > self.total_lines and not (self.offset == 1 and self.total_lines == 0)
+
+
+class LineWindow:
+    """Incremental windowing over text chunks; feed chunks in order, then `finish` once."""
+
+    __slots__ = (
+        "_bytes",
+        "_capped",
+        "_done",
+        "_limit",
+        "_line",
+        "_lines",
+        "_max_bytes",
+        "_max_line_chars",
+        "_offset",
+        "_overflow",
+        "_piece",
+        "_piece_len",
+        "_started",
+        "_suffix",
+        "_tail_open",
+    )
+
+    def __init__(
+        self,
+        offset: int = 1,
+        limit: int = MAX_LINES,
+        *,
+        max_line_chars: int = MAX_LINE_CHARS,
+        max_bytes: int = MAX_BYTES,
+    ) -> None:
+        """Select up to `limit` lines starting at line `offset` (both at least 1).
+
+        `max_line_chars` and `max_bytes` exist for tests; the tools use the SPEC values.
+        """
+        if offset < 1 or limit < 1:
+            raise ValueError("offset and limit must be at least 1")
+        self._offset = offset
+        self._limit = limit
+        self._max_line_chars = max_line_chars
+        self._max_bytes = max_bytes
+        self._suffix = f"... (line truncated to {max_line_chars} chars)"
+        self._line = 1  # number of the line the next character belongs to
+        self._tail_open = False  # the current line has characters (the text does not end in \n)
+        self._started = False
+        self._done = False  # no further line will be kept
+        self._capped = False
+        self._lines: list[str] = []
+        self._bytes = 0
+        # The current line, while it is inside the window: its first characters only.
+        self._piece: list[str] = []
+        self._piece_len = 0
+        self._overflow = False
+
+    def feed(self, chunk: str) -> None:
+        """Take the next chunk of text."""
+        if not chunk:
+            return
+        if not self._started:
+            self._started = True
+            if chunk[0] == _BOM:
+                chunk = chunk[1:]
+                if not chunk:
+                    return
+        newlines = chunk.count("\n")
+        self._tail_open = chunk[-1] != "\n"
+        if self._done or self._line + newlines < self._offset:
+            self._line += newlines
+        else:
+            self._feed_window(chunk)
+
+    def finish(self) -> Window:
+        """The window over everything fed so far (the text is complete)."""
+        if self._tail_open and not self._done and self._line >= self._offset:
+            self._complete_line()
+        return Window(
+            offset=self._offset,
+            lines=tuple(self._lines),
+            total_lines=self._line - 1 + self._tail_open,
+            output_capped=self._capped,
+        )
+
+    def _feed_window(self, chunk: str) -> None:
+        pos = 0
+        line = self._line
+        if line < self._offset:
+            for _ in range(self._offset - line):
+                pos = chunk.index("\n", pos) + 1
+            line = self._offset
+        while True:
+            end = chunk.find("\n", pos)
+            if end == -1:
+                self._keep(chunk, pos, len(chunk))
+                break
+            self._keep(chunk, pos, end)
+            self._complete_line()
+            line += 1
+            pos = end + 1
+            if self._done:
+                line += chunk.count("\n", pos)
+                break
+        self._line = line
+
+    def _keep(self, chunk: str, start: int, end: int) -> None:
+        if self._overflow or start == end:
+            return
+        room = self._max_line_chars + 1 - self._piece_len
+        if end - start > room:
+            end = start + room
+            self._overflow = True
+        self._piece.append(chunk[start:end])
+        self._piece_len += end - start
+
+    def _complete_line(self) -> None:
+        text = "".join(self._piece)
+        overflow = self._overflow
+        self._piece.clear()
+        self._piece_len = 0
+        self._overflow = False
+        if text.endswith("\r") and not overflow:
+            text = text[:-1]
+        if overflow or len(text) > self._max_line_chars:
+            text = text[: self._max_line_chars] + self._suffix
+        size = (len(text) if text.isascii() else len(text.encode("utf-8"))) + (
+            1 if self._lines else 0
+        )
+        if self._bytes + size > self._max_bytes:
+            self._capped = True
+            self._done = True
+            return
+        self._lines.append(text)
+        self._bytes += size
+        if len(self._lines) == self._limit:
+            self._done = True
+
+
+def window_text(chunks: Iterable[str], offset: int = 1, limit: int = MAX_LINES) -> Window:
+    """Window a complete text given as chunks (a one-element list for a whole string)."""
+    window = LineWindow(offset, limit)
+    for chunk in chunks:
+        window.feed(chunk)
+    return window.finish()
