@@ -16,8 +16,9 @@ import os
 import shutil
 import stat as st_mode
 import tempfile
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, contextmanager
+from contextvars import ContextVar
 from functools import partial
 from pathlib import Path
 from typing import ClassVar, Literal
@@ -48,7 +49,7 @@ from dsh_fs.fs import (
 
 from ._oserrors import invalid_path, translate
 
-__all__ = ["STAGE_PREFIX", "STREAM_CHUNK_SIZE", "LocalFileSystem"]
+__all__ = ["STAGE_PREFIX", "STREAM_CHUNK_SIZE", "LocalFileSystem", "publish_guard"]
 
 STREAM_CHUNK_SIZE = 4 * 1024 * 1024
 """Bytes per `stream_text` read: one worker-thread hop per 4 MiB keeps a 1 GB stream at
@@ -64,6 +65,15 @@ _OPEN_READ = os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
 """O_NONBLOCK: opening a FIFO without a writer returns at once (then fstat refuses it)."""
 
 _OPEN_STAGED = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+
+publish_guard: ContextVar[Callable[[str, str, int | None], None] | None] = ContextVar(
+    "dsh_fs_publish_guard", default=None
+)
+"""A hook for wrappers (the sandbox): ``guard(key, display, dir_fd)`` runs inside a write's or
+edit's critical section (locks held, in the worker thread; anyio copies the context there)
+right before the rename or link that publishes `key`; `dir_fd` is the locked parent directory
+(or None). Raising an `FsError` refuses the mutation: nothing is published. A context variable,
+not an attribute, so only the calls made through the wrapper are checked."""
 
 Verb = Literal["read", "write", "edit"]
 
@@ -302,6 +312,9 @@ class LocalFileSystem(FileSystem):
                 else:
                     _keep_owner_and_mode(fd, prior)
                 os.fsync(fd)
+                guard = publish_guard.get()
+                if guard is not None:
+                    guard(key, display, dir_fd)
                 if no_replace:
                     _link_no_replace(staged, key, display)
                     os.unlink(staged)

@@ -1,0 +1,53 @@
+"""Pure containment logic of the sandbox: canonical roots and "is this path inside?".
+
+Containment is decided on canonical (symlink-free, absolute) paths by comparing path
+components, never string prefixes: ``/srv/root-evil`` is not inside ``/srv/root``. POSIX
+only: names are compared byte-for-byte, so on a case-insensitive filesystem a differently
+cased spelling of a root is outside (the fence fails closed).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import PurePosixPath
+
+__all__ = ["canonical", "canonical_root", "is_within", "within_any"]
+
+
+def canonical_root(root: str | os.PathLike[str]) -> str:
+    """The real path of an existing directory to fence in.
+
+    Raises:
+        ValueError: `root` is empty, contains a NUL byte, does not exist or is not a directory.
+    """
+    text = os.fspath(root)
+    if not text or "\0" in text:
+        raise ValueError(f"sandbox root {text!r} is not a usable path")
+    real = os.path.realpath(os.path.abspath(text))
+    if not os.path.isdir(real):
+        what = "is not a directory" if os.path.lexists(real) else "does not exist"
+        raise ValueError(f"sandbox root {text!r} {what}")
+    return real
+
+
+def canonical(path: str) -> str:
+    """The absolute path `path` names once every symlink is followed, dangling ones included.
+
+    A missing tail is kept as spelled (``..`` after a missing component is then taken
+    lexically, where the kernel would fail with ENOENT), so the result is where an
+    operation would land if it succeeded. `path` must be absolute.
+    """
+    return os.path.realpath(path)
+
+
+def is_within(path: str, root: str) -> bool:
+    """Whether canonical `path` is canonical `root` itself or lies below it, by components."""
+    parts = PurePosixPath(path).parts
+    root_parts = PurePosixPath(root).parts
+    return parts[: len(root_parts)] == root_parts
+
+
+def within_any(path: str, roots: Sequence[str]) -> bool:
+    """Whether canonical `path` lies inside (or is) one of the canonical `roots`."""
+    return any(is_within(path, root) for root in roots)
