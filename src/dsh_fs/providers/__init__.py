@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-__all__ = ["LocalFileSystem"]
+__all__ = ["LocalFileSystem", "SandboxFileSystem"]
 
 if TYPE_CHECKING:
     from ._local import LocalFileSystem
+    from ._sandbox import SandboxFileSystem
 
 
 def __getattr__(name: str) -> Any:
@@ -22,4 +23,8 @@ def __getattr__(name: str) -> Any:
         from ._local import LocalFileSystem
 
         return LocalFileSystem
+    if name == "SandboxFileSystem":
+        from ._sandbox import SandboxFileSystem
+
+        return SandboxFileSystem
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
