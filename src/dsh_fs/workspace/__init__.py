@@ -1,1 +1,11 @@
-"""Placeholder for the workspace layer (see AGENTS.md)."""
+"""The workspace layer: `Workspace` and `Session`, the public way to use dsh-fs.
+
+A `Workspace` assembles a runtime context from a provider (`dsh_fs.providers`), the tools
+(`dsh_fs.tools`) and the observation policy (`dsh_fs.policy`); a `Session` is one agent
+conversation calling the tools. Adapters (MCP server, CLI, function-calling helpers) sit
+above it.
+"""
+
+from ._workspace import Session, Workspace
+
+__all__ = ["Session", "Workspace"]

@@ -1,0 +1,51 @@
+"""`FsTool`: what the three file tools share (schema from the argument model, remedies)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from copy import deepcopy
+from typing import Any, ClassVar, Generic, TypeVar
+
+from pydantic import BaseModel
+
+from dsh_fs.errors import FsError
+from dsh_fs.runtime import Tool, ToolExecution
+
+from ._arguments import json_schema, parse
+from ._errors import message_with_remedy
+
+__all__ = ["FsTool", "session_cwd"]
+
+A = TypeVar("A", bound=BaseModel)
+V = TypeVar("V")
+
+
+class FsTool(Tool[A, V], Generic[A, V]):
+    """A file tool whose arguments are the pydantic model `arguments`."""
+
+    arguments: ClassVar[type[BaseModel]]
+    """The argument model; its JSON Schema is the tool's `parameters`."""
+
+    def __init__(self) -> None:
+        self._schema = json_schema(self.arguments)
+
+    def parameters_schema(self) -> dict[str, Any]:
+        """The argument model's JSON Schema (a fresh copy: callers may change it)."""
+        return deepcopy(self._schema)
+
+    def parse_arguments(self, raw: Mapping[str, Any]) -> A:
+        """Validate strictly, with the tools' own messages.
+
+        Raises:
+            ToolArgumentError: the arguments do not fit the schema.
+        """
+        return parse(self.arguments, raw)  # type: ignore[return-value]
+
+    def error_message(self, error: FsError) -> str:
+        """The provider's or the policy's message, plus the remedy its code calls for."""
+        return message_with_remedy(error)
+
+
+def session_cwd(execution: ToolExecution) -> str | None:
+    """The working directory relative paths resolve against (None: the provider's base)."""
+    return None if execution.session is None else execution.session.cwd

@@ -1,0 +1,91 @@
+"""The `edit` tool: the edit-intent decides the version guard, the provider replaces."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from dsh_fs.fs import FS, FS_EDIT_INTENT, FS_OBSERVED, FsEditRequest, FsIntent, FsObserved, Present
+from dsh_fs.runtime import Context, ToolArgumentError, ToolExecution
+
+from ._arguments import EditArguments, parse
+from ._base import FsTool, session_cwd
+from ._render import render_edit
+from ._values import EditValue
+
+__all__ = ["DESCRIPTION", "PROMPT", "EditTool"]
+
+DESCRIPTION = (
+    "Replace literal text in an existing UTF-8 text file. old_string must match the file "
+    "exactly (line endings aside) and, unless replace_all is true, appear exactly once. Read "
+    "the file first in this session (editing a file you have not read, or that changed since "
+    "you read it, is refused), unless you just created or edited it."
+)
+"""What the model reads about the tool."""
+
+PROMPT = (
+    "Use the edit tool for targeted changes to existing UTF-8 text files. It replaces literal "
+    "old_string with new_string; by default old_string must appear exactly once. If "
+    "old_string appears multiple times, provide a more specific old_string or set replace_all "
+    "to true. Read the file first (the default fs-observation-policy requires it), unless you "
+    "just created or edited it in this session."
+)
+"""The tool's guidance section (SPEC §6, verbatim)."""
+
+
+class EditTool(FsTool[EditArguments, EditValue]):
+    """`edit(file_path, old_string, new_string, replace_all=False)`."""
+
+    name = "edit"
+    description = DESCRIPTION
+    arguments = EditArguments
+
+    def parse_arguments(self, raw: Mapping[str, Any]) -> EditArguments:
+        """Validate strictly; `old_string` and `new_string` must differ.
+
+        Raises:
+            ToolArgumentError: the arguments do not fit the schema.
+        """
+        args = parse(EditArguments, raw)
+        if args.old_string == args.new_string:
+            raise ToolArgumentError("old_string and new_string must differ")
+        return args
+
+    async def run(
+        self, context: Context, execution: ToolExecution, args: EditArguments
+    ) -> EditValue:
+        """Ask the edit-intent for a version guard, edit, and record the new version.
+
+        Raises:
+            FsError: `FS_NOT_OBSERVED`, `FS_NOT_FOUND` (from the policy),
+                `FS_STALE_VERSION`, `FS_EDIT_NOT_FOUND`, `FS_AMBIGUOUS_EDIT`, and the
+                provider's read and write errors.
+        """
+        fs = context.get(FS)
+        target = await fs.resolve(args.file_path, session_cwd(execution))
+        expected = await context.events.waterfall(
+            FS_EDIT_INTENT, FsIntent(target=target, actor=execution), None
+        )
+        request = FsEditRequest(
+            old_string=args.old_string, new_string=args.new_string, replace_all=args.replace_all
+        )
+        outcome = await fs.edit_text(target, request, expected)
+        context.events.emit(
+            FS_OBSERVED,
+            FsObserved(target=target, observation=Present(outcome.version), actor=execution),
+        )
+        return EditValue(
+            path=target.display_path,
+            before=outcome.before,
+            after=outcome.after,
+            replacements=outcome.replacements,
+            replace_all=args.replace_all,
+        )
+
+    def render(self, value: EditValue) -> str:
+        """One sentence (the replace_all variant when asked for every occurrence)."""
+        return render_edit(value)
+
+    def to_json(self, value: EditValue) -> dict[str, Any]:
+        """``{path, before, after, replacements, replace_all}``."""
+        return value.to_json()

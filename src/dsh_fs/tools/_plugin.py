@@ -1,0 +1,29 @@
+"""`FsToolsPlugin`: registers read, write and edit and their guidance sections."""
+
+from __future__ import annotations
+
+from dsh_fs.runtime import Plugin, PluginScope, PromptSection
+
+from . import _edit, _read, _write
+
+__all__ = ["FsToolsPlugin"]
+
+
+class FsToolsPlugin(Plugin[None]):
+    """The three file tools over the context's `fs` service.
+
+    Apply with ``context.use(FsToolsPlugin(), None)`` after providing `FS`. The tools work
+    with or without a policy plugin; without one they are unconstrained.
+    """
+
+    name = "fs-tools"
+
+    def apply(self, scope: PluginScope, config: None) -> None:
+        """Register the tools and their prompt sections (ids ``tools:<name>``)."""
+        for tool, prompt in (
+            (_read.ReadTool(), _read.PROMPT),
+            (_write.WriteTool(), _write.PROMPT),
+            (_edit.EditTool(), _edit.PROMPT),
+        ):
+            scope.register_tool(tool)
+            scope.add_prompt_section(PromptSection(id=f"tools:{tool.name}", text=prompt))

@@ -1,0 +1,92 @@
+"""The `read` tool: one `stat`, a streamed read, the exact window, then `fs/observed`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dsh_fs.errors import FsError, FsErrorCode
+from dsh_fs.fs import FS, FS_OBSERVED, Absent, FsFileType, FsObserved, Present, messages
+from dsh_fs.runtime import Context, ToolExecution
+
+from ._arguments import ReadArguments
+from ._base import FsTool, session_cwd
+from ._render import render_read
+from ._values import ReadValue
+from ._window import MAX_LINE_CHARS, MAX_LINES, LineWindow
+
+__all__ = ["DESCRIPTION", "PROMPT", "ReadTool"]
+
+DESCRIPTION = (
+    "Read a UTF-8 text file. The result shows numbered lines (`<n>: <text>`), at most "
+    f"{MAX_LINES} lines and 50 KiB per call; lines longer than {MAX_LINE_CHARS} characters "
+    "are truncated. Use offset and limit to continue reading a large file. Reading a file "
+    "(any part of it) is what allows you to overwrite it with write or change it with edit "
+    "afterwards."
+)
+"""What the model reads about the tool."""
+
+PROMPT = (
+    "Use the read tool — not shell commands like cat — to inspect text files. Results "
+    "include line numbers. Use offset and limit to continue reading large files."
+)
+"""The tool's guidance section (SPEC §6, verbatim)."""
+
+
+class ReadTool(FsTool[ReadArguments, ReadValue]):
+    """`read(file_path, offset=1, limit=2000)`."""
+
+    name = "read"
+    description = DESCRIPTION
+    arguments = ReadArguments
+
+    async def run(
+        self, context: Context, execution: ToolExecution, args: ReadArguments
+    ) -> ReadValue:
+        """Stat once, stream and window the text, and record what was observed.
+
+        Raises:
+            FsError: `FS_NOT_FOUND` (missing file, or offset past the end),
+                `FS_NOT_REGULAR_FILE`, `FS_NOT_TEXT`, and the provider's other errors.
+        """
+        fs = context.get(FS)
+        target = await fs.resolve(args.file_path, session_cwd(execution))
+        path = target.display_path
+        info = await fs.stat(target)
+        if info is None:
+            context.events.emit(
+                FS_OBSERVED, FsObserved(target=target, observation=Absent(), actor=execution)
+            )
+            raise messages.not_found("read", path)
+        if info.type is not FsFileType.FILE:
+            # Never opened: a FIFO or a device must not block the call.
+            raise messages.not_regular_file("read", path)
+        window = LineWindow(args.offset, args.limit)
+        async with fs.stream_text(target) as chunks:
+            async for chunk in chunks:
+                window.feed(chunk)
+        result = window.finish()
+        if result.out_of_range:
+            raise FsError(
+                FsErrorCode.NOT_FOUND,
+                f'offset {args.offset} is out of range for "{path}" ({result.total_lines} lines)',
+                path=path,
+            )
+        context.events.emit(
+            FS_OBSERVED,
+            FsObserved(target=target, observation=Present(info.version), actor=execution),
+        )
+        return ReadValue(
+            path=path,
+            offset=result.offset,
+            lines=result.lines,
+            total_lines=result.total_lines,
+            output_capped=result.output_capped,
+        )
+
+    def render(self, value: ReadValue) -> str:
+        """The SPEC §6 read block."""
+        return render_read(value)
+
+    def to_json(self, value: ReadValue) -> dict[str, Any]:
+        """``{path, offset, lines: [{number, text}], total_lines, output_capped}``."""
+        return value.to_json()

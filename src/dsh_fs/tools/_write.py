@@ -1,0 +1,71 @@
+"""The `write` tool: the write-intent decides the guard, the provider publishes atomically."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dsh_fs.fs import FS, FS_OBSERVED, FS_WRITE_INTENT, FsIntent, FsObserved, Present
+from dsh_fs.runtime import Context, ToolExecution
+
+from ._arguments import WriteArguments
+from ._base import FsTool, session_cwd
+from ._render import render_write
+from ._values import WriteValue
+
+__all__ = ["DESCRIPTION", "PROMPT", "WriteTool"]
+
+DESCRIPTION = (
+    "Create a file, or completely replace the content of an existing file. To overwrite an "
+    "existing file, read it first in this session: overwriting a file you have not read (or "
+    "that changed since you read it) is refused. Prefer edit for targeted changes."
+)
+"""What the model reads about the tool."""
+
+PROMPT = (
+    "Use the write tool to create files or completely replace file contents. Existing files "
+    "are overwritten, so read an existing file first (the default fs-observation-policy "
+    "requires it) and prefer edit for targeted changes."
+)
+"""The tool's guidance section (SPEC §6, verbatim)."""
+
+
+class WriteTool(FsTool[WriteArguments, WriteValue]):
+    """`write(file_path, content)`."""
+
+    name = "write"
+    description = DESCRIPTION
+    arguments = WriteArguments
+
+    async def run(
+        self, context: Context, execution: ToolExecution, args: WriteArguments
+    ) -> WriteValue:
+        """Ask the write-intent for a guard, write, and record the new version.
+
+        Raises:
+            FsError: `FS_NOT_OBSERVED`, `FS_STALE_VERSION` (from the guard), and the
+                provider's write errors.
+        """
+        fs = context.get(FS)
+        target = await fs.resolve(args.file_path, session_cwd(execution))
+        guard = await context.events.waterfall(
+            FS_WRITE_INTENT, FsIntent(target=target, actor=execution), None
+        )
+        outcome = await fs.write_text(target, args.content, guard)
+        context.events.emit(
+            FS_OBSERVED,
+            FsObserved(target=target, observation=Present(outcome.version), actor=execution),
+        )
+        return WriteValue(
+            path=target.display_path,
+            operation=outcome.operation,
+            before=outcome.before,
+            after=outcome.after,
+        )
+
+    def render(self, value: WriteValue) -> str:
+        """Five lines ending in ``Created file`` or ``Updated file``."""
+        return render_write(value)
+
+    def to_json(self, value: WriteValue) -> dict[str, Any]:
+        """``{path, operation, before, after}``."""
+        return value.to_json()

@@ -1,0 +1,134 @@
+"""`Workspace` and `Session`: the public API that assembles provider, tools and policy."""
+
+from __future__ import annotations
+
+import os
+from types import TracebackType
+from typing import Any, TypeAlias
+
+from dsh_fs.fs import FS, FileSystem
+from dsh_fs.policy import ObservationPolicy
+from dsh_fs.runtime import AgentSession, Context, Dispose, ToolExecution, ToolResult
+from dsh_fs.tools import FsToolsPlugin
+
+__all__ = ["Session", "Workspace"]
+
+StrPath: TypeAlias = "str | os.PathLike[str]"
+
+
+class Workspace:
+    """One filesystem with the three tools and (by default) the observation policy.
+
+    Args:
+        fs: The provider; the workspace owns it and closes it in `aclose`.
+        cwd: Working directory for relative paths in sessions that do not name their own;
+            None leaves them to the provider's default base.
+        policy: Apply the `fs-observation-policy` (default). Without it the tools are
+            unconstrained: any file can be overwritten or edited without a read.
+
+    Build one per workspace, open a `session()` per agent conversation, and call tools
+    through the session. The lower-level pieces stay reachable: `context` (services,
+    events, tools, prompts) and `fs`.
+    """
+
+    __slots__ = ("_closed", "_disposers", "context", "cwd", "fs")
+
+    def __init__(self, fs: FileSystem, *, cwd: StrPath | None = None, policy: bool = True) -> None:
+        self.fs = fs
+        """The provider behind the `fs` service."""
+        self.cwd = os.fspath(cwd) if cwd is not None else None
+        """Default working directory of new sessions (None: the provider's base)."""
+        self.context = Context()
+        """The runtime context: `FS` service, the tools plugin and the policy plugin."""
+        self._closed = False
+        self._disposers: list[Dispose] = [self.context.provide(FS, fs)]
+        self._disposers.append(self.context.use(FsToolsPlugin(), None).dispose)
+        if policy:
+            self._disposers.append(self.context.use(ObservationPolicy(), None).dispose)
+
+    @classmethod
+    def local(cls, cwd: StrPath | None = None, *, policy: bool = True) -> Workspace:
+        """The host filesystem, relative paths resolved against `cwd` (default: the
+        process's working directory)."""
+        from dsh_fs.providers import LocalFileSystem
+
+        fs = LocalFileSystem(cwd)
+        return cls(fs, cwd=fs.base, policy=policy)
+
+    def session(self, *, cwd: StrPath | None = None, id: str | None = None) -> Session:
+        """A new agent session: its own observations, and its own working directory.
+
+        Relative `cwd` values are resolved by the provider against the workspace's base.
+        """
+        session_cwd = os.fspath(cwd) if cwd is not None else self.cwd
+        return Session(self, AgentSession(cwd=session_cwd, id=id))
+
+    def tool_schemas(self) -> list[dict[str, Any]]:
+        """``[{"name", "description", "parameters"}]`` with JSON Schema parameters."""
+        return self.context.tools.schemas()
+
+    def system_prompt(self) -> str:
+        """The tools' guidance sections, joined by blank lines."""
+        return self.context.prompts.assemble()
+
+    async def aclose(self) -> None:
+        """Remove the plugins and close the provider; harmless to call twice."""
+        if self._closed:
+            return
+        self._closed = True
+        while self._disposers:
+            self._disposers.pop()()
+        await self.fs.aclose()
+
+    async def __aenter__(self) -> Workspace:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    def __repr__(self) -> str:
+        return f"Workspace({type(self.fs).__name__}, cwd={self.cwd!r})"
+
+
+class Session:
+    """One agent conversation in a workspace: the owner of its observations.
+
+    What this session read authorizes this session's writes and edits; another session
+    of the same workspace must read for itself. Dropping the session frees its state.
+    """
+
+    __slots__ = ("__weakref__", "_tools", "agent", "workspace")
+
+    def __init__(self, workspace: Workspace, agent: AgentSession) -> None:
+        self.workspace = workspace
+        """The workspace the session belongs to."""
+        self.agent = agent
+        """The runtime's session object (the observation owner)."""
+        self._tools = workspace.context.tools
+
+    @property
+    def id(self) -> str:
+        """A label for logs."""
+        return self.agent.id
+
+    @property
+    def cwd(self) -> str | None:
+        """Working directory of relative paths (None: the provider's base)."""
+        return self.agent.cwd
+
+    async def call(self, name: str, arguments: object, *, call_id: str | None = None) -> ToolResult:
+        """Run tool `name` with the model's `arguments` (normally a JSON object).
+
+        Never raises for a tool failure: the result has `is_error`, `text` (``Error: …``)
+        and `code`. Only cancellation propagates.
+        """
+        execution = ToolExecution(tool=name, session=self.agent, call_id=call_id)
+        return await self._tools.execute(name, arguments, execution)
+
+    def __repr__(self) -> str:
+        return f"Session(id={self.agent.id!r}, cwd={self.agent.cwd!r})"
