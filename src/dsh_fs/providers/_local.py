@@ -66,14 +66,14 @@ _OPEN_READ = os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
 
 _OPEN_STAGED = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 
-publish_guard: ContextVar[Callable[[str, str, int | None], None] | None] = ContextVar(
+publish_guard: ContextVar[Callable[[str, str], None] | None] = ContextVar(
     "dsh_fs_publish_guard", default=None
 )
-"""A hook for wrappers (the sandbox): ``guard(key, display, dir_fd)`` runs inside a write's or
-edit's critical section (locks held, in the worker thread; anyio copies the context there)
-right before the rename or link that publishes `key`; `dir_fd` is the locked parent directory
-(or None). Raising an `FsError` refuses the mutation: nothing is published. A context variable,
-not an attribute, so only the calls made through the wrapper are checked."""
+"""A hook for wrappers (the sandbox): ``guard(key, display)`` runs inside a write's or edit's
+critical section (locks held, in the worker thread; anyio copies the context there) right
+before the rename or link that publishes `key`. Raising an `FsError` refuses the mutation:
+nothing is published. A context variable, not an attribute, so only the calls made through
+the wrapper are checked."""
 
 Verb = Literal["read", "write", "edit"]
 
@@ -314,7 +314,7 @@ class LocalFileSystem(FileSystem):
                 os.fsync(fd)
                 guard = publish_guard.get()
                 if guard is not None:
-                    guard(key, display, dir_fd)
+                    guard(key, display)
                 if no_replace:
                     _link_no_replace(staged, key, display)
                     os.unlink(staged)

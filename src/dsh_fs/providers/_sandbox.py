@@ -187,35 +187,21 @@ class SandboxFileSystem(FileSystem):
             return
         outer = publish_guard.get()
 
-        def guard(key: str, display: str, dir_fd: int | None) -> None:
+        def guard(key: str, display: str) -> None:
             if outer is not None:
-                outer(key, display, dir_fd)
-            self._check_parent(key, display, dir_fd, verb)
+                outer(key, display)
+            # Runs in the inner provider's worker thread, locks held, right before the
+            # rename or link: the parent's real path must still be inside.
+            if self._mode == "read-only":
+                raise self._deny(verb, display, "the sandbox is read-only")
+            if not self._inside(canonical(os.path.dirname(key))):
+                raise self._deny(verb, display, "outside the sandbox")
 
         token = publish_guard.set(guard)
         try:
             yield
         finally:
             publish_guard.reset(token)
-
-    def _check_parent(
-        self, key: str, display: str, dir_fd: int | None, verb: Literal["write", "edit"]
-    ) -> None:
-        # Runs in the inner provider's worker thread, locks held, right before the rename or
-        # link. The parent's real path must still be inside, and the directory the inner
-        # provider locked (and fsyncs) must still be the one at that path.
-        parent = canonical(os.path.dirname(key))
-        if self._mode == "read-only":
-            raise self._deny(verb, display, "the sandbox is read-only")
-        if not self._inside(parent):
-            raise self._deny(verb, display, "outside the sandbox")
-        if dir_fd is not None:
-            try:
-                locked, current = os.fstat(dir_fd), os.stat(parent)
-            except OSError:
-                raise self._deny(verb, display, "outside the sandbox") from None
-            if (locked.st_dev, locked.st_ino) != (current.st_dev, current.st_ino):
-                raise self._deny(verb, display, "outside the sandbox")
 
     def _base(self, cwd: str | None) -> str:
         if not cwd:
