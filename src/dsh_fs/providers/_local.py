@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import codecs
 import contextlib
+import errno
 import fcntl
 import os
 import shutil
@@ -491,7 +492,7 @@ def _make_parents(parent: str) -> None:
         os.makedirs(parent, exist_ok=True)
     except FileExistsError as exc:
         # `parent` exists but is not a directory.
-        raise NotADirectoryError(exc.errno, exc.strerror, parent) from exc
+        raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), parent) from exc
 
 
 @contextmanager

@@ -1,0 +1,207 @@
+"""The backends the provider conformance suite runs against.
+
+A `Backend` names a provider configuration, declares its capabilities and knows how to
+build a `ProviderUnderTest`: the provider, the base its relative paths resolve against, and
+an `Outside` view of the same storage that reads and mutates it out of band (never through
+the provider), so every test can check what really landed in storage.
+
+Adding a backend is one entry in `BACKENDS`.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from abc import ABC, abstractmethod
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import AbstractAsyncContextManager, asynccontextmanager, contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from dsh_fs.errors import FsError, FsErrorCode
+from dsh_fs.fs import FileSystem, FsCapabilities
+from dsh_fs.providers import LocalFileSystem
+
+__all__ = [
+    "BACKENDS",
+    "Backend",
+    "LocalOutside",
+    "Outside",
+    "ProviderUnderTest",
+    "fails",
+    "require",
+]
+
+
+class Outside(ABC):
+    """Out-of-band access to the storage a provider works on. Paths are relative to the
+    provider's base, ``/``-separated."""
+
+    @abstractmethod
+    def write_bytes(self, rel: str, data: bytes) -> None:
+        """Create or overwrite `rel` (creating parent directories)."""
+
+    @abstractmethod
+    def read_bytes(self, rel: str) -> bytes | None:
+        """The bytes stored at `rel`, or None when absent."""
+
+    @abstractmethod
+    def exists(self, rel: str) -> bool:
+        """Whether anything is stored at `rel`."""
+
+    @abstractmethod
+    def remove(self, rel: str) -> None:
+        """Delete the file (or empty directory) at `rel`."""
+
+    @abstractmethod
+    def mkdir(self, rel: str) -> None:
+        """Create the directory `rel` and its parents."""
+
+    @abstractmethod
+    def listing(self, rel: str = "") -> list[str]:
+        """Names directly under `rel`, hidden ones included (to spot residue)."""
+
+    # Only for backends whose capabilities say so.
+
+    def symlink(self, rel_link: str, rel_target: str) -> None:
+        """Create `rel_link` pointing at `rel_target` (as a relative link). `symlinks`."""
+        raise NotImplementedError
+
+    def is_symlink(self, rel: str) -> bool:
+        """Whether `rel` itself is a symlink. `symlinks`."""
+        raise NotImplementedError
+
+    def mkfifo(self, rel: str) -> None:
+        """Create a FIFO at `rel`. `special_files`."""
+        raise NotImplementedError
+
+    def chmod(self, rel: str, mode: int) -> None:
+        """Set the permission bits of `rel`. `posix_modes`."""
+        raise NotImplementedError
+
+    def mode(self, rel: str) -> int:
+        """The permission bits of `rel`. `posix_modes`."""
+        raise NotImplementedError
+
+
+class LocalOutside(Outside):
+    """Out-of-band access to a directory on the host filesystem."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def _path(self, rel: str) -> Path:
+        return self.root / rel if rel else self.root
+
+    def write_bytes(self, rel: str, data: bytes) -> None:
+        path = self._path(rel)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+
+    def read_bytes(self, rel: str) -> bytes | None:
+        try:
+            return self._path(rel).read_bytes()
+        except FileNotFoundError:
+            return None
+
+    def exists(self, rel: str) -> bool:
+        return os.path.lexists(self._path(rel))
+
+    def remove(self, rel: str) -> None:
+        path = self._path(rel)
+        if path.is_dir() and not path.is_symlink():
+            path.rmdir()
+        else:
+            path.unlink()
+
+    def mkdir(self, rel: str) -> None:
+        self._path(rel).mkdir(parents=True, exist_ok=True)
+
+    def listing(self, rel: str = "") -> list[str]:
+        return sorted(os.listdir(self._path(rel)))
+
+    def symlink(self, rel_link: str, rel_target: str) -> None:
+        link = self._path(rel_link)
+        link.parent.mkdir(parents=True, exist_ok=True)
+        link.symlink_to(os.path.relpath(self._path(rel_target), link.parent))
+
+    def is_symlink(self, rel: str) -> bool:
+        return self._path(rel).is_symlink()
+
+    def mkfifo(self, rel: str) -> None:
+        os.mkfifo(self._path(rel))
+
+    def chmod(self, rel: str, mode: int) -> None:
+        os.chmod(self._path(rel), mode)
+
+    def mode(self, rel: str) -> int:
+        return stat.S_IMODE(os.stat(self._path(rel)).st_mode)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ProviderUnderTest:
+    """A provider plus an out-of-band view of the storage behind it."""
+
+    fs: FileSystem
+    """The provider under test."""
+    base: str
+    """What relative paths resolve against, as display paths spell it (no trailing ``/``)."""
+    outside: Outside
+    """Reads and mutates the same storage without going through `fs`."""
+
+    @property
+    def capabilities(self) -> FsCapabilities:
+        """The provider's declared capabilities."""
+        return self.fs.capabilities
+
+    def display(self, rel: str) -> str:
+        """The display path `fs` gives the relative path `rel`."""
+        return f"{self.base}/{rel}" if rel else self.base
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Backend:
+    """One configuration the conformance suite runs against."""
+
+    name: str
+    """The pytest id."""
+    capabilities: FsCapabilities
+    """What the provider declares; tests skip by flag, never by name."""
+    factory: Callable[[Path], AbstractAsyncContextManager[ProviderUnderTest]]
+    """Builds the provider over fresh storage; gets a private scratch directory."""
+
+
+@asynccontextmanager
+async def local_backend(scratch: Path) -> AsyncIterator[ProviderUnderTest]:
+    """`LocalFileSystem` over a fresh directory."""
+    root = scratch / "workspace"
+    root.mkdir()
+    fs = LocalFileSystem(root)
+    try:
+        yield ProviderUnderTest(fs=fs, base=str(root), outside=LocalOutside(root))
+    finally:
+        await fs.aclose()
+
+
+BACKENDS: list[Backend] = [
+    Backend(name="local", capabilities=LocalFileSystem.capabilities, factory=local_backend),
+]
+"""Every backend the suite runs against; add one entry per provider configuration."""
+
+
+def require(put: ProviderUnderTest, capability: str) -> None:
+    """Skip the calling test unless the backend declares `capability` (named in the reason)."""
+    if not getattr(put.capabilities, capability):
+        pytest.skip(f"backend lacks capability {capability}")
+
+
+@contextmanager
+def fails(code: FsErrorCode, message: str | None = None) -> Iterator[pytest.ExceptionInfo[FsError]]:
+    """Expect an `FsError` with `code` and, when given, exactly `message`."""
+    with pytest.raises(FsError) as info:
+        yield info
+    assert info.value.code is code, repr(info.value)
+    if message is not None:
+        assert info.value.message == message, f"{info.value.message!r} != {message!r}"
