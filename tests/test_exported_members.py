@@ -21,6 +21,13 @@ def test_every_exported_name_is_defined() -> None:
         assert getattr(dsh_fs, name) is not None, name
 
 
-def test_public_classes_report_their_public_module() -> None:
-    assert dsh_fs.Workspace.__module__ == "dsh_fs.workspace._workspace"
-    assert isinstance(dsh_fs.__version__, str)
+def test_the_lower_level_pieces_are_importable_to_compose_a_stack() -> None:
+    from dsh_fs.policy import ObservationPolicy
+    from dsh_fs.providers import LocalFileSystem
+    from dsh_fs.runtime import Context
+    from dsh_fs.tools import FsToolsPlugin
+
+    assert ObservationPolicy.name == "fs-observation-policy"
+    assert FsToolsPlugin.name == "fs-tools"
+    assert callable(LocalFileSystem)
+    assert callable(Context)

@@ -1,0 +1,274 @@
+"""What the model reads about the tools: exact schemas, descriptions, prompt sections, and
+the exact argument-validation messages. A change here is a change of the public contract."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from dsh_fs.errors import FsError, FsErrorCode
+from dsh_fs.runtime import Context, ToolArgumentError
+from dsh_fs.tools import EditTool, FsToolsPlugin, ReadTool, WriteTool, message_with_remedy
+
+READ_SCHEMA = {
+    "name": "read",
+    "description": (
+        "Read a UTF-8 text file. The result shows numbered lines (`<n>: <text>`), at most "
+        "2000 lines and 50 KiB per call; lines longer than 2000 characters are truncated. Use "
+        "offset and limit to continue reading a large file. Reading a file (any part of it) is "
+        "what allows you to overwrite it with write or change it with edit afterwards."
+    ),
+    "parameters": {
+        "type": "object",
+        "properties": {
+            "file_path": {
+                "type": "string",
+                "description": "Path of the file to read (absolute, or relative to the working "
+                "directory).",
+                "minLength": 1,
+            },
+            "offset": {
+                "type": "integer",
+                "description": "Line number to start reading from (1-based). Defaults to 1.",
+                "minimum": 1,
+                "default": 1,
+            },
+            "limit": {
+                "type": "integer",
+                "description": "Maximum number of lines to read (at most 2000). Defaults to 2000.",
+                "minimum": 1,
+                "maximum": 2000,
+                "default": 2000,
+            },
+        },
+        "required": ["file_path"],
+        "additionalProperties": False,
+    },
+}
+
+WRITE_SCHEMA = {
+    "name": "write",
+    "description": (
+        "Create a file, or completely replace the content of an existing file. To overwrite an "
+        "existing file, read it first in this session: overwriting a file you have not read (or "
+        "that changed since you read it) is refused. Prefer edit for targeted changes."
+    ),
+    "parameters": {
+        "type": "object",
+        "properties": {
+            "file_path": {
+                "type": "string",
+                "description": "Path of the file to create or overwrite (absolute, or relative "
+                "to the working directory).",
+                "minLength": 1,
+            },
+            "content": {
+                "type": "string",
+                "description": "The complete content the file will have.",
+            },
+        },
+        "required": ["file_path", "content"],
+        "additionalProperties": False,
+    },
+}
+
+EDIT_SCHEMA = {
+    "name": "edit",
+    "description": (
+        "Replace literal text in an existing UTF-8 text file. old_string must match the file "
+        "exactly (line endings aside) and, unless replace_all is true, appear exactly once. "
+        "Read the file first in this session (editing a file you have not read, or that "
+        "changed since you read it, is refused), unless you just created or edited it."
+    ),
+    "parameters": {
+        "type": "object",
+        "properties": {
+            "file_path": {
+                "type": "string",
+                "description": "Path of the file to edit (absolute, or relative to the working "
+                "directory).",
+                "minLength": 1,
+            },
+            "old_string": {
+                "type": "string",
+                "description": "The exact text to replace. It must appear exactly once in the "
+                "file unless replace_all is true.",
+                "minLength": 1,
+            },
+            "new_string": {
+                "type": "string",
+                "description": "The text to put in its place (must differ).",
+            },
+            "replace_all": {
+                "type": "boolean",
+                "description": "Replace every occurrence of old_string instead of exactly one. "
+                "Defaults to false.",
+                "default": False,
+            },
+        },
+        "required": ["file_path", "old_string", "new_string"],
+        "additionalProperties": False,
+    },
+}
+
+PROMPTS = {
+    "tools:read": (
+        "Use the read tool — not shell commands like cat — to inspect text files. Results "
+        "include line numbers. Use offset and limit to continue reading large files."
+    ),
+    "tools:write": (
+        "Use the write tool to create files or completely replace file contents. Existing "
+        "files are overwritten, so read an existing file first (the default "
+        "fs-observation-policy requires it) and prefer edit for targeted changes."
+    ),
+    "tools:edit": (
+        "Use the edit tool for targeted changes to existing UTF-8 text files. It replaces "
+        "literal old_string with new_string; by default old_string must appear exactly once. "
+        "If old_string appears multiple times, provide a more specific old_string or set "
+        "replace_all to true. Read the file first (the default fs-observation-policy requires "
+        "it), unless you just created or edited it in this session."
+    ),
+}
+
+
+@pytest.fixture
+def context() -> Context:
+    context = Context()
+    context.use(FsToolsPlugin(), None)
+    return context
+
+
+def test_the_tool_schemas_are_exactly_the_snapshot(context: Context) -> None:
+    assert context.tools.schemas() == [READ_SCHEMA, WRITE_SCHEMA, EDIT_SCHEMA]
+
+
+def test_schemas_carry_no_pydantic_titles(context: Context) -> None:
+    assert "title" not in repr(context.tools.schemas())
+
+
+def test_a_returned_schema_is_a_copy_callers_may_change(context: Context) -> None:
+    context.tools.schemas()[0]["parameters"]["properties"].clear()
+    assert context.tools.schemas()[0] == READ_SCHEMA
+
+
+def test_descriptions_tell_the_model_to_read_before_overwriting_or_editing() -> None:
+    assert "read it first" in WriteTool.description
+    assert "Read the file first" in EditTool.description
+
+
+def test_the_prompt_sections_are_the_spec_texts_verbatim(context: Context) -> None:
+    assert {s.id: s.text for s in context.prompts.sections()} == PROMPTS
+    assert context.prompts.assemble() == "\n\n".join(PROMPTS.values())
+
+
+def test_disposing_the_tools_plugin_removes_tools_and_sections() -> None:
+    context = Context()
+    handle = context.use(FsToolsPlugin(), None)
+    handle.dispose()
+    assert context.tools.names() == []
+    assert context.prompts.sections() == []
+
+
+@pytest.mark.parametrize(
+    ("tool", "raw", "message"),
+    [
+        (ReadTool(), {}, "file_path must be a non-empty string"),
+        (ReadTool(), {"file_path": ""}, "file_path must be a non-empty string"),
+        (ReadTool(), {"file_path": 7}, "file_path must be a non-empty string"),
+        (ReadTool(), {"file_path": None}, "file_path must be a non-empty string"),
+        (ReadTool(), {"file_path": "a", "limit": 2001}, "limit must be less than or equal to 2000"),
+        (ReadTool(), {"file_path": "a", "limit": 0}, "limit must be a positive integer"),
+        (ReadTool(), {"file_path": "a", "limit": True}, "limit must be a positive integer"),
+        (ReadTool(), {"file_path": "a", "offset": 0}, "offset must be a positive integer"),
+        (ReadTool(), {"file_path": "a", "offset": "3"}, "offset must be a positive integer"),
+        (ReadTool(), {"file_path": "a", "offset": 2.5}, "offset must be a positive integer"),
+        (ReadTool(), {"file_path": "a", "offset": False}, "offset must be a positive integer"),
+        (ReadTool(), {"file_path": "a", "path": "b"}, 'unexpected argument "path"'),
+        (
+            ReadTool(),
+            {"file_path": "", "offset": 0, "x": 1},
+            "file_path must be a non-empty string; offset must be a positive integer; "
+            'unexpected argument "x"',
+        ),
+        (WriteTool(), {"file_path": "a"}, "content must be a string"),
+        (WriteTool(), {"file_path": "a", "content": b"x"}, "content must be a string"),
+        (WriteTool(), {"file_path": "", "content": "x"}, "file_path must be a non-empty string"),
+        (
+            EditTool(),
+            {"file_path": "a", "old_string": "", "new_string": "b"},
+            "old_string must be a non-empty string",
+        ),
+        (
+            EditTool(),
+            {"file_path": "a", "new_string": "b"},
+            "old_string must be a non-empty string",
+        ),
+        (EditTool(), {"file_path": "a", "old_string": "a"}, "new_string must be a string"),
+        (
+            EditTool(),
+            {"file_path": "a", "old_string": "a", "new_string": "a"},
+            "old_string and new_string must differ",
+        ),
+        (
+            EditTool(),
+            {"file_path": "a", "old_string": "a", "new_string": "b", "replace_all": 1},
+            "replace_all must be a boolean",
+        ),
+        (
+            EditTool(),
+            {"file_path": "a", "old_string": "a", "new_string": "b", "replace_all": "true"},
+            "replace_all must be a boolean",
+        ),
+    ],
+)
+def test_invalid_arguments_get_one_clear_sentence_each(
+    tool: ReadTool | WriteTool | EditTool, raw: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(ToolArgumentError) as caught:
+        tool.parse_arguments(raw)
+    assert caught.value.message == message
+    assert caught.value.code == "TOOL_INVALID_ARGUMENTS"
+
+
+def test_valid_arguments_get_their_defaults() -> None:
+    read = ReadTool().parse_arguments({"file_path": "a"})
+    assert (read.file_path, read.offset, read.limit) == ("a", 1, 2000)
+    edit = EditTool().parse_arguments({"file_path": "a", "old_string": "x", "new_string": ""})
+    assert edit.replace_all is False
+
+
+@pytest.mark.anyio
+async def test_arguments_that_are_not_an_object_are_refused(context: Context) -> None:
+    result = await context.tools.execute("read", ["a.txt"])
+    assert result.text == "Error: arguments must be a JSON object"
+
+
+@pytest.mark.parametrize(
+    ("code", "message", "expected"),
+    [
+        (
+            FsErrorCode.STALE_VERSION,
+            'cannot edit "/w/a": file changed since it was read',
+            'cannot edit "/w/a": file changed since it was read — re-read the file, then retry',
+        ),
+        (
+            FsErrorCode.NOT_OBSERVED,
+            'edit requires reading "/w/a" first',
+            'edit requires reading "/w/a" first — read the file, then retry',
+        ),
+        (
+            FsErrorCode.SANDBOX_DENIED,
+            'cannot write "/etc/x": outside the sandbox [sandbox: file access denied under '
+            "workspace-write mode]",
+            'cannot write "/etc/x": outside the sandbox [sandbox: file access denied under '
+            "workspace-write mode] — use a path inside the workspace, or ask the user for access",
+        ),
+        (FsErrorCode.NOT_FOUND, 'cannot read "/w/a": not found', 'cannot read "/w/a": not found'),
+    ],
+)
+def test_remedies_are_appended_after_an_em_dash(
+    code: FsErrorCode, message: str, expected: str
+) -> None:
+    assert message_with_remedy(FsError(code, message)) == expected
+    assert ReadTool().error_message(FsError(code, message)) == expected

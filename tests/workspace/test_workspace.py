@@ -1,0 +1,132 @@
+"""The public API: `Workspace` assembly, sessions, schemas, prompt, and closing."""
+
+from __future__ import annotations
+
+import gc
+import os
+import weakref
+from pathlib import Path
+
+import pytest
+
+from dsh_fs import Session, Workspace
+from dsh_fs.fs import FS, FS_OBSERVED, FsObserved
+from dsh_fs.runtime import ToolExecution
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    return tmp_path.resolve()
+
+
+async def test_a_local_workspace_has_the_tools_the_policy_and_the_fs_service(root: Path) -> None:
+    async with Workspace.local(root) as workspace:
+        assert workspace.context.plugin_names() == ["fs-tools", "fs-observation-policy"]
+        assert workspace.context.get(FS) is workspace.fs
+        assert workspace.cwd == str(root)
+        assert [s["name"] for s in workspace.tool_schemas()] == ["read", "write", "edit"]
+        assert all(
+            set(schema) == {"name", "description", "parameters"}
+            for schema in workspace.tool_schemas()
+        )
+        assert workspace.system_prompt().startswith("Use the read tool")
+
+
+async def test_a_workspace_without_the_policy_has_only_the_tools(root: Path) -> None:
+    async with Workspace.local(root, policy=False) as workspace:
+        assert workspace.context.plugin_names() == ["fs-tools"]
+
+
+async def test_a_local_workspace_defaults_to_the_process_working_directory() -> None:
+    async with Workspace.local() as workspace:
+        assert workspace.cwd == os.getcwd()
+
+
+async def test_sessions_default_to_the_workspace_cwd_and_may_have_their_own(root: Path) -> None:
+    (root / "sub").mkdir()
+    (root / "sub" / "a.txt").write_text("a\n", encoding="utf-8")
+    async with Workspace.local(root) as workspace:
+        assert workspace.session().cwd == str(root)
+        inner = workspace.session(cwd=root / "sub", id="inner")
+        assert inner.cwd == str(root / "sub")
+        assert inner.id == "inner"
+        assert inner.agent.id == "inner"
+        result = await inner.call("read", {"file_path": "a.txt"})
+        assert not result.is_error
+
+
+async def test_a_relative_session_cwd_resolves_against_the_workspace(root: Path) -> None:
+    (root / "sub").mkdir()
+    (root / "sub" / "a.txt").write_text("a\n", encoding="utf-8")
+    async with Workspace.local(root) as workspace:
+        result = await workspace.session(cwd="sub").call("read", {"file_path": "a.txt"})
+        assert result.text.startswith(f"<path>{root / 'sub' / 'a.txt'}</path>")
+
+
+async def test_call_passes_the_session_and_call_id_as_the_actor(root: Path) -> None:
+    async with Workspace.local(root) as workspace:
+        actors: list[object] = []
+
+        def record(event: FsObserved) -> None:
+            actors.append(event.actor)
+
+        workspace.context.events.on(FS_OBSERVED, record)
+        session = workspace.session()
+        await session.call("write", {"file_path": "a.txt", "content": "x"}, call_id="call-1")
+        (actor,) = actors
+        assert isinstance(actor, ToolExecution)
+        assert (actor.tool, actor.session, actor.call_id) == ("write", session.agent, "call-1")
+
+
+async def test_an_unknown_tool_is_an_error_result(root: Path) -> None:
+    async with Workspace.local(root) as workspace:
+        result = await workspace.session().call("delete", {})
+        assert (result.is_error, result.code, result.text) == (
+            True,
+            "TOOL_NOT_FOUND",
+            'Error: unknown tool "delete"',
+        )
+
+
+async def test_a_dropped_session_frees_its_agent_session(root: Path) -> None:
+    (root / "a.txt").write_text("a\n", encoding="utf-8")
+    async with Workspace.local(root) as workspace:
+        session: Session | None = workspace.session()
+        assert session is not None
+        await session.call("read", {"file_path": "a.txt"})
+        agent = weakref.ref(session.agent)
+        session = None
+        gc.collect()
+        assert agent() is None
+
+
+async def test_closing_removes_the_plugins_and_is_idempotent(root: Path) -> None:
+    workspace = Workspace.local(root)
+    await workspace.aclose()
+    await workspace.aclose()
+    assert workspace.context.plugin_names() == []
+    assert not workspace.context.has(FS)
+    assert workspace.tool_schemas() == []
+
+
+async def test_a_workspace_over_a_sandbox_refuses_outside_writes_with_the_remedy(
+    root: Path,
+) -> None:
+    from dsh_fs.providers import SandboxFileSystem
+
+    inside = root / "inside"
+    inside.mkdir()
+    outside = root / "outside.txt"
+    async with Workspace(SandboxFileSystem([inside]), cwd=str(inside)) as workspace:
+        result = await workspace.session().call(
+            "write", {"file_path": str(outside), "content": "x"}
+        )
+    assert result.code == "FS_SANDBOX_DENIED"
+    assert result.text == (
+        f'Error: cannot write "{outside}": outside the sandbox '
+        "[sandbox: file access denied under workspace-write mode]"
+        " — use a path inside the workspace, or ask the user for access"
+    )
+    assert not outside.exists()
