@@ -22,7 +22,8 @@ import pytest
 
 from dsh_fs.errors import FsError, FsErrorCode
 from dsh_fs.fs import FileSystem, FsCapabilities
-from dsh_fs.providers import LocalFileSystem
+from dsh_fs.providers import LocalFileSystem, SandboxFileSystem
+from dsh_fs.providers._sandbox import SandboxMode
 
 __all__ = [
     "BACKENDS",
@@ -185,8 +186,38 @@ async def local_backend(scratch: Path) -> AsyncIterator[ProviderUnderTest]:
         await fs.aclose()
 
 
+def sandbox_backend(
+    mode: SandboxMode,
+) -> Callable[[Path], AbstractAsyncContextManager[ProviderUnderTest]]:
+    """`SandboxFileSystem` in `mode`, fenced in to a fresh directory (display paths use its
+    canonical path). ``read-only`` is covered by tests/providers/test_sandbox.py: the suite
+    has no capability flag for "every mutation refused"."""
+
+    @asynccontextmanager
+    async def factory(scratch: Path) -> AsyncIterator[ProviderUnderTest]:
+        root = scratch / "workspace"
+        root.mkdir()
+        fs = SandboxFileSystem([root], mode=mode)
+        try:
+            yield ProviderUnderTest(fs=fs, base=fs.roots[0], outside=LocalOutside(root))
+        finally:
+            await fs.aclose()
+
+    return factory
+
+
 BACKENDS: list[Backend] = [
     Backend(name="local", capabilities=LocalFileSystem.capabilities, factory=local_backend),
+    Backend(
+        name="sandbox-workspace-write",
+        capabilities=SandboxFileSystem.capabilities,
+        factory=sandbox_backend("workspace-write"),
+    ),
+    Backend(
+        name="sandbox-full-access",
+        capabilities=SandboxFileSystem.capabilities,
+        factory=sandbox_backend("full-access"),
+    ),
 ]
 """Every backend the suite runs against; add one entry per provider configuration."""
 
