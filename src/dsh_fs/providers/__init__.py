@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-__all__ = ["LocalFileSystem", "SandboxFileSystem"]
+__all__ = ["FsspecFileSystem", "LocalFileSystem", "SandboxFileSystem"]
 
 if TYPE_CHECKING:
+    from ._fsspec import FsspecFileSystem
     from ._local import LocalFileSystem
     from ._sandbox import SandboxFileSystem
 
@@ -19,6 +20,10 @@ if TYPE_CHECKING:
 def __getattr__(name: str) -> Any:
     # Lazy so `import dsh_fs.providers` costs nothing and optional backends (fsspec) load
     # only when asked for.
+    if name == "FsspecFileSystem":
+        from ._fsspec import FsspecFileSystem
+
+        return FsspecFileSystem
     if name == "LocalFileSystem":
         from ._local import LocalFileSystem
 

@@ -1,0 +1,528 @@
+"""`FsspecFileSystem`: any fsspec storage (memory, S3, SFTP, …) as a `dsh_fs.fs.FileSystem`.
+
+Paths live under one root URL. Targets are URLs: `target_key` is the normalized URL and
+`display_path` the same URL, which is what the user recognizes (``s3://bucket/prefix/a.py``).
+Text semantics match the local provider byte for byte; versions and the strength of the
+guards depend on the storage family (`_fsspec_store`). Every backend call runs the blocking
+fsspec API in a worker thread; s3fs's own event loop serves it from there.
+"""
+
+from __future__ import annotations
+
+import codecs
+import hashlib
+import threading
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from functools import partial
+from typing import IO, Any, Literal, TypeVar
+
+import anyio
+from anyio import to_thread
+
+from dsh_fs.errors import FsError, FsErrorCode
+from dsh_fs.fs import (
+    CreateIfAbsent,
+    FileSystem,
+    FsCapabilities,
+    FsDirEntry,
+    FsEditOutcome,
+    FsEditRequest,
+    FsFileType,
+    FsInfo,
+    FsPathInfo,
+    FsTarget,
+    FsTargetKey,
+    FsVersion,
+    FsWriteOutcome,
+    ReplaceIfVersion,
+    WriteGuard,
+    apply_edit,
+    messages,
+)
+
+from ._fsspec_errors import backend_error_types, translate
+from ._fsspec_store import DIRECTORY_VERSION, Blob, Store, is_content_version, store_for
+from ._oserrors import invalid_path
+
+__all__ = ["BEFORE_LIMIT", "STREAM_CHUNK_SIZE", "FsspecFileSystem"]
+
+STREAM_CHUNK_SIZE = 4 * 1024 * 1024
+"""Bytes per `stream_text` read (one ranged GET per chunk on object stores)."""
+
+BEFORE_LIMIT = 16 * 1024 * 1024
+"""A write's outcome carries the prior text only for files up to this size (else None)."""
+
+_DIGESTS_KEPT = 4096
+
+_T = TypeVar("_T")
+
+
+class FsspecFileSystem(FileSystem):
+    """A `FileSystem` over an fsspec filesystem, confined to a root URL.
+
+    Paths:
+        - a URL (``s3://bucket/prefix/a.py``) must lie under the root;
+        - an absolute path (``/a.py``) is relative to the root, which acts as ``/`` (a
+          chroot): ``/src/a.py`` under ``s3://bucket/ws`` is ``s3://bucket/ws/src/a.py``;
+        - a relative path resolves against `cwd` (a URL under the root or a root-relative
+          path), else against the root.
+        ``.`` and ``..`` are normalized; climbing above the root, or a URL outside it, is
+        refused with `FS_SANDBOX_DENIED`.
+
+    Versions and guarantees per storage family:
+        - S3 (s3fs): the version is the ETag, which changes with every content change and
+          stays put when identical bytes are rewritten (no false stale; S3 has no `touch`).
+          Publication is one `PutObject` (atomic: readers see the old or the new object).
+          `CreateIfAbsent` sends ``If-None-Match: *`` and every replace or edit sends
+          ``If-Match: <etag>``, so guards hold across processes and machines: a lost race
+          is `FS_NOT_OBSERVED` / `FS_STALE_VERSION`, never a silent overwrite.
+          ``capabilities.cross_process_guards`` is True.
+        - memory: the version is a SHA-256 of the bytes (every change caught, identical
+          rewrites not stale). Guards hold within one provider instance (per-target lock).
+        - everything else: the backend's validator when its info has one (``ETag``, GCS
+          ``generation`` — the latter changes on identical rewrites), else size + mtime.
+          Size + mtime can miss a same-size rewrite within one mtime tick (one second on
+          SFTP); an edit or a guarded replace then compares the content it read against
+          the digest this instance recorded when it last read or wrote that version, so
+          such a rewrite is still caught when it happened after this instance's read.
+          `touch` changes the mtime and reports stale. Guards hold within one provider
+          instance only; publication is the backend's `pipe_file` (atomic on memory, not
+          crash-atomic on ``file://`` — use `LocalFileSystem` for local disks).
+
+    Args:
+        fs: A synchronous-mode fsspec filesystem instance (``asynchronous=False``).
+        root: The root URL, e.g. ``"s3://bucket/prefix"`` or ``"memory://workspace"``.
+
+    Raises:
+        ValueError: an async-mode fsspec instance, or a root of another protocol.
+    """
+
+    def __init__(self, fs: Any, root: str) -> None:
+        self._store: Store = store_for(fs)
+        self._fs = fs
+        self._protocols = (fs.protocol,) if isinstance(fs.protocol, str) else tuple(fs.protocol)
+        scheme, sep, rest = root.partition("://")
+        if not sep:
+            scheme, rest = self._protocols[0], root
+        if scheme not in self._protocols:
+            raise ValueError(f"root {root!r} is not a {self._protocols[0]}:// URL")
+        self._scheme = scheme
+        self._root_parts = _normalize(self._fs_parts(f"{scheme}://{rest}"), root)
+        # Keep the user's spelling (`memory://ws`, `file:///srv/ws`): it is what they see.
+        self._root_lead = "/" if rest.startswith("/") else ""
+        self._root_url = self._url(())
+        self._locks = _TargetLocks()
+        self._digests = _Digests()
+        self._errors = backend_error_types()
+        # The contract declares capabilities per class; here they depend on the store.
+        self.capabilities = FsCapabilities(  # type: ignore[misc]
+            cross_process_guards=self._store.cross_process_guards,
+            directories=self._store.directories,
+        )
+
+    @classmethod
+    def from_url(cls, url: str, **storage_options: Any) -> FsspecFileSystem:
+        """Open the storage at `url` (``s3://bucket/prefix``, ``memory://ws``, ``sftp://…``)
+        with fsspec's `url_to_fs` and `storage_options` (credentials, ``endpoint_url``, …).
+
+        Raises:
+            ValueError, ImportError: from fsspec, for an unknown protocol or a missing
+                backend package (e.g. ``pip install dsh-fs[s3]``).
+        """
+        from fsspec.core import url_to_fs
+
+        fs, _ = url_to_fs(url, **storage_options)
+        return cls(fs, url)
+
+    @property
+    def root(self) -> str:
+        """The root URL every path lies under."""
+        return self._root_url
+
+    @property
+    def fs(self) -> Any:
+        """The wrapped fsspec filesystem."""
+        return self._fs
+
+    # --- targets ---------------------------------------------------------------------------
+
+    def _fs_parts(self, url: str) -> list[str]:
+        return [p for p in str(self._fs._strip_protocol(url)).split("/") if p]
+
+    def _url(self, parts: tuple[str, ...] | list[str]) -> str:
+        return f"{self._scheme}://{self._root_lead}" + "/".join([*self._root_parts, *parts])
+
+    def _relative(self, path: str, cwd: str | None) -> list[str]:
+        """Components of `path` below the root, `..` applied; refuses climbing out."""
+        if not path or "\0" in path:
+            raise invalid_path(path)
+        if "://" in path:
+            scheme = path.partition("://")[0]
+            parts = _normalize(self._fs_parts(path), path) if scheme in self._protocols else None
+            root = self._root_parts
+            if parts is None or parts[: len(root)] != root:
+                raise self._outside(path)
+            return parts[len(root) :]
+        if path.startswith("/"):
+            return _normalize(path.split("/"), path, self._outside)
+        base = self._relative(cwd, None) if cwd else []
+        return _normalize([*base, *path.split("/")], path, self._outside)
+
+    def _outside(self, path: str) -> FsError:
+        return FsError(
+            FsErrorCode.SANDBOX_DENIED,
+            f'cannot access "{path}": outside the workspace root {self._root_url}',
+            path=path,
+        )
+
+    def _path(self, target: FsTarget) -> str:
+        """The fsspec path (protocol stripped) of a target this provider minted."""
+        return str(self._fs._strip_protocol(str(target.target_key)))
+
+    def _is_root(self, target: FsTarget) -> bool:
+        return str(target.target_key) == self._root_url
+
+    async def resolve(self, path: str, cwd: str | None = None) -> FsTarget:
+        url = self._url(self._relative(path, cwd))
+        return FsTarget(target_key=FsTargetKey(url), display_path=url)
+
+    async def process_path(self, target: FsTarget) -> str:
+        return str(target.target_key)
+
+    async def file_url(self, target: FsTarget) -> str:
+        return str(target.target_key)
+
+    async def contains(self, parent: FsTarget, child: FsTarget) -> bool:
+        outer, inner = str(parent.target_key), str(child.target_key)
+        return inner == outer or inner.startswith(outer.rstrip("/") + "/")
+
+    # --- the one door to the backend -----------------------------------------------------
+
+    async def _call(
+        self,
+        verb: messages.Verb,
+        display: str,
+        func: Callable[..., _T],
+        *args: Any,
+        on_conflict: Callable[[str], FsError] | None = None,
+        on_gone: Callable[[str], FsError] | None = None,
+    ) -> _T:
+        """Run a blocking backend call in a worker thread; backend errors become `FsError`."""
+        try:
+            return await to_thread.run_sync(partial(func, *args))
+        except FsError:
+            raise
+        except self._errors as exc:
+            raise translate(exc, verb, display, on_conflict=on_conflict, on_gone=on_gone) from exc
+
+    # --- metadata ----------------------------------------------------------------------------
+
+    async def stat(self, target: FsTarget) -> FsInfo | None:
+        entry = await self._call("read", target.display_path, self._store.stat, self._path(target))
+        if entry is None:
+            if self._is_root(target):
+                # An object-store root is a prefix that may hold nothing yet: still a folder.
+                return FsInfo(version=DIRECTORY_VERSION, type=FsFileType.DIRECTORY, size=0)
+            return None
+        return FsInfo(
+            version=entry.version, type=entry.type, size=entry.size, mtime_ns=entry.mtime_ns
+        )
+
+    async def lstat(self, path: str, cwd: str | None = None) -> FsPathInfo | None:
+        # fsspec stores expose no symbolic links of their own: lstat is stat.
+        target = await self.resolve(path, cwd)
+        info = await self.stat(target)
+        if info is None:
+            return None
+        return FsPathInfo(display_path=target.display_path, type=info.type, size=info.size)
+
+    async def list_dir(self, target: FsTarget) -> list[FsDirEntry]:
+        try:
+            return await self._call(
+                "read", target.display_path, self._store.list_dir, self._path(target)
+            )
+        except FsError as exc:
+            if exc.code is FsErrorCode.NOT_FOUND and self._is_root(target):
+                return []
+            raise
+
+    # --- reads -------------------------------------------------------------------------------
+
+    async def _read(self, target: FsTarget, verb: messages.Verb, limit: int | None) -> Blob:
+        display = target.display_path
+        blob = await self._call(verb, display, self._store.read, self._path(target), limit)
+        if blob is None:
+            raise messages.not_found(verb, display)
+        return blob
+
+    async def read_text(self, target: FsTarget) -> str:
+        blob = await self._read(target, "read", None)
+        assert blob.data is not None
+        text = _decode(blob.data, "read", target.display_path)
+        self._digests.record(target, blob.version, blob.data)
+        return text
+
+    async def read_bytes(self, target: FsTarget, max_bytes: int) -> bytes:
+        blob = await self._read(target, "read", max_bytes)
+        if blob.data is None or len(blob.data) > max_bytes:
+            raise FsError(
+                FsErrorCode.TOO_LARGE,
+                f'cannot read "{target.display_path}": larger than {max_bytes} bytes',
+                path=target.display_path,
+            )
+        return blob.data
+
+    def stream_text(self, target: FsTarget) -> AbstractAsyncContextManager[AsyncIterator[str]]:
+        return self._stream_text(target)
+
+    @asynccontextmanager
+    async def _stream_text(self, target: FsTarget) -> AsyncIterator[AsyncIterator[str]]:
+        display = target.display_path
+        stream = await self._call(
+            "read", display, self._store.open, self._path(target), STREAM_CHUNK_SIZE
+        )
+        chunks = _TextChunks(self, stream, display)
+        try:
+            yield chunks
+        finally:
+            with anyio.CancelScope(shield=True):
+                await chunks.aclose()
+
+    # --- mutations ---------------------------------------------------------------------------
+
+    async def write_text(
+        self, target: FsTarget, content: str, expected: WriteGuard | None = None
+    ) -> FsWriteOutcome:
+        display = target.display_path
+        data = _encode(content, "write", display)
+        on_conflict: Callable[[str], FsError] | None = None
+        on_gone: Callable[[str], FsError] | None = None
+        if isinstance(expected, CreateIfAbsent):
+            on_conflict = messages.overwrite_unobserved
+        elif isinstance(expected, ReplaceIfVersion):
+            on_conflict, on_gone = messages.write_stale, messages.write_gone
+        async with self._locks.hold(str(target.target_key)):
+            operation, version, before = await self._call(
+                "write",
+                display,
+                self._write_locked,
+                target,
+                data,
+                expected,
+                on_conflict=on_conflict,
+                on_gone=on_gone,
+            )
+        return FsWriteOutcome(operation=operation, version=version, before=before, after=content)
+
+    async def edit_text(
+        self, target: FsTarget, edit: FsEditRequest, expected: FsVersion | None = None
+    ) -> FsEditOutcome:
+        async with self._locks.hold(str(target.target_key)):
+            return await self._call(
+                "edit",
+                target.display_path,
+                self._edit_locked,
+                target,
+                edit,
+                expected,
+                on_conflict=messages.edit_stale,
+                on_gone=messages.edit_gone,
+            )
+
+    def _write_locked(
+        self, target: FsTarget, data: bytes, expected: WriteGuard | None
+    ) -> tuple[Literal["create", "update"], FsVersion, str | None]:
+        display, path = target.display_path, self._path(target)
+        prior = self._store.read(path, BEFORE_LIMIT)
+        if prior is None:
+            if isinstance(expected, ReplaceIfVersion):
+                raise messages.write_gone(display)
+            # Only a guarded create must never replace; an unguarded one may.
+            version = self._store.put(path, data, if_absent=isinstance(expected, CreateIfAbsent))
+            self._digests.record(target, version, data)
+            return "create", version, None
+        if isinstance(expected, CreateIfAbsent):
+            raise messages.overwrite_unobserved(display)
+        guarded = isinstance(expected, ReplaceIfVersion)
+        if isinstance(expected, ReplaceIfVersion) and not self._is_current(
+            target, expected.version, prior
+        ):
+            raise messages.write_stale(display)
+        version = self._store.put(path, data, if_match=prior.version if guarded else None)
+        self._digests.record(target, version, data)
+        before = _decode_or_none(prior.data) if prior.data is not None else None
+        return "update", version, before
+
+    def _edit_locked(
+        self, target: FsTarget, edit: FsEditRequest, expected: FsVersion | None
+    ) -> FsEditOutcome:
+        display, path = target.display_path, self._path(target)
+        prior = self._store.read(path, None)
+        if prior is None:
+            raise messages.edit_gone(display)
+        # The version check comes before matching: a stale edit is stale, never a match error.
+        if expected is not None and not self._is_current(target, expected, prior):
+            raise messages.edit_stale(display)
+        assert prior.data is not None
+        before = _decode(prior.data, "edit", display)
+        after, count = apply_edit(before, edit, display)
+        data = _encode(after, "edit", display)
+        # Even an unguarded edit is a read-modify-write: publish only over what was read.
+        version = self._store.put(path, data, if_match=prior.version)
+        self._digests.record(target, version, data)
+        return FsEditOutcome(version=version, before=before, after=after, replacements=count)
+
+    def _is_current(self, target: FsTarget, expected: FsVersion, prior: Blob) -> bool:
+        """The compare of the compare-and-swap: same version token, and for size + mtime
+        versions, no other content than this instance last saw at that version."""
+        if prior.version != expected:
+            return False
+        if is_content_version(expected) or prior.data is None:
+            return True
+        return self._digests.matches(target, expected, prior.data)
+
+
+# --- text ------------------------------------------------------------------------------------
+
+
+def _decode(data: bytes, verb: messages.Verb, display: str) -> str:
+    if b"\0" in data:
+        raise messages.binary_file(verb, display)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise messages.invalid_utf8(verb, display) from exc
+
+
+def _decode_or_none(data: bytes) -> str | None:
+    if b"\0" in data:
+        return None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def _encode(text: str, verb: messages.Verb, display: str) -> bytes:
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise messages.invalid_utf8(verb, display) from exc
+
+
+def _normalize(
+    parts: list[str], path: str, outside: Callable[[str], FsError] | None = None
+) -> list[str]:
+    """Apply ``.`` and ``..`` to path components; climbing above the first one is refused."""
+    out: list[str] = []
+    for part in parts:
+        if part in ("", "."):
+            continue
+        if part == "..":
+            if not out:
+                if outside is None:
+                    raise ValueError(f"{path!r} climbs above the storage root")
+                raise outside(path)
+            out.pop()
+        else:
+            out.append(part)
+    return out
+
+
+class _TextChunks:
+    """Decoded chunks of an open backend file; each read and decode runs in a worker thread."""
+
+    def __init__(self, owner: FsspecFileSystem, stream: IO[bytes], display: str) -> None:
+        self._owner = owner
+        self._stream = stream
+        self._display = display
+        self._decoder = codecs.getincrementaldecoder("utf-8")("strict")
+        self._done = False
+        self._closed = False
+
+    def __aiter__(self) -> _TextChunks:
+        return self
+
+    async def __anext__(self) -> str:
+        while not self._done:
+            text = await self._owner._call("read", self._display, self._next_text)
+            if text:
+                return text
+        raise StopAsyncIteration
+
+    async def aclose(self) -> None:
+        if not self._closed:
+            self._closed = self._done = True
+            await self._owner._call("read", self._display, self._stream.close)
+
+    def _next_text(self) -> str:
+        if self._closed:
+            raise RuntimeError("stream_text iterated after its block was left")
+        data = self._stream.read(STREAM_CHUNK_SIZE)
+        if b"\0" in data:
+            self._done = True
+            raise messages.binary_file("read", self._display)
+        final = not data
+        try:
+            text = self._decoder.decode(data, final)
+        except UnicodeDecodeError as exc:
+            self._done = True
+            raise messages.invalid_utf8("read", self._display) from exc
+        if final:
+            self._done = True
+        return text
+
+
+# --- in-process state ---------------------------------------------------------------------
+
+
+class _TargetLocks:
+    """One `anyio.Lock` per target key, dropped once nobody holds or awaits it."""
+
+    def __init__(self) -> None:
+        self._entries: dict[str, tuple[anyio.Lock, list[int]]] = {}
+
+    @asynccontextmanager
+    async def hold(self, key: str) -> AsyncIterator[None]:
+        entry = self._entries.get(key)
+        if entry is None:
+            entry = self._entries[key] = (anyio.Lock(), [0])
+        lock, users = entry
+        users[0] += 1
+        try:
+            async with lock:
+                yield
+        finally:
+            users[0] -= 1
+            if users[0] == 0:
+                del self._entries[key]
+
+
+class _Digests:
+    """Content digests of what this instance read or wrote, per (target, version).
+
+    Only consulted for size + mtime versions, where a same-size rewrite within one mtime
+    tick keeps the token: the content then tells. Bounded; touched from worker threads.
+    """
+
+    def __init__(self) -> None:
+        self._seen: OrderedDict[tuple[str, FsVersion], bytes] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def record(self, target: FsTarget, version: FsVersion, data: bytes) -> None:
+        if is_content_version(version):
+            return
+        key = (str(target.target_key), version)
+        digest = hashlib.sha256(data).digest()
+        with self._lock:
+            self._seen[key] = digest
+            self._seen.move_to_end(key)
+            while len(self._seen) > _DIGESTS_KEPT:
+                self._seen.popitem(last=False)
+
+    def matches(self, target: FsTarget, version: FsVersion, data: bytes) -> bool:
+        with self._lock:
+            seen = self._seen.get((str(target.target_key), version))
+        return seen is None or seen == hashlib.sha256(data).digest()

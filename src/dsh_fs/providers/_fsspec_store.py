@@ -1,0 +1,403 @@
+"""The storage families behind `FsspecFileSystem`: what "version" and "publish" mean on each.
+
+A store speaks fsspec paths (protocol stripped) and plain bytes. Every method is
+synchronous and blocking; the provider runs them in worker threads and translates what
+they raise in one place (`_fsspec_errors`). Three families:
+
+- `S3Store` (s3fs): the version is the object's ETag, publication is one `PutObject`,
+  guarded by ``If-None-Match: *`` or ``If-Match: <etag>`` so guards hold across processes.
+- `MemoryStore` (``memory://``): the version is a SHA-256 of the bytes.
+- `GenericStore` (``file://``, SFTP, GCS, Azure, …): the version is the backend's own
+  validator when its info has one (``ETag``, GCS ``generation``), else size + mtime.
+"""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+from dataclasses import dataclass
+from datetime import datetime
+from typing import IO, Any
+
+from dsh_fs.fs import FsDirEntry, FsFileType, FsVersion
+
+__all__ = [
+    "DIRECTORY_VERSION",
+    "Blob",
+    "Entry",
+    "GenericStore",
+    "MemoryStore",
+    "S3Store",
+    "Store",
+    "is_content_version",
+    "store_for",
+]
+
+DIRECTORY_VERSION = FsVersion("dir")
+"""Directories (and object-store prefixes) carry no content, hence one constant version."""
+
+_META = "meta:"
+"""Prefix of versions built from size + mtime: the only ones that can miss a rewrite."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Entry:
+    """What `Store.stat` reports about an existing path."""
+
+    type: FsFileType
+    """File, directory (or prefix), or other."""
+    size: int
+    """Size in bytes (0 for directories)."""
+    version: FsVersion
+    """The version token of this state."""
+    mtime_ns: int | None = None
+    """Modification time, when the backend reports one."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Blob:
+    """A regular file's bytes together with the version they were read at."""
+
+    data: bytes | None
+    """The content; None when larger than the caller's limit (not read at all)."""
+    size: int
+    """Size in bytes."""
+    version: FsVersion
+    """The version of exactly these bytes (same response on S3 and memory)."""
+
+
+def is_content_version(version: FsVersion) -> bool:
+    """Whether `version` changes with every content change (ETag, generation, digest),
+    as opposed to size + mtime, which a same-size rewrite within one tick can keep."""
+    return not version.startswith(_META)
+
+
+class Store:
+    """Blocking storage operations over one fsspec filesystem (the generic family)."""
+
+    cross_process_guards = False
+    """Whether `put` enforces its guards in the storage service itself."""
+    directories = True
+    """Whether directories exist on their own (False: only as key prefixes)."""
+
+    def __init__(self, fs: Any) -> None:
+        self.fs = fs
+
+    def stat(self, path: str) -> Entry | None:
+        """The entry at `path`, following links; None if nothing is there."""
+        try:
+            info = self._info(path)
+        except FileNotFoundError:
+            return None
+        kind = _file_type(info)
+        if kind is FsFileType.DIRECTORY:
+            return Entry(type=kind, size=0, version=DIRECTORY_VERSION)
+        return Entry(
+            type=kind,
+            size=int(info.get("size") or 0),
+            version=self._version(path, info),
+            mtime_ns=_mtime_ns(info),
+        )
+
+    def read(self, path: str, limit: int | None) -> Blob | None:
+        """The file at `path` (bytes omitted past `limit`); None if absent.
+
+        Raises:
+            IsADirectoryError: `path` is a directory or another non-regular entry.
+        """
+        entry = self.stat(path)
+        if entry is None:
+            return None
+        if entry.type is not FsFileType.FILE:
+            raise IsADirectoryError(errno.EISDIR, "not a regular file", path)
+        if limit is not None and entry.size > limit:
+            return Blob(data=None, size=entry.size, version=entry.version)
+        data = bytes(self.fs.cat_file(path))
+        return Blob(data=data, size=len(data), version=entry.version)
+
+    def put(
+        self, path: str, data: bytes, *, if_absent: bool = False, if_match: FsVersion | None = None
+    ) -> FsVersion:
+        """Publish `data` at `path`; returns the version of what was published.
+
+        `if_absent` never replaces an existing file (`FileExistsError` if one is there).
+        `if_match` is enforced by the caller's in-process critical section only here.
+        """
+        del if_match
+        self._check_parents(path)
+        self.fs.makedirs(self.fs._parent(path), exist_ok=True)
+        self.fs.pipe_file(path, data, mode="create" if if_absent else "overwrite")
+        entry = self.stat(path)
+        if entry is None:
+            raise FileNotFoundError(errno.ENOENT, "vanished right after publication", path)
+        return entry.version
+
+    def list_dir(self, path: str) -> list[FsDirEntry]:
+        """The direct children of the directory `path`, sorted by name.
+
+        Raises:
+            FileNotFoundError: nothing is at `path`.
+            NotADirectoryError: `path` is a file.
+        """
+        entry = self.stat(path)
+        if entry is None:
+            raise FileNotFoundError(errno.ENOENT, "not found", path)
+        if entry.type is not FsFileType.DIRECTORY:
+            raise NotADirectoryError(errno.ENOTDIR, "not a directory", path)
+        return _entries(path, self._ls(path))
+
+    def open(self, path: str, block_size: int) -> IO[bytes]:
+        """A binary reader of the regular file `path`.
+
+        Raises:
+            FileNotFoundError, IsADirectoryError: as for `read`.
+        """
+        entry = self.stat(path)
+        if entry is None:
+            raise FileNotFoundError(errno.ENOENT, "not found", path)
+        if entry.type is not FsFileType.FILE:
+            raise IsADirectoryError(errno.EISDIR, "not a regular file", path)
+        stream: IO[bytes] = self.fs.open(path, "rb", block_size=block_size)
+        return stream
+
+    # --- what differs between families -------------------------------------------------
+
+    def _info(self, path: str) -> dict[str, Any]:
+        info: dict[str, Any] = self.fs.info(path)
+        return info
+
+    def _ls(self, path: str) -> list[dict[str, Any]]:
+        entries: list[dict[str, Any]] = self.fs.ls(path, detail=True)
+        return entries
+
+    def _version(self, path: str, info: dict[str, Any]) -> FsVersion:
+        del path
+        for field, tag in (("ETag", "etag"), ("etag", "etag"), ("generation", "gen")):
+            if info.get(field):
+                return FsVersion(f"{tag}:{info[field]}")
+        mtime = next(
+            (
+                info[f]
+                for f in (
+                    "mtime",
+                    "LastModified",
+                    "last_modified",
+                    "updated",
+                    "modified",
+                    "created",
+                )
+                if info.get(f) is not None
+            ),
+            None,
+        )
+        return FsVersion(f"{_META}{info.get('size')}:{mtime}")
+
+    def _check_parents(self, path: str) -> None:
+        """Refuse a path below an existing file (`NotADirectoryError`)."""
+        parent = self.fs._parent(path)
+        while parent and parent != path:
+            entry = self.stat(parent)
+            if entry is not None:
+                if entry.type is not FsFileType.DIRECTORY:
+                    raise NotADirectoryError(errno.ENOTDIR, "not a directory", parent)
+                return
+            path, parent = parent, self.fs._parent(parent)
+
+
+class MemoryStore(Store):
+    """``memory://``: content is in process memory, so a digest version is cheap and exact."""
+
+    def stat(self, path: str) -> Entry | None:
+        entry = super().stat(path)
+        if entry is None:
+            self._check_parents(path)  # a path below a file is "not a directory", as on disk
+        return entry
+
+    def _check_parents(self, path: str) -> None:
+        parent = self.fs._parent(path)
+        while parent not in ("", "/"):
+            if self.fs.isfile(parent):
+                raise NotADirectoryError(errno.ENOTDIR, "not a directory", parent)
+            parent = self.fs._parent(parent)
+
+    def _version(self, path: str, info: dict[str, Any]) -> FsVersion:
+        del info
+        return _digest_version(bytes(self.fs.cat_file(path)))
+
+    def read(self, path: str, limit: int | None) -> Blob | None:
+        blob = super().read(path, limit)
+        if blob is None or blob.data is None:
+            return blob
+        # The version of exactly the bytes returned, not of an earlier stat.
+        return Blob(data=blob.data, size=blob.size, version=_digest_version(blob.data))
+
+    def put(
+        self, path: str, data: bytes, *, if_absent: bool = False, if_match: FsVersion | None = None
+    ) -> FsVersion:
+        del if_match
+        self._check_parents(path)
+        self.fs.pipe_file(path, data, mode="create" if if_absent else "overwrite")
+        return _digest_version(data)
+
+
+class S3Store(Store):
+    """S3 through s3fs: ETag versions and conditional `PutObject` publication.
+
+    The ETag of a single-part upload is the MD5 of its bytes, so rewriting identical bytes
+    keeps the version; for multipart or SSE-KMS objects it is still unique per content
+    upload. A VersionId (versioned buckets) is deliberately not part of the version: it
+    changes on identical rewrites, and ``If-Match`` compares ETags, so the version a guard
+    checks is exactly the one the server enforces.
+    """
+
+    cross_process_guards = True
+    directories = False
+
+    def _info(self, path: str) -> dict[str, Any]:
+        info: dict[str, Any] = self.fs.info(path, refresh=True)
+        return info
+
+    def _ls(self, path: str) -> list[dict[str, Any]]:
+        try:
+            entries: list[dict[str, Any]] = self.fs.ls(path, detail=True, refresh=True)
+        finally:
+            # A cached listing would serve stale sizes and ETags to later calls.
+            self.fs.invalidate_cache(path)
+        return [e for e in entries if e["name"].rstrip("/") != path.rstrip("/")]
+
+    def _version(self, path: str, info: dict[str, Any]) -> FsVersion:
+        del path
+        return _etag_version(info["ETag"])
+
+    def read(self, path: str, limit: int | None) -> Blob | None:
+        bucket, key, _ = self.fs.split_path(path)
+        blob: Blob | None = self._sync(self._get, bucket, key, limit)
+        if blob is None and self._is_prefix(bucket, key):
+            raise IsADirectoryError(errno.EISDIR, "a key prefix, not an object", path)
+        return blob
+
+    def put(
+        self, path: str, data: bytes, *, if_absent: bool = False, if_match: FsVersion | None = None
+    ) -> FsVersion:
+        bucket, key, _ = self.fs.split_path(path)
+        conditions: dict[str, str] = {}
+        if if_absent:
+            conditions["IfNoneMatch"] = "*"
+        if if_match is not None:
+            conditions["IfMatch"] = if_match.removeprefix("etag:")
+        out = self._sync(
+            self._client_call, "put_object", Bucket=bucket, Key=key, Body=data, **conditions
+        )
+        self.fs.invalidate_cache(path)
+        return _etag_version(out["ETag"])
+
+    def open(self, path: str, block_size: int) -> IO[bytes]:
+        self.fs.invalidate_cache(path)
+        return super().open(path, block_size)
+
+    def _check_parents(self, path: str) -> None:
+        del path  # keys have no parents
+
+    # --- the raw client, on s3fs's own event loop --------------------------------------
+
+    def _sync(self, func: Any, *args: Any, **kwargs: Any) -> Any:
+        from fsspec.asyn import sync
+
+        return sync(self.fs.loop, func, *args, **kwargs)
+
+    async def _client_call(self, method: str, **kwargs: Any) -> Any:
+        # The raw aiobotocore client keeps botocore's `ClientError` (code, condition) intact;
+        # s3fs's own wrappers fold PreconditionFailed into a generic EINVAL.
+        client = await self.fs.set_session()
+        return await getattr(client, method)(**kwargs, **self.fs.req_kw)
+
+    async def _get(self, bucket: str, key: str, limit: int | None) -> Blob | None:
+        from botocore.exceptions import ClientError  # type: ignore[import-untyped]
+
+        try:
+            out = await self._client_call("get_object", Bucket=bucket, Key=key)
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") in ("NoSuchKey", "404"):
+                return None
+            raise
+        version = _etag_version(out["ETag"])
+        size = int(out["ContentLength"])
+        async with out["Body"] as body:
+            if limit is not None and size > limit:
+                return Blob(data=None, size=size, version=version)
+            data: bytes = await body.read()
+        return Blob(data=data, size=len(data), version=version)
+
+    def _is_prefix(self, bucket: str, key: str) -> bool:
+        out = self._sync(
+            self._client_call,
+            "list_objects_v2",
+            Bucket=bucket,
+            Prefix=key.rstrip("/") + "/" if key else "",
+            MaxKeys=1,
+        )
+        return bool(out.get("KeyCount") or out.get("Contents"))
+
+
+def store_for(fs: Any) -> Store:
+    """The family of `fs`: S3 for s3fs, memory for fsspec's memory filesystem, else generic.
+
+    Raises:
+        ValueError: `fs` is an async fsspec instance (``asynchronous=True``); the provider
+            needs the blocking API, which it runs in worker threads.
+    """
+    if getattr(fs, "async_impl", False) and getattr(fs, "asynchronous", False):
+        raise ValueError("FsspecFileSystem needs an fsspec instance with asynchronous=False")
+    protocols = (fs.protocol,) if isinstance(fs.protocol, str) else tuple(fs.protocol)
+    if "s3" in protocols and hasattr(fs, "split_path") and hasattr(fs, "set_session"):
+        return S3Store(fs)
+    from fsspec.implementations.memory import MemoryFileSystem
+
+    if isinstance(fs, MemoryFileSystem):
+        return MemoryStore(fs)
+    return Store(fs)
+
+
+GenericStore = Store
+"""The generic family is the base class itself."""
+
+
+def _file_type(info: dict[str, Any]) -> FsFileType:
+    kind = info.get("type")
+    if kind == "file":
+        return FsFileType.FILE
+    if kind == "directory":
+        return FsFileType.DIRECTORY
+    return FsFileType.OTHER
+
+
+def _entries(path: str, infos: list[dict[str, Any]]) -> list[FsDirEntry]:
+    entries = [
+        FsDirEntry(
+            name=info["name"].rstrip("/").rsplit("/", 1)[-1],
+            type=FsFileType.SYMLINK if info.get("islink") else _file_type(info),
+            size=int(info.get("size") or 0),
+        )
+        for info in infos
+        if info["name"].rstrip("/") != path.rstrip("/")
+    ]
+    entries.sort(key=lambda e: (e.name, e.type.value))
+    return entries
+
+
+def _mtime_ns(info: dict[str, Any]) -> int | None:
+    for field in ("mtime", "LastModified", "last_modified", "updated", "modified", "created"):
+        value = info.get(field)
+        if isinstance(value, datetime):
+            return int(value.timestamp() * 1_000_000_000)
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return int(value * 1_000_000_000)
+    return None
+
+
+def _digest_version(data: bytes) -> FsVersion:
+    return FsVersion("sha256:" + hashlib.sha256(data).hexdigest())
+
+
+def _etag_version(etag: str) -> FsVersion:
+    return FsVersion("etag:" + etag)
