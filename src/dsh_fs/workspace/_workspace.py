@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from types import TracebackType
-from typing import Any, TypeAlias
+from typing import Any, Literal, TypeAlias
 
 from dsh_fs.fs import FS, FileSystem
 from dsh_fs.policy import ObservationPolicy
@@ -54,6 +54,28 @@ class Workspace:
 
         fs = LocalFileSystem(cwd)
         return cls(fs, cwd=fs.base, policy=policy)
+
+    @classmethod
+    def sandbox(
+        cls,
+        root: StrPath,
+        *more_roots: StrPath,
+        mode: Literal["read-only", "workspace-write", "full-access"] = "workspace-write",
+        policy: bool = True,
+        confine_reads: bool = True,
+    ) -> Workspace:
+        """Local folders behind a fence (`SandboxFileSystem`); relative paths resolve against
+        `root`. Mutations follow `mode`: ``read-only`` (none), ``workspace-write`` (inside
+        the roots) or ``full-access`` (anywhere); reads stay inside the roots unless
+        `confine_reads` is False. A refusal is `FS_SANDBOX_DENIED`.
+
+        Raises:
+            ValueError: A root does not exist or is not a directory, or the mode is unknown.
+        """
+        from dsh_fs.providers import SandboxFileSystem
+
+        fs = SandboxFileSystem([root, *more_roots], mode=mode, confine_reads=confine_reads)
+        return cls(fs, cwd=fs.roots[0], policy=policy)
 
     def session(self, *, cwd: StrPath | None = None, id: str | None = None) -> Session:
         """A new agent session: its own observations, and its own working directory.
