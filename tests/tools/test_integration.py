@@ -128,6 +128,22 @@ async def test_read_stops_at_50_kib_of_output_with_the_capped_footer(
     assert result.value["output_capped"] is True
 
 
+async def test_a_large_file_is_streamed_and_windowed_exactly(
+    make_workspace: WorkspaceFactory, root: Path
+) -> None:
+    # ~6.5 MiB: larger than the whole-read threshold and than one 4 MiB stream chunk, with
+    # multi-byte characters, so windows straddle chunk boundaries.
+    lines = [f"{n:06d} é€ {'x' * 50}" for n in range(1, 110_001)]
+    (root / "big.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    session = make_workspace().session()
+    for offset in (1, 69_900, 109_995):
+        result = ok(await read(session, "big.txt", offset=offset, limit=10))
+        assert result.value is not None
+        assert result.value["total_lines"] == 110_000
+        shown = [line["text"] for line in result.value["lines"]]
+        assert shown == lines[offset - 1 : offset - 1 + 10]
+
+
 async def test_read_truncates_a_line_longer_than_2000_characters(
     make_workspace: WorkspaceFactory, root: Path
 ) -> None:
