@@ -57,9 +57,10 @@ class SandboxFileSystem(FileSystem):
 
     How containment is decided:
 
-    - on canonical paths (every symlink followed, dangling ones included, ``..`` applied after
-      the link it follows, as the kernel does) compared component by component, never by
-      string prefix: ``/srv/root-evil`` is not inside ``/srv/root``;
+    - on the path the local provider operates on (the spelled path made absolute, ``..``
+      removed lexically) made canonical (every symlink followed, dangling ones included),
+      compared component by component, never by string prefix: ``/srv/root-evil`` is not
+      inside ``/srv/root``;
     - a symlink inside a root that points outside is outside; one outside that points inside
       is inside;
     - ``~`` and ``~user`` expand to the home directory, exactly as in `LocalFileSystem`, so a
@@ -77,15 +78,20 @@ class SandboxFileSystem(FileSystem):
     Residual risks (see SECURITY.md), against other local processes racing the provider; a
     model choosing hostile paths through the tools has none of these powers:
 
-    - a window remains between the publication re-check and the rename itself: a process
-      that swaps the parent directory for a symlink in exactly that window can redirect one
-      write outside;
-    - reads have the same window between the check and the ``open``;
+    - a window remains between the publication re-check and the rename itself (the rename
+      is by path): a process that swaps the parent directory for a symlink in exactly that
+      window can redirect one write outside;
+    - reads have the same window between the check and the ``open``, and a write's
+      outcome may then carry the swapped-in file's prior content;
+    - a write creates missing parent directories and its staging directory before the
+      publication re-check: a racing swap can make those appear outside (empty; the staging
+      directory is removed when the write is refused);
     - a hard link inside a root to an outside inode is inside by path: reading it shows the
       outside file's content. Writing through it does not modify the outside file: the
       atomic replace publishes a new inode under the inside name and breaks the link;
     - roots are canonicalized once, at construction: moving a root away afterwards moves
-      the fence's meaning with the path, not with the directory.
+      the fence's meaning with the path, not with the directory;
+    - the fence covers this provider only, not other tools (a shell) an agent may have.
     """
 
     capabilities: ClassVar[FsCapabilities] = LocalFileSystem.capabilities
