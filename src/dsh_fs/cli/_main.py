@@ -1,0 +1,258 @@
+"""`dsh-fs`: the command line (``mcp``, ``schema``, ``demo``).
+
+Argument errors are one line on stderr and exit status 2, never a traceback. Heavy
+imports (the MCP SDK, uvicorn) happen only in the subcommand that needs them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Literal, NoReturn
+
+import anyio
+
+from dsh_fs._version import __version__
+
+if TYPE_CHECKING:
+    from dsh_fs.workspace import Workspace
+
+__all__ = ["main"]
+
+_LOG_LEVELS = ("debug", "info", "warning", "error")
+
+
+class _UsageError(Exception):
+    """A bad command line; the message is the one line the user sees."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """An argument parser whose errors are one line (`_UsageError`), not usage + exit."""
+
+    def error(self, message: str) -> NoReturn:
+        raise _UsageError(f"{self.prog}: {message} (see '{self.prog} --help')")
+
+
+def _build_parser() -> _Parser:
+    parser = _Parser(
+        prog="dsh-fs",
+        description="Safe read/write/edit file tools for LLM agents: edits and overwrites "
+        "are refused when the file changed since the agent read it.",
+        epilog="Run 'dsh-fs COMMAND --help' for a command's options.",
+    )
+    parser.add_argument("--version", action="version", version=f"dsh-fs {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    mcp = commands.add_parser(
+        "mcp",
+        help="serve the read/write/edit tools over MCP (stdio, or streamable HTTP)",
+        description="Serve the read, write and edit tools to an MCP client. Paths are fenced "
+        "to the given folders (the sandbox); each client session owns its observations, so an "
+        "edit is refused if the file changed since that session read it.",
+        epilog="Example client configuration: "
+        '{"mcpServers": {"files": {"command": "dsh-fs", "args": ["mcp", "/path/to/project"]}}}',
+    )
+    mcp.add_argument(
+        "roots",
+        nargs="*",
+        metavar="ROOT",
+        help="folders to serve (default: the current directory); the first one is the base "
+        "for relative paths",
+    )
+    mode = mcp.add_mutually_exclusive_group()
+    mode.add_argument(
+        "--read-only", action="store_true", help="refuse every write and edit (sandbox mode)"
+    )
+    mode.add_argument(
+        "--full-access",
+        action="store_true",
+        help="UNSAFE: no sandbox fence; read and write anywhere this user can",
+    )
+    mcp.add_argument(
+        "--read-anywhere",
+        action="store_true",
+        help="let read see files outside the roots (writes and edits stay fenced)",
+    )
+    mcp.add_argument(
+        "--no-policy",
+        action="store_true",
+        help="UNSAFE for agents: no observation policy, so writes and edits need no prior read "
+        "and stale edits are not refused",
+    )
+    mcp.add_argument(
+        "--http",
+        metavar="HOST:PORT",
+        help="serve streamable HTTP at http://HOST:PORT/mcp instead of stdio "
+        "(HOST defaults to 127.0.0.1; PORT 0 picks a free port)",
+    )
+    mcp.add_argument(
+        "--structured",
+        action="store_true",
+        help="also return each result's canonical value as structuredContent",
+    )
+    mcp.add_argument(
+        "--log-level",
+        choices=_LOG_LEVELS,
+        default="warning",
+        help="logging threshold; logs always go to stderr (default: %(default)s)",
+    )
+
+    schema = commands.add_parser(
+        "schema",
+        help="print the tool definitions as JSON",
+        description="Print the read/write/edit tool definitions in one ecosystem's exact shape.",
+    )
+    schema.add_argument(
+        "--format",
+        choices=("openai", "anthropic", "mcp"),
+        default="mcp",
+        help="openai: Chat Completions 'tools'; anthropic: Messages 'tools'; "
+        "mcp: tools/list 'tools' (default: %(default)s)",
+    )
+
+    commands.add_parser(
+        "demo",
+        help="run a short agent session against the MCP server and print the transcript",
+        description="Start 'dsh-fs mcp' on a temporary folder over stdio, drive it with the MCP "
+        "client SDK and print what an agent sees: a read, an edit, a stale edit refused after "
+        "another process changed the file, the recovery, and a write outside the workspace "
+        "refused. Leaves nothing behind.",
+    )
+    return parser
+
+
+def _parse_http(value: str) -> tuple[str, int]:
+    host, sep, port_text = value.rpartition(":")
+    if not sep:
+        host, port_text = "", value
+    host = host.strip("[]") or "127.0.0.1"
+    try:
+        port = int(port_text)
+    except ValueError:
+        raise _UsageError(f"dsh-fs mcp: --http: invalid port {port_text!r} in {value!r}") from None
+    if not 0 <= port <= 65535:
+        raise _UsageError(f"dsh-fs mcp: --http: port {port} is out of range")
+    return host, port
+
+
+def _mcp_workspace(args: argparse.Namespace) -> Workspace:
+    from dsh_fs.workspace import Workspace
+
+    roots = [os.path.abspath(root) for root in (args.roots or [os.getcwd()])]
+    for root in roots:
+        if not os.path.isdir(root):
+            raise _UsageError(f"dsh-fs mcp: {root}: not a directory")
+    mode: Literal["read-only", "workspace-write", "full-access"] = (
+        "read-only" if args.read_only else "full-access" if args.full_access else "workspace-write"
+    )
+    return Workspace.sandbox(
+        roots[0],
+        *roots[1:],
+        mode=mode,
+        policy=not args.no_policy,
+        confine_reads=not (args.read_anywhere or args.full_access),
+    )
+
+
+def _run_mcp(args: argparse.Namespace) -> int:
+    address = _parse_http(args.http) if args.http is not None else None
+    logging.basicConfig(
+        stream=sys.stderr,
+        level=args.log_level.upper(),
+        format="dsh-fs %(levelname)s %(name)s: %(message)s",
+    )
+    workspace = _mcp_workspace(args)
+    from dsh_fs.mcp import bind_socket, serve_http, serve_stdio
+
+    if address is None:
+
+        async def stdio() -> None:
+            async with workspace:
+                await serve_stdio(workspace, structured=args.structured)
+
+        anyio.run(stdio)
+        return 0
+
+    host, port = address
+    try:
+        sock = bind_socket(host, port)
+    except OSError as exc:
+        raise _UsageError(
+            f"dsh-fs mcp: --http: cannot listen on {host}:{port}: {exc.strerror}"
+        ) from None
+    bound_host, bound_port = sock.getsockname()[:2]
+    shown = f"[{bound_host}]" if ":" in bound_host else bound_host
+    url = f"http://{shown}:{bound_port}/mcp"
+
+    def ready() -> None:
+        if bound_host not in ("127.0.0.1", "::1", "localhost"):
+            print(
+                f"dsh-fs: warning: {host} is not loopback; anyone who can reach it can "
+                "read and edit the served folders",
+                file=sys.stderr,
+            )
+        print(f"dsh-fs: serving MCP (streamable HTTP) at {url}", file=sys.stderr, flush=True)
+
+    async def http() -> None:
+        async with workspace:
+            await serve_http(
+                workspace,
+                sock,
+                structured=args.structured,
+                log_level=args.log_level,
+                on_ready=ready,
+            )
+
+    with sock:
+        anyio.run(http)
+    return 0
+
+
+def _run_schema(args: argparse.Namespace) -> int:
+    from dsh_fs.workspace import Workspace
+
+    workspace = Workspace.local()
+    tools: list[Any]
+    if args.format == "openai":
+        from dsh_fs.adapters import openai_tools
+
+        tools = list(openai_tools(workspace))
+    elif args.format == "anthropic":
+        from dsh_fs.adapters import anthropic_tools
+
+        tools = list(anthropic_tools(workspace))
+    else:
+        from dsh_fs.mcp import mcp_tools
+
+        tools = [t.model_dump(by_alias=True, exclude_none=True) for t in mcp_tools(workspace)]
+    anyio.run(workspace.aclose)
+    print(json.dumps(tools, indent=2, ensure_ascii=False))
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit status (2 for a bad command line)."""
+    parser = _build_parser()
+    try:
+        args = parser.parse_args(argv)
+        if args.command is None:
+            parser.print_help()
+            return 0
+        if args.command == "mcp":
+            return _run_mcp(args)
+        if args.command == "schema":
+            return _run_schema(args)
+        from ._demo import run_demo
+
+        return run_demo()
+    except _UsageError as exc:
+        print(exc, file=sys.stderr)
+        return 2
+    except SystemExit as exc:  # --help and --version exit through argparse
+        return exc.code if isinstance(exc.code, int) else 0
+    except KeyboardInterrupt:
+        return 130

@@ -1,0 +1,252 @@
+"""The MCP server: the workspace's tools over the official `mcp` SDK's low-level `Server`.
+
+The low-level server (not `MCPServer`) is used so that each tool's `inputSchema` and
+description are exactly the tool's own, and the instructions are the workspace's system
+prompt. Each MCP client session is one observation owner (one workspace `Session`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import socket
+import weakref
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Final
+
+import anyio
+import mcp_types as types
+from anyio.abc import ObjectReceiveStream, ObjectSendStream
+from mcp.server import Server, ServerRequestContext
+from mcp.server.stdio import stdio_server
+from mcp.shared.exceptions import MCPError
+from mcp.shared.message import SessionMessage
+from mcp_types.jsonrpc import JSONRPCError
+from pydantic import ValidationError
+
+from dsh_fs._version import __version__
+
+if TYPE_CHECKING:
+    from dsh_fs.runtime import ToolResult
+    from dsh_fs.workspace import Session, Workspace
+
+__all__ = [
+    "CODE_META_KEY",
+    "ERROR_META_KEY",
+    "bind_socket",
+    "call_tool_result",
+    "create_server",
+    "mcp_tools",
+    "serve_http",
+    "serve_stdio",
+]
+
+logger = logging.getLogger("dsh_fs.mcp")
+
+CODE_META_KEY: Final = "dsh-fs/code"
+"""`_meta` key of a failed call's machine-routable code (e.g. ``FS_STALE_VERSION``)."""
+ERROR_META_KEY: Final = "dsh-fs/error"
+"""`_meta` key of a failed call's error kind (``FsError``, ``ToolArgumentError``, …)."""
+
+_Context = ServerRequestContext[Any, Any]
+
+
+class _Owners:
+    """Maps MCP client sessions to workspace sessions (the observation owners).
+
+    Over stdio the process serves exactly one client, so a single session owns every
+    observation whichever protocol era the client speaks. Over HTTP each connection (one
+    ``Mcp-Session-Id``) gets its own session, keyed weakly so it goes with the connection.
+    """
+
+    __slots__ = ("_by_connection", "_single", "_workspace")
+
+    def __init__(self, workspace: Workspace, *, single: bool) -> None:
+        self._workspace = workspace
+        self._single: Session | None = workspace.session(id="mcp-stdio") if single else None
+        self._by_connection: weakref.WeakKeyDictionary[object, Session] = (
+            weakref.WeakKeyDictionary()
+        )
+
+    def session_for(self, ctx: _Context) -> Session:
+        if self._single is not None:
+            return self._single
+        # Handlers get a per-request `ServerSession`; the per-client `Connection` behind it
+        # lives exactly as long as the MCP session, so it is the key. mcp 2.3 has no public
+        # accessor for it on `ServerRequestContext`; tests/mcp pin that two HTTP clients
+        # never share observations, so an SDK change cannot slip by.
+        connection = getattr(ctx.session, "_connection", None)
+        if connection is None:  # pragma: no cover - fail safe: a fresh owner, never a shared one
+            return self._workspace.session()
+        session = self._by_connection.get(connection)
+        if session is None:
+            session = self._workspace.session(id=getattr(connection, "session_id", None))
+            self._by_connection[connection] = session
+        return session
+
+
+def call_tool_result(result: ToolResult, *, structured: bool = False) -> types.CallToolResult:
+    """The MCP form of a tool result: the rendered text, `isError`, the code in `_meta`."""
+    error = result.error
+    meta = None
+    structured_content: Any = None
+    if error is not None:
+        meta = {CODE_META_KEY: error["code"], ERROR_META_KEY: error["name"]}
+        if structured:
+            structured_content = {"error": error}
+    elif structured:
+        structured_content = result.value
+    return types.CallToolResult(
+        content=[types.TextContent(text=result.text)],
+        is_error=result.is_error,
+        structured_content=structured_content,
+        _meta=meta,
+    )
+
+
+def mcp_tools(workspace: Workspace) -> list[types.Tool]:
+    """The workspace's tools as MCP `Tool` definitions (exact schemas and descriptions)."""
+    return [
+        types.Tool(name=s["name"], description=s["description"], input_schema=s["parameters"])
+        for s in workspace.tool_schemas()
+    ]
+
+
+def create_server(
+    workspace: Workspace, *, single_session: bool = False, structured: bool = False
+) -> Server[Any]:
+    """An MCP server exposing `workspace`'s tools, with its system prompt as instructions.
+
+    Args:
+        workspace: The tools, their schemas and the instructions come from here.
+        single_session: One observation owner for every request (stdio: one client);
+            otherwise one per MCP connection.
+        structured: Also return the canonical value (or ``{"error": {name, code}}``) as
+            `structuredContent`. Off by default: some hosts show structured content to the
+            model instead of the rendered text, and a write's value carries the file twice.
+            A failure's code is always in `_meta` under `CODE_META_KEY`.
+    """
+    tools = mcp_tools(workspace)
+    listing = types.ListToolsResult(tools=tools)
+    schemas = {tool.name: tool.input_schema for tool in tools}
+    owners = _Owners(workspace, single=single_session)
+
+    async def list_tools(
+        ctx: _Context, params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        return listing
+
+    async def call_tool(ctx: _Context, params: types.CallToolRequestParams) -> types.CallToolResult:
+        if params.name not in schemas:
+            # An unknown tool is the host's mistake: a protocol error, not a model-facing one.
+            raise MCPError(types.INVALID_PARAMS, f"Unknown tool: {params.name}")
+        session = owners.session_for(ctx)
+        call_id = None if ctx.request_id is None else str(ctx.request_id)
+        result = await session.call(params.name, params.arguments or {}, call_id=call_id)
+        if result.is_error:
+            logger.info("%s refused (%s): %s", params.name, result.code, result.text)
+        return call_tool_result(result, structured=structured)
+
+    return Server(
+        "dsh-fs",
+        version=__version__,
+        title="dsh-fs",
+        description="Safe read/write/edit file tools: edits are refused on stale reads.",
+        instructions=workspace.system_prompt(),
+        get_tool_input_schema=schemas.get,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+    )
+
+
+async def _answer_malformed(
+    lines: ObjectReceiveStream[SessionMessage | Exception],
+    messages: ObjectSendStream[SessionMessage | Exception],
+    replies: ObjectSendStream[SessionMessage],
+) -> None:
+    """Forward parsed messages; answer a line that is no JSON-RPC message with an error.
+
+    The SDK's stdio transport drops such a line silently; JSON-RPC wants a reply with a
+    null id (-32700 for invalid JSON, -32600 for JSON that is not a message).
+    """
+    async with messages:
+        async for item in lines:
+            if not isinstance(item, Exception):
+                await messages.send(item)
+                continue
+            invalid_json = isinstance(item, ValidationError) and any(
+                e["type"] == "json_invalid" for e in item.errors()
+            )
+            code, message = (
+                (types.PARSE_ERROR, "Parse error")
+                if invalid_json
+                else (types.INVALID_REQUEST, "Invalid Request")
+            )
+            logger.warning("answered a malformed message with %s: %s", code, message)
+            error = types.ErrorData(code=code, message=message)
+            with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
+                await replies.send(
+                    SessionMessage(JSONRPCError(jsonrpc="2.0", id=None, error=error))
+                )
+
+
+async def serve_stdio(workspace: Workspace, *, structured: bool = False) -> None:
+    """Serve `workspace` over stdin/stdout until the client closes the pipe."""
+    server = create_server(workspace, single_session=True, structured=structured)
+    async with stdio_server() as (lines, replies), anyio.create_task_group() as tg:
+        send, receive = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+        tg.start_soon(_answer_malformed, lines, send, replies)
+        await server.run(receive, replies, server.create_initialization_options())
+        tg.cancel_scope.cancel()
+
+
+async def _decline_sessionless_era(
+    ctx: _Context, params: types.RequestParams | None
+) -> types.DiscoverResult:
+    # The 2026-07-28 era over HTTP has no session: each request stands alone, so nothing
+    # could own observations across calls. Answering `server/discover` as a handshake-era
+    # server does makes clients fall back to `initialize` and a real session.
+    raise MCPError(types.METHOD_NOT_FOUND, "Method not found", data="server/discover")
+
+
+def bind_socket(host: str, port: int) -> socket.socket:
+    """A listening TCP socket on `host:port`; port 0 picks a free one.
+
+    Raises:
+        OSError: the address cannot be bound.
+    """
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+        sock.listen(128)
+    except OSError:
+        sock.close()
+        raise
+    return sock
+
+
+async def serve_http(
+    workspace: Workspace,
+    sock: socket.socket,
+    *,
+    structured: bool = False,
+    log_level: str = "warning",
+    on_ready: Callable[[], object] | None = None,
+) -> None:
+    """Serve `workspace` over streamable HTTP at ``/mcp`` on the listening socket `sock`.
+
+    The socket is listening before this is called, so clients may connect as soon as its
+    address is known (connections queue until the server accepts them). Requests whose
+    ``Host``/``Origin`` is not the bound loopback address are refused (DNS rebinding).
+    """
+    import uvicorn  # only the HTTP transport needs it
+
+    server = create_server(workspace, structured=structured)
+    server.add_request_handler("server/discover", types.RequestParams, _decline_sessionless_era)
+    app = server.streamable_http_app(host=str(sock.getsockname()[0]))
+    config = uvicorn.Config(app, log_level=log_level, access_log=False, log_config=None)
+    if on_ready is not None:
+        on_ready()
+    await uvicorn.Server(config).serve(sockets=[sock])
