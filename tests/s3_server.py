@@ -53,6 +53,7 @@ class S3Server:
     def __init__(self) -> None:
         self._server: BaseWSGIServer | None = None
         self._thread: threading.Thread | None = None
+        self._client: Any = None
 
     def start(self) -> None:
         """Bind a free loopback port and serve in a daemon thread (returns once bound)."""
@@ -104,6 +105,11 @@ class S3Server:
 
     def client(self) -> Any:
         """A plain boto3 S3 client on this server: the out-of-band writer in tests."""
+        if self._client is None:
+            self._client = self._new_client()
+        return self._client
+
+    def _new_client(self) -> Any:
         import boto3  # type: ignore[import-untyped]
 
         return boto3.client(

@@ -10,19 +10,22 @@ Adding a backend is one entry in `BACKENDS`.
 
 from __future__ import annotations
 
+import functools
 import os
 import stat
+import uuid
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from dsh_fs.errors import FsError, FsErrorCode
 from dsh_fs.fs import FileSystem, FsCapabilities
-from dsh_fs.providers import LocalFileSystem, SandboxFileSystem
+from dsh_fs.providers import FsspecFileSystem, LocalFileSystem, SandboxFileSystem
 from dsh_fs.providers._sandbox import SandboxMode
 
 __all__ = [
@@ -206,6 +209,129 @@ def sandbox_backend(
     return factory
 
 
+class MemoryOutside(Outside):
+    """Out-of-band access to fsspec's in-process memory store, through fsspec itself."""
+
+    def __init__(self, root: str) -> None:
+        from fsspec.implementations.memory import MemoryFileSystem
+
+        self.fs = MemoryFileSystem()
+        self.root = root
+
+    def _path(self, rel: str) -> str:
+        return f"{self.root}/{rel}" if rel else self.root
+
+    def write_bytes(self, rel: str, data: bytes) -> None:
+        self.fs.pipe_file(self._path(rel), data)
+
+    def read_bytes(self, rel: str) -> bytes | None:
+        try:
+            return bytes(self.fs.cat_file(self._path(rel)))
+        except FileNotFoundError:
+            return None
+
+    def exists(self, rel: str) -> bool:
+        return bool(self.fs.exists(self._path(rel)))
+
+    def remove(self, rel: str) -> None:
+        path = self._path(rel)
+        if self.fs.isdir(path):
+            self.fs.rmdir(path)
+        else:
+            self.fs.rm_file(path)
+
+    def mkdir(self, rel: str) -> None:
+        self.fs.makedirs(self._path(rel), exist_ok=True)
+
+    def listing(self, rel: str = "") -> list[str]:
+        return sorted(name.rsplit("/", 1)[-1] for name in self.fs.ls(self._path(rel), detail=False))
+
+
+class S3Outside(Outside):
+    """Out-of-band access to a prefix of an S3 bucket, through a plain boto3 client."""
+
+    def __init__(self, client: Any, bucket: str, prefix: str) -> None:
+        self.client = client
+        self.bucket = bucket
+        self.prefix = prefix
+
+    def _key(self, rel: str) -> str:
+        return f"{self.prefix}/{rel}" if rel else self.prefix
+
+    def write_bytes(self, rel: str, data: bytes) -> None:
+        self.client.put_object(Bucket=self.bucket, Key=self._key(rel), Body=data)
+
+    def read_bytes(self, rel: str) -> bytes | None:
+        try:
+            out = self.client.get_object(Bucket=self.bucket, Key=self._key(rel))
+        except self.client.exceptions.NoSuchKey:
+            return None
+        data: bytes = out["Body"].read()
+        return data
+
+    def exists(self, rel: str) -> bool:
+        if self.read_bytes(rel) is not None:
+            return True
+        return bool(self._list(rel).get("KeyCount"))
+
+    def remove(self, rel: str) -> None:
+        self.client.delete_object(Bucket=self.bucket, Key=self._key(rel))
+
+    def mkdir(self, rel: str) -> None:
+        raise NotImplementedError("object stores have key prefixes, not directories")
+
+    def listing(self, rel: str = "") -> list[str]:
+        out = self._list(rel)
+        names = [o["Key"] for o in out.get("Contents", [])]
+        names += [p["Prefix"].rstrip("/") for p in out.get("CommonPrefixes", [])]
+        return sorted(name.rsplit("/", 1)[-1] for name in names)
+
+    def _list(self, rel: str) -> dict[str, Any]:
+        out: dict[str, Any] = self.client.list_objects_v2(
+            Bucket=self.bucket, Prefix=self._key(rel) + "/", Delimiter="/"
+        )
+        return out
+
+
+@asynccontextmanager
+async def fsspec_memory_backend(scratch: Path) -> AsyncIterator[ProviderUnderTest]:
+    """`FsspecFileSystem` over ``memory://`` (a fresh root in fsspec's process-wide store)."""
+    root = f"conformance-{uuid.uuid4().hex}"
+    fs = FsspecFileSystem.from_url(f"memory://{root}")
+    outside = MemoryOutside(f"/{root}")
+    try:
+        yield ProviderUnderTest(fs=fs, base=fs.root, outside=outside)
+    finally:
+        await fs.aclose()
+        if outside.fs.exists(f"/{root}"):
+            outside.fs.rm(f"/{root}", recursive=True)
+
+
+@asynccontextmanager
+async def fsspec_s3_backend(scratch: Path) -> AsyncIterator[ProviderUnderTest]:
+    """`FsspecFileSystem` over s3fs on moto's S3 server on loopback (a fresh prefix)."""
+    from s3_server import shared_server
+
+    server = shared_server()
+    bucket, prefix = _conformance_bucket(), uuid.uuid4().hex
+    # fsspec's instance cache lets every test reuse one s3fs client (and its connections).
+    options = server.storage_options(independent=False)
+    fs = FsspecFileSystem.from_url(f"s3://{bucket}/{prefix}", **options)
+    try:
+        yield ProviderUnderTest(
+            fs=fs, base=fs.root, outside=S3Outside(server.client(), bucket, prefix)
+        )
+    finally:
+        await fs.aclose()
+
+
+@functools.cache
+def _conformance_bucket() -> str:
+    from s3_server import shared_server
+
+    return shared_server().new_bucket()
+
+
 BACKENDS: list[Backend] = [
     Backend(name="local", capabilities=LocalFileSystem.capabilities, factory=local_backend),
     Backend(
@@ -217,6 +343,16 @@ BACKENDS: list[Backend] = [
         name="sandbox-full-access",
         capabilities=SandboxFileSystem.capabilities,
         factory=sandbox_backend("full-access"),
+    ),
+    Backend(
+        name="fsspec-memory",
+        capabilities=FsCapabilities(directories=True),
+        factory=fsspec_memory_backend,
+    ),
+    Backend(
+        name="fsspec-s3",
+        capabilities=FsCapabilities(cross_process_guards=True, directories=False),
+        factory=fsspec_s3_backend,
     ),
 ]
 """Every backend the suite runs against; add one entry per provider configuration."""
