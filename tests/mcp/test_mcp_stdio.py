@@ -10,13 +10,19 @@ from typing import Any
 import anyio
 import pytest
 from anyio.abc import Process
+from mcp_testing import make_root, stdio_server
 from mcp_types import CallToolResult, TextContent
 
-from conftest import stdio_server
 from dsh_fs import Workspace
 from mcp import Client
 
 pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    return make_root(tmp_path)
+
 
 TIMEOUT = 20
 

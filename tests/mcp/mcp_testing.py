@@ -1,16 +1,14 @@
-"""Fixtures for the MCP server tests: a workspace folder and the server spawned over stdio."""
+"""Shared pieces of the MCP server tests: a served folder and the server spawned over stdio."""
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
 
-import pytest
 from mcp.client.stdio import StdioServerParameters
 
 
-@pytest.fixture
-def root(tmp_path: Path) -> Path:
+def make_root(tmp_path: Path) -> Path:
     """The served folder, with one small file; its parent is outside the sandbox."""
     folder = tmp_path / "project"
     folder.mkdir()
