@@ -20,8 +20,6 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-import pytest
-
 if TYPE_CHECKING:
     from werkzeug.serving import BaseWSGIServer
 
@@ -29,7 +27,6 @@ __all__ = [
     "DUMMY_CREDENTIALS",
     "S3Server",
     "running_s3_server",
-    "s3_server",
     "shared_server",
     "use_dummy_credentials",
 ]
@@ -180,9 +177,3 @@ def shared_server() -> S3Server:
             atexit.register(server.stop)
             _shared = server
         return _shared
-
-
-@pytest.fixture(scope="session")
-def s3_server() -> S3Server:
-    """The session's loopback S3 server (import this fixture into a test module to use it)."""
-    return shared_server()
