@@ -18,13 +18,14 @@ import anyio
 import mcp_types as types
 from anyio.abc import ObjectReceiveStream, ObjectSendStream
 from mcp.server import Server, ServerRequestContext
-from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
 from mcp_types.jsonrpc import JSONRPCError
 from pydantic import ValidationError
 
 from dsh_fs._version import __version__
+
+from ._stdio import stdio_streams
 
 if TYPE_CHECKING:
     from dsh_fs.runtime import ToolResult
@@ -147,7 +148,7 @@ def create_server(
             logger.info("%s refused (%s): %s", params.name, result.code, result.text)
         return call_tool_result(result, structured=structured)
 
-    return Server(
+    server: Server[Any] = Server(
         "dsh-fs",
         version=__version__,
         title="dsh-fs",
@@ -157,6 +158,7 @@ def create_server(
         on_list_tools=list_tools,
         on_call_tool=call_tool,
     )
+    return server
 
 
 async def _answer_malformed(
@@ -193,7 +195,7 @@ async def _answer_malformed(
 async def serve_stdio(workspace: Workspace, *, structured: bool = False) -> None:
     """Serve `workspace` over stdin/stdout until the client closes the pipe."""
     server = create_server(workspace, single_session=True, structured=structured)
-    async with stdio_server() as (lines, replies), anyio.create_task_group() as tg:
+    async with stdio_streams() as (lines, replies), anyio.create_task_group() as tg:
         send, receive = anyio.create_memory_object_stream[SessionMessage | Exception](0)
         tg.start_soon(_answer_malformed, lines, send, replies)
         await server.run(receive, replies, server.create_initialization_options())

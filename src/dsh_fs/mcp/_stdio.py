@@ -1,0 +1,107 @@
+"""A stdio transport without worker threads, for pipes (what MCP hosts give a server).
+
+The SDK's `stdio_server` does three thread hops per exchange (readline, write, flush),
+a large share of a small read's round trip (raw JSON-RPC over pipes, median of 2000:
+~690 µs with the SDK's transport, ~550 µs with this one). On a pipe, waiting for readiness
+on the event loop and reading/writing the non-blocking descriptor needs no thread.
+Anything else (a terminal, a file) falls back to the SDK's transport.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import stat
+import sys
+from collections.abc import AsyncIterator
+
+import anyio
+import mcp_types as types
+from anyio.abc import ObjectReceiveStream, ObjectSendStream
+from mcp.server.stdio import stdio_server
+from mcp.shared.message import SessionMessage
+
+__all__ = ["stdio_streams"]
+
+
+def _is_pipe(fd: int) -> bool:
+    try:
+        mode = os.fstat(fd).st_mode
+    except OSError:
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
+
+
+async def _read_lines(fd: int, send: ObjectSendStream[SessionMessage | Exception]) -> None:
+    pending = b""
+    async with send:
+        while True:
+            await anyio.wait_readable(fd)
+            try:
+                chunk = os.read(fd, 1 << 16)
+            except BlockingIOError:
+                continue
+            if not chunk:
+                return
+            *lines, pending = (pending + chunk).split(b"\n")
+            for line in lines:
+                if not line.strip():
+                    continue
+                try:
+                    message = types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+                except Exception as exc:  # answered by the caller as a protocol error
+                    await send.send(exc)
+                    continue
+                await send.send(SessionMessage(message))
+
+
+async def _write_lines(fd: int, receive: ObjectReceiveStream[SessionMessage]) -> None:
+    async with receive:
+        async for item in receive:
+            data = memoryview(
+                item.message.model_dump_json(by_alias=True, exclude_unset=True).encode() + b"\n"
+            )
+            while data:
+                try:
+                    data = data[os.write(fd, data) :]
+                except BlockingIOError:
+                    await anyio.wait_writable(fd)
+
+
+@contextlib.asynccontextmanager
+async def stdio_streams() -> AsyncIterator[
+    tuple[ObjectReceiveStream[SessionMessage | Exception], ObjectSendStream[SessionMessage]]
+]:
+    """The JSON-RPC message streams over this process's stdin/stdout.
+
+    While serving, fds 0 and 1 point at /dev/null and stderr, so stray output from a
+    handler or a library cannot corrupt the wire (as the SDK's transport does).
+    """
+    if not (_is_pipe(0) and _is_pipe(1)):
+        async with stdio_server() as streams:
+            yield streams
+        return
+    sys.stdout.flush()
+    wire_in, wire_out = os.dup(0), os.dup(1)
+    saved = os.dup(0), os.dup(1)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.dup2(2, 1)
+    os.close(null)
+    os.set_blocking(wire_in, False)
+    os.set_blocking(wire_out, False)
+    in_send, in_receive = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+    out_send, out_receive = anyio.create_memory_object_stream[SessionMessage](0)
+    try:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(_read_lines, wire_in, in_send)
+            tg.start_soon(_write_lines, wire_out, out_receive)
+            yield in_receive, out_send
+            tg.cancel_scope.cancel()
+    finally:
+        os.set_blocking(wire_in, True)
+        os.set_blocking(wire_out, True)
+        os.dup2(saved[0], 0)
+        os.dup2(saved[1], 1)
+        for fd in (*saved, wire_in, wire_out):
+            os.close(fd)
