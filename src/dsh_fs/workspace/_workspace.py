@@ -77,6 +77,22 @@ class Workspace:
         fs = SandboxFileSystem([root, *more_roots], mode=mode, confine_reads=confine_reads)
         return cls(fs, cwd=fs.roots[0], policy=policy)
 
+    @classmethod
+    def remote(cls, url: str, *, policy: bool = True, **storage_options: Any) -> Workspace:
+        """Any fsspec storage under the root `url` (``s3://bucket/prefix``,
+        ``memory://name``, ``sftp://host/dir``, …) through `FsspecFileSystem`;
+        `storage_options` go to fsspec (credentials, ``endpoint_url``, …). Display paths are
+        URLs under the root; ``/a.py`` means the root's ``a.py``.
+
+        Raises:
+            ValueError, ImportError: From fsspec: an unknown protocol, or its backend
+                package is not installed (``pip install 'dsh-fs[s3]'`` for S3).
+        """
+        from dsh_fs.providers import FsspecFileSystem
+
+        fs = FsspecFileSystem.from_url(url, **storage_options)
+        return cls(fs, cwd=fs.root, policy=policy)
+
     def session(self, *, cwd: StrPath | None = None, id: str | None = None) -> Session:
         """A new agent session: its own observations, and its own working directory.
 
