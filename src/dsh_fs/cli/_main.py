@@ -252,6 +252,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     except _UsageError as exc:
         print(exc, file=sys.stderr)
         return 2
+    except ModuleNotFoundError as exc:
+        if exc.name is None or exc.name.split(".")[0] not in ("mcp", "mcp_types", "uvicorn"):
+            raise
+        print(
+            f"dsh-fs: this command needs the MCP SDK: pip install 'dsh-fs[mcp]' ({exc})",
+            file=sys.stderr,
+        )
+        return 1
     except SystemExit as exc:  # --help and --version exit through argparse
         return exc.code if isinstance(exc.code, int) else 0
     except KeyboardInterrupt:
