@@ -310,7 +310,7 @@ async def fsspec_memory_backend(scratch: Path) -> AsyncIterator[ProviderUnderTes
 @asynccontextmanager
 async def fsspec_s3_backend(scratch: Path) -> AsyncIterator[ProviderUnderTest]:
     """`FsspecFileSystem` over s3fs on moto's S3 server on loopback (a fresh prefix)."""
-    from s3_server import shared_server
+    from tests.s3_server import shared_server
 
     server = shared_server()
     bucket, prefix = _conformance_bucket(), uuid.uuid4().hex
@@ -327,7 +327,7 @@ async def fsspec_s3_backend(scratch: Path) -> AsyncIterator[ProviderUnderTest]:
 
 @functools.cache
 def _conformance_bucket() -> str:
-    from s3_server import shared_server
+    from tests.s3_server import shared_server
 
     return shared_server().new_bucket()
 

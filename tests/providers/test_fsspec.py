@@ -15,7 +15,7 @@ import pytest
 from dsh_fs.errors import FsError, FsErrorCode
 from dsh_fs.fs import CreateIfAbsent, FsEditRequest, FsFileType, FsVersion, ReplaceIfVersion
 from dsh_fs.providers import FsspecFileSystem, _fsspec
-from s3_server import S3Server, shared_server
+from tests.s3_server import S3Server, shared_server
 
 pytestmark = pytest.mark.anyio
 

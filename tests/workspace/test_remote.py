@@ -9,7 +9,7 @@ import pytest
 
 from dsh_fs import Workspace
 from dsh_fs.providers import FsspecFileSystem
-from s3_server import S3Server, shared_server
+from tests.s3_server import S3Server, shared_server
 
 pytestmark = pytest.mark.anyio
 

@@ -258,7 +258,14 @@ class FsspecFileSystem(FileSystem):
         return blob
 
     async def read_text(self, target: FsTarget) -> str:
-        blob = await self._read(target, "read", None)
+        display = target.display_path
+        return await self._call("read", display, self._read_text_sync, target)
+
+    def _read_text_sync(self, target: FsTarget) -> str:
+        # Decoding a large file runs here, in the worker thread, not on the event loop.
+        blob = self._store.read(self._path(target), None)
+        if blob is None:
+            raise messages.not_found("read", target.display_path)
         assert blob.data is not None
         text = _decode(blob.data, "read", target.display_path)
         self._digests.record(target, blob.version, blob.data)
@@ -296,7 +303,6 @@ class FsspecFileSystem(FileSystem):
         self, target: FsTarget, content: str, expected: WriteGuard | None = None
     ) -> FsWriteOutcome:
         display = target.display_path
-        data = _encode(content, "write", display)
         on_conflict: Callable[[str], FsError] | None = None
         on_gone: Callable[[str], FsError] | None = None
         if isinstance(expected, CreateIfAbsent):
@@ -309,7 +315,7 @@ class FsspecFileSystem(FileSystem):
                 display,
                 self._write_locked,
                 target,
-                data,
+                content,
                 expected,
                 on_conflict=on_conflict,
                 on_gone=on_gone,
@@ -332,9 +338,10 @@ class FsspecFileSystem(FileSystem):
             )
 
     def _write_locked(
-        self, target: FsTarget, data: bytes, expected: WriteGuard | None
+        self, target: FsTarget, content: str, expected: WriteGuard | None
     ) -> tuple[Literal["create", "update"], FsVersion, str | None]:
         display, path = target.display_path, self._path(target)
+        data = _encode(content, "write", display)
         prior = self._store.read(path, BEFORE_LIMIT)
         if prior is None:
             if isinstance(expected, ReplaceIfVersion):

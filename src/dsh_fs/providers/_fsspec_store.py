@@ -225,11 +225,19 @@ class MemoryStore(Store):
         return _digest_version(bytes(self.fs.cat_file(path)))
 
     def read(self, path: str, limit: int | None) -> Blob | None:
-        blob = super().read(path, limit)
-        if blob is None or blob.data is None:
-            return blob
-        # The version of exactly the bytes returned, not of an earlier stat.
-        return Blob(data=blob.data, size=blob.size, version=_digest_version(blob.data))
+        try:
+            info = self._info(path)
+        except FileNotFoundError:
+            self._check_parents(path)
+            return None
+        if _file_type(info) is not FsFileType.FILE:
+            raise IsADirectoryError(errno.EISDIR, "not a regular file", path)
+        data = bytes(self.fs.cat_file(path))
+        # One copy of the bytes, and the version of exactly those bytes.
+        version = _digest_version(data)
+        if limit is not None and len(data) > limit:
+            return Blob(data=None, size=len(data), version=version)
+        return Blob(data=data, size=len(data), version=version)
 
     def put(
         self, path: str, data: bytes, *, if_absent: bool = False, if_match: FsVersion | None = None
