@@ -9,10 +9,9 @@ from pathlib import Path
 import anyio
 import httpx2
 import pytest
+from mcp import Client
 from mcp_testing import make_root
 from mcp_types import TextContent
-
-from mcp import Client
 
 pytestmark = pytest.mark.anyio
 

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import anyio
 import pytest
+from mcp import Client
 from mcp_testing import make_root
 
 from dsh_fs import Workspace
 from dsh_fs.mcp import CODE_META_KEY, ERROR_META_KEY, create_server
-from mcp import Client
 
 pytestmark = pytest.mark.anyio
 

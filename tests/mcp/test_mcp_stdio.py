@@ -10,11 +10,11 @@ from typing import Any
 import anyio
 import pytest
 from anyio.abc import Process
+from mcp import Client
 from mcp_testing import make_root, stdio_server
 from mcp_types import CallToolResult, TextContent
 
 from dsh_fs import Workspace
-from mcp import Client
 
 pytestmark = pytest.mark.anyio
 

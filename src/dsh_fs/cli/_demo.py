@@ -57,9 +57,8 @@ def _say(line: str) -> None:
 
 
 async def _session(root: str, outside: str) -> None:
-    from mcp.client.stdio import StdioServerParameters
-
     from mcp import Client
+    from mcp.client.stdio import StdioServerParameters
 
     notes = os.path.join(root, "notes.md")
     server = StdioServerParameters(command=sys.executable, args=["-m", "dsh_fs", "mcp", root])

@@ -13,10 +13,10 @@ import codecs
 import contextlib
 import errno
 import fcntl
+import hashlib
 import os
 import shutil
 import stat as st_mode
-import tempfile
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, contextmanager
 from contextvars import ContextVar
@@ -49,6 +49,8 @@ from dsh_fs.fs import (
 )
 
 from ._oserrors import invalid_path, translate
+from ._staging import STAGE_PREFIX, new_stage_dir, sweep_stage_dirs
+from ._versions import VersionBook, digest
 
 __all__ = ["STAGE_PREFIX", "STREAM_CHUNK_SIZE", "LocalFileSystem", "publish_guard"]
 
@@ -61,8 +63,6 @@ non-BMP characters takes 4 bytes per character)."""
 BEFORE_LIMIT = 16 * 1024 * 1024
 """A write's outcome carries the prior text only for files up to this size (else None)."""
 
-STAGE_PREFIX = ".dsh-fs-stage-"
-"""Prefix of the private staging directories created next to a file while it is written."""
 
 _OPEN_READ = os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
 """O_NONBLOCK: opening a FIFO without a writer returns at once (then fstat refuses it)."""
@@ -87,6 +87,16 @@ class LocalFileSystem(FileSystem):
     Args:
         base: Directory that relative paths resolve against when no `cwd` is given;
             defaults to the working directory at construction.
+        timestamp_granularity_ns: Resolution of the filesystem's timestamps, for one that
+            keeps coarser times than it reports (see `_versions.VersionBook`).
+
+    Versions are stat tuples backed by content digests where the tuple can't decide: a
+    same-size rewrite within one coarse timestamp tick is still stale, and a `touch` or an
+    identical rewrite of a file whose content the provider saw is not (`_versions`).
+
+    A killed writer leaves a private staging directory behind, never a stray file; the first
+    mutation of a directory by a provider sweeps residue whose owner process is gone
+    (`sweep_staging` does it on demand).
 
     Identity and display: `target_key` is the real path (for a file that does not exist
     yet, the real path of its parent plus the name); `display_path` is the absolute path as
@@ -108,10 +118,14 @@ class LocalFileSystem(FileSystem):
         symlinks=True, special_files=True, posix_modes=True, cross_process_guards=True
     )
 
-    def __init__(self, base: str | os.PathLike[str] | None = None) -> None:
+    def __init__(
+        self, base: str | os.PathLike[str] | None = None, *, timestamp_granularity_ns: int = 1
+    ) -> None:
         self._base = os.path.abspath(os.fspath(base)) if base is not None else os.getcwd()
         self._locks = _TargetLocks()
         self._new_file_mode = 0o666 & ~_process_umask()
+        self._versions = VersionBook(timestamp_granularity_ns)
+        self._swept: set[str] = set()
 
     @property
     def base(self) -> str:
@@ -157,7 +171,7 @@ class LocalFileSystem(FileSystem):
         except OSError as exc:
             raise translate(exc, "read", target.display_path) from exc
         return FsInfo(
-            version=_version(info),
+            version=self._versions.version(info),
             type=_file_type(info.st_mode),
             size=info.st_size,
             mtime_ns=info.st_mtime_ns,
@@ -181,7 +195,7 @@ class LocalFileSystem(FileSystem):
     # --- reads ---------------------------------------------------------------------------
 
     async def read_text(self, target: FsTarget) -> str:
-        return await to_thread.run_sync(_read_text, target.target_key, target.display_path)
+        return await to_thread.run_sync(self._read_whole, target.target_key, target.display_path)
 
     async def read_bytes(self, target: FsTarget, max_bytes: int) -> bytes:
         return await to_thread.run_sync(
@@ -189,7 +203,30 @@ class LocalFileSystem(FileSystem):
         )
 
     def stream_text(self, target: FsTarget) -> AbstractAsyncContextManager[AsyncIterator[str]]:
-        return _stream_text(target.target_key, target.display_path, STREAM_CHUNK_SIZE)
+        return _stream_text(
+            target.target_key, target.display_path, STREAM_CHUNK_SIZE, self._versions
+        )
+
+    async def sweep_staging(self, directory: str | os.PathLike[str]) -> int:
+        """Remove staging directories in `directory` left by writers that died mid-write.
+
+        Only directories whose owner is a process of this host that no longer runs are
+        removed; returns how many. Mutations do this once per directory on their own.
+        """
+        parent = os.path.realpath(os.fspath(directory))  # noqa: ASYNC240
+        return await to_thread.run_sync(sweep_stage_dirs, parent)
+
+    def _read_whole(self, key: str, display: str) -> str:
+        fd, info = _open_regular(key, "read", display)
+        try:
+            data = _read_fd(fd, info.st_size)
+            if self._versions.wants_digest(info) and _unchanged(fd, info):
+                self._versions.remember(info, digest(data))
+        except OSError as exc:
+            raise translate(exc, "read", display) from exc
+        finally:
+            os.close(fd)
+        return _decode(data, "read", display)
 
     # --- mutations -----------------------------------------------------------------------
 
@@ -228,12 +265,13 @@ class LocalFileSystem(FileSystem):
                     try:
                         if isinstance(expected, CreateIfAbsent):
                             raise messages.overwrite_unobserved(display)
-                        if isinstance(expected, ReplaceIfVersion) and not self._is_current(
-                            expected.version, prior_info, fd
+                        prior_bytes = _LazyContent(fd, prior_info.st_size)
+                        if isinstance(expected, ReplaceIfVersion) and not (
+                            self._versions.is_current(expected.version, prior_info, prior_bytes)
                         ):
                             raise messages.write_stale(display)
                         if prior_info.st_size <= BEFORE_LIMIT:
-                            before = _decode_or_none(_read_fd(fd, prior_info.st_size))
+                            before = _decode_or_none(prior_bytes())
                     finally:
                         os.close(fd)
                 published = self._publish(
@@ -243,7 +281,7 @@ class LocalFileSystem(FileSystem):
             raise translate(exc, "write", display) from exc
         return FsWriteOutcome(
             operation="create" if prior_info is None else "update",
-            version=_version(published),
+            version=self._versions.remember(published, digest(data)),
             before=before,
             after=content,
         )
@@ -262,9 +300,12 @@ class LocalFileSystem(FileSystem):
                 try:
                     # The version check comes before matching: a stale edit is stale, never
                     # a match error.
-                    if expected is not None and not self._is_current(expected, prior_info, fd):
+                    content = _LazyContent(fd, prior_info.st_size)
+                    if expected is not None and not (
+                        self._versions.is_current(expected, prior_info, content)
+                    ):
                         raise messages.edit_stale(display)
-                    before = _decode(_read_fd(fd, prior_info.st_size), "edit", display)
+                    before = _decode(content(), "edit", display)
                 finally:
                     os.close(fd)
                 after, count = apply_edit(before, edit, display)
@@ -276,17 +317,11 @@ class LocalFileSystem(FileSystem):
         except OSError as exc:
             raise translate(exc, "edit", display) from exc
         return FsEditOutcome(
-            version=_version(published), before=before, after=after, replacements=count
+            version=self._versions.remember(published, digest(data)),
+            before=before,
+            after=after,
+            replacements=count,
         )
-
-    def _is_current(self, expected: FsVersion, info: os.stat_result, fd: int) -> bool:
-        """Whether the open file (`fd`, stat `info`) is still at `expected`.
-
-        The single compare of the compare-and-swap. `fd` is at hand so that a content
-        comparison can back up the stat tuple where timestamps are too coarse.
-        """
-        del fd
-        return _version(info) == expected
 
     def _publish(
         self,
@@ -304,7 +339,14 @@ class LocalFileSystem(FileSystem):
         (unlinking a staged hard link changes its ctime). Nothing staged survives a failure.
         """
         parent = os.path.dirname(key)
-        stage_dir = tempfile.mkdtemp(prefix=STAGE_PREFIX, dir=parent)
+        if parent not in self._swept:
+            # Under the directory lock: residue of a killed cooperating writer, once per
+            # directory per provider.
+            if len(self._swept) >= 4096:
+                self._swept.clear()
+            self._swept.add(parent)
+            sweep_stage_dirs(parent)
+        stage_dir = new_stage_dir(parent)
         staged = os.path.join(stage_dir, "content")
         try:
             fd = os.open(staged, _OPEN_STAGED, 0o600)
@@ -337,9 +379,28 @@ class LocalFileSystem(FileSystem):
 # --- helpers (synchronous; run in worker threads unless noted) ---------------------------
 
 
-def _version(info: os.stat_result) -> FsVersion:
-    return FsVersion(
-        f"{info.st_dev:x}:{info.st_ino:x}:{info.st_size:x}:{info.st_mtime_ns:x}:{info.st_ctime_ns:x}"
+class _LazyContent:
+    """The bytes of an open file, read on first call and kept: the version check and the
+    prior text share one read."""
+
+    def __init__(self, fd: int, size_hint: int) -> None:
+        self._fd = fd
+        self._size_hint = size_hint
+        self._data: bytes | None = None
+
+    def __call__(self) -> bytes:
+        if self._data is None:
+            self._data = _read_fd(self._fd, self._size_hint)
+        return self._data
+
+
+def _unchanged(fd: int, info: os.stat_result) -> bool:
+    """Whether the open file still has the stat it was opened with (nothing wrote meanwhile)."""
+    now = os.fstat(fd)
+    return (now.st_size, now.st_mtime_ns, now.st_ctime_ns) == (
+        info.st_size,
+        info.st_mtime_ns,
+        info.st_ctime_ns,
     )
 
 
@@ -423,17 +484,6 @@ def _decode_or_none(data: bytes) -> str | None:
         return data.decode("utf-8")
     except UnicodeDecodeError:
         return None
-
-
-def _read_text(key: str, display: str) -> str:
-    fd, info = _open_regular(key, "read", display)
-    try:
-        data = _read_fd(fd, info.st_size)
-    except OSError as exc:
-        raise translate(exc, "read", display) from exc
-    finally:
-        os.close(fd)
-    return _decode(data, "read", display)
 
 
 def _read_bytes(key: str, display: str, max_bytes: int) -> bytes:
@@ -547,9 +597,11 @@ def _link_no_replace(staged: str, key: str, display: str) -> None:
 
 
 @asynccontextmanager
-async def _stream_text(key: str, display: str, chunk_size: int) -> AsyncIterator[_TextChunks]:
-    fd, _ = await to_thread.run_sync(_open_regular, key, "read", display)
-    chunks = _TextChunks(fd, display, chunk_size)
+async def _stream_text(
+    key: str, display: str, chunk_size: int, versions: VersionBook
+) -> AsyncIterator[_TextChunks]:
+    fd, info = await to_thread.run_sync(_open_regular, key, "read", display)
+    chunks = _TextChunks(fd, display, chunk_size, info, versions)
     try:
         yield chunks
     finally:
@@ -557,12 +609,21 @@ async def _stream_text(key: str, display: str, chunk_size: int) -> AsyncIterator
 
 
 class _TextChunks:
-    """Decoded chunks of an open file; each read and decode runs in a worker thread."""
+    """Decoded chunks of an open file; each read and decode runs in a worker thread.
 
-    def __init__(self, fd: int, display: str, chunk_size: int) -> None:
+    A whole stream of a file small enough (or racy enough) is fingerprinted on the way, so
+    its version can be backed by content like a `read_text`'s.
+    """
+
+    def __init__(
+        self, fd: int, display: str, chunk_size: int, info: os.stat_result, versions: VersionBook
+    ) -> None:
         self._fd = fd
         self._display = display
         self._chunk_size = chunk_size
+        self._info = info
+        self._versions = versions
+        self._hash = hashlib.sha256() if versions.wants_digest(info) else None
         self._decoder = codecs.getincrementaldecoder("utf-8")("strict")
         self._done = False
         self._closed = False
@@ -601,8 +662,12 @@ class _TextChunks:
         except UnicodeDecodeError as exc:
             self._done = True
             raise messages.invalid_utf8("read", self._display) from exc
+        if self._hash is not None:
+            self._hash.update(data)
         if final:
             self._done = True
+            if self._hash is not None and _unchanged(self._fd, self._info):
+                self._versions.remember(self._info, self._hash.digest())
         return text
 
 

@@ -1,0 +1,122 @@
+"""Stat-based versions for the local provider, backed by content where stat can't tell.
+
+A version is the stat tuple (device, inode, size, mtime ns, ctime ns). Two gaps remain, and
+content the provider already holds closes both:
+
+- *Racy versions.* On a filesystem with coarse timestamps (FAT's 2 s, many network
+  filesystems, older kernels) an in-place rewrite of the same size within one timestamp tick
+  keeps the tuple. A version observed less than `racy_window_ns` after the file's last
+  change is "racy": the provider remembers a digest of the content it served or wrote at
+  that version, and a guarded mutation that finds the same tuple compares content too.
+- *Metadata-only changes.* `touch`, or a rewrite with identical bytes, changes the tuple but
+  not the content. When the provider remembers the content seen at the expected version
+  and the current content has the same digest, the file is still "at" that version.
+
+Digests are remembered for content the provider read whole (up to `DIGEST_LIMIT` bytes, or
+any size when racy) and for everything it publishes; the memory is a bounded LRU.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from dsh_fs.fs import FsVersion
+
+__all__ = ["DIGEST_LIMIT", "RACY_WINDOW_NS", "ContentDigest", "VersionBook", "digest"]
+
+DIGEST_LIMIT = 4 * 1024 * 1024
+"""Non-racy content is fingerprinted on read only up to this size (sha256 costs ~0.5 ms/MiB
+here); larger files fall back to the stat tuple alone, so a `touch` makes them stale."""
+
+RACY_WINDOW_NS = 3_000_000_000
+"""A version observed within 3 s of the file's last change may hide a same-tick rewrite
+(FAT has 2 s timestamps; network filesystems often 1 s)."""
+
+_MAX_ENTRIES = 4096
+
+
+def digest(data: bytes | bytearray | memoryview) -> bytes:
+    """The content fingerprint (sha256: collision-resistant, hardware-accelerated)."""
+    return hashlib.sha256(data).digest()
+
+
+@dataclass(frozen=True, slots=True)
+class ContentDigest:
+    """What the provider knows of the content at one version."""
+
+    digest: bytes
+    """sha256 of the bytes."""
+    size: int
+    """Their length."""
+    racy: bool
+    """Whether the tuple alone may miss a same-tick rewrite of this version."""
+
+
+class VersionBook:
+    """Mints versions from stat results and remembers content digests per version.
+
+    Args:
+        timestamp_granularity_ns: Resolution of the filesystem's timestamps. Versions
+            truncate mtime and ctime to it; use it for a filesystem that reports finer
+            timestamps than it keeps (and in tests, to fake a coarse one).
+    """
+
+    def __init__(self, timestamp_granularity_ns: int = 1) -> None:
+        if timestamp_granularity_ns < 1:
+            raise ValueError("timestamp_granularity_ns must be at least 1")
+        self._tick = timestamp_granularity_ns
+        self._racy_window = max(RACY_WINDOW_NS, 2 * timestamp_granularity_ns)
+        self._seen: OrderedDict[FsVersion, ContentDigest] = OrderedDict()
+        self._lock = threading.Lock()  # mutations run in worker threads
+
+    def version(self, info: os.stat_result) -> FsVersion:
+        """The version token of a stat result."""
+        tick = self._tick
+        mtime, ctime = info.st_mtime_ns // tick * tick, info.st_ctime_ns // tick * tick
+        return FsVersion(f"{info.st_dev:x}:{info.st_ino:x}:{info.st_size:x}:{mtime:x}:{ctime:x}")
+
+    def is_racy(self, info: os.stat_result) -> bool:
+        """Whether a version observed now could hide a later rewrite in the same tick."""
+        changed = max(info.st_mtime_ns, info.st_ctime_ns)
+        return time.time_ns() - changed < self._racy_window
+
+    def wants_digest(self, info: os.stat_result) -> bool:
+        """Whether a whole read of this file should fingerprint what it reads."""
+        return info.st_size <= DIGEST_LIMIT or self.is_racy(info)
+
+    def remember(self, info: os.stat_result, content_digest: bytes) -> FsVersion:
+        """Record that the content at `info`'s version has `content_digest`; returns it."""
+        version = self.version(info)
+        entry = ContentDigest(content_digest, info.st_size, self.is_racy(info))
+        with self._lock:
+            self._seen[version] = entry
+            self._seen.move_to_end(version)
+            while len(self._seen) > _MAX_ENTRIES:
+                self._seen.popitem(last=False)
+        return version
+
+    def lookup(self, version: FsVersion) -> ContentDigest | None:
+        """The digest remembered for `version`, if any."""
+        with self._lock:
+            return self._seen.get(version)
+
+    def is_current(
+        self, expected: FsVersion, info: os.stat_result, content: Callable[[], bytes]
+    ) -> bool:
+        """Whether the file (stat `info`, bytes from `content()`) is still at `expected`.
+
+        The compare of every compare-and-swap. `content` is called only when the tuple
+        can't decide: a racy match, or a mismatch where the expected content is known.
+        """
+        seen = self.lookup(expected)
+        if self.version(info) == expected:
+            return seen is None or not seen.racy or digest(content()) == seen.digest
+        if seen is None or seen.size != info.st_size:
+            return False
+        return digest(content()) == seen.digest

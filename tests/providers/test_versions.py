@@ -1,0 +1,164 @@
+"""Versions backed by content: racy same-tick rewrites are stale, metadata-only changes are not.
+
+Coarse timestamps are faked with `timestamp_granularity_ns` (the stat tuple is what the
+filesystem would report), since this disk keeps nanoseconds.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from dsh_fs.errors import FsError, FsErrorCode
+from dsh_fs.fs import FsEditRequest, ReplaceIfVersion
+from dsh_fs.providers import LocalFileSystem
+from dsh_fs.providers._versions import DIGEST_LIMIT, VersionBook
+
+pytestmark = pytest.mark.anyio
+
+COARSE = 10**12  # a 1000 s tick: every change below lands in the same tick
+
+
+def rewrite_in_place(path: Path, data: bytes) -> None:
+    """Another program rewriting the file without dsh-fs: same inode, same size."""
+    with path.open("r+b") as f:
+        f.write(data)
+
+
+async def test_same_size_rewrite_in_one_coarse_tick_keeps_the_tuple_but_edit_is_stale(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "a.txt"
+    path.write_bytes(b"alpha\n")
+    fs = LocalFileSystem(tmp_path, timestamp_granularity_ns=COARSE)
+    target = await fs.resolve("a.txt")
+    seen = await fs.stat(target)
+    assert seen is not None
+    assert await fs.read_text(target) == "alpha\n"
+
+    rewrite_in_place(path, b"omega\n")
+    after = await fs.stat(target)
+    assert after is not None
+    assert after.version == seen.version
+
+    with pytest.raises(FsError) as stale:
+        await fs.edit_text(target, FsEditRequest(old_string="a", new_string="b"), seen.version)
+    assert stale.value.code is FsErrorCode.STALE_VERSION
+    with pytest.raises(FsError) as stale_write:
+        await fs.write_text(target, "mine\n", ReplaceIfVersion(seen.version))
+    assert stale_write.value.code is FsErrorCode.STALE_VERSION
+    assert path.read_bytes() == b"omega\n"
+
+
+async def test_same_size_rewrite_after_our_own_write_is_stale_too(tmp_path: Path) -> None:
+    fs = LocalFileSystem(tmp_path, timestamp_granularity_ns=COARSE)
+    target = await fs.resolve("a.txt")
+    written = await fs.write_text(target, "alpha\n")
+    rewrite_in_place(tmp_path / "a.txt", b"omega\n")
+    with pytest.raises(FsError) as stale:
+        await fs.edit_text(target, FsEditRequest(old_string="a", new_string="b"), written.version)
+    assert stale.value.code is FsErrorCode.STALE_VERSION
+
+
+async def test_unchanged_racy_file_is_still_current(tmp_path: Path) -> None:
+    fs = LocalFileSystem(tmp_path, timestamp_granularity_ns=COARSE)
+    target = await fs.resolve("a.txt")
+    written = await fs.write_text(target, "alpha\n")
+    edited = await fs.edit_text(
+        target, FsEditRequest(old_string="alpha", new_string="beta"), written.version
+    )
+    assert (tmp_path / "a.txt").read_text(encoding="utf-8") == "beta\n"
+    assert edited.replacements == 1
+
+
+async def test_touch_after_a_read_is_not_stale(tmp_path: Path) -> None:
+    path = tmp_path / "a.txt"
+    path.write_text("alpha\n", encoding="utf-8")
+    fs = LocalFileSystem(tmp_path)
+    target = await fs.resolve("a.txt")
+    seen = await fs.stat(target)
+    assert seen is not None
+    await fs.read_text(target)
+    os.utime(path, ns=(10**18, 10**18))
+    touched = await fs.stat(target)
+    assert touched is not None
+    assert touched.version != seen.version
+
+    await fs.edit_text(target, FsEditRequest(old_string="alpha", new_string="beta"), seen.version)
+    assert path.read_text(encoding="utf-8") == "beta\n"
+
+
+async def test_identical_rewrite_by_another_program_is_not_stale(tmp_path: Path) -> None:
+    path = tmp_path / "a.txt"
+    path.write_text("alpha\n", encoding="utf-8")
+    fs = LocalFileSystem(tmp_path)
+    target = await fs.resolve("a.txt")
+    seen = await fs.stat(target)
+    assert seen is not None
+    async with fs.stream_text(target) as chunks:
+        assert "".join([chunk async for chunk in chunks]) == "alpha\n"
+    replacement = tmp_path / "other.tmp"
+    replacement.write_text("alpha\n", encoding="utf-8")
+    os.replace(replacement, path)  # a new inode with the same bytes (an editor's save)
+
+    outcome = await fs.write_text(target, "mine\n", ReplaceIfVersion(seen.version))
+    assert outcome.before == "alpha\n"
+    assert path.read_text(encoding="utf-8") == "mine\n"
+
+
+async def test_a_real_change_after_a_touch_is_stale(tmp_path: Path) -> None:
+    path = tmp_path / "a.txt"
+    path.write_text("alpha\n", encoding="utf-8")
+    fs = LocalFileSystem(tmp_path)
+    target = await fs.resolve("a.txt")
+    seen = await fs.stat(target)
+    assert seen is not None
+    await fs.read_text(target)
+    path.write_text("alpha\nextra\n", encoding="utf-8")
+    os.utime(path, ns=(10**18, 10**18))
+    with pytest.raises(FsError) as stale:
+        await fs.edit_text(target, FsEditRequest(old_string="alpha", new_string="b"), seen.version)
+    assert stale.value.code is FsErrorCode.STALE_VERSION
+
+
+def fake_stat(size: int, changed_ns: int) -> os.stat_result:
+    # (mode, ino, dev, nlink, uid, gid, size, atime, mtime, ctime) + the *_ns fields
+    seconds = changed_ns // 10**9
+    return os.stat_result(
+        (0o100644, 7, 1, 1, 0, 0, size, seconds, seconds, seconds)
+        + (float(seconds),) * 3
+        + (changed_ns,) * 3
+    )
+
+
+def test_only_small_or_racy_content_is_fingerprinted_on_read() -> None:
+    book = VersionBook()
+    long_ago = time.time_ns() - 3600 * 10**9
+    assert book.wants_digest(fake_stat(DIGEST_LIMIT, long_ago))
+    assert not book.wants_digest(fake_stat(DIGEST_LIMIT + 1, long_ago))
+    assert book.wants_digest(fake_stat(DIGEST_LIMIT + 1, time.time_ns()))
+    assert not book.is_racy(fake_stat(10, long_ago))
+
+
+def test_without_a_remembered_digest_the_tuple_decides_alone() -> None:
+    book = VersionBook()
+    old = fake_stat(10, time.time_ns() - 3600 * 10**9)
+    touched = fake_stat(10, time.time_ns() - 1800 * 10**9)
+
+    def content() -> bytes:
+        raise AssertionError("content must not be read when nothing is remembered")
+
+    assert book.is_current(book.version(old), old, content)
+    assert not book.is_current(book.version(old), touched, content)
+
+
+def test_coarse_granularity_truncates_the_timestamps_in_versions() -> None:
+    coarse = VersionBook(timestamp_granularity_ns=10**9)
+    assert coarse.version(fake_stat(1, 5 * 10**9 + 1)) == coarse.version(
+        fake_stat(1, 5 * 10**9 + 7)
+    )
+    with pytest.raises(ValueError, match="at least 1"):
+        VersionBook(timestamp_granularity_ns=0)
