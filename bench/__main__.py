@@ -1,0 +1,212 @@
+"""`make bench`: run every workload through dsh-fs and through its raw baseline, print the table.
+
+Usage: ``python -m bench [--quick] [--sizes 1MB,100MB,1GB] [--out bench/results.md]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from bench._data import SIZES, ensure_file, small_file
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Row:
+    """One line of the results table."""
+
+    workload: str
+    ours: dict[str, Any]
+    baseline: dict[str, Any] | None
+    target: str
+    per_call: int = 1
+
+
+def child(spec: dict[str, Any]) -> dict[str, Any]:
+    """Run one workload in a fresh interpreter and return its JSON measurements."""
+    out = subprocess.run(
+        [sys.executable, "-m", "bench._child", json.dumps(spec)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    if out.returncode != 0:
+        raise SystemExit(f"workload {spec} failed:\n{out.stderr}")
+    result: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
+    return result
+
+
+def pair(spec: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """dsh-fs and the baseline, on the same spec."""
+    return child({**spec, "impl": "dsh-fs"}), child({**spec, "impl": "baseline"})
+
+
+def line_count(path: Path) -> int:
+    with path.open("rb") as f:
+        return sum(chunk.count(b"\n") for chunk in iter(lambda: f.read(1 << 20), b""))
+
+
+def fmt_time(seconds: float) -> str:
+    if seconds >= 1:
+        return f"{seconds:.2f} s"
+    if seconds >= 1e-3:
+        return f"{seconds * 1e3:.2f} ms"
+    return f"{seconds * 1e6:.0f} µs"
+
+
+def render(rows: list[Row]) -> str:
+    head = (
+        "| workload | dsh-fs median | dsh-fs min | baseline median | ratio | "
+        "peak RSS growth | target |\n|---|---|---|---|---|---|---|\n"
+    )
+    lines = []
+    for row in rows:
+        ours = statistics.median(row.ours["times"]) / row.per_call
+        ours_min = min(row.ours["times"]) / row.per_call
+        if row.baseline is not None:
+            base = statistics.median(row.baseline["times"]) / row.per_call
+            base_s, ratio = fmt_time(base), f"{ours / base:.2f}×"
+        else:
+            base_s, ratio = "–", "–"
+        rss = f"{row.ours['rss_kib'] / 1024:.1f} MiB"
+        if "p99" in row.ours:
+            base_s = f"p50 {fmt_time(row.ours['p50'])}"
+            ratio = f"p99 {fmt_time(row.ours['p99'])}"
+        lines.append(
+            f"| {row.workload} | {fmt_time(ours)} | {fmt_time(ours_min)} | {base_s} | {ratio} "
+            f"| {rss} | {row.target} |"
+        )
+    return head + "\n".join(lines) + "\n"
+
+
+def machine() -> str:
+    cpu = "unknown CPU"
+    try:
+        for line in Path("/proc/cpuinfo").read_text(encoding="utf-8").splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return (
+        f"{platform.system()} {platform.release()}, {cpu}, {os.cpu_count()} cores, "
+        f"Python {platform.python_version()}"
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
+    parser.add_argument("--sizes", default="1MB,100MB,1GB", help="comma-separated file sizes")
+    parser.add_argument("--quick", action="store_true", help="fewer repeats (a smoke run)")
+    parser.add_argument("--out", default=str(ROOT / "bench" / "results.md"))
+    args = parser.parse_args(argv)
+    sizes = [s for s in args.sizes.split(",") if s]
+    unknown = [s for s in sizes if s not in SIZES]
+    if unknown:
+        parser.error(f"unknown size(s) {unknown}; choose from {list(SIZES)}")
+    scale = 1 if args.quick else 3
+    rows: list[Row] = []
+    started = time.perf_counter()
+
+    for label in sizes:
+        path = ensure_file(label)
+        total = line_count(path)
+        repeats = {"1MB": 10, "100MB": 3, "1GB": 2}[label] * scale
+        for where, offset in (("start", 1), ("middle", total // 2), ("end", max(1, total - 1999))):
+            spec = {"workload": "read", "path": str(path), "offset": offset, "repeats": repeats}
+            ours, base = pair(spec)
+            target = (
+                "≤ 1.25×, RSS ≤ 64 MiB" if label == "1GB" else ("≤ 2×" if label == "1MB" else "")
+            )
+            rows.append(
+                Row(
+                    workload=f"read 2000 lines, {label}, {where}",
+                    ours=ours,
+                    baseline=base,
+                    target=target,
+                )
+            )
+            print(render(rows[-1:]).splitlines()[-1], flush=True)
+        if label in ("1MB", "100MB"):
+            spec = {"workload": "edit", "path": str(path), "repeats": repeats * 2}
+            ours, base = pair(spec)
+            target = "≤ 1.5×" if label == "1MB" else "≤ 1.3×"
+            rows.append(
+                Row(
+                    workload=f"edit one line, {label}",
+                    ours=ours,
+                    baseline=base,
+                    target=f"{target}, RSS ≤ 4× file",
+                )
+            )
+            print(render(rows[-1:]).splitlines()[-1], flush=True)
+        if label == "1MB":
+            spec = {"workload": "write", "path": str(path), "repeats": repeats * 2}
+            ours, base = pair(spec)
+            rows.append(
+                Row(workload="write (replace) 1 MB", ours=ours, baseline=base, target="≤ 1.5×")
+            )
+            print(render(rows[-1:]).splitlines()[-1], flush=True)
+
+    small = small_file()
+    batch = 1000
+    spec = {"workload": "small-read", "path": str(small), "repeats": 5 * scale, "batch": batch}
+    ours, base = pair(spec)
+    rows.append(
+        Row(
+            workload="read a 10-line file (per call)",
+            ours=ours,
+            baseline=base,
+            target="≤ 150 µs, ≤ 10×",
+            per_call=batch,
+        )
+    )
+    print(render(rows[-1:]).splitlines()[-1], flush=True)
+
+    if "1GB" in sizes:
+        big = ensure_file("1GB")
+        spec = {
+            "workload": "responsiveness",
+            "impl": "dsh-fs",
+            "path": str(small),
+            "big_path": str(big),
+            "offset": line_count(big) // 2,
+            "repeats": scale,
+        }
+        rows.append(
+            Row(
+                workload="small read while a 1 GB read streams",
+                ours=child(spec),
+                baseline=None,
+                target="p99 ≤ 50 ms",
+            )
+        )
+        print(render(rows[-1:]).splitlines()[-1], flush=True)
+
+    table = render(rows)
+    report = (
+        f"# dsh-fs benchmark\n\nMachine: {machine()}.\n"
+        f"Run: `make bench` ({'quick' if args.quick else 'full'}), "
+        f"{time.perf_counter() - started:.0f} s. Ratios compare medians taken in this run.\n\n"
+        + table
+    )
+    Path(args.out).write_text(report, encoding="utf-8")
+    print(f"\n{report}\nwritten to {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

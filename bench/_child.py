@@ -1,0 +1,158 @@
+"""One workload, one implementation, in a fresh process: ``python -m bench._child SPEC``.
+
+Prints one JSON object: the per-iteration times in seconds and the peak RSS growth in KiB
+(the rise of ``ru_maxrss`` from just before the workload's first call to its end).
+"""
+
+from __future__ import annotations
+
+import json
+import resource
+import shutil
+import statistics
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from bench import _baselines
+from bench._data import MARKER
+from dsh_fs import Workspace
+
+Spec = dict[str, Any]
+MARKER_ALT = MARKER.replace("unique line", "edited line")
+
+
+def _rss_kib() -> int:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+
+async def _timed(repeats: int, step: Callable[[int], Awaitable[None]]) -> list[float]:
+    times = []
+    for i in range(1, repeats + 1):
+        start = time.perf_counter()
+        await step(i)
+        times.append(time.perf_counter() - start)
+    return times
+
+
+async def _ok(result: Any) -> Any:
+    if result.is_error:
+        raise RuntimeError(result.text)
+    return result
+
+
+async def run(spec: Spec) -> dict[str, Any]:
+    """Run the workload `spec` describes and return its measurements."""
+    workload, impl, repeats = spec["workload"], spec["impl"], spec["repeats"]
+    path = Path(spec["path"])
+    if workload in ("edit", "write"):
+        # Mutating workloads work on a private copy, so the generated data stays pristine.
+        work = path.with_name(f"work-{impl}-{path.name}")
+        shutil.copyfile(path, work)
+        path = work
+    ws = Workspace.local(str(path.parent))
+    session = ws.session()
+    before = _rss_kib()
+    extra: dict[str, Any] = {}
+
+    if workload == "read":
+        offset = spec["offset"]
+        if impl == "dsh-fs":
+            args = {"file_path": str(path), "offset": offset, "limit": 2000}
+
+            async def step(i: int) -> None:
+                await _ok(await session.call("read", args))
+        else:
+
+            async def step(i: int) -> None:
+                _baselines.read_window(path, offset)
+
+    elif workload == "edit":
+        if impl == "dsh-fs":
+            await _ok(await session.call("read", {"file_path": str(path), "limit": 1}))
+
+            async def step(i: int) -> None:
+                old, new = (MARKER, MARKER_ALT) if i % 2 == 0 else (MARKER_ALT, MARKER)
+                args = {"file_path": str(path), "old_string": old, "new_string": new}
+                await _ok(await session.call("edit", args))
+        else:
+
+            async def step(i: int) -> None:
+                old, new = (MARKER, MARKER_ALT) if i % 2 == 0 else (MARKER_ALT, MARKER)
+                _baselines.edit_line(path, old, new)
+
+    elif workload == "write":
+        contents = [path.read_text(encoding="utf-8"), path.read_text(encoding="utf-8") + "# v2\n"]
+        if impl == "dsh-fs":
+            await _ok(await session.call("read", {"file_path": str(path), "limit": 1}))
+
+            async def step(i: int) -> None:
+                args = {"file_path": str(path), "content": contents[(i + 1) % 2]}
+                await _ok(await session.call("write", args))
+        else:
+
+            async def step(i: int) -> None:
+                _baselines.replace_file(path, contents[(i + 1) % 2])
+
+    elif workload == "small-read":
+        batch = spec["batch"]
+        args = {"file_path": str(path)}
+
+        async def step(i: int) -> None:
+            if impl == "dsh-fs":
+                for _ in range(batch):
+                    await _ok(await session.call("read", args))
+            else:
+                for _ in range(batch):
+                    _baselines.read_small(path)
+
+    elif workload == "responsiveness":
+        big = Path(spec["big_path"])
+        latencies: list[float] = []
+        reader = ws.session()
+        big_args = {"file_path": str(big), "offset": spec["offset"], "limit": 2000}
+        small_args = {"file_path": str(path)}
+
+        async def step(i: int) -> None:
+            async with anyio.create_task_group() as tg:
+                done = anyio.Event()
+
+                async def big_reads() -> None:
+                    await _ok(await reader.call("read", big_args))
+                    done.set()
+
+                tg.start_soon(big_reads)
+                while not done.is_set():
+                    start = time.perf_counter()
+                    await _ok(await session.call("read", small_args))
+                    latencies.append(time.perf_counter() - start)
+                    await anyio.sleep(0.001)
+
+        times = await _timed(repeats, step)
+        latencies.sort()
+        extra = {
+            "p50": statistics.median(latencies),
+            "p99": latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))],
+            "samples": len(latencies),
+        }
+        return {"times": times, "rss_kib": _rss_kib() - before, **extra}
+    else:
+        raise SystemExit(f"unknown workload {workload!r}")
+
+    await step(0)  # warm-up: imports, page cache, first observation
+    times = await _timed(repeats, step)
+    await ws.aclose()
+    return {"times": times, "rss_kib": _rss_kib() - before, **extra}
+
+
+def main() -> None:
+    spec = json.loads(sys.argv[1])
+    print(json.dumps(anyio.run(run, spec)))
+
+
+if __name__ == "__main__":
+    main()
