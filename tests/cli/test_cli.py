@@ -109,3 +109,20 @@ def test_demo_prints_the_transcript_exits_0_and_leaves_nothing_behind(tmp_path: 
     assert "re-read the file, then retry" in done.stdout
     assert "refused (FS_SANDBOX_DENIED)" in done.stdout
     assert list(tmp_path.iterdir()) == []
+
+
+def test_schema_piped_into_a_reader_that_is_gone_exits_quietly() -> None:
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # like `dsh-fs schema | head` after head has exited
+    try:
+        child = subprocess.run(
+            [sys.executable, "-m", "dsh_fs", "schema", "--format", "openai"],
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            timeout=60,
+            check=False,
+        )
+    finally:
+        os.close(write_end)
+    assert child.stderr == b""
+    assert child.returncode == 141

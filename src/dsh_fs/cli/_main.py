@@ -264,3 +264,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return exc.code if isinstance(exc.code, int) else 0
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        # The reader went away (`dsh-fs schema | head`): stop quietly, like other CLI tools.
+        # Point stdout at devnull so the interpreter's final flush doesn't raise again.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 141
