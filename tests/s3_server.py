@@ -107,7 +107,7 @@ class S3Server:
         return self._client
 
     def _new_client(self) -> Any:
-        import boto3  # type: ignore[import-untyped]
+        import boto3
 
         return boto3.client(
             "s3",

@@ -10,8 +10,9 @@ import anyio
 import httpx2
 import pytest
 from mcp import Client
-from mcp_testing import make_root
 from mcp_types import TextContent
+
+from .mcp_testing import make_root
 
 pytestmark = pytest.mark.anyio
 

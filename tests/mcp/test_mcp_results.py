@@ -7,10 +7,11 @@ from pathlib import Path
 import anyio
 import pytest
 from mcp import Client
-from mcp_testing import make_root
 
 from dsh_fs import Workspace
 from dsh_fs.mcp import CODE_META_KEY, ERROR_META_KEY, create_server
+
+from .mcp_testing import make_root
 
 pytestmark = pytest.mark.anyio
 

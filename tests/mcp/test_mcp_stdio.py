@@ -11,10 +11,11 @@ import anyio
 import pytest
 from anyio.abc import Process
 from mcp import Client
-from mcp_testing import make_root, stdio_server
 from mcp_types import CallToolResult, TextContent
 
 from dsh_fs import Workspace
+
+from .mcp_testing import make_root, stdio_server
 
 pytestmark = pytest.mark.anyio
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager
-from typing import ClassVar
 
 from ._types import (
     FsCapabilities,
@@ -35,8 +34,10 @@ class FileSystem(ABC):
     Guarded mutations are compare-and-swap operations inside one critical section per target.
     """
 
-    capabilities: ClassVar[FsCapabilities] = FsCapabilities()
-    """What this provider supports (read by the conformance suite and by adapters)."""
+    capabilities: FsCapabilities = FsCapabilities()
+    """What this provider supports (read by the conformance suite and by adapters). A class
+    attribute for most providers; one whose abilities depend on its backend sets it per
+    instance."""
 
     @abstractmethod
     async def resolve(self, path: str, cwd: str | None = None) -> FsTarget:

@@ -117,7 +117,7 @@ class FsspecFileSystem(FileSystem):
         self._digests = _Digests()
         self._errors = backend_error_types()
         # The contract declares capabilities per class; here they depend on the store.
-        self.capabilities = FsCapabilities(  # type: ignore[misc]
+        self.capabilities = FsCapabilities(
             cross_process_guards=self._store.cross_process_guards,
             directories=self._store.directories,
         )

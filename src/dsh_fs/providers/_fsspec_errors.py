@@ -37,7 +37,7 @@ def backend_error_types() -> tuple[type[BaseException], ...]:
     """The exception types a backend call may raise that `translate` understands."""
     types: list[type[BaseException]] = [OSError]
     try:
-        from botocore.exceptions import (  # type: ignore[import-untyped]
+        from botocore.exceptions import (
             BotoCoreError,
             ClientError,
         )

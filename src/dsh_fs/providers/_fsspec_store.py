@@ -320,7 +320,7 @@ class S3Store(Store):
         return await getattr(client, method)(**kwargs, **self.fs.req_kw)
 
     async def _get(self, bucket: str, key: str, limit: int | None) -> Blob | None:
-        from botocore.exceptions import ClientError  # type: ignore[import-untyped]
+        from botocore.exceptions import ClientError
 
         try:
             out = await self._client_call("get_object", Bucket=bucket, Key=key)

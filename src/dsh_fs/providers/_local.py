@@ -22,7 +22,7 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager, context
 from contextvars import ContextVar
 from functools import partial
 from pathlib import Path
-from typing import ClassVar, Literal
+from typing import Literal
 
 import anyio
 from anyio import to_thread
@@ -114,7 +114,7 @@ class LocalFileSystem(FileSystem):
     the process may set them.
     """
 
-    capabilities: ClassVar[FsCapabilities] = FsCapabilities(
+    capabilities: FsCapabilities = FsCapabilities(
         symlinks=True, special_files=True, posix_modes=True, cross_process_guards=True
     )
 

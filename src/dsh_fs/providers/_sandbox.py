@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, contextmanager
-from typing import ClassVar, Literal, TypeAlias, get_args
+from typing import Literal, TypeAlias, get_args
 
 from dsh_fs.errors import FsError, FsErrorCode
 from dsh_fs.fs import (
@@ -94,7 +94,7 @@ class SandboxFileSystem(FileSystem):
     - the fence covers this provider only, not other tools (a shell) an agent may have.
     """
 
-    capabilities: ClassVar[FsCapabilities] = LocalFileSystem.capabilities
+    capabilities: FsCapabilities = LocalFileSystem.capabilities
 
     def __init__(
         self,
