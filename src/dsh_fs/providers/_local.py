@@ -305,7 +305,7 @@ class LocalFileSystem(FileSystem):
                         self._versions.is_current(expected, prior_info, content)
                     ):
                         raise messages.edit_stale(display)
-                    before = _decode(content(), "edit", display)
+                    before = content.text("edit", display)
                 finally:
                     os.close(fd)
                 after, count = apply_edit(before, edit, display)
@@ -393,6 +393,13 @@ class _LazyContent:
             self._data = _read_fd(self._fd, self._size_hint)
         return self._data
 
+    def text(self, verb: Verb, display: str) -> str:
+        """The content as text. Read now, it fails at the first binary or non-UTF-8 chunk:
+        an edit of a 5 GiB sparse file must not load 5 GiB of NULs first."""
+        if self._data is not None:
+            return _decode(self._data, verb, display)
+        return _read_text_fd(self._fd, self._size_hint, verb, display)
+
 
 def _unchanged(fd: int, info: os.stat_result) -> bool:
     """Whether the open file still has the stat it was opened with (nothing wrote meanwhile)."""
@@ -466,6 +473,23 @@ def _read_fd(fd: int, size_hint: int) -> bytes:
         if not chunk:
             return b"".join(chunks)
         chunks.append(chunk)
+
+
+def _read_text_fd(fd: int, size_hint: int, verb: Verb, display: str) -> str:
+    """The rest of the file as strict UTF-8 text, read and checked chunk by chunk."""
+    decoder = codecs.getincrementaldecoder("utf-8")("strict")
+    parts: list[str] = []
+    want = min(max(size_hint + 1, 64 * 1024), STREAM_CHUNK_SIZE)
+    while True:
+        chunk = os.read(fd, want)
+        if b"\0" in chunk:
+            raise messages.binary_file(verb, display)
+        try:
+            parts.append(decoder.decode(chunk, not chunk))
+        except UnicodeDecodeError as exc:
+            raise messages.invalid_utf8(verb, display) from exc
+        if not chunk:
+            return "".join(parts)
 
 
 def _decode(data: bytes, verb: Verb, display: str) -> str:
