@@ -564,11 +564,23 @@ def _list_dir(key: str, display: str) -> list[FsDirEntry]:
 
 
 def _make_parents(parent: str) -> None:
-    try:
-        os.makedirs(parent, exist_ok=True)
-    except FileExistsError as exc:
-        # `parent` exists but is not a directory.
-        raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), parent) from exc
+    """`os.makedirs(parent, exist_ok=True)` without recursion: `makedirs` recurses once per
+    missing component, so a path of thousands of them was a `RecursionError`, not an errno."""
+    pending = [parent]
+    while pending:
+        path = pending[-1]
+        try:
+            os.mkdir(path)
+        except FileNotFoundError:
+            above = os.path.dirname(path)
+            if above == path:
+                raise
+            pending.append(above)
+            continue
+        except FileExistsError as exc:
+            if not os.path.isdir(path):
+                raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), path) from exc
+        pending.pop()
 
 
 @contextmanager
