@@ -2,19 +2,24 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from dsh_fs.errors import FsError, FsErrorCode
 from dsh_fs.fs import FS, FS_OBSERVED, Absent, FsFileType, FsObserved, Present, messages
-from dsh_fs.runtime import Context, ToolExecution
+from dsh_fs.runtime import Context, ToolArgumentError, ToolExecution
 
-from ._arguments import ReadArguments
+from ._arguments import ReadArguments, parse
 from ._base import FsTool, session_cwd
 from ._render import render_read
 from ._values import ReadValue
 from ._window import MAX_LINE_CHARS, MAX_LINES, LineWindow
 
-__all__ = ["DESCRIPTION", "PROMPT", "WHOLE_READ_BYTES", "ReadTool"]
+__all__ = ["DESCRIPTION", "MAX_OFFSET", "PROMPT", "WHOLE_READ_BYTES", "ReadTool"]
+
+MAX_OFFSET = 2**63 - 1
+"""Largest `offset` accepted. No file has more lines, and a JSON integer of thousands of
+digits could not even be shown in the out-of-range message (Python refuses to print it)."""
 
 WHOLE_READ_BYTES = 64 * 1024
 """Files up to this size (by the read's `stat`) are read with one `read_text` instead of a
@@ -45,6 +50,17 @@ class ReadTool(FsTool[ReadArguments, ReadValue]):
     name = "read"
     description = DESCRIPTION
     arguments = ReadArguments
+
+    def parse_arguments(self, raw: Mapping[str, Any]) -> ReadArguments:
+        """Validate strictly; `offset` is at most `MAX_OFFSET`.
+
+        Raises:
+            ToolArgumentError: the arguments do not fit the schema.
+        """
+        args = parse(ReadArguments, raw)
+        if args.offset > MAX_OFFSET:
+            raise ToolArgumentError(f"offset must be less than or equal to {MAX_OFFSET}")
+        return args
 
     async def run(
         self, context: Context, execution: ToolExecution, args: ReadArguments
