@@ -48,8 +48,14 @@ def run_and_kill(workspace: Path, files: dict[str, int], rng: random.Random) -> 
         time.sleep(rng.uniform(0, 0.004))
     finally:
         os.kill(child.pid, signal.SIGKILL)
-        rest, err = child.communicate(timeout=60)
-    lines.extend(rest.splitlines(keepends=True))
+        child.wait(timeout=60)
+    # Drain through the same text wrapper: `communicate()` would read the raw pipe and miss
+    # lines the wrapper has already buffered. The child is dead, so both reads end.
+    lines.extend(child.stdout.read().splitlines(keepends=True))
+    assert child.stderr is not None
+    err = child.stderr.read()
+    child.stdout.close()
+    child.stderr.close()
     assert child.returncode == -signal.SIGKILL, f"publisher failed on its own:\n{err}"
     return [line.strip() for line in lines if line.endswith("\n")]
 
@@ -98,8 +104,10 @@ def test_sigkill_at_random_moments_never_leaves_a_torn_or_stray_file(
     rng = random.Random(20261130)
     history: History = {}
     residue_seen = 0
+    mid_publication = 0
     for _ in range(kills):
         record(run_and_kill(tmp_path, files, rng), history)
+        mid_publication += any(begun > done for done, begun in history.values())
         check_files(tmp_path, files, history)
         assert stray_entries(tmp_path, files) == []
         residue_seen = max(residue_seen, len(staging_dirs(tmp_path)))
@@ -110,7 +118,11 @@ def test_sigkill_at_random_moments_never_leaves_a_torn_or_stray_file(
 
     anyio.run(sweep)
     assert staging_dirs(tmp_path) == []
-    print(f"kills={kills} residue_max={residue_seen} history={history}")
+    published = sum(done + 1 for done, _ in history.values())
+    print(
+        f"kills={kills} mid_publication={mid_publication} generations={published} "
+        f"residue_max={residue_seen}"
+    )
 
 
 def test_staging_of_a_live_owner_is_never_swept(tmp_path: Path) -> None:
