@@ -51,7 +51,7 @@ from dsh_fs.fs import (
 
 from ._oserrors import invalid_path, translate
 from ._staging import STAGE_PREFIX, new_stage_dir, sweep_stage_dirs
-from ._versions import VersionBook, digest
+from ._versions import Published, RecentlyPublished, VersionBook, digest
 
 __all__ = ["STAGE_PREFIX", "STREAM_CHUNK_SIZE", "LocalFileSystem", "publish_guard"]
 
@@ -129,6 +129,7 @@ class LocalFileSystem(FileSystem):
         self._locks = _TargetLocks()
         self._new_file_mode = 0o666 & ~_process_umask()
         self._versions = VersionBook(timestamp_granularity_ns)
+        self._recent = RecentlyPublished()
         self._swept: set[str] = set()
 
     @property
@@ -299,11 +300,14 @@ class LocalFileSystem(FileSystem):
                         if isinstance(expected, CreateIfAbsent):
                             raise messages.overwrite_unobserved(display)
                         prior_bytes = _LazyContent(fd, prior_info.st_size)
+                        ours = self._ours(key, prior_info, prior_bytes)
                         if isinstance(expected, ReplaceIfVersion) and not (
-                            self._versions.is_current(expected.version, prior_info, prior_bytes)
+                            self._is_current(expected.version, prior_info, prior_bytes, ours)
                         ):
                             raise messages.write_stale(display)
-                        if prior_info.st_size <= BEFORE_LIMIT:
+                        if ours is not None:
+                            before = ours.text
+                        elif prior_info.st_size <= BEFORE_LIMIT:
                             before = _decode_or_none(prior_bytes())
                     finally:
                         os.close(fd)
@@ -312,9 +316,11 @@ class LocalFileSystem(FileSystem):
                 )
         except OSError as exc:
             raise translate(exc, "write", display) from exc
+        version = self._versions.remember(published, digest(data))
+        self._recent.keep(key, version, data, content)
         return FsWriteOutcome(
             operation="create" if prior_info is None else "update",
-            version=self._versions.remember(published, digest(data)),
+            version=version,
             before=before,
             after=content,
         )
@@ -334,11 +340,12 @@ class LocalFileSystem(FileSystem):
                     # The version check comes before matching: a stale edit is stale, never
                     # a match error.
                     content = _LazyContent(fd, prior_info.st_size)
+                    ours = self._ours(key, prior_info, content)
                     if expected is not None and not (
-                        self._versions.is_current(expected, prior_info, content)
+                        self._is_current(expected, prior_info, content, ours)
                     ):
                         raise messages.edit_stale(display)
-                    before = content.text("edit", display)
+                    before = ours.text if ours is not None else content.text("edit", display)
                 finally:
                     os.close(fd)
                 after, count = apply_edit(before, edit, display)
@@ -349,12 +356,31 @@ class LocalFileSystem(FileSystem):
                 published = self._publish(key, display, data, prior_info, dir_fd, no_replace=False)
         except OSError as exc:
             raise translate(exc, "edit", display) from exc
+        version = self._versions.remember(published, digest(data))
+        self._recent.keep(key, version, data, after)
         return FsEditOutcome(
-            version=self._versions.remember(published, digest(data)),
+            version=version,
             before=before,
             after=after,
             replacements=count,
         )
+
+    def _ours(self, key: str, info: os.stat_result, content: _LazyContent) -> Published | None:
+        """What this provider published last at `key`, if the file still holds exactly that."""
+        return self._recent.match(key, self._versions.version(info), content)
+
+    def _is_current(
+        self,
+        expected: FsVersion,
+        info: os.stat_result,
+        content: _LazyContent,
+        ours: Published | None,
+    ) -> bool:
+        """`VersionBook.is_current`; when the file holds what we published at `expected`
+        (bytes compared), that answers it without hashing."""
+        if ours is not None and ours.version == expected:
+            return True
+        return self._versions.is_current(expected, info, content)
 
     def _publish(
         self,
