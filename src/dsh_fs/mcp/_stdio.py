@@ -10,6 +10,8 @@ Anything else (a terminal, a file) falls back to the SDK's transport.
 from __future__ import annotations
 
 import contextlib
+import fcntl
+import json
 import os
 import stat
 import sys
@@ -24,6 +26,24 @@ from mcp.shared.message import SessionMessage
 __all__ = ["stdio_streams"]
 
 
+_PIPE_SIZE = 1 << 20
+"""Bytes read at once, and the capacity asked of the pipes (Linux's default limit for
+unprivileged processes, ``/proc/sys/fs/pipe-max-size``)."""
+
+
+_JSON_LOADS_BYTES = 1 << 16
+"""Lines longer than this are parsed with `json.loads` (see `_parse`)."""
+
+
+def _widen_pipe(fd: int) -> None:
+    """Ask for a 1 MiB pipe buffer (Linux): a 1 MB `write` then crosses in a few reads and
+    wake-ups instead of 16+ of 64 KiB each. Best effort: other systems keep their size."""
+    set_size = getattr(fcntl, "F_SETPIPE_SZ", None)
+    if set_size is not None and stat.S_ISFIFO(os.fstat(fd).st_mode):
+        with contextlib.suppress(OSError):
+            fcntl.fcntl(fd, set_size, _PIPE_SIZE)
+
+
 def _is_pipe(fd: int) -> bool:
     try:
         mode = os.fstat(fd).st_mode
@@ -32,23 +52,46 @@ def _is_pipe(fd: int) -> bool:
     return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
 
 
+def _parse(line: bytes) -> types.JSONRPCMessage:
+    """One JSON-RPC message. A long line is parsed by `json.loads`, then validated as Python
+    data: pydantic's JSON path took ~4.0 ms for a 1 MB `write` message, this ~2.1 ms; under
+    64 KiB the JSON path is the faster one (~6 vs ~9 µs). A line `json.loads` refuses goes
+    through the JSON path too, so a parse error is reported the same way."""
+    if len(line) > _JSON_LOADS_BYTES:
+        try:
+            data = json.loads(line)
+        except ValueError:
+            pass
+        else:
+            return types.jsonrpc_message_adapter.validate_python(data, by_name=False)
+    return types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+
+
 async def _read_lines(fd: int, send: ObjectSendStream[SessionMessage | Exception]) -> None:
-    pending = b""
+    # The unfinished line's pieces, joined once its newline arrives: re-joining and
+    # re-splitting the whole prefix per read made a 1 MB `write` message quadratic
+    # (~25% of its round trip, py-spy).
+    pending: list[bytes] = []
     async with send:
         while True:
             await anyio.wait_readable(fd)
             try:
-                chunk = os.read(fd, 1 << 16)
+                chunk = os.read(fd, _PIPE_SIZE)
             except BlockingIOError:
                 continue
             if not chunk:
                 return
-            *lines, pending = (pending + chunk).split(b"\n")
+            if b"\n" not in chunk:
+                pending.append(chunk)
+                continue
+            pending.append(chunk)
+            *lines, rest = b"".join(pending).split(b"\n")
+            pending = [rest] if rest else []
             for line in lines:
                 if not line.strip():
                     continue
                 try:
-                    message = types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+                    message = _parse(line)
                 except Exception as exc:  # answered by the caller as a protocol error
                     await send.send(exc)
                     continue
@@ -88,6 +131,8 @@ async def stdio_streams() -> AsyncIterator[
     os.dup2(null, 0)
     os.dup2(2, 1)
     os.close(null)
+    _widen_pipe(wire_in)
+    _widen_pipe(wire_out)
     os.set_blocking(wire_in, False)
     os.set_blocking(wire_out, False)
     in_send, in_receive = anyio.create_memory_object_stream[SessionMessage | Exception](0)
