@@ -8,6 +8,10 @@ from pathlib import Path
 
 __all__ = ["edit_line", "read_small", "read_window", "replace_file"]
 
+_sync_directory = False
+"""Set by ``impl: baseline+dirsync``: also fsync the directory after `os.replace` (what
+SPEC §3 requires of dsh-fs, so the rename itself survives a power loss)."""
+
 _CHUNK = 1 << 20
 
 
@@ -71,3 +75,9 @@ def _publish(path: Path, content: str) -> None:
         f.flush()
         os.fsync(f.fileno())
     os.replace(tmp, path)
+    if _sync_directory:
+        fd = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)

@@ -48,6 +48,9 @@ async def _ok(result: Any) -> Any:
 async def run(spec: Spec) -> dict[str, Any]:
     """Run the workload `spec` describes and return its measurements."""
     workload, impl, repeats = spec["workload"], spec["impl"], spec["repeats"]
+    if impl == "baseline+dirsync":
+        _baselines._sync_directory = True
+        impl = "baseline"
     path = Path(spec["path"])
     if workload in ("edit", "write"):
         # Mutating workloads work on a private copy, so the generated data stays pristine.
