@@ -9,7 +9,6 @@ fsspec API in a worker thread; s3fs's own event loop serves it from there.
 
 from __future__ import annotations
 
-import codecs
 import hashlib
 import threading
 from collections import OrderedDict
@@ -44,7 +43,9 @@ from dsh_fs.fs import (
 
 from ._fsspec_errors import backend_error_types, translate
 from ._fsspec_store import DIRECTORY_VERSION, Blob, Store, is_content_version, store_for
+from ._locks import TargetLocks
 from ._oserrors import invalid_path
+from ._text import ChunkDecoder, decode_or_none, decode_text, encode_text
 
 __all__ = ["BEFORE_LIMIT", "STREAM_CHUNK_SIZE", "FsspecFileSystem"]
 
@@ -113,7 +114,7 @@ class FsspecFileSystem(FileSystem):
         # Keep the user's spelling (`memory://ws`, `file:///srv/ws`): it is what they see.
         self._root_lead = "/" if rest.startswith("/") else ""
         self._root_url = self._url(())
-        self._locks = _TargetLocks()
+        self._locks = TargetLocks()
         self._digests = _Digests()
         self._errors = backend_error_types()
         # The contract declares capabilities per class; here they depend on the store.
@@ -267,7 +268,7 @@ class FsspecFileSystem(FileSystem):
         if blob is None:
             raise messages.not_found("read", target.display_path)
         assert blob.data is not None
-        text = _decode(blob.data, "read", target.display_path)
+        text = decode_text(blob.data, "read", target.display_path)
         self._digests.record(target, blob.version, blob.data)
         return text
 
@@ -341,7 +342,7 @@ class FsspecFileSystem(FileSystem):
         self, target: FsTarget, content: str, expected: WriteGuard | None
     ) -> tuple[Literal["create", "update"], FsVersion, str | None]:
         display, path = target.display_path, self._path(target)
-        data = _encode(content, "write", display)
+        data = encode_text(content, "write", display)
         prior = self._store.read(path, BEFORE_LIMIT)
         if prior is None:
             if isinstance(expected, ReplaceIfVersion):
@@ -359,7 +360,7 @@ class FsspecFileSystem(FileSystem):
             raise messages.write_stale(display)
         version = self._store.put(path, data, if_match=prior.version if guarded else None)
         self._digests.record(target, version, data)
-        before = _decode_or_none(prior.data) if prior.data is not None else None
+        before = decode_or_none(prior.data) if prior.data is not None else None
         return "update", version, before
 
     def _edit_locked(
@@ -373,9 +374,9 @@ class FsspecFileSystem(FileSystem):
         if expected is not None and not self._is_current(target, expected, prior):
             raise messages.edit_stale(display)
         assert prior.data is not None
-        before = _decode(prior.data, "edit", display)
+        before = decode_text(prior.data, "edit", display)
         after, count = apply_edit(before, edit, display)
-        data = _encode(after, "edit", display)
+        data = encode_text(after, "edit", display)
         # Even an unguarded edit is a read-modify-write: publish only over what was read.
         version = self._store.put(path, data, if_match=prior.version)
         self._digests.record(target, version, data)
@@ -392,31 +393,6 @@ class FsspecFileSystem(FileSystem):
 
 
 # --- text ------------------------------------------------------------------------------------
-
-
-def _decode(data: bytes, verb: messages.Verb, display: str) -> str:
-    if b"\0" in data:
-        raise messages.binary_file(verb, display)
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise messages.invalid_utf8(verb, display) from exc
-
-
-def _decode_or_none(data: bytes) -> str | None:
-    if b"\0" in data:
-        return None
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        return None
-
-
-def _encode(text: str, verb: messages.Verb, display: str) -> bytes:
-    try:
-        return text.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        raise messages.invalid_utf8(verb, display) from exc
 
 
 def _normalize(
@@ -445,7 +421,7 @@ class _TextChunks:
         self._owner = owner
         self._stream = stream
         self._display = display
-        self._decoder = codecs.getincrementaldecoder("utf-8")("strict")
+        self._decoder = ChunkDecoder("read", display)
         self._done = False
         self._closed = False
 
@@ -468,43 +444,18 @@ class _TextChunks:
         if self._closed:
             raise RuntimeError("stream_text iterated after its block was left")
         data = self._stream.read(STREAM_CHUNK_SIZE)
-        if b"\0" in data:
-            self._done = True
-            raise messages.binary_file("read", self._display)
         final = not data
         try:
             text = self._decoder.decode(data, final)
-        except UnicodeDecodeError as exc:
+        except FsError:
             self._done = True
-            raise messages.invalid_utf8("read", self._display) from exc
+            raise
         if final:
             self._done = True
         return text
 
 
 # --- in-process state ---------------------------------------------------------------------
-
-
-class _TargetLocks:
-    """One `anyio.Lock` per target key, dropped once nobody holds or awaits it."""
-
-    def __init__(self) -> None:
-        self._entries: dict[str, tuple[anyio.Lock, list[int]]] = {}
-
-    @asynccontextmanager
-    async def hold(self, key: str) -> AsyncIterator[None]:
-        entry = self._entries.get(key)
-        if entry is None:
-            entry = self._entries[key] = (anyio.Lock(), [0])
-        lock, users = entry
-        users[0] += 1
-        try:
-            async with lock:
-                yield
-        finally:
-            users[0] -= 1
-            if users[0] == 0:
-                del self._entries[key]
 
 
 class _Digests:

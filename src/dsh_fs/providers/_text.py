@@ -1,0 +1,76 @@
+"""Strict UTF-8 for every provider: one definition of "text", with the exact messages.
+
+A file is text when it has no NUL byte and decodes as UTF-8 (a BOM is kept as U+FEFF).
+"""
+
+from __future__ import annotations
+
+import codecs
+
+from dsh_fs.fs import messages
+
+__all__ = ["ChunkDecoder", "decode_or_none", "decode_text", "encode_text"]
+
+
+def decode_text(data: bytes, verb: messages.Verb, display: str) -> str:
+    """`data` as text.
+
+    Raises:
+        FsError: `FS_NOT_TEXT` (``binary file`` or ``invalid UTF-8 text``).
+    """
+    if b"\0" in data:
+        raise messages.binary_file(verb, display)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise messages.invalid_utf8(verb, display) from exc
+
+
+def decode_or_none(data: bytes) -> str | None:
+    """`data` as text, or None when it is not text (a write's `before` of a binary file)."""
+    if b"\0" in data:
+        return None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def encode_text(text: str, verb: messages.Verb, display: str) -> bytes:
+    """`text` as UTF-8 bytes.
+
+    Raises:
+        FsError: `FS_NOT_TEXT` for text that has no UTF-8 form (a lone surrogate).
+    """
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise messages.invalid_utf8(verb, display) from exc
+
+
+class ChunkDecoder:
+    """Decodes a byte stream chunk by chunk with the semantics of `decode_text`.
+
+    A multi-byte character split across chunks decodes correctly; a NUL or an invalid
+    sequence raises as soon as its chunk arrives.
+    """
+
+    __slots__ = ("_decoder", "_display", "_verb")
+
+    def __init__(self, verb: messages.Verb, display: str) -> None:
+        self._decoder = codecs.getincrementaldecoder("utf-8")("strict")
+        self._verb: messages.Verb = verb
+        self._display = display
+
+    def decode(self, data: bytes, final: bool = False) -> str:
+        """The text of `data` (plus any character completed by it); `final` at EOF.
+
+        Raises:
+            FsError: `FS_NOT_TEXT`.
+        """
+        if b"\0" in data:
+            raise messages.binary_file(self._verb, self._display)
+        try:
+            return self._decoder.decode(data, final)
+        except UnicodeDecodeError as exc:
+            raise messages.invalid_utf8(self._verb, self._display) from exc
