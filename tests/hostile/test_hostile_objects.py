@@ -247,20 +247,33 @@ async def test_a_file_truncated_and_regrown_while_read_gives_a_result_that_canno
     real_read = os.read
     reads = [0]
 
-    def read_then_rewrite(fd: int, size: int) -> bytes:
-        data = real_read(fd, size)
+    real_preadv = os.preadv
+
+    def rewrite_after_first_read(fd: int) -> None:
         if os.fstat(fd).st_ino == inode:
             reads[0] += 1
             if reads[0] == 1:  # in place, as a logger or `>` would: same inode
                 with path.open("r+", encoding="utf-8") as handle:
                     handle.truncate(0)
                     handle.write(new)
+
+    def read_then_rewrite(fd: int, size: int) -> bytes:
+        data = real_read(fd, size)
+        rewrite_after_first_read(fd)
         return data
 
+    def preadv_then_rewrite(fd: int, buffers: list[bytearray], offset: int, *flags: int) -> int:
+        count = real_preadv(fd, buffers, offset, *flags)
+        rewrite_after_first_read(fd)
+        return count
+
     session = workspace.session()
+    # The local stream reads with `os.preadv` (RWF_NOWAIT on the loop) where it can.
     monkeypatch.setattr(os, "read", read_then_rewrite)
+    monkeypatch.setattr(os, "preadv", preadv_then_rewrite)
     read = await call(session, "read", file_path="log.txt", limit=3)
     monkeypatch.setattr(os, "read", real_read)
+    monkeypatch.setattr(os, "preadv", real_preadv)
 
     assert not read.is_error, read.text
     assert read.value is not None
