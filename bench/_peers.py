@@ -245,18 +245,23 @@ def render_peers(rows: list[PeerRow]) -> str:
     head = "| workload | dsh-fs (MCP stdio) | " + " | ".join(names) + " |\n"
     head += "|---" * (2 + len(names)) + "|\n"
     lines = []
+    notes: dict[str, int] = {}  # long reasons, shown once below the table
     for row in rows:
         ours = statistics.median(row.ours)
         cells = []
         for name in names:
             result = row.peers.get(name, "–")
-            if isinstance(result, str):
+            if isinstance(result, str) and len(result) > 50:
+                number = notes.setdefault(result, len(notes) + 1)
+                cells.append(f"n/a ({number})")
+            elif isinstance(result, str):
                 cells.append(result)
             else:
                 theirs = statistics.median(result)
                 cells.append(f"{_fmt(theirs)} ({theirs / ours:.1f}× dsh-fs)")
         lines.append(f"| {row.workload} | {_fmt(ours)} | " + " | ".join(cells) + " |")
-    return head + "\n".join(lines) + "\n"
+    footer = "".join(f"\n({number}) {reason}\n" for reason, number in notes.items())
+    return head + "\n".join(lines) + "\n" + footer
 
 
 if __name__ == "__main__":  # pragma: no cover - a manual smoke run
