@@ -23,6 +23,8 @@ __all__ = ["apply_edit", "dominant_line_ending"]
 
 def dominant_line_ending(text: str) -> str:
     """``"\\r\\n"`` when CRLF endings outnumber bare LF endings, else ``"\\n"``."""
+    if "\r" not in text:
+        return "\n"
     crlf = text.count("\r\n")
     if crlf == 0:
         return "\n"
@@ -38,7 +40,9 @@ def apply_edit(text: str, edit: FsEditRequest, display_path: str) -> tuple[str, 
     """
     old = edit.old_string.replace("\r\n", "\n")
     new = edit.new_string.replace("\r\n", "\n")
-    has_crlf = "\r\n" in text
+    # One-character search first: `in` for a two-character needle is ~10x slower on text
+    # stored two bytes per character (measured: ~100 ms vs ~8 ms on a 100 MB file).
+    has_crlf = "\r" in text and "\r\n" in text
     if has_crlf and dominant_line_ending(text) == "\r\n":
         new = new.replace("\n", "\r\n")
 
