@@ -1,0 +1,149 @@
+"""`stream_text` of the local provider: decoded chunks in bounded memory, read on the event
+loop while the page cache has them."""
+
+from __future__ import annotations
+
+import codecs
+import errno
+import hashlib
+import os
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+import anyio.lowlevel
+from anyio import to_thread
+
+from dsh_fs.fs import messages
+
+from ._oserrors import translate
+from ._posix import open_regular, unchanged
+from ._versions import VersionBook
+
+__all__ = ["STREAM_CHUNK_SIZE", "TextChunks", "stream_text"]
+
+STREAM_CHUNK_SIZE = 1024 * 1024
+"""Bytes per `stream_text` read, into one reused buffer. Measured (100 MiB, tool-level read):
+256 KiB and 512 KiB chunks cost more per byte in loop turns, 2 MiB ones fell out of the
+CPU caches (a decoded chunk holding non-BMP characters takes 4 bytes per character)."""
+
+
+@asynccontextmanager
+async def stream_text(
+    key: str, display: str, chunk_size: int, versions: VersionBook
+) -> AsyncIterator[TextChunks]:
+    fd, info = await to_thread.run_sync(open_regular, key, "read", display)
+    chunks = TextChunks(fd, display, chunk_size, info, versions)
+    try:
+        yield chunks
+    finally:
+        chunks.close()
+
+
+_RWF_NOWAIT: int | None = getattr(os, "RWF_NOWAIT", None)
+
+
+class TextChunks:
+    """Decoded chunks of an open file, read on the event loop while the page cache has them.
+
+    Each chunk is first read with ``RWF_NOWAIT`` (Linux): the kernel copies what is cached
+    and refuses (EAGAIN) rather than wait for the disk; only then does the read go to a
+    worker thread. Decoding runs on the loop.
+
+    Measured reason (2 cores, 100 MiB, window in the middle; the validating baseline reads,
+    decodes and counts in ~145 ms): with a worker-thread hop per chunk, or a read-ahead
+    task, the stream took ~210 ms, ~0.5 ms per chunk going to hops and GIL hand-offs
+    between the two threads rather than to work. A decode holds the loop ~1.2 ms per MiB
+    chunk (~4 ms for 4-byte characters), far inside the 50 ms p99 a concurrent small read
+    is allowed; a cold disk never blocks it.
+
+    A whole stream of a file small enough (or racy enough) is fingerprinted on the way, so
+    its version can be backed by content like a `read_text`'s.
+    """
+
+    def __init__(
+        self, fd: int, display: str, chunk_size: int, info: os.stat_result, versions: VersionBook
+    ) -> None:
+        self._fd = fd
+        self._display = display
+        self._buffer = bytearray(chunk_size + 3)  # room for a carried partial character
+        self._offset = 0
+        self._info = info
+        self._versions = versions
+        self._hash = hashlib.sha256() if versions.wants_digest(info) else None
+        # An unfinished character's bytes, moved to the buffer's start for the next read.
+        # `codecs.utf_8_decode` on the buffer itself: an incremental decoder first copies
+        # each chunk onto its leftover (~1.43 vs ~1.17 ms per MiB, measured).
+        self._carry = 0
+        self._nowait = _RWF_NOWAIT
+        self._done = False
+        self._closed = False
+
+    def __aiter__(self) -> TextChunks:
+        return self
+
+    async def __anext__(self) -> str:
+        while not self._done:
+            count = self._read_cached()
+            if count is None:
+                count = await to_thread.run_sync(self._read_waiting)
+            else:
+                await anyio.lowlevel.checkpoint()  # other tasks run between chunks
+            if self._closed:
+                break  # the block that opened the stream was left meanwhile
+            text = self._decode(count)
+            if text:
+                return text
+        raise StopAsyncIteration
+
+    def close(self) -> None:
+        if not self._closed:
+            self._closed = True
+            self._done = True
+            os.close(self._fd)
+
+    def _read_cached(self) -> int | None:
+        """Bytes read into the buffer without waiting for the disk; None: it would wait."""
+        if self._nowait is None or self._closed:
+            return None
+        try:
+            return os.preadv(self._fd, [self._free()], self._offset, self._nowait)
+        except BlockingIOError:
+            return None
+        except OSError as exc:
+            if exc.errno in (errno.EOPNOTSUPP, errno.EINVAL):
+                self._nowait = None  # this filesystem can't; wait in a thread from now on
+                return None
+            raise translate(exc, "read", self._display) from exc
+
+    def _read_waiting(self) -> int:
+        if self._closed:
+            return 0  # the fd may belong to another file by now
+        try:
+            return os.preadv(self._fd, [self._free()], self._offset)
+        except OSError as exc:
+            raise translate(exc, "read", self._display) from exc
+
+    def _free(self) -> memoryview:
+        return memoryview(self._buffer)[self._carry :]
+
+    def _decode(self, count: int) -> str:
+        carry, end = self._carry, self._carry + count
+        self._offset += count
+        if self._buffer.find(0, carry, end) != -1:
+            self._done = True
+            raise messages.binary_file("read", self._display)
+        if self._hash is not None:
+            self._hash.update(memoryview(self._buffer)[carry:end])
+        final = count == 0
+        try:
+            text, used = codecs.utf_8_decode(memoryview(self._buffer)[:end], "strict", final)
+        except UnicodeDecodeError as exc:
+            self._done = True
+            raise messages.invalid_utf8("read", self._display) from exc
+        self._carry = end - used
+        self._buffer[: self._carry] = self._buffer[used:end]
+        if final:
+            self._done = True
+            if self._hash is not None and unchanged(self._fd, self._info):
+                self._versions.remember(self._info, self._hash.digest())
+        return text
