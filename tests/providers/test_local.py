@@ -14,6 +14,7 @@ import textwrap
 from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -183,6 +184,40 @@ async def test_permission_denied_is_reported_for_reads_and_writes() -> None:
         remove_tree(root)
 
 
+async def test_a_read_only_file_in_a_writable_directory_is_not_replaced() -> None:
+    # An atomic replace needs only the directory's permission; dsh-fs asks for the file's,
+    # as an in-place write would.
+    root = Path(make_shared_tempdir())
+    try:
+        shared = root / "shared"
+        shared.mkdir()
+        frozen = shared / "frozen.txt"
+        frozen.write_bytes(b"keep me\n")
+        frozen.chmod(0o444)
+        if AS_ROOT:
+            os.chown(shared, NOBODY, NOBODY)
+            os.chown(frozen, NOBODY, NOBODY)
+        fs = LocalFileSystem(root)
+        target = await fs.resolve("shared/frozen.txt")
+        seen: list[tuple[FsErrorCode, str]] = []
+        with as_nobody() if AS_ROOT else nullcontext():
+            for attempt in (
+                fs.write_text(target, "replaced\n"),
+                fs.edit_text(target, FsEditRequest(old_string="keep", new_string="lose")),
+            ):
+                with pytest.raises(FsError) as info:
+                    await attempt
+                seen.append((info.value.code, info.value.message))
+        assert seen == [
+            (FsErrorCode.PERMISSION_DENIED, f'cannot write "{frozen}": permission denied'),
+            (FsErrorCode.PERMISSION_DENIED, f'cannot edit "{frozen}": permission denied'),
+        ]
+        assert frozen.read_bytes() == b"keep me\n"
+        assert sorted(os.listdir(shared)) == ["frozen.txt"]
+    finally:
+        remove_tree(root)
+
+
 def make_shared_tempdir() -> str:
     path = tempfile.mkdtemp(prefix="dsh-fs-perm-")
     os.chmod(path, 0o755)
@@ -190,7 +225,8 @@ def make_shared_tempdir() -> str:
 
 
 def remove_tree(root: Path) -> None:
-    (root / "locked").chmod(0o755)
+    if (root / "locked").exists():
+        (root / "locked").chmod(0o755)
     shutil.rmtree(root)
 
 
@@ -289,8 +325,10 @@ async def test_create_if_absent_never_replaces_a_file_that_appears_before_public
     # The file appears after the provider's own probe, right before its hard link is made.
     real_link = os.link
 
-    def link_after_a_rival(src: str, dst: str, **kwargs: bool) -> None:
-        Path(dst).write_bytes(b"rival")
+    def link_after_a_rival(src: str, dst: str, **kwargs: Any) -> None:
+        rival = os.open(dst, os.O_WRONLY | os.O_CREAT | os.O_EXCL, dir_fd=kwargs.get("dst_dir_fd"))
+        os.write(rival, b"rival")
+        os.close(rival)
         real_link(src, dst, **kwargs)
 
     monkeypatch.setattr(os, "link", link_after_a_rival)

@@ -17,6 +17,7 @@ import pytest
 from dsh_fs.errors import FsError, FsErrorCode
 from dsh_fs.fs import (
     CreateIfAbsent,
+    FsEditOutcome,
     FsEditRequest,
     FsFileType,
     FsTarget,
@@ -380,37 +381,56 @@ async def test_a_forged_target_outside_is_refused_by_every_primitive(tree: Path)
     await assert_refused(tree, stream, message)
 
 
-class _SwappingLocal(LocalFileSystem):
-    """Swaps `victim` for a symlink to `elsewhere` inside the critical section: after the
-    sandbox's checks and the locks, right before staging and publication."""
+SwapMoment = Literal["before-lock", "after-lock"]
 
-    def __init__(self, base: Path, victim: Path, elsewhere: Path) -> None:
+
+class _SwappingLocal(LocalFileSystem):
+    """Swaps `victim` for a symlink to `elsewhere` inside a mutation, after the sandbox's
+    resolve-time checks: either right before the critical section opens and locks the
+    parent directory ("before-lock"), or inside it, right before staging ("after-lock")."""
+
+    def __init__(self, base: Path, victim: Path, elsewhere: Path, when: SwapMoment) -> None:
         super().__init__(base)
-        self.victim, self.elsewhere = victim, elsewhere
+        self.victim, self.elsewhere, self.when = victim, elsewhere, when
         self.swapped = False
 
-    def _publish(self, *args: Any, **kwargs: Any) -> os.stat_result:
-        if not self.swapped:
+    def _swap(self, moment: SwapMoment) -> None:
+        if moment == self.when and not self.swapped:
             self.swapped = True
             self.victim.rename(self.victim.with_name(self.victim.name + ".orig"))
             self.victim.symlink_to(self.elsewhere, target_is_directory=True)
+
+    def _write_locked(self, *args: Any, **kwargs: Any) -> FsWriteOutcome:
+        self._swap("before-lock")
+        return super()._write_locked(*args, **kwargs)
+
+    def _edit_locked(self, *args: Any, **kwargs: Any) -> FsEditOutcome:
+        self._swap("before-lock")
+        return super()._edit_locked(*args, **kwargs)
+
+    def _publish(self, *args: Any, **kwargs: Any) -> os.stat_result:
+        self._swap("after-lock")
         return super()._publish(*args, **kwargs)
 
 
+def restore(victim: Path) -> None:
+    victim.unlink()
+    victim.with_name(victim.name + ".orig").rename(victim)
+
+
 @pytest.mark.parametrize("guard", [None, CreateIfAbsent()], ids=["replace", "create"])
-async def test_a_parent_swapped_during_a_write_is_caught_before_publication(
+async def test_a_parent_swapped_before_the_lock_is_caught_at_publication(
     tree: Path, guard: WriteGuard | None
 ) -> None:
     victim, elsewhere = tree / "root" / "sub", tree / "outside"
     # Control: without the fence the swap really redirects the write outside.
-    bare = _SwappingLocal(tree / "root", victim, elsewhere)
+    bare = _SwappingLocal(tree / "root", victim, elsewhere, "before-lock")
     await bare.write_text(await bare.resolve("sub/new.txt"), "escaped\n", guard)
     assert (elsewhere / "new.txt").read_text(encoding="utf-8") == "escaped\n"
     (elsewhere / "new.txt").unlink()
-    (victim).unlink()
-    victim.with_name("sub.orig").rename(victim)
+    restore(victim)
 
-    inner = _SwappingLocal(tree / "root", victim, elsewhere)
+    inner = _SwappingLocal(tree / "root", victim, elsewhere, "before-lock")
     fs = SandboxFileSystem([tree / "root"], inner=inner)
     target = await fs.resolve("sub/new.txt")
     outside_before = snapshot(elsewhere)
@@ -424,10 +444,10 @@ async def test_a_parent_swapped_during_a_write_is_caught_before_publication(
     assert sorted(os.listdir(tree / "root" / "sub.orig")) == ["deep.txt"]
 
 
-async def test_a_parent_swapped_during_an_edit_is_caught_before_publication(tree: Path) -> None:
+async def test_a_parent_swapped_before_the_lock_is_caught_for_an_edit(tree: Path) -> None:
     victim, elsewhere = tree / "root" / "sub", tree / "outside"
     (elsewhere / "deep.txt").write_text("deep\n", encoding="utf-8")
-    inner = _SwappingLocal(tree / "root", victim, elsewhere)
+    inner = _SwappingLocal(tree / "root", victim, elsewhere, "before-lock")
     fs = SandboxFileSystem([tree / "root"], inner=inner)
     target = await fs.resolve("sub/deep.txt")
     outside_before = snapshot(elsewhere)
@@ -439,6 +459,27 @@ async def test_a_parent_swapped_during_an_edit_is_caught_before_publication(tree
     assert snapshot(elsewhere) == outside_before
     assert not any(name.startswith(STAGE_PREFIX) for name in os.listdir(elsewhere))
     assert (tree / "root" / "sub.orig" / "deep.txt").read_text(encoding="utf-8") == "deep\n"
+
+
+@pytest.mark.parametrize("fenced", [False, True], ids=["bare", "sandbox"])
+@pytest.mark.parametrize("guard", [None, CreateIfAbsent()], ids=["replace", "create"])
+async def test_a_parent_swapped_after_the_lock_cannot_redirect_the_publication(
+    tree: Path, guard: WriteGuard | None, fenced: bool
+) -> None:
+    # The mutation works through the locked directory's descriptor: a path swapped after
+    # it was opened changes nothing, with or without the fence.
+    victim, elsewhere = tree / "root" / "sub", tree / "outside"
+    inner = _SwappingLocal(tree / "root", victim, elsewhere, "after-lock")
+    fs: LocalFileSystem | SandboxFileSystem = (
+        SandboxFileSystem([tree / "root"], inner=inner) if fenced else inner
+    )
+    outside_before = snapshot(elsewhere)
+    await fs.write_text(await fs.resolve("sub/new.txt"), "stays inside\n", guard)
+    assert inner.swapped
+    assert snapshot(elsewhere) == outside_before
+    landed = tree / "root" / "sub.orig"
+    assert (landed / "new.txt").read_text(encoding="utf-8") == "stays inside\n"
+    assert sorted(os.listdir(landed)) == ["deep.txt", "new.txt"]
 
 
 async def test_the_publication_check_applies_only_to_calls_through_the_sandbox(

@@ -23,7 +23,7 @@ PAUSE_ENV = "DSH_FS_TORTURE_PAUSE"
 for a line on stdin: a live owner with its staging directory in place, on demand."""
 
 
-def pause_before_publish(key: str, display: str) -> None:
+def pause_before_publish(key: str, display: str, directory: str) -> None:
     print("staged", flush=True)
     sys.stdin.readline()
 

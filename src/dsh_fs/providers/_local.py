@@ -10,8 +10,8 @@ files and cached stream chunks stay on the event loop.
 
 from __future__ import annotations
 
+import contextlib
 import os
-import shutil
 import stat as st_mode
 from collections.abc import AsyncIterator, Callable
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -22,6 +22,7 @@ from pathlib import Path
 
 from anyio import to_thread
 
+from dsh_fs.errors import FsError, FsErrorCode
 from dsh_fs.fs import (
     CreateIfAbsent,
     FileSystem,
@@ -48,7 +49,9 @@ from ._oserrors import invalid_path, translate
 from ._posix import (
     OPEN_STAGED,
     LazyContent,
+    Verb,
     directory_lock,
+    directory_path,
     file_type,
     keep_owner_and_mode,
     link_no_replace,
@@ -60,9 +63,10 @@ from ._posix import (
     read_bytes_capped,
     read_fd,
     unchanged,
+    writable_in_place,
     write_all,
 )
-from ._staging import STAGE_PREFIX, new_stage_dir, sweep_stage_dirs
+from ._staging import STAGE_PREFIX, new_stage_dir_at, sweep_stage_dirs
 from ._text import decode_or_none, decode_text, encode_text
 from ._versions import Published, RecentlyPublished, VersionBook, digest
 
@@ -79,14 +83,19 @@ BEFORE_LIMIT = 16 * 1024 * 1024
 """A write's outcome carries the prior text only for files up to this size (else None)."""
 
 
-publish_guard: ContextVar[Callable[[str, str], None] | None] = ContextVar(
+publish_guard: ContextVar[Callable[[str, str, str], None] | None] = ContextVar(
     "dsh_fs_publish_guard", default=None
 )
-"""A hook for wrappers (the sandbox): ``guard(key, display)`` runs inside a write's or edit's
-critical section (locks held, in the worker thread; anyio copies the context there) right
-before the rename or link that publishes `key`. Raising an `FsError` refuses the mutation:
-nothing is published. A context variable, not an attribute, so only the calls made through
-the wrapper are checked."""
+"""A hook for wrappers (the sandbox): ``guard(key, display, directory)`` runs inside a write's
+or edit's critical section (locks held, in the worker thread; anyio copies the context
+there) right before the rename or link that publishes `key`. `directory` is the kernel's
+path of the locked directory the publication will land in (`_posix.directory_path`), not a
+path that could be swapped. Raising an `FsError` refuses the mutation: nothing is
+published. A context variable, not an attribute, so only the calls made through the wrapper
+are checked."""
+
+_STAGED = "content"
+"""The staged file's name inside its private staging directory."""
 
 
 class LocalFileSystem(FileSystem):
@@ -293,7 +302,7 @@ class LocalFileSystem(FileSystem):
             make_parents(parent)
             with directory_lock(parent) as dir_fd:
                 before: str | None = None
-                prior = open_existing(key, "write", display)
+                prior = open_existing(key, "write", display, dir_fd)
                 if prior is None:
                     if isinstance(expected, ReplaceIfVersion):
                         raise messages.write_gone(display)
@@ -303,6 +312,7 @@ class LocalFileSystem(FileSystem):
                     try:
                         if isinstance(expected, CreateIfAbsent):
                             raise messages.overwrite_unobserved(display)
+                        _refuse_read_only(key, dir_fd, "write", display)
                         prior_bytes = LazyContent(fd, prior_info.st_size)
                         ours = self._ours(key, prior_info, prior_bytes)
                         if isinstance(expected, ReplaceIfVersion) and not (
@@ -336,7 +346,7 @@ class LocalFileSystem(FileSystem):
         parent = os.path.dirname(key)
         try:
             with directory_lock(parent) as dir_fd:
-                prior = open_existing(key, "edit", display)
+                prior = open_existing(key, "edit", display, dir_fd)
                 if prior is None:
                     raise messages.edit_gone(display)
                 fd, prior_info = prior
@@ -350,6 +360,7 @@ class LocalFileSystem(FileSystem):
                     ):
                         raise messages.edit_stale(display)
                     before = ours.text if ours is not None else content.text("edit", display)
+                    _refuse_read_only(key, dir_fd, "edit", display)
                 finally:
                     os.close(fd)
                 del content  # the prior bytes: a large file's peak memory is text, not bytes
@@ -357,6 +368,10 @@ class LocalFileSystem(FileSystem):
                 data = encode_text(after, "edit", display)
                 data_digest = _Digest(data, self._hasher)
                 published = self._publish(key, display, data, prior_info, dir_fd, no_replace=False)
+        except (FileNotFoundError, NotADirectoryError) as exc:
+            if exc.filename == parent:  # no directory to lock: the file is gone too
+                raise messages.edit_gone(display) from exc
+            raise translate(exc, "edit", display) from exc
         except OSError as exc:
             raise translate(exc, "edit", display) from exc
         version = self._versions.remember(published, data_digest.result())
@@ -391,16 +406,20 @@ class LocalFileSystem(FileSystem):
         display: str,
         data: bytes,
         prior: os.stat_result | None,
-        dir_fd: int | None,
+        dir_fd: int,
         *,
         no_replace: bool,
     ) -> os.stat_result:
-        """Stage `data` next to `key`, fsync it, publish it, fsync the directory.
+        """Stage `data` in the locked directory `dir_fd`, fsync it, publish it as `key`'s
+        name, fsync the directory.
 
-        Returns the stat of the published inode, taken once every link-count change is done
-        (unlinking a staged hard link changes its ctime). Nothing staged survives a failure.
+        Every step is relative to `dir_fd` (`*at` system calls): the publication lands in
+        the directory that was locked and that `publish_guard` checked, whatever happens to
+        its path meanwhile. Returns the stat of the published inode, taken once every
+        link-count change is done (unlinking a staged hard link changes its ctime). Nothing
+        staged survives a failure.
         """
-        parent = os.path.dirname(key)
+        parent, name = os.path.split(key)
         if parent not in self._swept:
             # Under the directory lock: residue of a killed cooperating writer, once per
             # directory per provider.
@@ -408,10 +427,10 @@ class LocalFileSystem(FileSystem):
                 self._swept.clear()
             self._swept.add(parent)
             sweep_stage_dirs(parent)
-        stage_dir = new_stage_dir(parent)
-        staged = os.path.join(stage_dir, "content")
+        stage = new_stage_dir_at(dir_fd)
+        stage_fd = os.open(stage, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=dir_fd)
         try:
-            fd = os.open(staged, OPEN_STAGED, 0o600)
+            fd = os.open(_STAGED, OPEN_STAGED, 0o600, dir_fd=stage_fd)
             try:
                 write_all(fd, data)
                 if prior is None:
@@ -421,24 +440,40 @@ class LocalFileSystem(FileSystem):
                 os.fsync(fd)
                 guard = publish_guard.get()
                 if guard is not None:
-                    guard(key, display)
+                    guard(key, display, directory_path(dir_fd, parent))
                 if no_replace:
-                    link_no_replace(staged, key, display)
-                    os.unlink(staged)
+                    link_no_replace(_STAGED, stage_fd, name, dir_fd, display)
+                    os.unlink(_STAGED, dir_fd=stage_fd)
                 else:
-                    os.replace(staged, key)
-                os.rmdir(stage_dir)
-                if dir_fd is not None:
-                    os.fsync(dir_fd)
+                    os.replace(_STAGED, name, src_dir_fd=stage_fd, dst_dir_fd=dir_fd)
+                os.rmdir(stage, dir_fd=dir_fd)
+                os.fsync(dir_fd)
                 return os.fstat(fd)
             finally:
                 os.close(fd)
         except BaseException:
-            shutil.rmtree(stage_dir, ignore_errors=True)
+            with contextlib.suppress(OSError):
+                os.unlink(_STAGED, dir_fd=stage_fd)
+            with contextlib.suppress(OSError):
+                os.rmdir(stage, dir_fd=dir_fd)
             raise
+        finally:
+            os.close(stage_fd)
 
 
 # --- helpers (synchronous; run in worker threads unless noted) ---------------------------
+
+
+def _refuse_read_only(key: str, dir_fd: int, verb: Verb, display: str) -> None:
+    """A file this process may not write (read-only for it) is not replaced behind its
+    permission bits: an atomic replace needs only the directory's permission, an in-place
+    write (what other tools do) the file's. Root may, as with an in-place write."""
+    if not writable_in_place(os.path.basename(key), dir_fd):
+        raise FsError(
+            FsErrorCode.PERMISSION_DENIED,
+            f'cannot {verb} "{display}": permission denied',
+            path=display,
+        )
 
 
 class _Digest:

@@ -29,6 +29,7 @@ __all__ = [
     "LazyContent",
     "Verb",
     "directory_lock",
+    "directory_path",
     "file_type",
     "keep_owner_and_mode",
     "link_no_replace",
@@ -42,6 +43,7 @@ __all__ = [
     "read_text_fd",
     "too_large",
     "unchanged",
+    "writable_in_place",
     "write_all",
 ]
 
@@ -112,16 +114,20 @@ def process_umask() -> int:
     return mask
 
 
-def open_regular(key: str, verb: Verb, display: str) -> tuple[int, os.stat_result]:
+def open_regular(
+    key: str, verb: Verb, display: str, dir_fd: int | None = None
+) -> tuple[int, os.stat_result]:
     """Open a regular file for reading and return the fd with its `fstat`.
 
     A stat first keeps devices from being opened at all; O_NONBLOCK keeps a FIFO swapped in
-    meanwhile from blocking, and the `fstat` of the open fd is the authority.
+    meanwhile from blocking, and the `fstat` of the open fd is the authority. With `dir_fd`,
+    `key`'s name is opened in that directory.
     """
+    path = key if dir_fd is None else os.path.basename(key)
     try:
-        if not st_mode.S_ISREG(os.stat(key).st_mode):
+        if not st_mode.S_ISREG(os.stat(path, dir_fd=dir_fd).st_mode):
             raise messages.not_regular_file(verb, display)
-        fd = os.open(key, OPEN_READ)
+        fd = os.open(path, OPEN_READ, dir_fd=dir_fd)
     except OSError as exc:
         raise translate(exc, verb, display) from exc
     try:
@@ -134,10 +140,12 @@ def open_regular(key: str, verb: Verb, display: str) -> tuple[int, os.stat_resul
     return fd, info
 
 
-def open_existing(key: str, verb: Verb, display: str) -> tuple[int, os.stat_result] | None:
+def open_existing(
+    key: str, verb: Verb, display: str, dir_fd: int | None = None
+) -> tuple[int, os.stat_result] | None:
     """`open_regular`, or None when nothing is at `key`."""
     try:
-        return open_regular(key, verb, display)
+        return open_regular(key, verb, display, dir_fd)
     except FsError as error:
         if error.code is FsErrorCode.NOT_FOUND and isinstance(error.__cause__, FileNotFoundError):
             return None
@@ -238,18 +246,19 @@ def make_parents(parent: str) -> None:
 
 
 @contextmanager
-def directory_lock(parent: str) -> Iterator[int | None]:
-    """Hold an exclusive `flock` on `parent` (an O_RDONLY fd); yields the fd, for fsync.
+def directory_lock(parent: str) -> Iterator[int]:
+    """Hold an exclusive `flock` on `parent` (an O_RDONLY fd); yields the fd.
 
     Cooperating processes serialize their mutations of one directory here without any
-    lock file. A missing or unreadable directory yields None: the caller's own calls then
-    report what is wrong with the path.
+    lock file. Everything a mutation then does in the directory (open the prior file,
+    stage, publish, fsync) goes through this fd, so it lands in the directory that was
+    locked and checked even if its path is swapped meanwhile.
+
+    Raises:
+        OSError: the directory can't be opened for reading (missing, not a directory,
+            permission denied); the caller translates it.
     """
-    try:
-        fd = os.open(parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    except (FileNotFoundError, PermissionError):
-        yield None
-        return
+    fd = os.open(parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         yield fd
@@ -275,9 +284,25 @@ def keep_owner_and_mode(fd: int, prior: os.stat_result) -> None:
     os.fchmod(fd, st_mode.S_IMODE(prior.st_mode))
 
 
-def link_no_replace(staged: str, key: str, display: str) -> None:
-    """Publish `staged` at `key` only if nothing is there; a hard link never replaces."""
+def link_no_replace(staged: str, stage_fd: int, name: str, dir_fd: int, display: str) -> None:
+    """Publish `staged` as `name` only if nothing is there; a hard link never replaces."""
     try:
-        os.link(staged, key, follow_symlinks=False)
+        os.link(staged, name, src_dir_fd=stage_fd, dst_dir_fd=dir_fd, follow_symlinks=False)
     except FileExistsError as exc:
         raise messages.overwrite_unobserved(display) from exc
+
+
+def writable_in_place(name: str, dir_fd: int) -> bool:
+    """Whether this process could write the file `name` in place (its permission bits, for
+    the effective ids; root may). A replace by rename needs only the directory's
+    permission: asking this keeps it from overriding a read-only file."""
+    return os.access(name, os.W_OK, dir_fd=dir_fd, effective_ids=True)
+
+
+def directory_path(dir_fd: int, fallback: str) -> str:
+    """The kernel's current path of the open directory `dir_fd` (Linux `/proc`), or the
+    real path of `fallback` where `/proc` can't tell."""
+    try:
+        return os.readlink(f"/proc/self/fd/{dir_fd}")
+    except OSError:
+        return os.path.realpath(fallback)

@@ -193,14 +193,15 @@ class SandboxFileSystem(FileSystem):
             return
         outer = publish_guard.get()
 
-        def guard(key: str, display: str) -> None:
+        def guard(key: str, display: str, directory: str) -> None:
             if outer is not None:
-                outer(key, display)
+                outer(key, display, directory)
             # Runs in the inner provider's worker thread, locks held, right before the
-            # rename or link: the parent's real path must still be inside.
+            # rename or link. `directory` is the kernel's path of the locked directory the
+            # publication lands in (not resolved again: a path is what can be swapped).
             if self._mode == "read-only":
                 raise self._deny(verb, display, "the sandbox is read-only")
-            if not self._inside(canonical(os.path.dirname(key))):
+            if not self._inside(directory):
                 raise self._deny(verb, display, "outside the sandbox")
 
         token = publish_guard.set(guard)

@@ -13,11 +13,11 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import secrets
 import shutil
 import socket
-import tempfile
 
-__all__ = ["STAGE_PREFIX", "new_stage_dir", "sweep_stage_dirs"]
+__all__ = ["STAGE_PREFIX", "new_stage_dir", "new_stage_dir_at", "sweep_stage_dirs"]
 
 STAGE_PREFIX = ".dsh-fs-stage-"
 """Prefix of every staging directory."""
@@ -25,9 +25,25 @@ STAGE_PREFIX = ".dsh-fs-stage-"
 _HOST = hashlib.blake2b(socket.gethostname().encode(), digest_size=4).hexdigest()
 
 
+def new_stage_dir_at(dir_fd: int) -> str:
+    """Create a fresh staging directory (mode 0700) in the open directory `dir_fd`; returns
+    its name (relative to `dir_fd`)."""
+    while True:
+        name = f"{STAGE_PREFIX}{_HOST}-{os.getpid()}-{secrets.token_hex(6)}"
+        try:
+            os.mkdir(name, 0o700, dir_fd=dir_fd)
+        except FileExistsError:
+            continue
+        return name
+
+
 def new_stage_dir(parent: str) -> str:
     """Create a fresh staging directory (mode 0700) in `parent` and return its path."""
-    return tempfile.mkdtemp(prefix=f"{STAGE_PREFIX}{_HOST}-{os.getpid()}-", dir=parent)
+    fd = os.open(parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        return os.path.join(parent, new_stage_dir_at(fd))
+    finally:
+        os.close(fd)
 
 
 def sweep_stage_dirs(parent: str) -> int:
