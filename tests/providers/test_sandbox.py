@@ -8,7 +8,8 @@ snapshot of the whole tree (names, types, link targets, contents) before and aft
 from __future__ import annotations
 
 import os
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any, Literal
 
@@ -635,3 +636,56 @@ async def test_containment_never_uses_string_prefixes(tree: Path) -> None:
     fs = SandboxFileSystem([tree / "root", tree / "root-evil"])
     root, evil = await fs.resolve("."), await fs.resolve("../root-evil/evil.txt")
     assert not await fs.contains(root, evil)
+
+
+class _SwapBeforeOpen(LocalFileSystem):
+    """Swaps `victim` for a symlink to `elsewhere` after the sandbox checked the path and
+    right before the inner provider opens it (the read window of a path-based check)."""
+
+    def __init__(self, base: Path, victim: Path, elsewhere: Path) -> None:
+        super().__init__(base)
+        self.victim, self.elsewhere = victim, elsewhere
+
+    def _swap(self) -> None:
+        self.victim.rename(self.victim.with_name(self.victim.name + ".orig"))
+        self.victim.symlink_to(self.elsewhere)
+
+    async def read_text(self, target: FsTarget) -> str:
+        self._swap()
+        return await super().read_text(target)
+
+    async def read_bytes(self, target: FsTarget, max_bytes: int) -> bytes:
+        self._swap()
+        return await super().read_bytes(target, max_bytes)
+
+    def stream_text(self, target: FsTarget) -> AbstractAsyncContextManager[AsyncIterator[str]]:
+        self._swap()
+        return super().stream_text(target)
+
+
+@pytest.mark.parametrize("primitive", ["read_text", "read_bytes", "stream_text"])
+async def test_a_file_swapped_for_an_outside_link_right_before_the_open_is_not_read(
+    tree: Path, primitive: str
+) -> None:
+    victim, secret = tree / "root" / "inside.txt", tree / "outside" / "secret.txt"
+    secret.write_text("secret\n", encoding="utf-8")
+
+    async def read(fs: LocalFileSystem | SandboxFileSystem) -> object:
+        target = await fs.resolve("inside.txt")
+        if primitive == "read_text":
+            return await fs.read_text(target)
+        if primitive == "stream_text":
+            async with fs.stream_text(target) as chunks:
+                return "".join([chunk async for chunk in chunks])
+        return await fs.read_bytes(target, 1024)
+
+    # Control: without the fence the swap really leaks the outside file.
+    bare = _SwapBeforeOpen(tree / "root", victim, secret)
+    assert await read(bare) in ("secret\n", b"secret\n")
+    restore(victim)
+
+    fs = SandboxFileSystem([tree / "root"], inner=_SwapBeforeOpen(tree / "root", victim, secret))
+    with pytest.raises(FsError) as caught:
+        await read(fs)
+    assert caught.value.code is FsErrorCode.SANDBOX_DENIED
+    assert caught.value.message == denied("read", tree / "root" / "inside.txt")

@@ -51,7 +51,7 @@ from ._posix import (
     LazyContent,
     Verb,
     directory_lock,
-    directory_path,
+    fd_path,
     file_type,
     keep_owner_and_mode,
     link_no_replace,
@@ -89,7 +89,7 @@ publish_guard: ContextVar[Callable[[str, str, str], None] | None] = ContextVar(
 """A hook for wrappers (the sandbox): ``guard(key, display, directory)`` runs inside a write's
 or edit's critical section (locks held, in the worker thread; anyio copies the context
 there) right before the rename or link that publishes `key`. `directory` is the kernel's
-path of the locked directory the publication will land in (`_posix.directory_path`), not a
+path of the locked directory the publication will land in (`_posix.fd_path`), not a
 path that could be swapped. Raising an `FsError` refuses the mutation: nothing is
 published. A context variable, not an attribute, so only the calls made through the wrapper
 are checked."""
@@ -440,7 +440,7 @@ class LocalFileSystem(FileSystem):
                 os.fsync(fd)
                 guard = publish_guard.get()
                 if guard is not None:
-                    guard(key, display, directory_path(dir_fd, parent))
+                    guard(key, display, fd_path(dir_fd, parent))
                 if no_replace:
                     link_no_replace(_STAGED, stage_fd, name, dir_fd, display)
                     os.unlink(_STAGED, dir_fd=stage_fd)

@@ -12,8 +12,9 @@ import errno
 import fcntl
 import os
 import stat as st_mode
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Literal
 
 from dsh_fs.errors import FsError, FsErrorCode
@@ -29,13 +30,14 @@ __all__ = [
     "LazyContent",
     "Verb",
     "directory_lock",
-    "directory_path",
+    "fd_path",
     "file_type",
     "keep_owner_and_mode",
     "link_no_replace",
     "list_dir",
     "make_parents",
     "open_existing",
+    "open_guard",
     "open_regular",
     "process_umask",
     "read_bytes_capped",
@@ -50,14 +52,22 @@ __all__ = [
 READ_CHUNK_SIZE = 1024 * 1024
 """Largest single `read` of a whole-file text read (an edit's prior content)."""
 
+Verb = Literal["read", "write", "edit"]
+
+open_guard: ContextVar[Callable[[str, Verb, str], None] | None] = ContextVar(
+    "dsh_fs_open_guard", default=None
+)
+"""A hook for wrappers (the sandbox): ``guard(display, verb, opened)`` runs right after
+`open_regular` opened a file, with the kernel's path of what was opened (`fd_path`), before
+a byte is read. Raising an `FsError` refuses the read (the fd is closed). A path swapped
+between a wrapper's check and the `open` is caught here. A context variable, so only calls
+made through the wrapper are checked (anyio copies it into worker threads)."""
+
 OPEN_READ = os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
 """O_NONBLOCK: opening a FIFO without a writer returns at once (then fstat refuses it)."""
 
 
 OPEN_STAGED = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-
-
-Verb = Literal["read", "write", "edit"]
 
 
 class LazyContent:
@@ -134,6 +144,9 @@ def open_regular(
         info = os.fstat(fd)
         if not st_mode.S_ISREG(info.st_mode):
             raise messages.not_regular_file(verb, display)
+        guard = open_guard.get()
+        if guard is not None:
+            guard(display, verb, fd_path(fd, key))
     except BaseException:
         os.close(fd)
         raise
@@ -299,10 +312,10 @@ def writable_in_place(name: str, dir_fd: int) -> bool:
     return os.access(name, os.W_OK, dir_fd=dir_fd, effective_ids=True)
 
 
-def directory_path(dir_fd: int, fallback: str) -> str:
-    """The kernel's current path of the open directory `dir_fd` (Linux `/proc`), or the
-    real path of `fallback` where `/proc` can't tell."""
+def fd_path(fd: int, fallback: str) -> str:
+    """The kernel's current path of the open file or directory `fd` (Linux `/proc`), or
+    the real path of `fallback` where `/proc` can't tell."""
     try:
-        return os.readlink(f"/proc/self/fd/{dir_fd}")
+        return os.readlink(f"/proc/self/fd/{fd}")
     except OSError:
         return os.path.realpath(fallback)

@@ -8,7 +8,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import AsyncIterator, Iterator, Sequence
-from contextlib import AbstractAsyncContextManager, asynccontextmanager, contextmanager
+from contextlib import (
+    AbstractAsyncContextManager,
+    AsyncExitStack,
+    asynccontextmanager,
+    contextmanager,
+)
 from typing import Literal, TypeAlias, get_args
 
 from dsh_fs.errors import FsError, FsErrorCode
@@ -28,6 +33,7 @@ from dsh_fs.fs import (
 
 from ._local import LocalFileSystem, publish_guard
 from ._oserrors import invalid_path
+from ._posix import Verb, open_guard
 from ._sandbox_paths import canonical, canonical_root, within_any
 
 __all__ = ["SandboxFileSystem", "SandboxMode"]
@@ -186,6 +192,28 @@ class SandboxFileSystem(FileSystem):
             raise self._deny("access", target.display_path, "outside the sandbox")
 
     @contextmanager
+    def _fenced_open(self) -> Iterator[None]:
+        """Make the inner provider check what it actually opened before reading a byte."""
+        if not self._confine_reads:
+            yield
+            return
+        outer = open_guard.get()
+
+        def guard(display: str, verb: Verb, opened: str) -> None:
+            if outer is not None:
+                outer(display, verb, opened)
+            # The kernel's path of the open file: a path swapped for a link to the outside
+            # between `_check_read` and the `open` shows here.
+            if not self._readable(opened):
+                raise self._deny(verb, display, "outside the sandbox")
+
+        token = open_guard.set(guard)
+        try:
+            yield
+        finally:
+            open_guard.reset(token)
+
+    @contextmanager
     def _fenced_publication(self, verb: Literal["write", "edit"]) -> Iterator[None]:
         """Make the inner provider re-check the parent inside its critical section."""
         if self._mode == "full-access":
@@ -264,7 +292,8 @@ class SandboxFileSystem(FileSystem):
     async def read_text(self, target: FsTarget) -> str:
         """The local `read_text`, confined."""
         self._check_read(target)
-        return await self._inner.read_text(target)
+        with self._fenced_open():
+            return await self._inner.read_text(target)
 
     def stream_text(self, target: FsTarget) -> AbstractAsyncContextManager[AsyncIterator[str]]:
         """The local `stream_text`, confined (checked when the block is entered)."""
@@ -273,13 +302,16 @@ class SandboxFileSystem(FileSystem):
     @asynccontextmanager
     async def _stream_text(self, target: FsTarget) -> AsyncIterator[AsyncIterator[str]]:
         self._check_read(target)
-        async with self._inner.stream_text(target) as chunks:
+        async with AsyncExitStack() as stack:
+            with self._fenced_open():  # the file is opened when the inner block is entered
+                chunks = await stack.enter_async_context(self._inner.stream_text(target))
             yield chunks
 
     async def read_bytes(self, target: FsTarget, max_bytes: int) -> bytes:
         """The local `read_bytes`, confined."""
         self._check_read(target)
-        return await self._inner.read_bytes(target, max_bytes)
+        with self._fenced_open():
+            return await self._inner.read_bytes(target, max_bytes)
 
     async def list_dir(self, target: FsTarget) -> list[FsDirEntry]:
         """The local `list_dir`, confined (entries are metadata of names inside it)."""
@@ -309,7 +341,7 @@ class SandboxFileSystem(FileSystem):
         """The local `edit_text`, fenced by the mode and confined like a read."""
         self._check_write(target, "edit")
         self._check_read(target, "edit")
-        with self._fenced_publication("edit"):
+        with self._fenced_publication("edit"), self._fenced_open():
             return await self._inner.edit_text(target, edit, expected)
 
     async def aclose(self) -> None:
