@@ -7,21 +7,15 @@ prompt. Each MCP client session is one observation owner (one workspace `Session
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import socket
 import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final
 
-import anyio
 import mcp_types as types
-from anyio.abc import ObjectReceiveStream, ObjectSendStream
 from mcp.server import Server, ServerRequestContext
 from mcp.shared.exceptions import MCPError
-from mcp.shared.message import SessionMessage
-from mcp_types.jsonrpc import JSONRPCError
-from pydantic import ValidationError
 
 from dsh_fs._version import __version__
 
@@ -161,45 +155,11 @@ def create_server(
     return server
 
 
-async def _answer_malformed(
-    lines: ObjectReceiveStream[SessionMessage | Exception],
-    messages: ObjectSendStream[SessionMessage | Exception],
-    replies: ObjectSendStream[SessionMessage],
-) -> None:
-    """Forward parsed messages; answer a line that is no JSON-RPC message with an error.
-
-    The SDK's stdio transport drops such a line silently; JSON-RPC wants a reply with a
-    null id (-32700 for invalid JSON, -32600 for JSON that is not a message).
-    """
-    async with messages:
-        async for item in lines:
-            if not isinstance(item, Exception):
-                await messages.send(item)
-                continue
-            invalid_json = isinstance(item, ValidationError) and any(
-                e["type"] == "json_invalid" for e in item.errors()
-            )
-            code, message = (
-                (types.PARSE_ERROR, "Parse error")
-                if invalid_json
-                else (types.INVALID_REQUEST, "Invalid Request")
-            )
-            logger.warning("answered a malformed message with %s: %s", code, message)
-            error = types.ErrorData(code=code, message=message)
-            with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
-                await replies.send(
-                    SessionMessage(JSONRPCError(jsonrpc="2.0", id=None, error=error))
-                )
-
-
 async def serve_stdio(workspace: Workspace, *, structured: bool = False) -> None:
     """Serve `workspace` over stdin/stdout until the client closes the pipe."""
     server = create_server(workspace, single_session=True, structured=structured)
-    async with stdio_streams() as (lines, replies), anyio.create_task_group() as tg:
-        send, receive = anyio.create_memory_object_stream[SessionMessage | Exception](0)
-        tg.start_soon(_answer_malformed, lines, send, replies)
-        await server.run(receive, replies, server.create_initialization_options())
-        tg.cancel_scope.cancel()
+    async with stdio_streams() as (lines, replies):
+        await server.run(lines, replies, server.create_initialization_options())
 
 
 async def _decline_sessionless_era(

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import json
+import logging
 import os
 import stat
 import sys
@@ -22,8 +23,12 @@ import mcp_types as types
 from anyio.abc import ObjectReceiveStream, ObjectSendStream
 from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
+from mcp_types.jsonrpc import JSONRPCError
+from pydantic import ValidationError
 
-__all__ = ["stdio_streams"]
+__all__ = ["malformed_reply", "stdio_streams"]
+
+logger = logging.getLogger("dsh_fs.mcp")
 
 
 _PIPE_SIZE = 1 << 20
@@ -67,12 +72,49 @@ def _parse(line: bytes) -> types.JSONRPCMessage:
     return types.jsonrpc_message_adapter.validate_json(line, by_name=False)
 
 
-async def _read_lines(fd: int, send: ObjectSendStream[SessionMessage | Exception]) -> None:
+def malformed_reply(error: Exception) -> SessionMessage:
+    """The JSON-RPC answer to a line that is no JSON-RPC message: a null id, -32700 for
+    invalid JSON, -32600 for JSON that is not a message. (The SDK's stdio transport drops
+    such a line silently.)"""
+    invalid_json = isinstance(error, ValidationError) and any(
+        e["type"] == "json_invalid" for e in error.errors()
+    )
+    code, message = (
+        (types.PARSE_ERROR, "Parse error")
+        if invalid_json
+        else (types.INVALID_REQUEST, "Invalid Request")
+    )
+    logger.warning("answered a malformed message with %s: %s", code, message)
+    reply = JSONRPCError(jsonrpc="2.0", id=None, error=types.ErrorData(code=code, message=message))
+    return SessionMessage(reply)
+
+
+async def _answer_malformed(
+    lines: ObjectReceiveStream[SessionMessage | Exception],
+    messages: ObjectSendStream[SessionMessage],
+    replies: ObjectSendStream[SessionMessage],
+) -> None:
+    """Forward parsed messages and answer malformed lines (for the SDK's transport, which
+    passes them on as exceptions)."""
+    async with messages:
+        async for item in lines:
+            if isinstance(item, Exception):
+                with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
+                    await replies.send(malformed_reply(item))
+            else:
+                await messages.send(item)
+
+
+async def _read_lines(
+    fd: int,
+    send: ObjectSendStream[SessionMessage],
+    replies: ObjectSendStream[SessionMessage],
+) -> None:
     # The unfinished line's pieces, joined once its newline arrives: re-joining and
     # re-splitting the whole prefix per read made a 1 MB `write` message quadratic
     # (~25% of its round trip, py-spy).
     pending: list[bytes] = []
-    async with send:
+    async with send, replies:
         while True:
             await anyio.wait_readable(fd)
             try:
@@ -92,8 +134,8 @@ async def _read_lines(fd: int, send: ObjectSendStream[SessionMessage | Exception
                     continue
                 try:
                     message = _parse(line)
-                except Exception as exc:  # answered by the caller as a protocol error
-                    await send.send(exc)
+                except Exception as exc:  # a protocol error, answered right here
+                    await replies.send(malformed_reply(exc))
                     continue
                 await send.send(SessionMessage(message))
 
@@ -113,16 +155,22 @@ async def _write_lines(fd: int, receive: ObjectReceiveStream[SessionMessage]) ->
 
 @contextlib.asynccontextmanager
 async def stdio_streams() -> AsyncIterator[
-    tuple[ObjectReceiveStream[SessionMessage | Exception], ObjectSendStream[SessionMessage]]
+    tuple[ObjectReceiveStream[SessionMessage], ObjectSendStream[SessionMessage]]
 ]:
-    """The JSON-RPC message streams over this process's stdin/stdout.
+    """The JSON-RPC message streams over this process's stdin/stdout; a malformed line is
+    answered with a protocol error (`malformed_reply`) and never reaches the server.
 
     While serving, fds 0 and 1 point at /dev/null and stderr, so stray output from a
-    handler or a library cannot corrupt the wire (as the SDK's transport does).
+    handler or a library cannot corrupt the wire (as the SDK's transport does). On a pipe
+    the reader answers malformed lines itself: a relay task in between cost a task switch
+    per message.
     """
     if not (_is_pipe(0) and _is_pipe(1)):
-        async with stdio_server() as streams:
-            yield streams
+        async with stdio_server() as (lines, replies), anyio.create_task_group() as tg:
+            send, receive = anyio.create_memory_object_stream[SessionMessage](0)
+            tg.start_soon(_answer_malformed, lines, send, replies)
+            yield receive, replies
+            tg.cancel_scope.cancel()
         return
     sys.stdout.flush()
     wire_in, wire_out = os.dup(0), os.dup(1)
@@ -135,11 +183,11 @@ async def stdio_streams() -> AsyncIterator[
     _widen_pipe(wire_out)
     os.set_blocking(wire_in, False)
     os.set_blocking(wire_out, False)
-    in_send, in_receive = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+    in_send, in_receive = anyio.create_memory_object_stream[SessionMessage](0)
     out_send, out_receive = anyio.create_memory_object_stream[SessionMessage](0)
     try:
         async with anyio.create_task_group() as tg:
-            tg.start_soon(_read_lines, wire_in, in_send)
+            tg.start_soon(_read_lines, wire_in, in_send, out_send.clone())
             tg.start_soon(_write_lines, wire_out, out_receive)
             yield in_receive, out_send
             tg.cancel_scope.cancel()

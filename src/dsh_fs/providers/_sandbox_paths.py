@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from pathlib import PurePosixPath
 
 __all__ = ["canonical", "canonical_root", "is_within", "within_any"]
 
@@ -42,10 +41,16 @@ def canonical(path: str) -> str:
 
 
 def is_within(path: str, root: str) -> bool:
-    """Whether canonical `path` is canonical `root` itself or lies below it, by components."""
-    parts = PurePosixPath(path).parts
-    root_parts = PurePosixPath(root).parts
-    return parts[: len(root_parts)] == root_parts
+    """Whether canonical `path` is canonical `root` itself or lies below it, by components.
+
+    Canonical paths (what `realpath` and the kernel's ``/proc/self/fd`` give) have no empty,
+    ``.`` or ``..`` components, so "`root` plus a separator is a prefix" is exactly
+    "`root`'s components are a prefix": ``/srv/root-evil`` does not start with ``/srv/root/``.
+    (A `PurePosixPath` comparison did the same at ~10x the cost, three times per read.)
+    """
+    if path == root:
+        return True
+    return path.startswith(root if root.endswith("/") else root + "/")
 
 
 def within_any(path: str, roots: Sequence[str]) -> bool:
