@@ -53,9 +53,28 @@ def child(spec: dict[str, Any]) -> dict[str, Any]:
     return result
 
 
+ROUNDS = 3
+"""Each side of a comparison runs in this many alternating children (dsh-fs, baseline,
+dsh-fs, …), their samples pooled: disk latency drifts over a run on a VM (an fsync's
+median moved 30% between back-to-back runs), and alternating puts the drift on both sides."""
+
+
+def interleaved(spec: dict[str, Any], impls: list[str]) -> list[dict[str, Any]]:
+    """Run `spec` for every impl in `impls`, alternating children over `ROUNDS` rounds."""
+    per_round = max(1, spec["repeats"] // ROUNDS)
+    pooled: list[dict[str, Any]] = [{"times": [], "rss_kib": 0} for _ in impls]
+    for _ in range(ROUNDS):
+        for impl, into in zip(impls, pooled, strict=True):
+            result = child({**spec, "impl": impl, "repeats": per_round})
+            into["times"].extend(result["times"])
+            into["rss_kib"] = max(into["rss_kib"], result["rss_kib"])
+    return pooled
+
+
 def pair(spec: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-    """dsh-fs and the baseline, on the same spec."""
-    return child({**spec, "impl": "dsh-fs"}), child({**spec, "impl": "baseline"})
+    """dsh-fs and the baseline, on the same spec, interleaved."""
+    ours, base = interleaved(spec, ["dsh-fs", "baseline"])
+    return ours, base
 
 
 def line_count(path: Path) -> int:
@@ -173,27 +192,27 @@ def main(argv: list[str] | None = None) -> int:
             print(render(rows[-1:]).splitlines()[-1], flush=True)
         if label in ("1MB", "100MB"):
             spec = {"workload": "edit", "path": str(path), "repeats": repeats * 2}
-            ours, base = pair(spec)
+            ours, base, synced = interleaved(spec, ["dsh-fs", "baseline", "baseline+dirsync"])
             target = "≤ 1.5×" if label == "1MB" else "≤ 1.3×"
             rows.append(
                 Row(
                     workload=f"edit one line, {label}",
                     ours=ours,
                     baseline=base,
-                    dirsync=child({**spec, "impl": "baseline+dirsync"}),
+                    dirsync=synced,
                     target=f"{target}, RSS ≤ 4× file",
                 )
             )
             print(render(rows[-1:]).splitlines()[-1], flush=True)
         if label == "1MB":
             spec = {"workload": "write", "path": str(path), "repeats": repeats * 2}
-            ours, base = pair(spec)
+            ours, base, synced = interleaved(spec, ["dsh-fs", "baseline", "baseline+dirsync"])
             rows.append(
                 Row(
                     workload="write (replace) 1 MB",
                     ours=ours,
                     baseline=base,
-                    dirsync=child({**spec, "impl": "baseline+dirsync"}),
+                    dirsync=synced,
                     target="≤ 1.5×",
                 )
             )
