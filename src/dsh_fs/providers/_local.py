@@ -123,8 +123,11 @@ class LocalFileSystem(FileSystem):
     Mutations (`write_text`, `edit_text`) are serialized per target by an in-process lock
     and, across processes, by an advisory ``flock`` on the parent directory. The directory
     lock serializes the dsh-fs mutations of one directory in every cooperating process; it
-    creates no file and does not stop writers that don't use dsh-fs. A write creates
-    missing parent directories.
+    creates no file and does not stop writers that don't use dsh-fs. Inside the critical
+    section everything (the prior file, staging, publication, the directory fsync) goes
+    through the locked directory's descriptor, so a path swapped meanwhile can't redirect
+    it. A write creates missing parent directories. A file this process could not write in
+    place is refused (`FS_PERMISSION_DENIED`), not replaced behind its permission bits.
 
     What an atomic replace cannot keep: hard links to the old inode (they keep the old
     content), extended attributes and ACLs. The mode is kept, and the owner and group when
