@@ -9,12 +9,13 @@ from typing import Any, ClassVar, Generic, TypeVar
 from pydantic import BaseModel
 
 from dsh_fs.errors import FsError
-from dsh_fs.runtime import Tool, ToolExecution
+from dsh_fs.fs import FS_OBSERVED, FsObserved, FsTarget, Observation
+from dsh_fs.runtime import Context, Tool, ToolExecution
 
 from ._arguments import json_schema, parse
 from ._errors import message_with_remedy
 
-__all__ = ["FsTool", "session_cwd"]
+__all__ = ["FsTool", "observe", "session_cwd"]
 
 A = TypeVar("A", bound=BaseModel)
 V = TypeVar("V")
@@ -49,3 +50,12 @@ class FsTool(Tool[A, V], Generic[A, V]):
 def session_cwd(execution: ToolExecution) -> str | None:
     """The working directory relative paths resolve against (None: the provider's base)."""
     return None if execution.session is None else execution.session.cwd
+
+
+def observe(
+    context: Context, execution: ToolExecution, target: FsTarget, observation: Observation
+) -> None:
+    """Dispatch `fs/observed`: `execution` saw `target` in the state `observation`."""
+    context.events.emit(
+        FS_OBSERVED, FsObserved(target=target, observation=observation, actor=execution)
+    )

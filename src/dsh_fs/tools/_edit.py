@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from dsh_fs.fs import FS, FS_EDIT_INTENT, FS_OBSERVED, FsEditRequest, FsIntent, FsObserved, Present
+from dsh_fs.fs import FS, FS_EDIT_INTENT, FsEditRequest, FsIntent, Present
 from dsh_fs.runtime import Context, ToolArgumentError, ToolExecution
 
 from ._arguments import EditArguments, parse
-from ._base import FsTool, session_cwd
+from ._base import FsTool, observe, session_cwd
 from ._render import render_edit
 from ._values import EditValue
 
@@ -70,10 +70,7 @@ class EditTool(FsTool[EditArguments, EditValue]):
             old_string=args.old_string, new_string=args.new_string, replace_all=args.replace_all
         )
         outcome = await fs.edit_text(target, request, expected)
-        context.events.emit(
-            FS_OBSERVED,
-            FsObserved(target=target, observation=Present(outcome.version), actor=execution),
-        )
+        observe(context, execution, target, Present(outcome.version))
         return EditValue(
             path=target.display_path,
             before=outcome.before,

@@ -6,11 +6,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from dsh_fs.errors import FsError, FsErrorCode
-from dsh_fs.fs import FS, FS_OBSERVED, Absent, FsFileType, FsObserved, Present, messages
+from dsh_fs.fs import FS, Absent, FsFileType, Present, messages
 from dsh_fs.runtime import Context, ToolArgumentError, ToolExecution
 
 from ._arguments import ReadArguments, parse
-from ._base import FsTool, session_cwd
+from ._base import FsTool, observe, session_cwd
 from ._render import render_read
 from ._values import ReadValue
 from ._window import MAX_LINE_CHARS, MAX_LINES, LineWindow
@@ -77,9 +77,7 @@ class ReadTool(FsTool[ReadArguments, ReadValue]):
         path = target.display_path
         info = await fs.stat(target)
         if info is None:
-            context.events.emit(
-                FS_OBSERVED, FsObserved(target=target, observation=Absent(), actor=execution)
-            )
+            observe(context, execution, target, Absent())
             raise messages.not_found("read", path)
         if info.type is not FsFileType.FILE:
             # Never opened: a FIFO or a device must not block the call.
@@ -98,10 +96,7 @@ class ReadTool(FsTool[ReadArguments, ReadValue]):
                 f'offset {args.offset} is out of range for "{path}" ({result.total_lines} lines)',
                 path=path,
             )
-        context.events.emit(
-            FS_OBSERVED,
-            FsObserved(target=target, observation=Present(info.version), actor=execution),
-        )
+        observe(context, execution, target, Present(info.version))
         return ReadValue(
             path=path,
             offset=result.offset,

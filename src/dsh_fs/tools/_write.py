@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from dsh_fs.fs import FS, FS_OBSERVED, FS_WRITE_INTENT, FsIntent, FsObserved, Present
+from dsh_fs.fs import FS, FS_WRITE_INTENT, FsIntent, Present
 from dsh_fs.runtime import Context, ToolExecution
 
 from ._arguments import WriteArguments
-from ._base import FsTool, session_cwd
+from ._base import FsTool, observe, session_cwd
 from ._render import render_write
 from ._values import WriteValue
 
@@ -51,10 +51,7 @@ class WriteTool(FsTool[WriteArguments, WriteValue]):
             FS_WRITE_INTENT, FsIntent(target=target, actor=execution), None
         )
         outcome = await fs.write_text(target, args.content, guard)
-        context.events.emit(
-            FS_OBSERVED,
-            FsObserved(target=target, observation=Present(outcome.version), actor=execution),
-        )
+        observe(context, execution, target, Present(outcome.version))
         return WriteValue(
             path=target.display_path,
             operation=outcome.operation,
