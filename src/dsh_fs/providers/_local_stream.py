@@ -31,6 +31,7 @@ CPU caches (a decoded chunk holding non-BMP characters takes 4 bytes per charact
 async def stream_text(
     key: str, display: str, chunk_size: int, versions: VersionBook
 ) -> AsyncIterator[TextChunks]:
+    """Open `key` and yield its decoded chunks; leaving the block closes the file."""
     fd, info = await to_thread.run_sync(open_regular, key, "read", display)
     chunks = TextChunks(fd, display, chunk_size, info, versions)
     try:
@@ -96,6 +97,7 @@ class TextChunks:
         raise StopAsyncIteration
 
     def close(self) -> None:
+        """Close the file (idempotent); a read in flight sees it and stops."""
         if not self._closed:
             self._closed = True
             self._done = True

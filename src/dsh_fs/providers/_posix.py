@@ -103,6 +103,7 @@ def unchanged(fd: int, info: os.stat_result) -> bool:
 
 
 def file_type(mode: int) -> FsFileType:
+    """What a stat mode names (regular file, directory, or other)."""
     if st_mode.S_ISREG(mode):
         return FsFileType.FILE
     if st_mode.S_ISDIR(mode):
@@ -111,6 +112,7 @@ def file_type(mode: int) -> FsFileType:
 
 
 def process_umask() -> int:
+    """The process umask, read without changing it where Linux lets us."""
     try:
         with open("/proc/self/status", encoding="ascii") as status:
             for line in status:
@@ -166,6 +168,7 @@ def open_existing(
 
 
 def read_fd(fd: int, size_hint: int) -> bytes:
+    """The rest of the open file's bytes (`size_hint` sizes the first read)."""
     chunks: list[bytes] = []
     want = max(size_hint + 1, 64 * 1024)
     while True:
@@ -188,6 +191,7 @@ def read_text_fd(fd: int, size_hint: int, verb: Verb, display: str) -> str:
 
 
 def read_bytes_capped(key: str, display: str, max_bytes: int) -> bytes:
+    """`read_bytes`: at most `max_bytes`, refusing a larger (or growing) file whole."""
     fd, info = open_regular(key, "read", display)
     try:
         if info.st_size > max_bytes:
@@ -212,6 +216,7 @@ def read_bytes_capped(key: str, display: str, max_bytes: int) -> bytes:
 
 
 def too_large(display: str, max_bytes: int) -> FsError:
+    """`FS_TOO_LARGE` for a read over `max_bytes`."""
     return FsError(
         FsErrorCode.TOO_LARGE,
         f'cannot read "{display}": larger than {max_bytes} bytes',
@@ -220,6 +225,7 @@ def too_large(display: str, max_bytes: int) -> FsError:
 
 
 def list_dir(key: str, display: str) -> list[FsDirEntry]:
+    """The directory's children by name, with `lstat` metadata (no content, no recursion)."""
     entries: list[FsDirEntry] = []
     try:
         with os.scandir(key) as scan:
@@ -280,6 +286,7 @@ def directory_lock(parent: str) -> Iterator[int]:
 
 
 def write_all(fd: int, data: bytes) -> None:
+    """Write all of `data` to `fd` (a `write` may be partial)."""
     view = memoryview(data)
     while view:
         written = os.write(fd, view)
@@ -287,6 +294,7 @@ def write_all(fd: int, data: bytes) -> None:
 
 
 def keep_owner_and_mode(fd: int, prior: os.stat_result) -> None:
+    """Give the staged file the prior file's owner (when allowed) and permission bits."""
     if (prior.st_uid, prior.st_gid) != (os.geteuid(), os.getegid()):
         try:
             os.fchown(fd, prior.st_uid, prior.st_gid)
