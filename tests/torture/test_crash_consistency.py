@@ -138,17 +138,25 @@ def test_staging_of_a_live_owner_is_never_swept(tmp_path: Path) -> None:
     try:
         assert child.stdout.readline() == "begin big.txt 0\n"
         assert child.stdout.readline() == "staged\n"  # paused right before its rename
-        assert len(staging_dirs(tmp_path)) == 1
+        first = staging_dirs(tmp_path)
+        assert len(first) == 1
 
         async def sweep() -> int:
             return await LocalFileSystem(str(tmp_path)).sweep_staging(str(tmp_path))
 
         assert anyio.run(sweep) == 0
-        assert len(staging_dirs(tmp_path)) == 1
+        assert staging_dirs(tmp_path) == first
         child.stdin.write("\n")
         child.stdin.flush()
         assert child.stdout.readline() == "done big.txt 0\n"
-        assert staging_dirs(tmp_path) == []
+        # The child goes straight on to its next publication, so compare only once it is
+        # paused again: the first write's staging directory is gone, the new one is the only
+        # one (checking for "none" right after `done` raced with that next publication).
+        assert child.stdout.readline() == "begin big.txt 1\n"
+        assert child.stdout.readline() == "staged\n"
+        second = staging_dirs(tmp_path)
+        assert len(second) == 1
+        assert second != first
         assert (tmp_path / "big.txt").read_bytes() == expected_content("big.txt", 4096, 0).encode()
     finally:
         child.kill()
