@@ -27,6 +27,8 @@ def reference_edit(text: str, old: str, new: str, replace_all: bool) -> tuple[st
             i += 1
     starts.append(len(text))
     norm = "".join(norm_chars)
+    if norm.startswith("\ufeff"):  # the BOM is not text: it can't be matched, only kept
+        norm = "\x00" + norm[1:]
     old_n = old.replace("\r\n", "\n")
     spans: list[tuple[int, int]] = []
     pos = norm.find(old_n)
@@ -80,6 +82,17 @@ def test_crlf_file_gets_crlf_replacement_and_keeps_other_bytes() -> None:
     text = "\ufeffone\r\ntwo\r\nthree"
     out, n = apply_edit(text, FsEditRequest(old_string="two\nthree", new_string="2\n3\n"), P)
     assert (out, n) == ("\ufeffone\r\n2\r\n3\r\n", 1)
+
+
+def test_the_bom_is_not_text_it_cannot_be_matched_and_stays() -> None:
+    with pytest.raises(FsError) as missing:
+        apply_edit("\ufeffhello\n", FsEditRequest(old_string="\ufeffhello", new_string="x"), P)
+    assert missing.value.code is FsErrorCode.EDIT_NOT_FOUND
+    out, _ = apply_edit("\ufeffhello\n", FsEditRequest(old_string="hello", new_string="x"), P)
+    assert out == "\ufeffx\n"
+    # Only the first character is a BOM; a second U+FEFF is text like any other.
+    out, _ = apply_edit("\ufeff\ufeffa", FsEditRequest(old_string="\ufeffa", new_string="b"), P)
+    assert out == "\ufeffb"
 
 
 def test_lf_file_with_a_stray_crlf_keeps_it_and_writes_lf() -> None:

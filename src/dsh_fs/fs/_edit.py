@@ -1,8 +1,10 @@
 """The literal edit every provider applies (SPEC §3): LF-normalized matching, byte-faithful.
 
-Matching is defined on the text with every CRLF read as LF. The replacement takes the
-file's dominant line ending, and every character outside the replaced spans is kept as it
-was: a BOM, mixed endings, a missing final newline.
+Matching is defined on the text with every CRLF read as LF, without a leading byte order
+mark: `read` never shows a BOM, so it is not part of the text a model can quote, and an
+`old_string` that starts with U+FEFF does not match it (upstream behaves the same). The
+replacement takes the file's dominant line ending, and every character outside the replaced
+spans is kept as it was: the BOM, mixed endings, a missing final newline.
 
 The common cases stay on `str.count`/`str.replace` (a file without CRLF, or an
 `old_string` without line breaks, where normalized and original offsets coincide). Only an
@@ -19,6 +21,8 @@ from ._messages import ambiguous_edit, edit_not_found
 from ._types import FsEditRequest
 
 __all__ = ["apply_edit", "dominant_line_ending"]
+
+_BOM = "\ufeff"
 
 
 def dominant_line_ending(text: str) -> str:
@@ -38,6 +42,13 @@ def apply_edit(text: str, edit: FsEditRequest, display_path: str) -> tuple[str, 
         FsError: `FS_EDIT_NOT_FOUND` when `old_string` does not occur, `FS_AMBIGUOUS_EDIT`
             when it occurs more than once and `replace_all` is false.
     """
+    if text.startswith(_BOM):
+        body, count = _apply(text[1:], edit, display_path)
+        return _BOM + body, count
+    return _apply(text, edit, display_path)
+
+
+def _apply(text: str, edit: FsEditRequest, display_path: str) -> tuple[str, int]:
     old = edit.old_string.replace("\r\n", "\n")
     new = edit.new_string.replace("\r\n", "\n")
     # One-character search first: `in` for a two-character needle is ~10x slower on text
