@@ -9,6 +9,7 @@ from pathlib import Path
 
 from dsh_fs import FsErrorCode
 from dsh_fs.cli import main
+from dsh_fs.errors import ToolErrorCode
 
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text(encoding="utf-8")
@@ -51,8 +52,9 @@ def test_the_quickstart_prints_what_the_readme_shows() -> None:
 
 
 def test_every_error_code_in_the_readme_exists_and_every_code_is_documented() -> None:
-    documented = set(re.findall(r"`(FS_[A-Z_]+)`", README))
-    assert documented == {code.value for code in FsErrorCode}
+    pattern = r"`((?:FS|SEARCH|TOOL)_[A-Z_]+|INVALID_ARGS|UNKNOWN_TOOL)`"
+    documented = set(re.findall(pattern, README))
+    assert documented == {code.value for code in (*FsErrorCode, *ToolErrorCode)}
 
 
 def test_every_mcp_option_in_the_readme_exists() -> None:

@@ -96,7 +96,7 @@ async def test_malformed_openai_arguments_become_an_error_message_not_an_excepti
     messages = await execute_openai_tool_calls(workspace.session(), calls)
     contents = [m["content"] for m in messages]
     assert contents[0].startswith("Error: arguments are not valid JSON (")
-    assert contents[1] == "Error: arguments must be a JSON object"
+    assert contents[1] == 'Error: invalid arguments: "arguments" must be an object'
     assert contents[2] == 'Error: unknown tool "nope"'
     assert contents[3] == "Error: only function tool calls are supported"
     assert await execute_openai_tool_calls(workspace.session(), None) == []

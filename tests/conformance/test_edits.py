@@ -65,12 +65,12 @@ async def test_edit_of_a_missing_file_is_stale_guarded_or_not(put: ProviderUnder
     version = await version_of(put, "a.py")
     put.outside.remove("a.py")
     target = await put.fs.resolve("a.py")
-    message = f'cannot edit "{put.display("a.py")}": file no longer exists'
+    message = f'cannot edit "{put.display("a.py")}": file changed since it was read'
     with fails(FsErrorCode.STALE_VERSION, message):
         await put.fs.edit_text(target, edit("1", "2"), version)
     with fails(FsErrorCode.STALE_VERSION, message):
         await put.fs.edit_text(target, edit("1", "2"))
-    message = f'cannot edit "{put.display("no/such/dir.py")}": file no longer exists'
+    message = f'cannot edit "{put.display("no/such/dir.py")}": file changed since it was read'
     with fails(FsErrorCode.STALE_VERSION, message):
         await put.fs.edit_text(await put.fs.resolve("no/such/dir.py"), edit("1", "2"))
     assert not put.outside.exists("a.py")

@@ -142,10 +142,14 @@ async def test_write_onto_a_fifo_is_refused_promptly(put: ProviderUnderTest) -> 
         await put.fs.write_text(await put.fs.resolve("pipe"), "x")
 
 
-async def test_write_under_a_file_is_not_a_directory(put: ProviderUnderTest) -> None:
+async def test_write_under_a_file_names_nothing(put: ProviderUnderTest) -> None:
     require(put, "directories")
     put.outside.write_bytes("a.txt", b"x")
-    with fails(FsErrorCode.NOT_DIRECTORY):
+    message = (
+        f'cannot resolve "{put.display("a.txt/inner.txt")}": '
+        "a parent path segment is not a directory"
+    )
+    with fails(FsErrorCode.NOT_FOUND, message):
         await put.fs.write_text(await put.fs.resolve("a.txt/inner.txt"), "y")
     assert put.outside.read_bytes("a.txt") == b"x"
 

@@ -7,7 +7,8 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from dsh_fs.errors import FsError, FsErrorCode
-from dsh_fs.fs import FsEditRequest, apply_edit, dominant_line_ending
+from dsh_fs.fs import FsEditRequest, apply_edit
+from dsh_fs.fs._edit import dominant_line_ending
 
 P = "/w/f.txt"
 

@@ -144,7 +144,7 @@ async def test_unknown_tool_and_bad_arguments_are_answered_without_killing_the_s
             read = await client.call_tool("read", {"file_path": "notes.txt"})
     assert (bad.is_error, code_of(bad), text_of(bad)) == (
         True,
-        "TOOL_INVALID_ARGUMENTS",
+        "INVALID_ARGS",
         "Error: file_path must be a non-empty string",
     )
     assert not read.is_error

@@ -195,15 +195,17 @@ async def test_a_dropped_session_is_freed_with_its_observations() -> None:
     assert ref() is None
 
 
-def test_disposal_removes_every_listener() -> None:
+async def test_disposal_removes_every_listener() -> None:
     context, handle = make_context()
-    assert context.events.listener_count(FS_WRITE_INTENT) == 1
-    assert context.events.listener_count(FS_EDIT_INTENT) == 1
-    assert context.events.listener_count(FS_OBSERVED) == 1
+    session = AgentSession()
+    observe(context, session, Present(V1))
+    assert await edit_guard(context, actor(session)) == V1
     handle.dispose()
-    assert context.events.listener_count(FS_WRITE_INTENT) == 0
-    assert context.events.listener_count(FS_EDIT_INTENT) == 0
-    assert context.events.listener_count(FS_OBSERVED) == 0
+    # No listener decides any more: both intents fall back to the dispatcher's default,
+    # and a new observation reaches nobody.
+    assert await write_guard(context, actor(session)) is None
+    assert await edit_guard(context, actor(session)) is None
+    observe(context, session, Present(V2))
     assert context.plugin_names() == []
 
 

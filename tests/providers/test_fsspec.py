@@ -264,7 +264,9 @@ async def test_s3_replace_of_an_object_deleted_before_the_put_is_gone(
     )
     with pytest.raises(FsError) as info:
         await fs.edit_text(target, edit("base", "mine"), created.version)
-    assert info.value.message == f'cannot edit "s3://{bucket}/ws/a.py": file no longer exists'
+    assert (
+        info.value.message == f'cannot edit "s3://{bucket}/ws/a.py": file changed since it was read'
+    )
 
 
 async def test_two_s3_providers_racing_settle_exactly_one_winner(s3: S3Server, bucket: str) -> None:

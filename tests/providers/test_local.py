@@ -22,8 +22,8 @@ import pytest
 from dsh_fs.errors import FsError, FsErrorCode
 from dsh_fs.fs import CreateIfAbsent, FsEditRequest, ReplaceIfVersion
 from dsh_fs.providers import LocalFileSystem
-from dsh_fs.providers._local import STAGE_PREFIX
-from dsh_fs.providers._oserrors import translate
+from dsh_fs.providers._oserrors import os_error
+from dsh_fs.providers._staging import STAGE_PREFIX
 
 pytestmark = pytest.mark.anyio
 
@@ -90,12 +90,21 @@ async def test_default_base_is_the_working_directory_at_construction(
     assert (await fs.resolve("a.txt")).display_path == str(tmp_path / "a.txt")
 
 
-async def test_a_leading_tilde_is_the_home_directory(
+async def test_a_leading_tilde_is_an_ordinary_name_never_the_home_directory(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("HOME", str(tmp_path))
-    fs = LocalFileSystem("/")
-    assert (await fs.resolve("~/notes.md")).display_path == str(tmp_path / "notes.md")
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    fs = LocalFileSystem(tmp_path / "work")
+    target = await fs.resolve("~/notes.md")
+    assert target.display_path == str(tmp_path / "work" / "~" / "notes.md")
+    await fs.write_text(target, "x\n")
+    assert (tmp_path / "work" / "~" / "notes.md").read_text(encoding="utf-8") == "x\n"
+    assert list(home.iterdir()) == []
+    assert (await fs.resolve("~user/a", cwd="~")).display_path == str(
+        tmp_path / "work" / "~" / "~user" / "a"
+    )
 
 
 # --- OS error translation ------------------------------------------------------------------
@@ -105,7 +114,6 @@ async def test_a_leading_tilde_is_the_home_directory(
     ("number", "code", "wording"),
     [
         (errno.ENOENT, FsErrorCode.NOT_FOUND, "not found"),
-        (errno.ENOTDIR, FsErrorCode.NOT_DIRECTORY, "not a directory"),
         (errno.EACCES, FsErrorCode.PERMISSION_DENIED, "permission denied"),
         (errno.EPERM, FsErrorCode.PERMISSION_DENIED, "permission denied"),
         (errno.EROFS, FsErrorCode.PERMISSION_DENIED, "read-only file system"),
@@ -119,7 +127,7 @@ async def test_a_leading_tilde_is_the_home_directory(
 def test_each_errno_maps_to_one_code_and_a_clear_message(
     number: int, code: FsErrorCode, wording: str
 ) -> None:
-    error = translate(OSError(number, os.strerror(number)), "write", "/w/a.txt")
+    error = os_error(OSError(number, os.strerror(number)), "write", "/w/a.txt")
     assert (error.code, error.message, error.path) == (
         code,
         f'cannot write "/w/a.txt": {wording}',

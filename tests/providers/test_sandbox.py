@@ -23,11 +23,13 @@ from dsh_fs.fs import (
     FsFileType,
     FsTarget,
     FsTargetKey,
+    FsVersion,
     FsWriteOutcome,
     WriteGuard,
 )
-from dsh_fs.providers import LocalFileSystem, SandboxFileSystem
-from dsh_fs.providers._local import STAGE_PREFIX
+from dsh_fs.providers import LocalFileSystem, LocalGuards, SandboxFileSystem
+from dsh_fs.providers._local_guards import UNGUARDED
+from dsh_fs.providers._staging import STAGE_PREFIX
 
 pytestmark = pytest.mark.anyio
 
@@ -210,16 +212,20 @@ async def test_a_relative_cwd_is_taken_from_the_first_root(tree: Path) -> None:
     assert await fs.read_text(target) == "deep\n"
 
 
-async def test_tilde_expands_to_home_and_is_confined(
+async def test_tilde_is_an_ordinary_name_inside_the_first_root(
     tree: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     home = tree / "outside"
     monkeypatch.setenv("HOME", str(home))
     fs = sandbox(tree)
-    await assert_every_access_refused(fs, tree, "~/secret.txt", home / "secret.txt")
-    # The same path is fine when the home directory is a root.
-    at_home = SandboxFileSystem([tree / "root", home])
-    assert await at_home.read_text(await at_home.resolve("~/secret.txt")) == "secret\n"
+    target = await fs.resolve("~/secret.txt")
+    assert target.display_path == str(tree / "root" / "~" / "secret.txt")
+    with pytest.raises(FsError) as missing:
+        await fs.read_text(target)
+    assert missing.value.code is FsErrorCode.NOT_FOUND
+    await fs.write_text(target, "mine\n")
+    assert (tree / "root" / "~" / "secret.txt").read_text(encoding="utf-8") == "mine\n"
+    assert (home / "secret.txt").read_text(encoding="utf-8") == "secret\n"
 
 
 @pytest.mark.parametrize("path", ["", "a\0b", "\0", "sub/\0/x"])
@@ -385,33 +391,70 @@ async def test_a_forged_target_outside_is_refused_by_every_primitive(tree: Path)
 SwapMoment = Literal["before-lock", "after-lock"]
 
 
-class _SwappingLocal(LocalFileSystem):
-    """Swaps `victim` for a symlink to `elsewhere` inside a mutation, after the sandbox's
-    resolve-time checks: either right before the critical section opens and locks the
-    parent directory ("before-lock"), or inside it, right before staging ("after-lock")."""
+class _Swapper:
+    """Swaps `victim` for a symlink to `elsewhere`, once, at the chosen moment of a mutation:
+    right before the critical section opens and locks the parent directory ("before-lock"),
+    or inside it, at the guards' last look before the rename ("after-lock")."""
 
-    def __init__(self, base: Path, victim: Path, elsewhere: Path, when: SwapMoment) -> None:
-        super().__init__(base)
+    def __init__(self, victim: Path, elsewhere: Path, when: SwapMoment) -> None:
         self.victim, self.elsewhere, self.when = victim, elsewhere, when
         self.swapped = False
 
-    def _swap(self, moment: SwapMoment) -> None:
+    def at(self, moment: SwapMoment) -> None:
         if moment == self.when and not self.swapped:
             self.swapped = True
             self.victim.rename(self.victim.with_name(self.victim.name + ".orig"))
             self.victim.symlink_to(self.elsewhere, target_is_directory=True)
 
-    def _write_locked(self, *args: Any, **kwargs: Any) -> FsWriteOutcome:
-        self._swap("before-lock")
-        return super()._write_locked(*args, **kwargs)
 
-    def _edit_locked(self, *args: Any, **kwargs: Any) -> FsEditOutcome:
-        self._swap("before-lock")
-        return super()._edit_locked(*args, **kwargs)
+class _SwapAtPublication(LocalGuards):
+    """`guards`, plus the swap right before they look at the publication."""
 
-    def _publish(self, *args: Any, **kwargs: Any) -> os.stat_result:
-        self._swap("after-lock")
-        return super()._publish(*args, **kwargs)
+    def __init__(self, swapper: _Swapper, guards: LocalGuards) -> None:
+        self.swapper, self.guards = swapper, guards
+
+    def check_open(self, verb: Any, display: str, opened: str) -> None:
+        self.guards.check_open(verb, display, opened)
+
+    def may_reveal(self, opened: str) -> bool:
+        return self.guards.may_reveal(opened)
+
+    def check_publish(self, verb: Literal["write", "edit"], display: str, directory: str) -> None:
+        self.swapper.at("after-lock")
+        self.guards.check_publish(verb, display, directory)
+
+
+class _SwappingLocal(LocalFileSystem):
+    """A local provider whose mutations swap at the swapper's moment."""
+
+    def __init__(self, base: Path | str, swapper: _Swapper, guards: LocalGuards = UNGUARDED):
+        super().__init__(base, guards=_SwapAtPublication(swapper, guards))
+        self.swapper = swapper
+
+    async def write_text(
+        self, target: FsTarget, content: str, expected: WriteGuard | None = None
+    ) -> FsWriteOutcome:
+        self.swapper.at("before-lock")
+        return await super().write_text(target, content, expected)
+
+    async def edit_text(
+        self, target: FsTarget, edit: FsEditRequest, expected: FsVersion | None = None
+    ) -> FsEditOutcome:
+        self.swapper.at("before-lock")
+        return await super().edit_text(target, edit, expected)
+
+
+class _InstrumentedSandbox(SandboxFileSystem):
+    """A sandbox whose inner local provider is built by `make` (with the fence as guards)."""
+
+    def __init__(self, root: Path, make: Callable[[str, LocalGuards], LocalFileSystem]) -> None:
+        self._make = make
+        super().__init__([root])
+
+    def _fenced_provider(
+        self, base: str, guards: LocalGuards, timestamp_granularity_ns: int
+    ) -> LocalFileSystem:
+        return self._make(base, guards)
 
 
 def restore(victim: Path) -> None:
@@ -425,19 +468,19 @@ async def test_a_parent_swapped_before_the_lock_is_caught_at_publication(
 ) -> None:
     victim, elsewhere = tree / "root" / "sub", tree / "outside"
     # Control: without the fence the swap really redirects the write outside.
-    bare = _SwappingLocal(tree / "root", victim, elsewhere, "before-lock")
+    bare = _SwappingLocal(tree / "root", _Swapper(victim, elsewhere, "before-lock"))
     await bare.write_text(await bare.resolve("sub/new.txt"), "escaped\n", guard)
     assert (elsewhere / "new.txt").read_text(encoding="utf-8") == "escaped\n"
     (elsewhere / "new.txt").unlink()
     restore(victim)
 
-    inner = _SwappingLocal(tree / "root", victim, elsewhere, "before-lock")
-    fs = SandboxFileSystem([tree / "root"], inner=inner)
+    swapper = _Swapper(victim, elsewhere, "before-lock")
+    fs = _InstrumentedSandbox(tree / "root", lambda base, g: _SwappingLocal(base, swapper, g))
     target = await fs.resolve("sub/new.txt")
     outside_before = snapshot(elsewhere)
     with pytest.raises(FsError) as caught:
         await fs.write_text(target, "escaped\n", guard)
-    assert inner.swapped
+    assert swapper.swapped
     assert caught.value.code is FsErrorCode.SANDBOX_DENIED
     assert caught.value.message == denied("write", tree / "root" / "sub" / "new.txt")
     # Nothing published outside, no staging residue left there, nothing created inside.
@@ -448,13 +491,13 @@ async def test_a_parent_swapped_before_the_lock_is_caught_at_publication(
 async def test_a_parent_swapped_before_the_lock_is_caught_for_an_edit(tree: Path) -> None:
     victim, elsewhere = tree / "root" / "sub", tree / "outside"
     (elsewhere / "deep.txt").write_text("deep\n", encoding="utf-8")
-    inner = _SwappingLocal(tree / "root", victim, elsewhere, "before-lock")
-    fs = SandboxFileSystem([tree / "root"], inner=inner)
+    swapper = _Swapper(victim, elsewhere, "before-lock")
+    fs = _InstrumentedSandbox(tree / "root", lambda base, g: _SwappingLocal(base, swapper, g))
     target = await fs.resolve("sub/deep.txt")
     outside_before = snapshot(elsewhere)
     with pytest.raises(FsError) as caught:
         await fs.edit_text(target, FsEditRequest(old_string="deep", new_string="pwned"))
-    assert inner.swapped
+    assert swapper.swapped
     assert caught.value.code is FsErrorCode.SANDBOX_DENIED
     assert caught.value.message == denied("edit", tree / "root" / "sub" / "deep.txt")
     assert snapshot(elsewhere) == outside_before
@@ -470,27 +513,37 @@ async def test_a_parent_swapped_after_the_lock_cannot_redirect_the_publication(
     # The mutation works through the locked directory's descriptor: a path swapped after
     # it was opened changes nothing, with or without the fence.
     victim, elsewhere = tree / "root" / "sub", tree / "outside"
-    inner = _SwappingLocal(tree / "root", victim, elsewhere, "after-lock")
+    swapper = _Swapper(victim, elsewhere, "after-lock")
     fs: LocalFileSystem | SandboxFileSystem = (
-        SandboxFileSystem([tree / "root"], inner=inner) if fenced else inner
+        _InstrumentedSandbox(tree / "root", lambda base, g: _SwappingLocal(base, swapper, g))
+        if fenced
+        else _SwappingLocal(tree / "root", swapper)
     )
     outside_before = snapshot(elsewhere)
     await fs.write_text(await fs.resolve("sub/new.txt"), "stays inside\n", guard)
-    assert inner.swapped
+    assert swapper.swapped
     assert snapshot(elsewhere) == outside_before
     landed = tree / "root" / "sub.orig"
     assert (landed / "new.txt").read_text(encoding="utf-8") == "stays inside\n"
     assert sorted(os.listdir(landed)) == ["deep.txt", "new.txt"]
 
 
-async def test_the_publication_check_applies_only_to_calls_through_the_sandbox(
-    tree: Path,
-) -> None:
-    inner = LocalFileSystem(tree / "root")
-    SandboxFileSystem([tree / "root"], inner=inner)
-    target = await inner.resolve(str(tree / "outside" / "free.txt"))
-    await inner.write_text(target, "unfenced\n")
-    assert (tree / "outside" / "free.txt").read_text(encoding="utf-8") == "unfenced\n"
+async def test_the_sandboxs_inner_provider_is_fenced_too(tree: Path) -> None:
+    # The fence is the inner provider's guards, not a check around the sandbox's own calls:
+    # reaching the inner provider directly does not get around it.
+    fs = sandbox(tree)
+    target = await fs.inner.resolve(str(tree / "outside" / "free.txt"))
+    with pytest.raises(FsError) as caught:
+        await fs.inner.write_text(target, "unfenced\n")
+    assert caught.value.code is FsErrorCode.SANDBOX_DENIED
+    assert not (tree / "outside" / "free.txt").exists()
+    with pytest.raises(FsError) as read:
+        await fs.inner.read_text(await fs.inner.resolve(str(tree / "outside" / "secret.txt")))
+    assert read.value.code is FsErrorCode.SANDBOX_DENIED
+    # A plain local provider has no fence.
+    free = LocalFileSystem(tree / "root")
+    await free.write_text(await free.resolve(str(tree / "outside" / "free.txt")), "free\n")
+    assert (tree / "outside" / "free.txt").read_text(encoding="utf-8") == "free\n"
 
 
 # --- hard links ------------------------------------------------------------------------------
@@ -642,8 +695,10 @@ class _SwapBeforeOpen(LocalFileSystem):
     """Swaps `victim` for a symlink to `elsewhere` after the sandbox checked the path and
     right before the inner provider opens it (the read window of a path-based check)."""
 
-    def __init__(self, base: Path, victim: Path, elsewhere: Path) -> None:
-        super().__init__(base)
+    def __init__(
+        self, base: Path | str, victim: Path, elsewhere: Path, guards: LocalGuards = UNGUARDED
+    ) -> None:
+        super().__init__(base, guards=guards)
         self.victim, self.elsewhere = victim, elsewhere
 
     def _swap(self) -> None:
@@ -684,7 +739,9 @@ async def test_a_file_swapped_for_an_outside_link_right_before_the_open_is_not_r
     assert await read(bare) in ("secret\n", b"secret\n")
     restore(victim)
 
-    fs = SandboxFileSystem([tree / "root"], inner=_SwapBeforeOpen(tree / "root", victim, secret))
+    fs = _InstrumentedSandbox(
+        tree / "root", lambda base, guards: _SwapBeforeOpen(base, victim, secret, guards)
+    )
     with pytest.raises(FsError) as caught:
         await read(fs)
     assert caught.value.code is FsErrorCode.SANDBOX_DENIED

@@ -31,7 +31,6 @@ def test_dispose_removes_only_that_listener_and_is_idempotent() -> None:
     dispose()
     bus.emit(PING, "x")
     assert seen == ["b"]
-    assert bus.listener_count(PING) == 1
 
 
 def test_a_listener_disposing_itself_mid_emit_does_not_skip_others() -> None:

@@ -200,13 +200,35 @@ async def test_read_with_an_offset_past_the_end_is_not_found(
     )
 
 
+@pytest.mark.parametrize(
+    ("offset", "shown"),
+    [
+        (100000000000000000000, "100000000000000000000"),
+        (1e20, "100000000000000000000"),
+        (123456789012345678901, "123456789012345680000"),
+        (10**21, "1e+21"),
+        (2**63, "9223372036854776000"),
+    ],
+)
+async def test_an_offset_too_large_to_exist_is_out_of_range_printed_as_upstream_prints_it(
+    make_workspace: WorkspaceFactory, root: Path, offset: float, shown: str
+) -> None:
+    (root / "a.txt").write_text("a\n", encoding="utf-8")
+    result = await make_workspace().session().call("read", {"file_path": "a.txt", "offset": offset})
+    failed(
+        result,
+        "FS_NOT_FOUND",
+        f'Error: offset {shown} is out of range for "{root / "a.txt"}" (1 lines)',
+    )
+
+
 async def test_read_with_a_limit_above_2000_is_an_argument_error(
     make_workspace: WorkspaceFactory, root: Path
 ) -> None:
     (root / "a.txt").write_text("a\n", encoding="utf-8")
     failed(
         await read(make_workspace().session(), "a.txt", limit=2001),
-        "TOOL_INVALID_ARGUMENTS",
+        "INVALID_ARGS",
         "Error: limit must be less than or equal to 2000",
     )
 
@@ -451,7 +473,7 @@ async def test_edit_with_an_empty_old_string_is_an_argument_error(
     (root / "a.txt").write_text("a\n", encoding="utf-8")
     failed(
         await edit(make_workspace().session(), "a.txt", "", "b"),
-        "TOOL_INVALID_ARGUMENTS",
+        "INVALID_ARGS",
         "Error: old_string must be a non-empty string",
     )
 
@@ -462,7 +484,7 @@ async def test_edit_with_identical_strings_is_an_argument_error(
     (root / "a.txt").write_text("a\n", encoding="utf-8")
     failed(
         await edit(make_workspace().session(), "a.txt", "a", "a"),
-        "TOOL_INVALID_ARGUMENTS",
+        "INVALID_ARGS",
         "Error: old_string and new_string must differ",
     )
 
@@ -567,7 +589,7 @@ async def test_a_deleted_file_recovers_through_a_reread_and_a_write(
     failed(
         await edit(session, "a.txt", "hello", "bye"),
         "FS_STALE_VERSION",
-        f'Error: cannot edit "{path}": file no longer exists' + STALE_REMEDY,
+        f'Error: cannot edit "{path}": file changed since it was read' + STALE_REMEDY,
     )
     failed(
         await write(session, "a.txt", "bye\n"),
@@ -670,14 +692,14 @@ async def test_without_the_policy_an_edit_of_a_missing_file_is_stale(
     failed(
         await edit(make_workspace(policy=False).session(), "nope.txt", "a", "b"),
         "FS_STALE_VERSION",
-        f'Error: cannot edit "{root / "nope.txt"}": file no longer exists' + STALE_REMEDY,
+        f'Error: cannot edit "{root / "nope.txt"}": file changed since it was read' + STALE_REMEDY,
     )
 
 
 async def test_a_call_outside_any_session_can_create_but_never_edit(
     make_workspace: WorkspaceFactory, root: Path
 ) -> None:
-    tools = make_workspace().context.tools
+    tools = make_workspace().context
     ok(await tools.execute("write", {"file_path": str(root / "a.txt"), "content": "a\n"}))
     ok(await tools.execute("read", {"file_path": str(root / "a.txt")}))
     result = await tools.execute(

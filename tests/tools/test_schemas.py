@@ -173,26 +173,87 @@ def test_disposing_the_tools_plugin_removes_tools_and_sections() -> None:
 @pytest.mark.parametrize(
     ("tool", "raw", "message"),
     [
-        (ReadTool(), {}, "file_path must be a non-empty string"),
-        (ReadTool(), {"file_path": ""}, "file_path must be a non-empty string"),
-        (ReadTool(), {"file_path": 7}, "file_path must be a non-empty string"),
-        (ReadTool(), {"file_path": None}, "file_path must be a non-empty string"),
-        (ReadTool(), {"file_path": "a", "limit": 2001}, "limit must be less than or equal to 2000"),
-        (ReadTool(), {"file_path": "a", "limit": 0}, "limit must be a positive integer"),
-        (ReadTool(), {"file_path": "a", "limit": True}, "limit must be a positive integer"),
-        (ReadTool(), {"file_path": "a", "offset": 0}, "offset must be a positive integer"),
-        (ReadTool(), {"file_path": "a", "offset": "3"}, "offset must be a positive integer"),
-        (ReadTool(), {"file_path": "a", "offset": 2.5}, "offset must be a positive integer"),
-        (ReadTool(), {"file_path": "a", "offset": False}, "offset must be a positive integer"),
-        (ReadTool(), {"file_path": "a", "path": "b"}, 'unexpected argument "path"'),
+        # Shape: upstream's validator words, every problem at once, in its order.
+        (ReadTool(), {}, 'invalid arguments: missing required property "file_path"'),
+        (ReadTool(), {"file_path": 7}, 'invalid arguments: "file_path" must be a string'),
+        (ReadTool(), {"file_path": None}, 'invalid arguments: "file_path" must be a string'),
         (
             ReadTool(),
-            {"file_path": "", "offset": 0, "x": 1},
-            "file_path must be a non-empty string; offset must be a positive integer; "
-            'unexpected argument "x"',
+            {"file_path": "a", "offset": "3"},
+            'invalid arguments: "offset" must be a number',
         ),
-        (WriteTool(), {"file_path": "a"}, "content must be a string"),
-        (WriteTool(), {"file_path": "a", "content": b"x"}, "content must be a string"),
+        (
+            ReadTool(),
+            {"file_path": "a", "limit": True},
+            'invalid arguments: "limit" must be a number',
+        ),
+        (
+            ReadTool(),
+            {"file_path": "a", "offset": False},
+            'invalid arguments: "offset" must be a number',
+        ),
+        (
+            ReadTool(),
+            {"file_path": "a", "offset": float("nan")},
+            'invalid arguments: "offset" must be a finite JSON number',
+        ),
+        (
+            ReadTool(),
+            {"file_path": "a", "offset": 10**400},
+            'invalid arguments: "offset" must be a finite JSON number',
+        ),
+        (
+            ReadTool(),
+            {"file_path": "a", "path": "b"},
+            'invalid arguments: "path" is not a declared property (additionalProperties: false)',
+        ),
+        (
+            ReadTool(),
+            {"offset": "x", "y": 1},
+            'invalid arguments: missing required property "file_path"; '
+            '"offset" must be a number; '
+            '"y" is not a declared property (additionalProperties: false)',
+        ),
+        (WriteTool(), {"file_path": "a"}, 'invalid arguments: missing required property "content"'),
+        (
+            WriteTool(),
+            {"file_path": "a", "content": b"x"},
+            'invalid arguments: "content" must be a string',
+        ),
+        (
+            EditTool(),
+            {"file_path": "a", "new_string": "b"},
+            'invalid arguments: missing required property "old_string"',
+        ),
+        (
+            EditTool(),
+            {"file_path": "a", "old_string": "a"},
+            'invalid arguments: missing required property "new_string"',
+        ),
+        (
+            EditTool(),
+            {"file_path": "a", "old_string": "a", "new_string": "b", "replace_all": 1},
+            'invalid arguments: "replace_all" must be a boolean',
+        ),
+        (
+            EditTool(),
+            {"file_path": "a", "old_string": "a", "new_string": "b", "replace_all": "true"},
+            'invalid arguments: "replace_all" must be a boolean',
+        ),
+        # Values: the first rule broken, upstream's sentences.
+        (ReadTool(), {"file_path": ""}, "file_path must be a non-empty string"),
+        (ReadTool(), {"file_path": " \t\u3000"}, "file_path must be a non-empty string"),
+        (ReadTool(), {"file_path": "a", "limit": 2001}, "limit must be less than or equal to 2000"),
+        (
+            ReadTool(),
+            {"file_path": "a", "limit": 2e3 + 1},
+            "limit must be less than or equal to 2000",
+        ),
+        (ReadTool(), {"file_path": "a", "limit": 0}, "limit must be a positive integer"),
+        (ReadTool(), {"file_path": "a", "offset": 0}, "offset must be a positive integer"),
+        (ReadTool(), {"file_path": "a", "offset": -3}, "offset must be a positive integer"),
+        (ReadTool(), {"file_path": "a", "offset": 2.5}, "offset must be a positive integer"),
+        (ReadTool(), {"file_path": "", "offset": 0}, "file_path must be a non-empty string"),
         (WriteTool(), {"file_path": "", "content": "x"}, "file_path must be a non-empty string"),
         (
             EditTool(),
@@ -201,34 +262,34 @@ def test_disposing_the_tools_plugin_removes_tools_and_sections() -> None:
         ),
         (
             EditTool(),
-            {"file_path": "a", "new_string": "b"},
-            "old_string must be a non-empty string",
-        ),
-        (EditTool(), {"file_path": "a", "old_string": "a"}, "new_string must be a string"),
-        (
-            EditTool(),
             {"file_path": "a", "old_string": "a", "new_string": "a"},
             "old_string and new_string must differ",
         ),
-        (
-            EditTool(),
-            {"file_path": "a", "old_string": "a", "new_string": "b", "replace_all": 1},
-            "replace_all must be a boolean",
-        ),
-        (
-            EditTool(),
-            {"file_path": "a", "old_string": "a", "new_string": "b", "replace_all": "true"},
-            "replace_all must be a boolean",
-        ),
     ],
 )
-def test_invalid_arguments_get_one_clear_sentence_each(
+def test_invalid_arguments_get_upstreams_exact_sentences(
     tool: ReadTool | WriteTool | EditTool, raw: dict[str, Any], message: str
 ) -> None:
     with pytest.raises(ToolArgumentError) as caught:
         tool.parse_arguments(raw)
     assert caught.value.message == message
-    assert caught.value.code == "TOOL_INVALID_ARGUMENTS"
+    assert caught.value.code == "INVALID_ARGS"
+
+
+@pytest.mark.parametrize(
+    ("raw", "offset", "limit"),
+    [
+        ({"file_path": "a", "offset": 2.0, "limit": 1e3}, 2, 1000),
+        ({"file_path": "a", "offset": 10**30}, 10**30, 2000),
+        ({"file_path": "a", "offset": 1e20}, 10**20, 2000),
+    ],
+)
+def test_whole_numbers_sent_as_floats_are_integers(
+    raw: dict[str, Any], offset: int, limit: int
+) -> None:
+    args = ReadTool().parse_arguments(raw)
+    assert (args.offset, args.limit) == (offset, limit)
+    assert isinstance(args.offset, int)
 
 
 def test_valid_arguments_get_their_defaults() -> None:
@@ -240,8 +301,9 @@ def test_valid_arguments_get_their_defaults() -> None:
 
 @pytest.mark.anyio
 async def test_arguments_that_are_not_an_object_are_refused(context: Context) -> None:
-    result = await context.tools.execute("read", ["a.txt"])
-    assert result.text == "Error: arguments must be a JSON object"
+    result = await context.execute("read", ["a.txt"])
+    assert result.text == 'Error: invalid arguments: "arguments" must be an object'
+    assert result.code == "INVALID_ARGS"
 
 
 @pytest.mark.parametrize(

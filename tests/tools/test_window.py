@@ -19,6 +19,10 @@ from dsh_fs.tools._window import (
 )
 
 
+def utf16_len(text: str) -> int:
+    return len(text.encode("utf-16-le")) // 2
+
+
 def reference_window(
     text: str,
     offset: int,
@@ -27,7 +31,8 @@ def reference_window(
     max_line_chars: int = MAX_LINE_CHARS,
     max_bytes: int = MAX_BYTES,
 ) -> Window:
-    """SPEC §6 spelled out slowly over the whole text."""
+    """SPEC §6 spelled out slowly over the whole text (line length in UTF-16 code units, as
+    upstream's JavaScript counts it)."""
     text = text.removeprefix("\ufeff")
     raw = text.split("\n")
     if raw[-1] == "":
@@ -37,8 +42,12 @@ def reference_window(
     capped = False
     for line in raw[offset - 1 : offset - 1 + limit]:
         line = line.removesuffix("\r")
-        if len(line) > max_line_chars:
-            line = line[:max_line_chars] + f"... (line truncated to {max_line_chars} chars)"
+        units = line.encode("utf-16-le")
+        if len(units) > 2 * max_line_chars:
+            head = units[: 2 * max_line_chars]
+            if 0xD800 <= int.from_bytes(head[-2:], "little") <= 0xDBFF:
+                head = head[:-2]  # never half a surrogate pair: cut before it
+            line = head.decode("utf-16-le") + f"... (line truncated to {max_line_chars} chars)"
         size = len(line.encode("utf-8")) + (1 if kept else 0)
         if used + size > max_bytes:
             capped = True
@@ -146,9 +155,25 @@ def test_a_line_longer_than_the_cap_is_truncated_with_the_notice() -> None:
     assert TRUNCATION_SUFFIX == "... (line truncated to 2000 chars)"
 
 
-def test_the_line_cap_is_measured_in_characters_not_bytes() -> None:
-    line = "€" * MAX_LINE_CHARS
+def test_the_line_cap_is_measured_in_utf16_units_not_bytes() -> None:
+    line = "€" * MAX_LINE_CHARS  # 3 UTF-8 bytes each, but one UTF-16 unit: not truncated
     assert window_text([line]).lines == (line,)
+
+
+def test_a_character_outside_the_bmp_counts_two_as_upstream_counts_it() -> None:
+    # 7 lines of 2000 emoji: each is 4000 UTF-16 units, cut to 1000 emoji, so all 7 fit
+    # under the 50 KiB cap (upstream shows all 7 too).
+    text = ("😀" * 2000 + "\n") * 7
+    window = window_text([text])
+    assert window.lines == ("😀" * 1000 + TRUNCATION_SUFFIX,) * 7
+    assert not window.output_capped
+
+
+def test_a_cut_that_would_split_a_surrogate_pair_is_made_before_the_pair() -> None:
+    line = "a" + "😀" * 1000  # the 2000th unit is the first half of the last emoji
+    (shown,) = window_text([line]).lines
+    assert shown == "a" + "😀" * 999 + TRUNCATION_SUFFIX
+    assert all(not "\ud800" <= char <= "\udfff" for char in shown)
 
 
 def test_the_byte_cap_stops_before_the_line_that_would_exceed_it() -> None:

@@ -11,21 +11,24 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import Literal
 
 import anyio
 
 from dsh_fs.fs import CreateIfAbsent, FsEditRequest, FsVersion, ReplaceIfVersion
-from dsh_fs.providers import LocalFileSystem
-from dsh_fs.providers._local import publish_guard
+from dsh_fs.providers import LocalFileSystem, LocalGuards
 
 PAUSE_ENV = "DSH_FS_TORTURE_PAUSE"
 """When set, every publication stops right before its rename, prints ``staged`` and waits
 for a line on stdin: a live owner with its staging directory in place, on demand."""
 
 
-def pause_before_publish(key: str, display: str, directory: str) -> None:
-    print("staged", flush=True)
-    sys.stdin.readline()
+class PauseBeforePublish(LocalGuards):
+    """Stops every publication right before its rename until a line arrives on stdin."""
+
+    def check_publish(self, verb: Literal["write", "edit"], display: str, directory: str) -> None:
+        print("staged", flush=True)
+        sys.stdin.readline()
 
 
 def header(generation: int) -> str:
@@ -45,9 +48,8 @@ def parse_generation(text: str) -> int:
 
 
 async def main(workspace: str, specs: list[str]) -> None:
-    fs = LocalFileSystem(workspace)
-    if os.environ.get(PAUSE_ENV):
-        publish_guard.set(pause_before_publish)
+    guards = PauseBeforePublish() if os.environ.get(PAUSE_ENV) else LocalGuards()
+    fs = LocalFileSystem(workspace, guards=guards)
     files = [(name, int(size)) for name, size in (spec.split(":") for spec in specs)]
     state: dict[str, tuple[int, FsVersion | None]] = {}
     for name, _size in files:

@@ -85,7 +85,7 @@ async def test_an_unknown_tool_is_an_error_result(root: Path) -> None:
         result = await workspace.session().call("delete", {})
         assert (result.is_error, result.code, result.text) == (
             True,
-            "TOOL_NOT_FOUND",
+            "UNKNOWN_TOOL",
             'Error: unknown tool "delete"',
         )
 

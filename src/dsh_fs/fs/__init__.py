@@ -1,19 +1,20 @@
 """The provider contract (`ctx.fs`): the `FileSystem` ABC and its vocabulary.
 
 This layer defines targets, opaque versions, infos, write guards, edit requests and
-outcomes, observations, the fs/* event keys and the `FS` service key, the exact provider
-messages, and the literal-edit algorithm providers share. It does no I/O. Providers
-(`dsh_fs.providers`) implement it; the tools and the policy consume it. Below it sit only
-`dsh_fs.runtime` (for event and service keys) and `dsh_fs.errors`.
+outcomes, observations, the fs/* event keys and the `FS` service key, and the literal-edit
+algorithm every provider applies. It does no I/O. Providers (`dsh_fs.providers`) implement
+it; the tools and the policy consume it. Below it sit only `dsh_fs.runtime` (for event and
+service keys) and `dsh_fs.errors`. The exact messages live in the private `_messages`
+module, which the package's own providers and policy share.
 """
 
 from dsh_fs.errors import FsError, FsErrorCode
 
-from . import _messages as messages
 from ._contract import FileSystem
-from ._edit import apply_edit, dominant_line_ending
+from ._edit import apply_edit
 from ._events import FS, FS_EDIT_INTENT, FS_OBSERVED, FS_WRITE_INTENT, FsIntent, FsObserved
 from ._types import (
+    BEFORE_LIMIT,
     Absent,
     CreateIfAbsent,
     FsCapabilities,
@@ -34,6 +35,7 @@ from ._types import (
 )
 
 __all__ = [
+    "BEFORE_LIMIT",
     "FS",
     "FS_EDIT_INTENT",
     "FS_OBSERVED",
@@ -61,6 +63,4 @@ __all__ = [
     "ReplaceIfVersion",
     "WriteGuard",
     "apply_edit",
-    "dominant_line_ending",
-    "messages",
 ]

@@ -1,52 +1,165 @@
-"""The provider's model-facing error messages (SPEC §3), built in exactly one place.
+"""Every model-facing `FsError` message (SPEC §3, §5, §8), built in exactly one place.
 
-`verb` is the operation the model asked for: ``read``, ``write`` or ``edit``.
+Providers, wrappers and the policy raise what these functions return; nothing else spells a
+message. `verb` is the operation the model asked for, as the message names it.
 """
 
 from __future__ import annotations
 
-from typing import Literal
+from collections.abc import Mapping
+from typing import Any, Literal, TypeAlias
 
 from dsh_fs.errors import FsError, FsErrorCode
 
 __all__ = [
     "Verb",
+    "aborted",
     "ambiguous_edit",
     "binary_file",
     "edit_gone",
     "edit_not_found",
+    "edit_not_observed",
     "edit_stale",
+    "invalid_path",
     "invalid_utf8",
+    "io_error",
+    "not_a_directory",
     "not_found",
     "not_regular_file",
+    "outside_root",
     "overwrite_unobserved",
+    "parent_not_directory",
+    "permission_denied",
+    "sandbox_denied",
+    "symlink_loop",
+    "too_large",
+    "workspace_closed",
     "write_gone",
     "write_stale",
 ]
 
-Verb = Literal["read", "write", "edit"]
+Verb: TypeAlias = Literal["read", "write", "edit", "delete", "list", "search", "access"]
+"""The operation a message names: a tool's, or ``access`` for a path no operation may touch."""
+
+
+def _error(
+    code: FsErrorCode,
+    verb: Verb,
+    path: str,
+    what: str,
+    details: Mapping[str, Any] | None = None,
+) -> FsError:
+    return FsError(code, f'cannot {verb} "{path}": {what}', path=path, details=details)
+
+
+# --- the file itself ------------------------------------------------------------------------
 
 
 def not_found(verb: Verb, path: str) -> FsError:
-    """`cannot <verb> "<p>": not found` (FS_NOT_FOUND)."""
-    return FsError(FsErrorCode.NOT_FOUND, f'cannot {verb} "{path}": not found', path=path)
+    """`cannot <verb> "<p>": not found` (FS_NOT_FOUND). Also the policy's edit of a file it
+    saw absent (SPEC §5)."""
+    return _error(FsErrorCode.NOT_FOUND, verb, path, "not found")
+
+
+def parent_not_directory(path: str) -> FsError:
+    """A path below something that is not a directory (``a.txt/child``) names no file
+    (FS_NOT_FOUND), in upstream's words."""
+    return FsError(
+        FsErrorCode.NOT_FOUND,
+        f'cannot resolve "{path}": a parent path segment is not a directory',
+        path=path,
+    )
+
+
+def symlink_loop(verb: Verb, path: str) -> FsError:
+    """A symbolic link loop, or a chain too long to resolve: like a dangling link, it names no
+    file (FS_NOT_FOUND)."""
+    return _error(FsErrorCode.NOT_FOUND, verb, path, "too many levels of symbolic links")
+
+
+def invalid_path(path: str) -> FsError:
+    """`FS_NOT_FOUND` for a path no file can have: empty, or containing a NUL byte or a lone
+    surrogate (no UTF-8 form). The path is shown with those escaped, so the message itself
+    is always valid text."""
+    if not path:
+        return FsError(FsErrorCode.NOT_FOUND, "cannot resolve an empty path", path=path)
+    what = "a NUL byte" if "\0" in path else "a lone surrogate"
+    shown = "".join(
+        "\\0" if char == "\0" else f"\\u{ord(char):04x}" if "\ud800" <= char <= "\udfff" else char
+        for char in path
+    )
+    return FsError(
+        FsErrorCode.NOT_FOUND, f'cannot resolve "{shown}": the path contains {what}', path=shown
+    )
 
 
 def not_regular_file(verb: Verb, path: str) -> FsError:
     """`cannot <verb> "<p>": not a regular file` (FS_NOT_REGULAR_FILE)."""
-    return FsError(
-        FsErrorCode.NOT_REGULAR_FILE, f'cannot {verb} "{path}": not a regular file', path=path
-    )
+    return _error(FsErrorCode.NOT_REGULAR_FILE, verb, path, "not a regular file")
+
+
+def not_a_directory(verb: Verb, path: str) -> FsError:
+    """`cannot <verb> "<p>": not a directory` (FS_NOT_DIRECTORY)."""
+    return _error(FsErrorCode.NOT_DIRECTORY, verb, path, "not a directory")
 
 
 def binary_file(verb: Verb, path: str) -> FsError:
     """`cannot <verb> "<p>": binary file` (FS_NOT_TEXT)."""
-    return FsError(FsErrorCode.NOT_TEXT, f'cannot {verb} "{path}": binary file', path=path)
+    return _error(FsErrorCode.NOT_TEXT, verb, path, "binary file")
 
 
 def invalid_utf8(verb: Verb, path: str) -> FsError:
     """`cannot <verb> "<p>": invalid UTF-8 text` (FS_NOT_TEXT)."""
-    return FsError(FsErrorCode.NOT_TEXT, f'cannot {verb} "{path}": invalid UTF-8 text', path=path)
+    return _error(FsErrorCode.NOT_TEXT, verb, path, "invalid UTF-8 text")
+
+
+def too_large(verb: Verb, path: str, max_bytes: int) -> FsError:
+    """`cannot <verb> "<p>": larger than <n> bytes` (FS_TOO_LARGE)."""
+    return _error(FsErrorCode.TOO_LARGE, verb, path, f"larger than {max_bytes} bytes")
+
+
+def permission_denied(verb: Verb, path: str, what: str = "permission denied") -> FsError:
+    """The system or the storage refused (FS_PERMISSION_DENIED); `what` may say why
+    (``read-only file system``)."""
+    return _error(FsErrorCode.PERMISSION_DENIED, verb, path, what)
+
+
+def io_error(verb: Verb, path: str, what: str) -> FsError:
+    """Any other failure, in a few plain words (FS_IO_ERROR): ``no space left on device``."""
+    return _error(FsErrorCode.IO_ERROR, verb, path, what)
+
+
+def aborted(verb: Verb, path: str) -> FsError:
+    """The provider was closed before the operation took effect (FS_ABORTED)."""
+    return _error(FsErrorCode.ABORTED, verb, path, "the filesystem was closed")
+
+
+def workspace_closed(tool: str) -> FsError:
+    """A call made after its workspace was closed (FS_ABORTED): nothing was run."""
+    return FsError(FsErrorCode.ABORTED, f"cannot run {tool}: the workspace is closed")
+
+
+# --- fences ----------------------------------------------------------------------------------
+
+
+def sandbox_denied(verb: Verb, path: str, reason: str, mode: str) -> FsError:
+    """A sandbox refusal (FS_SANDBOX_DENIED), naming the reason and the mode:
+    `cannot write "/etc/x": outside the sandbox [sandbox: file access denied under
+    workspace-write mode]`."""
+    return _error(
+        FsErrorCode.SANDBOX_DENIED,
+        verb,
+        path,
+        f"{reason} [sandbox: file access denied under {mode} mode]",
+    )
+
+
+def outside_root(path: str, root: str) -> FsError:
+    """A remote path outside the workspace's root URL (FS_SANDBOX_DENIED)."""
+    return _error(FsErrorCode.SANDBOX_DENIED, "access", path, f"outside the workspace root {root}")
+
+
+# --- guarded mutations (SPEC §3, §5) -------------------------------------------------------
 
 
 def overwrite_unobserved(path: str) -> FsError:
@@ -58,48 +171,52 @@ def overwrite_unobserved(path: str) -> FsError:
     )
 
 
+def edit_not_observed(path: str) -> FsError:
+    """The policy: an edit of a file this session never read (FS_NOT_OBSERVED)."""
+    return FsError(FsErrorCode.NOT_OBSERVED, f'edit requires reading "{path}" first', path=path)
+
+
 def write_stale(path: str) -> FsError:
     """A `ReplaceIfVersion` write found another version (FS_STALE_VERSION)."""
-    return FsError(
-        FsErrorCode.STALE_VERSION,
-        f'cannot write "{path}": file changed since it was read',
-        path=path,
-    )
+    return _error(FsErrorCode.STALE_VERSION, "write", path, "file changed since it was read")
 
 
 def write_gone(path: str) -> FsError:
     """A `ReplaceIfVersion` write found no file (FS_STALE_VERSION)."""
-    return FsError(
-        FsErrorCode.STALE_VERSION, f'cannot write "{path}": file no longer exists', path=path
-    )
+    return _error(FsErrorCode.STALE_VERSION, "write", path, "file no longer exists")
 
 
 def edit_stale(path: str) -> FsError:
     """A guarded edit found another version (FS_STALE_VERSION)."""
-    return FsError(
-        FsErrorCode.STALE_VERSION,
-        f'cannot edit "{path}": file changed since it was read',
-        path=path,
-    )
+    return _error(FsErrorCode.STALE_VERSION, "edit", path, "file changed since it was read")
 
 
 def edit_gone(path: str) -> FsError:
-    """An edit found no file, guarded or not (FS_STALE_VERSION)."""
-    return FsError(
-        FsErrorCode.STALE_VERSION, f'cannot edit "{path}": file no longer exists', path=path
-    )
+    """An edit found no file, guarded or not (FS_STALE_VERSION). Upstream words it like any
+    other stale edit (SPEC §3 has one edit message), so the model re-reads either way."""
+    return edit_stale(path)
 
 
-def edit_not_found(path: str) -> FsError:
-    """`old_string was not found in "<p>"` (FS_EDIT_NOT_FOUND)."""
-    return FsError(FsErrorCode.EDIT_NOT_FOUND, f'old_string was not found in "{path}"', path=path)
+def edit_not_found(
+    path: str, diagnosis: str = "", details: Mapping[str, Any] | None = None
+) -> FsError:
+    """`old_string was not found in "<p>"` (FS_EDIT_NOT_FOUND), then the diagnosis lines
+    that help the model find what it meant (SPEC §8.2), if any."""
+    message = f'old_string was not found in "{path}"'
+    if diagnosis:
+        message += "\n" + diagnosis
+    return FsError(FsErrorCode.EDIT_NOT_FOUND, message, path=path, details=details)
 
 
-def ambiguous_edit(path: str, count: int) -> FsError:
-    """`old_string matched <n> times in "<p>"; …` (FS_AMBIGUOUS_EDIT)."""
-    return FsError(
-        FsErrorCode.AMBIGUOUS_EDIT,
+def ambiguous_edit(
+    path: str, count: int, diagnosis: str = "", details: Mapping[str, Any] | None = None
+) -> FsError:
+    """`old_string matched <n> times in "<p>"; …` (FS_AMBIGUOUS_EDIT), then where the
+    matches start (SPEC §8.2), if given."""
+    message = (
         f'old_string matched {count} times in "{path}"; '
-        "provide a more specific old_string or set replace_all to true",
-        path=path,
+        "provide a more specific old_string or set replace_all to true"
     )
+    if diagnosis:
+        message += "\n" + diagnosis
+    return FsError(FsErrorCode.AMBIGUOUS_EDIT, message, path=path, details=details)

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Literal, NewType, TypeAlias
 
 __all__ = [
+    "BEFORE_LIMIT",
     "Absent",
     "CreateIfAbsent",
     "FsCapabilities",
@@ -132,6 +133,11 @@ class FsEditRequest:
     """Replace every occurrence; otherwise exactly one occurrence is required."""
 
 
+BEFORE_LIMIT = 16 * 1024 * 1024
+"""A write's outcome carries the prior text only for files up to this many bytes (else
+`FsWriteOutcome.before` is None): a write never needs the old content, only reports it."""
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class FsWriteOutcome:
     """What a successful `write_text` did."""
@@ -141,7 +147,8 @@ class FsWriteOutcome:
     version: FsVersion
     """The version after publication (safe to guard the next mutation with)."""
     before: str | None
-    """The prior text; None for a create, or when the prior file was too large to keep."""
+    """The prior text; None for a create, or when the prior file was larger than
+    `BEFORE_LIMIT`, not text, or not the provider's to reveal."""
     after: str
     """The text now in the file."""
 

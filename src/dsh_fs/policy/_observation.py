@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import weakref
 
-from dsh_fs.errors import FsError, FsErrorCode
 from dsh_fs.fs import (
     FS_EDIT_INTENT,
     FS_OBSERVED,
@@ -25,6 +24,7 @@ from dsh_fs.fs import (
     ReplaceIfVersion,
     WriteGuard,
 )
+from dsh_fs.fs import _messages as messages
 from dsh_fs.runtime import AgentSession, Next, Plugin, PluginScope, ToolExecution
 
 __all__ = ["ObservationPolicy"]
@@ -77,14 +77,11 @@ class ObservationPolicy(Plugin[None]):
 
         async def on_edit_intent(intent: FsIntent, next: Next[FsVersion | None]) -> FsVersion:
             observation = seen(intent.actor, intent.target.target_key)
-            path = intent.target.display_path
             if isinstance(observation, Present):
                 return observation.version
             if isinstance(observation, Absent):
-                raise FsError(FsErrorCode.NOT_FOUND, f'cannot edit "{path}": not found', path=path)
-            raise FsError(
-                FsErrorCode.NOT_OBSERVED, f'edit requires reading "{path}" first', path=path
-            )
+                raise messages.not_found("edit", intent.target.display_path)
+            raise messages.edit_not_observed(intent.target.display_path)
 
         def on_observed(event: FsObserved) -> None:
             owner = _owner(event.actor)

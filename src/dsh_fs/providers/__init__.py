@@ -1,20 +1,23 @@
 """The provider layer: implementations of the `dsh_fs.fs.FileSystem` contract.
 
-`LocalFileSystem` (the host filesystem), `SandboxFileSystem` (a fence around it) and
-`FsspecFileSystem` (any fsspec storage: memory, S3, SFTP, …). Providers sit above the
-contract and below the tools and the policy, which never import them.
+`LocalFileSystem` (the host filesystem), `SandboxFileSystem` (a fence around it, applied
+through the local provider's `LocalGuards`) and `FsspecFileSystem` (any fsspec storage:
+memory, S3, SFTP, …). Providers sit above the contract and below the tools and the policy,
+which never import them. This is the only layer that touches `os`-level file APIs.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-__all__ = ["FsspecFileSystem", "LocalFileSystem", "SandboxFileSystem"]
+from ._local_guards import LocalGuards
+
+__all__ = ["FsspecFileSystem", "LocalFileSystem", "LocalGuards", "SandboxFileSystem", "SandboxMode"]
 
 if TYPE_CHECKING:
     from ._fsspec import FsspecFileSystem
     from ._local import LocalFileSystem
-    from ._sandbox import SandboxFileSystem
+    from ._sandbox import SandboxFileSystem, SandboxMode
 
 
 def __getattr__(name: str) -> Any:
@@ -32,4 +35,8 @@ def __getattr__(name: str) -> Any:
         from ._sandbox import SandboxFileSystem
 
         return SandboxFileSystem
+    if name == "SandboxMode":
+        from ._sandbox import SandboxMode
+
+        return SandboxMode
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

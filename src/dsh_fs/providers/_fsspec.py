@@ -22,6 +22,7 @@ from anyio import to_thread
 
 from dsh_fs.errors import FsError, FsErrorCode
 from dsh_fs.fs import (
+    BEFORE_LIMIT,
     CreateIfAbsent,
     FileSystem,
     FsCapabilities,
@@ -38,22 +39,18 @@ from dsh_fs.fs import (
     ReplaceIfVersion,
     WriteGuard,
     apply_edit,
-    messages,
 )
+from dsh_fs.fs import _messages as messages
 
-from ._fsspec_errors import backend_error_types, translate
+from ._fsspec_errors import map_backend_errors
 from ._fsspec_store import DIRECTORY_VERSION, Blob, Store, is_content_version, store_for
 from ._locks import TargetLocks
-from ._oserrors import invalid_path
-from ._text import ChunkDecoder, decode_or_none, decode_text, encode_text
+from ._text import ChunkDecoder, check_usable_path, decode_or_none, decode_text, encode_text
 
-__all__ = ["BEFORE_LIMIT", "STREAM_CHUNK_SIZE", "FsspecFileSystem"]
+__all__ = ["STREAM_CHUNK_SIZE", "FsspecFileSystem"]
 
 STREAM_CHUNK_SIZE = 4 * 1024 * 1024
 """Bytes per `stream_text` read (one ranged GET per chunk on object stores)."""
-
-BEFORE_LIMIT = 16 * 1024 * 1024
-"""A write's outcome carries the prior text only for files up to this size (else None)."""
 
 _DIGESTS_KEPT = 4096
 
@@ -116,7 +113,7 @@ class FsspecFileSystem(FileSystem):
         self._root_url = self._url(())
         self._locks = TargetLocks()
         self._digests = _Digests()
-        self._errors = backend_error_types()
+        self._closed = False
         # The contract declares capabilities per class; here they depend on the store.
         self.capabilities = FsCapabilities(
             cross_process_guards=self._store.cross_process_guards,
@@ -157,8 +154,7 @@ class FsspecFileSystem(FileSystem):
 
     def _relative(self, path: str, cwd: str | None) -> list[str]:
         """Components of `path` below the root, `..` applied; refuses climbing out."""
-        if not path or "\0" in path:
-            raise invalid_path(path)
+        check_usable_path(path)
         if "://" in path:
             scheme = path.partition("://")[0]
             parts = _normalize(self._fs_parts(path), path) if scheme in self._protocols else None
@@ -172,11 +168,7 @@ class FsspecFileSystem(FileSystem):
         return _normalize([*base, *path.split("/")], path, self._outside)
 
     def _outside(self, path: str) -> FsError:
-        return FsError(
-            FsErrorCode.SANDBOX_DENIED,
-            f'cannot access "{path}": outside the workspace root {self._root_url}',
-            path=path,
-        )
+        return messages.outside_root(path, self._root_url)
 
     def _path(self, target: FsTarget) -> str:
         """The fsspec path (protocol stripped) of a target this provider minted."""
@@ -210,13 +202,12 @@ class FsspecFileSystem(FileSystem):
         on_conflict: Callable[[str], FsError] | None = None,
         on_gone: Callable[[str], FsError] | None = None,
     ) -> _T:
-        """Run a blocking backend call in a worker thread; backend errors become `FsError`."""
-        try:
+        """Run a blocking backend call in a worker thread; backend errors become `FsError`.
+        After `aclose`, nothing is called: `FS_ABORTED`."""
+        if self._closed:
+            raise messages.aborted(verb, display)
+        with map_backend_errors(verb, display, on_conflict=on_conflict, on_gone=on_gone):
             return await to_thread.run_sync(partial(func, *args))
-        except FsError:
-            raise
-        except self._errors as exc:
-            raise translate(exc, verb, display, on_conflict=on_conflict, on_gone=on_gone) from exc
 
     # --- metadata ----------------------------------------------------------------------------
 
@@ -242,7 +233,7 @@ class FsspecFileSystem(FileSystem):
     async def list_dir(self, target: FsTarget) -> list[FsDirEntry]:
         try:
             return await self._call(
-                "read", target.display_path, self._store.list_dir, self._path(target)
+                "list", target.display_path, self._store.list_dir, self._path(target)
             )
         except FsError as exc:
             if exc.code is FsErrorCode.NOT_FOUND and self._is_root(target):
@@ -275,11 +266,7 @@ class FsspecFileSystem(FileSystem):
     async def read_bytes(self, target: FsTarget, max_bytes: int) -> bytes:
         blob = await self._read(target, "read", max_bytes)
         if blob.data is None or len(blob.data) > max_bytes:
-            raise FsError(
-                FsErrorCode.TOO_LARGE,
-                f'cannot read "{target.display_path}": larger than {max_bytes} bytes',
-                path=target.display_path,
-            )
+            raise messages.too_large("read", target.display_path, max_bytes)
         return blob.data
 
     def stream_text(self, target: FsTarget) -> AbstractAsyncContextManager[AsyncIterator[str]]:
@@ -391,8 +378,9 @@ class FsspecFileSystem(FileSystem):
             return True
         return self._digests.matches(target, expected, prior.data)
 
-
-# --- text ------------------------------------------------------------------------------------
+    async def aclose(self) -> None:
+        """Refuse every later call with `FS_ABORTED` (the fsspec instance stays the caller's)."""
+        self._closed = True
 
 
 def _normalize(
@@ -453,9 +441,6 @@ class _TextChunks:
         if final:
             self._done = True
         return text
-
-
-# --- in-process state ---------------------------------------------------------------------
 
 
 class _Digests:

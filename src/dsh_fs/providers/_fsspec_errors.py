@@ -1,7 +1,7 @@
 """The one place where fsspec, s3fs and botocore exceptions become `FsError`s.
 
-`translate` is called by `FsspecFileSystem` around every backend call, as
-``raise translate(exc, verb, path, …) from exc``. A lost precondition on a guarded
+`FsspecFileSystem` runs every backend call inside ``with map_backend_errors(verb, path, …):``.
+A lost precondition on a guarded
 publication (S3 412 ``PreconditionFailed``, 409 ``ConditionalRequestConflict``, or a
 ``FileExistsError`` from an exclusive create) and a target that vanished under a guarded
 publication (``NoSuchKey``) are mapped by the caller's `on_conflict` / `on_gone`, since only
@@ -10,14 +10,16 @@ the caller knows whether the guard was "create only" or "replace this version".
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import functools
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
-from dsh_fs.errors import FsError, FsErrorCode
-from dsh_fs.fs import messages
+from dsh_fs.errors import FsError
+from dsh_fs.fs import _messages as messages
 
-from ._oserrors import translate as translate_oserror
+from ._oserrors import not_a_directory, os_error
 
-__all__ = ["backend_error_types", "translate"]
+__all__ = ["backend_error", "map_backend_errors"]
 
 _CONFLICT_CODES = frozenset({"PreconditionFailed", "ConditionalRequestConflict", "412", "409"})
 _GONE_CODES = frozenset({"NoSuchKey", "NoSuchBucket", "NotFound", "404"})
@@ -33,8 +35,9 @@ _DENIED_CODES = frozenset(
 )
 
 
-def backend_error_types() -> tuple[type[BaseException], ...]:
-    """The exception types a backend call may raise that `translate` understands."""
+@functools.cache
+def _backend_error_types() -> tuple[type[BaseException], ...]:
+    """The exception types a backend call may raise that `backend_error` understands."""
     types: list[type[BaseException]] = [OSError]
     try:
         from botocore.exceptions import (
@@ -48,7 +51,25 @@ def backend_error_types() -> tuple[type[BaseException], ...]:
     return tuple(types)
 
 
-def translate(
+@contextmanager
+def map_backend_errors(
+    verb: messages.Verb,
+    path: str,
+    *,
+    on_conflict: Callable[[str], FsError] | None = None,
+    on_gone: Callable[[str], FsError] | None = None,
+) -> Iterator[None]:
+    """Turn a backend exception raised in the block into its `FsError` (see `backend_error`);
+    `FsError`s raised in the block pass through unchanged."""
+    try:
+        yield
+    except FsError:
+        raise
+    except _backend_error_types() as exc:
+        raise backend_error(exc, verb, path, on_conflict=on_conflict, on_gone=on_gone) from exc
+
+
+def backend_error(
     exc: BaseException,
     verb: messages.Verb,
     path: str,
@@ -71,8 +92,8 @@ def translate(
         if code in _GONE_CODES:
             return on_gone(path) if on_gone is not None else messages.not_found(verb, path)
         if code in _DENIED_CODES:
-            return _error(FsErrorCode.PERMISSION_DENIED, verb, path, "permission denied")
-        return _error(FsErrorCode.IO_ERROR, verb, path, f"storage error {code}")
+            return messages.permission_denied(verb, path)
+        return messages.io_error(verb, path, f"storage error {code}")
     if isinstance(exc, FileExistsError) and on_conflict is not None:
         return on_conflict(path)
     if isinstance(exc, FileNotFoundError):
@@ -80,13 +101,13 @@ def translate(
     if isinstance(exc, IsADirectoryError):
         return messages.not_regular_file(verb, path)
     if isinstance(exc, NotADirectoryError):
-        return _error(FsErrorCode.NOT_DIRECTORY, verb, path, "not a directory")
+        return not_a_directory(verb, path)
     if isinstance(exc, PermissionError):
-        return _error(FsErrorCode.PERMISSION_DENIED, verb, path, "permission denied")
+        return messages.permission_denied(verb, path)
     if isinstance(exc, OSError) and exc.errno is not None:
-        return translate_oserror(exc, verb, path)
+        return os_error(exc, verb, path)
     detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-    return _error(FsErrorCode.IO_ERROR, verb, path, f"storage error: {detail}")
+    return messages.io_error(verb, path, f"storage error: {detail}")
 
 
 def _client_error_code(exc: BaseException) -> str | None:
@@ -98,7 +119,3 @@ def _client_error_code(exc: BaseException) -> str | None:
             if isinstance(error, dict) and error.get("Code"):
                 return str(error["Code"])
     return None
-
-
-def _error(code: FsErrorCode, verb: messages.Verb, path: str, what: str) -> FsError:
-    return FsError(code, f'cannot {verb} "{path}": {what}', path=path)

@@ -7,33 +7,40 @@ import codecs
 import errno
 import hashlib
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 
 import anyio.lowlevel
 from anyio import to_thread
 
-from dsh_fs.fs import messages
+from dsh_fs.fs import _messages as messages
 
-from ._oserrors import translate
-from ._posix import open_regular, unchanged
+from ._local_guards import LocalGuards
+from ._local_open import open_regular, unchanged
+from ._oserrors import map_os_errors
 from ._versions import VersionBook
 
 __all__ = ["STREAM_CHUNK_SIZE", "TextChunks", "stream_text"]
 
 STREAM_CHUNK_SIZE = 1024 * 1024
-"""Bytes per `stream_text` read, into one reused buffer. Measured (100 MiB, tool-level read):
-256 KiB and 512 KiB chunks cost more per byte in loop turns, 2 MiB ones fell out of the
-CPU caches (a decoded chunk holding non-BMP characters takes 4 bytes per character)."""
+"""Bytes per `stream_text` read, into one reused buffer: smaller chunks cost more per byte in
+loop turns, larger ones fall out of the CPU caches (a decoded chunk holding non-BMP
+characters takes 4 bytes per character); `bench/results.md` has the measurements."""
 
 
 @asynccontextmanager
 async def stream_text(
-    key: str, display: str, chunk_size: int, versions: VersionBook
+    key: str,
+    display: str,
+    chunk_size: int,
+    versions: VersionBook,
+    guards: LocalGuards,
+    closed: Callable[[], bool],
 ) -> AsyncIterator[TextChunks]:
-    """Open `key` and yield its decoded chunks; leaving the block closes the file."""
-    fd, info = await to_thread.run_sync(open_regular, key, "read", display)
-    chunks = TextChunks(fd, display, chunk_size, info, versions)
+    """Open `key` and yield its decoded chunks; leaving the block closes the file. Once
+    `closed()` is true (the provider was closed), the next chunk fails with `FS_ABORTED`."""
+    opened = await to_thread.run_sync(open_regular, key, "read", display, guards)
+    chunks = TextChunks(opened.fd, display, chunk_size, opened.info, versions, closed)
     try:
         yield chunks
     finally:
@@ -50,19 +57,23 @@ class TextChunks:
     and refuses (EAGAIN) rather than wait for the disk; only then does the read go to a
     worker thread. Decoding runs on the loop.
 
-    Measured reason (2 cores, 100 MiB, window in the middle; the validating baseline reads,
-    decodes and counts in ~145 ms): with a worker-thread hop per chunk, or a read-ahead
-    task, the stream took ~210 ms, ~0.5 ms per chunk going to hops and GIL hand-offs
-    between the two threads rather than to work. A decode holds the loop ~1.2 ms per MiB
-    chunk (~4 ms for 4-byte characters), far inside the 50 ms p99 a concurrent small read
-    is allowed; a cold disk never blocks it.
+    Why not a worker thread per chunk: on a 2-core machine the hops and GIL hand-offs
+    between two threads cost more than the reading (`bench/results.md`), while decoding one
+    chunk holds the loop for about a millisecond, far inside what a concurrent small read is
+    allowed to wait; a cold disk never blocks the loop.
 
     A whole stream of a file small enough (or racy enough) is fingerprinted on the way, so
     its version can be backed by content like a `read_text`'s.
     """
 
     def __init__(
-        self, fd: int, display: str, chunk_size: int, info: os.stat_result, versions: VersionBook
+        self,
+        fd: int,
+        display: str,
+        chunk_size: int,
+        info: os.stat_result,
+        versions: VersionBook,
+        provider_closed: Callable[[], bool],
     ) -> None:
         self._fd = fd
         self._display = display
@@ -70,10 +81,11 @@ class TextChunks:
         self._offset = 0
         self._info = info
         self._versions = versions
+        self._provider_closed = provider_closed
         self._hash = hashlib.sha256() if versions.wants_digest(info) else None
         # An unfinished character's bytes, moved to the buffer's start for the next read.
-        # `codecs.utf_8_decode` on the buffer itself: an incremental decoder first copies
-        # each chunk onto its leftover (~1.43 vs ~1.17 ms per MiB, measured).
+        # `codecs.utf_8_decode` on the buffer itself: an incremental decoder would first copy
+        # each chunk onto its leftover.
         self._carry = 0
         self._nowait = _RWF_NOWAIT
         self._done = False
@@ -84,6 +96,9 @@ class TextChunks:
 
     async def __anext__(self) -> str:
         while not self._done:
+            if self._provider_closed():
+                self._done = True
+                raise messages.aborted("read", self._display)
             count = self._read_cached()
             if count is None:
                 count = await to_thread.run_sync(self._read_waiting)
@@ -107,23 +122,22 @@ class TextChunks:
         """Bytes read into the buffer without waiting for the disk; None: it would wait."""
         if self._nowait is None or self._closed:
             return None
-        try:
-            return os.preadv(self._fd, [self._free()], self._offset, self._nowait)
-        except BlockingIOError:
-            return None
-        except OSError as exc:
-            if exc.errno in (errno.EOPNOTSUPP, errno.EINVAL):
+        with map_os_errors("read", self._display):
+            try:
+                return os.preadv(self._fd, [self._free()], self._offset, self._nowait)
+            except BlockingIOError:
+                return None
+            except OSError as exc:
+                if exc.errno not in (errno.EOPNOTSUPP, errno.EINVAL):
+                    raise
                 self._nowait = None  # this filesystem can't; wait in a thread from now on
                 return None
-            raise translate(exc, "read", self._display) from exc
 
     def _read_waiting(self) -> int:
         if self._closed:
             return 0  # the fd may belong to another file by now
-        try:
+        with map_os_errors("read", self._display):
             return os.preadv(self._fd, [self._free()], self._offset)
-        except OSError as exc:
-            raise translate(exc, "read", self._display) from exc
 
     def _free(self) -> memoryview:
         return memoryview(self._buffer)[self._carry :]

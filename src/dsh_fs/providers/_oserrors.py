@@ -1,18 +1,21 @@
 """The one place where the host filesystem's `OSError`s become `FsError`s.
 
-`translate` maps an errno to a stable code and a model-facing sentence naming the path and
-the operation. Providers call it as ``raise translate(exc, verb, path) from exc``.
+Local code wraps each system call site in ``with map_os_errors(verb, path):`` (the way httpx
+maps transport errors at its seam); `os_error` is the mapping itself, for the fsspec
+provider's table, which falls back to it.
 """
 
 from __future__ import annotations
 
 import errno
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 
-from dsh_fs.errors import FsError, FsErrorCode
-from dsh_fs.fs import messages
+from dsh_fs.errors import FsError
+from dsh_fs.fs import _messages as messages
 
-__all__ = ["invalid_path", "translate"]
+__all__ = ["map_os_errors", "not_a_directory", "os_error"]
 
 _NOT_REGULAR = frozenset({errno.EISDIR, errno.ENXIO, errno.ENODEV})
 """`open` on a directory for writing, a socket, or a device without a driver."""
@@ -28,10 +31,10 @@ _IO_WORDING: dict[int, str] = {
 }
 
 
-def translate(exc: OSError, verb: messages.Verb, path: str) -> FsError:
+def os_error(exc: OSError, verb: messages.Verb, path: str) -> FsError:
     """The `FsError` for an `OSError` raised while `verb`-ing the file shown as `path`.
 
-    Mapping: ENOENT → `FS_NOT_FOUND`; ENOTDIR → `FS_NOT_DIRECTORY`; EACCES, EPERM and EROFS
+    Mapping: ENOENT → `FS_NOT_FOUND`; ENOTDIR → see `not_a_directory`; EACCES, EPERM and EROFS
     → `FS_PERMISSION_DENIED`; EISDIR, ENXIO, ENODEV → `FS_NOT_REGULAR_FILE`; ELOOP (a
     symlink loop) → `FS_NOT_FOUND`, because like a dangling link it names no file; anything
     else (ENOSPC, EDQUOT, EFBIG, EIO, …) → `FS_IO_ERROR`.
@@ -42,28 +45,35 @@ def translate(exc: OSError, verb: messages.Verb, path: str) -> FsError:
     if code in _NOT_REGULAR:
         return messages.not_regular_file(verb, path)
     if code == errno.ENOTDIR:
-        return _error(FsErrorCode.NOT_DIRECTORY, verb, path, "not a directory")
+        return not_a_directory(verb, path)
     if code in (errno.EACCES, errno.EPERM):
-        return _error(FsErrorCode.PERMISSION_DENIED, verb, path, "permission denied")
+        return messages.permission_denied(verb, path)
     if code == errno.EROFS:
-        return _error(FsErrorCode.PERMISSION_DENIED, verb, path, "read-only file system")
+        return messages.permission_denied(verb, path, "read-only file system")
     if code == errno.ELOOP:
-        return _error(FsErrorCode.NOT_FOUND, verb, path, "too many levels of symbolic links")
+        return messages.symlink_loop(verb, path)
     wording = _IO_WORDING.get(code) if code is not None else None
     if wording is None:
         wording = (os.strerror(code) if code is not None else str(exc)).lower() or "i/o error"
-    return _error(FsErrorCode.IO_ERROR, verb, path, wording)
+    return messages.io_error(verb, path, wording)
 
 
-def invalid_path(path: str) -> FsError:
-    """`FS_NOT_FOUND` for a path no file can have: empty, or containing a NUL byte."""
-    if not path:
-        return FsError(FsErrorCode.NOT_FOUND, "cannot resolve an empty path", path=path)
-    shown = path.replace("\0", "\\0")
-    return FsError(
-        FsErrorCode.NOT_FOUND, f'cannot resolve "{shown}": the path contains a NUL byte', path=path
-    )
+def not_a_directory(verb: messages.Verb, path: str) -> FsError:
+    """ENOTDIR: for a directory operation (``list``, ``search``) its target is not a directory
+    (`FS_NOT_DIRECTORY`); for a file operation a component of the path is a file, so the path
+    names nothing (`FS_NOT_FOUND`, in upstream's words)."""
+    if verb in ("list", "search"):
+        return messages.not_a_directory(verb, path)
+    return messages.parent_not_directory(path)
 
 
-def _error(code: FsErrorCode, verb: messages.Verb, path: str, what: str) -> FsError:
-    return FsError(code, f'cannot {verb} "{path}": {what}', path=path)
+@contextmanager
+def map_os_errors(verb: messages.Verb, path: str) -> Iterator[None]:
+    """Turn an `OSError` raised in the block into its `FsError` (``raise … from exc``).
+
+    `FsError`s raised in the block pass through unchanged.
+    """
+    try:
+        yield
+    except OSError as exc:
+        raise os_error(exc, verb, path) from exc

@@ -7,16 +7,11 @@ the inner local provider, which re-checks the parent directory right before publ
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator, Iterator, Sequence
-from contextlib import (
-    AbstractAsyncContextManager,
-    AsyncExitStack,
-    asynccontextmanager,
-    contextmanager,
-)
+from collections.abc import AsyncIterator, Sequence
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Literal, TypeAlias, get_args
 
-from dsh_fs.errors import FsError, FsErrorCode
+from dsh_fs.errors import FsError
 from dsh_fs.fs import (
     FileSystem,
     FsCapabilities,
@@ -30,11 +25,12 @@ from dsh_fs.fs import (
     FsWriteOutcome,
     WriteGuard,
 )
+from dsh_fs.fs import _messages as messages
 
-from ._local import LocalFileSystem, publish_guard
-from ._oserrors import invalid_path
-from ._posix import Verb, open_guard
+from ._local import LocalFileSystem
+from ._local_guards import LocalGuards
 from ._sandbox_paths import canonical, canonical_root, within_any
+from ._text import check_usable_path
 
 __all__ = ["SandboxFileSystem", "SandboxMode"]
 
@@ -43,7 +39,42 @@ SandboxMode: TypeAlias = Literal["read-only", "workspace-write", "full-access"]
 
 _MODES: tuple[str, ...] = get_args(SandboxMode)
 
-_Verb: TypeAlias = Literal["read", "write", "edit", "access"]
+
+class _Fence(LocalGuards):
+    """The sandbox's rules, as path checks before a call and as the guards the inner local
+    provider applies to what it really opens and where it really publishes."""
+
+    def __init__(self, roots: tuple[str, ...], mode: SandboxMode, confine_reads: bool) -> None:
+        self.roots = roots
+        self.mode: SandboxMode = mode
+        self.confine_reads = confine_reads
+
+    def deny(self, verb: messages.Verb, path: str, reason: str) -> FsError:
+        return messages.sandbox_denied(verb, path, reason, self.mode)
+
+    def readable(self, real: str) -> bool:
+        return not self.confine_reads or within_any(real, self.roots)
+
+    def writable(self, real: str) -> bool:
+        if self.mode == "read-only":
+            return False
+        return self.mode == "full-access" or within_any(real, self.roots)
+
+    # LocalGuards: what the kernel says was opened or locked (a path swapped between a
+    # check and the system call shows here).
+
+    def check_open(self, verb: messages.Verb, display: str, opened: str) -> None:
+        if not self.readable(opened):
+            raise self.deny(verb, display, "outside the sandbox")
+
+    def may_reveal(self, opened: str) -> bool:
+        return self.readable(opened)
+
+    def check_publish(self, verb: Literal["write", "edit"], display: str, directory: str) -> None:
+        if self.mode == "read-only":
+            raise self.deny(verb, display, "the sandbox is read-only")
+        if not self.writable(directory):
+            raise self.deny(verb, display, "outside the sandbox")
 
 
 class SandboxFileSystem(FileSystem):
@@ -69,29 +100,22 @@ class SandboxFileSystem(FileSystem):
       inside ``/srv/root``;
     - a symlink inside a root that points outside is outside; one outside that points inside
       is inside;
-    - ``~`` and ``~user`` expand to the home directory, exactly as in `LocalFileSystem`, so a
-      path means the same thing with and without the fence; the result is then confined
-      like any other path (``~/.ssh/id_rsa`` is refused, naming the expanded path, unless a
-      root contains it);
+    - ``~`` is an ordinary name (as in `LocalFileSystem`): ``~/x`` is inside the first root;
     - an empty or NUL-bearing path is `FS_NOT_FOUND` (the local provider's message), never
       an exception of another kind;
     - each primitive re-checks its target when called (a target resolved earlier may have
-      been swapped for a link since), and the inner provider re-checks the real path of the
-      parent directory inside its critical section, after taking its locks and right before
-      the rename or link that publishes a write, so a parent swapped for a symlink to the
-      outside between resolve and publication is refused and nothing is published.
+      been swapped for a link since);
+    - then the inner provider applies this fence as its `LocalGuards` to what the kernel
+      says it opened (before reading a byte) and to the locked directory it publishes into
+      (right before the rename or link), so a path swapped for a link to the outside between
+      the check and the system call is refused, and a write's outcome never carries the
+      prior text of a file outside the readable area.
 
     Residual risks (see SECURITY.md), against other local processes racing the provider; a
     model choosing hostile paths through the tools has none of these powers:
 
-    - a window remains between the publication re-check and the rename itself (the rename
-      is by path): a process that swaps the parent directory for a symlink in exactly that
-      window can redirect one write outside;
-    - reads have the same window between the check and the ``open``, and a write's
-      outcome may then carry the swapped-in file's prior content;
-    - a write creates missing parent directories and its staging directory before the
-      publication re-check: a racing swap can make those appear outside (empty; the staging
-      directory is removed when the write is refused);
+    - a write creates missing parent directories before its publication check: a racing
+      swap can make those (empty) directories appear outside;
     - a hard link inside a root to an outside inode is inside by path: reading it shows the
       outside file's content. Writing through it does not modify the outside file: the
       atomic replace publishes a new inode under the inside name and breaks the link;
@@ -108,15 +132,15 @@ class SandboxFileSystem(FileSystem):
         *,
         mode: SandboxMode = "workspace-write",
         confine_reads: bool = True,
-        inner: LocalFileSystem | None = None,
+        timestamp_granularity_ns: int = 1,
     ) -> None:
-        """Fence `inner` (a new `LocalFileSystem` by default) in to `roots`.
+        """Fence a new `LocalFileSystem` in to `roots`.
 
         Args:
             roots: Existing directories; the first is the base of relative paths.
             mode: ``read-only``, ``workspace-write`` (default) or ``full-access``.
             confine_reads: Refuse reads outside the roots (default True).
-            inner: The local provider to delegate to.
+            timestamp_granularity_ns: Passed to the inner `LocalFileSystem`.
 
         Raises:
             ValueError: No roots, a root that does not exist or is not a directory, or an
@@ -128,122 +152,56 @@ class SandboxFileSystem(FileSystem):
             raise ValueError("a sandbox needs at least one root directory")
         if mode not in _MODES:
             raise ValueError(f"unknown sandbox mode {mode!r}; expected one of {_MODES}")
-        self._roots: tuple[str, ...] = tuple(canonical_root(root) for root in roots)
-        self._mode: SandboxMode = mode
-        self._confine_reads = confine_reads
-        self._inner = inner if inner is not None else LocalFileSystem(self._roots[0])
+        self._fence = _Fence(tuple(canonical_root(root) for root in roots), mode, confine_reads)
+        self._inner = self._fenced_provider(
+            self._fence.roots[0], self._fence, timestamp_granularity_ns
+        )
+
+    def _fenced_provider(
+        self, base: str, guards: LocalGuards, timestamp_granularity_ns: int
+    ) -> LocalFileSystem:
+        """The local provider this sandbox wraps, built with the fence as its guards."""
+        return LocalFileSystem(
+            base, guards=guards, timestamp_granularity_ns=timestamp_granularity_ns
+        )
 
     @property
     def roots(self) -> tuple[str, ...]:
         """The canonical root directories; the first is the base of relative paths."""
-        return self._roots
+        return self._fence.roots
 
     @property
     def mode(self) -> SandboxMode:
         """What the fence allows to be mutated."""
-        return self._mode
+        return self._fence.mode
 
     @property
     def confine_reads(self) -> bool:
         """Whether reads are confined to the roots."""
-        return self._confine_reads
+        return self._fence.confine_reads
 
     @property
     def inner(self) -> LocalFileSystem:
-        """The fenced provider."""
+        """The fenced local provider (its own opens and publications are fenced too)."""
         return self._inner
 
-    # -- the fence ------------------------------------------------------------------------
+    def _check_read(self, target: FsTarget, verb: messages.Verb = "read") -> None:
+        if not self._fence.readable(canonical(target.target_key)):
+            raise self._fence.deny(verb, target.display_path, "outside the sandbox")
 
-    def _inside(self, real: str) -> bool:
-        return within_any(real, self._roots)
-
-    def _deny(self, verb: _Verb, path: str, reason: str) -> FsError:
-        return FsError(
-            FsErrorCode.SANDBOX_DENIED,
-            f'cannot {verb} "{path}": {reason} '
-            f"[sandbox: file access denied under {self._mode} mode]",
-            path=path,
-        )
-
-    def _readable(self, real: str) -> bool:
-        return not self._confine_reads or self._inside(real)
-
-    def _writable(self, real: str) -> bool:
-        if self._mode == "read-only":
-            return False
-        return self._mode == "full-access" or self._inside(real)
-
-    def _check_read(self, target: FsTarget, verb: _Verb = "read") -> None:
-        if not self._readable(canonical(target.target_key)):
-            raise self._deny(verb, target.display_path, "outside the sandbox")
-
-    def _check_write(self, target: FsTarget, verb: Literal["write", "edit"]) -> str:
-        if self._mode == "read-only":
-            raise self._deny(verb, target.display_path, "the sandbox is read-only")
-        real = canonical(target.target_key)
-        if not self._writable(real):
-            raise self._deny(verb, target.display_path, "outside the sandbox")
-        return real
+    def _check_write(self, target: FsTarget, verb: Literal["write", "edit"]) -> None:
+        if self._fence.mode == "read-only":
+            raise self._fence.deny(verb, target.display_path, "the sandbox is read-only")
+        if not self._fence.writable(canonical(target.target_key)):
+            raise self._fence.deny(verb, target.display_path, "outside the sandbox")
 
     def _check_any(self, target: FsTarget) -> None:
         real = canonical(target.target_key)
-        if not (self._readable(real) or self._writable(real)):
-            raise self._deny("access", target.display_path, "outside the sandbox")
-
-    @contextmanager
-    def _fenced_open(self) -> Iterator[None]:
-        """Make the inner provider check what it actually opened before reading a byte."""
-        if not self._confine_reads:
-            yield
-            return
-        outer = open_guard.get()
-
-        def guard(display: str, verb: Verb, opened: str) -> None:
-            if outer is not None:
-                outer(display, verb, opened)
-            # The kernel's path of the open file: a path swapped for a link to the outside
-            # between `_check_read` and the `open` shows here.
-            if not self._readable(opened):
-                raise self._deny(verb, display, "outside the sandbox")
-
-        token = open_guard.set(guard)
-        try:
-            yield
-        finally:
-            open_guard.reset(token)
-
-    @contextmanager
-    def _fenced_publication(self, verb: Literal["write", "edit"]) -> Iterator[None]:
-        """Make the inner provider re-check the parent inside its critical section."""
-        if self._mode == "full-access":
-            yield
-            return
-        outer = publish_guard.get()
-
-        def guard(key: str, display: str, directory: str) -> None:
-            if outer is not None:
-                outer(key, display, directory)
-            # Runs in the inner provider's worker thread, locks held, right before the
-            # rename or link. `directory` is the kernel's path of the locked directory the
-            # publication lands in (not resolved again: a path is what can be swapped).
-            if self._mode == "read-only":
-                raise self._deny(verb, display, "the sandbox is read-only")
-            if not self._inside(directory):
-                raise self._deny(verb, display, "outside the sandbox")
-
-        token = publish_guard.set(guard)
-        try:
-            yield
-        finally:
-            publish_guard.reset(token)
+        if not (self._fence.readable(real) or self._fence.writable(real)):
+            raise self._fence.deny("access", target.display_path, "outside the sandbox")
 
     def _base(self, cwd: str | None) -> str:
-        if not cwd:
-            return self._roots[0]
-        return os.path.join(self._roots[0], os.path.expanduser(cwd))
-
-    # -- FileSystem -------------------------------------------------------------------------
+        return self.roots[0] if not cwd else os.path.join(self.roots[0], cwd)
 
     async def resolve(self, path: str, cwd: str | None = None) -> FsTarget:
         """Resolve like the local provider, against `cwd` or else the first root.
@@ -285,15 +243,14 @@ class SandboxFileSystem(FileSystem):
         display = (await self._inner.resolve(path, base)).display_path
         head, name = os.path.split(display)
         real = os.path.join(canonical(head), name) if name else canonical(display)
-        if not self._readable(real):
-            raise self._deny("read", display, "outside the sandbox")
+        if not self._fence.readable(real):
+            raise self._fence.deny("read", display, "outside the sandbox")
         return await self._inner.lstat(path, base)
 
     async def read_text(self, target: FsTarget) -> str:
         """The local `read_text`, confined."""
         self._check_read(target)
-        with self._fenced_open():
-            return await self._inner.read_text(target)
+        return await self._inner.read_text(target)
 
     def stream_text(self, target: FsTarget) -> AbstractAsyncContextManager[AsyncIterator[str]]:
         """The local `stream_text`, confined (checked when the block is entered)."""
@@ -302,16 +259,13 @@ class SandboxFileSystem(FileSystem):
     @asynccontextmanager
     async def _stream_text(self, target: FsTarget) -> AsyncIterator[AsyncIterator[str]]:
         self._check_read(target)
-        async with AsyncExitStack() as stack:
-            with self._fenced_open():  # the file is opened when the inner block is entered
-                chunks = await stack.enter_async_context(self._inner.stream_text(target))
+        async with self._inner.stream_text(target) as chunks:
             yield chunks
 
     async def read_bytes(self, target: FsTarget, max_bytes: int) -> bytes:
         """The local `read_bytes`, confined."""
         self._check_read(target)
-        with self._fenced_open():
-            return await self._inner.read_bytes(target, max_bytes)
+        return await self._inner.read_bytes(target, max_bytes)
 
     async def list_dir(self, target: FsTarget) -> list[FsDirEntry]:
         """The local `list_dir`, confined (entries are metadata of names inside it)."""
@@ -321,19 +275,10 @@ class SandboxFileSystem(FileSystem):
     async def write_text(
         self, target: FsTarget, content: str, expected: WriteGuard | None = None
     ) -> FsWriteOutcome:
-        """The local `write_text`, fenced by the mode, re-checked before publication."""
-        real = self._check_write(target, "write")
-        with self._fenced_publication("write"):
-            outcome = await self._inner.write_text(target, content, expected)
-        if outcome.before is not None and not self._readable(real):
-            # full-access with confined reads: never reveal what an outside file held.
-            return FsWriteOutcome(
-                operation=outcome.operation,
-                version=outcome.version,
-                before=None,
-                after=outcome.after,
-            )
-        return outcome
+        """The local `write_text`, fenced by the mode; the inner provider re-checks the
+        directory it publishes into and withholds a prior text the fence may not reveal."""
+        self._check_write(target, "write")
+        return await self._inner.write_text(target, content, expected)
 
     async def edit_text(
         self, target: FsTarget, edit: FsEditRequest, expected: FsVersion | None = None
@@ -341,8 +286,7 @@ class SandboxFileSystem(FileSystem):
         """The local `edit_text`, fenced by the mode and confined like a read."""
         self._check_write(target, "edit")
         self._check_read(target, "edit")
-        with self._fenced_publication("edit"), self._fenced_open():
-            return await self._inner.edit_text(target, edit, expected)
+        return await self._inner.edit_text(target, edit, expected)
 
     async def aclose(self) -> None:
         """Close the inner provider."""
@@ -351,7 +295,6 @@ class SandboxFileSystem(FileSystem):
 
 def _check_usable(path: str, cwd: str | None) -> None:
     # The local provider refuses these too; the fence must not depend on it.
-    if not isinstance(path, str) or not path or "\0" in path:
-        raise invalid_path(path if isinstance(path, str) else "")
-    if cwd is not None and (not isinstance(cwd, str) or "\0" in cwd):
-        raise invalid_path(cwd if isinstance(cwd, str) else "")
+    check_usable_path(path if isinstance(path, str) else "")
+    if cwd:
+        check_usable_path(cwd if isinstance(cwd, str) else "")

@@ -7,9 +7,27 @@ from __future__ import annotations
 
 import codecs
 
-from dsh_fs.fs import messages
+from dsh_fs.fs import _messages as messages
 
-__all__ = ["ChunkDecoder", "decode_or_none", "decode_text", "encode_text"]
+__all__ = ["ChunkDecoder", "check_usable_path", "decode_or_none", "decode_text", "encode_text"]
+
+
+def check_usable_path(path: str) -> None:
+    """Refuse a path no file can have: empty, with a NUL byte, or with a lone surrogate.
+
+    Raises:
+        FsError: `FS_NOT_FOUND` (``cannot resolve …``).
+    """
+    if not path or "\0" in path or (not path.isascii() and _has_lone_surrogate(path)):
+        raise messages.invalid_path(path)
+
+
+def _has_lone_surrogate(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 def decode_text(data: bytes, verb: messages.Verb, display: str) -> str:

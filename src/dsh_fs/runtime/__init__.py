@@ -8,8 +8,10 @@ keys defined here; the tools and the policy plug into a `Context` through `Plugi
 from ._context import Context, Plugin, PluginHandle, PluginScope, ServiceKey
 from ._events import Dispose, EventBus, Next, Signal, Waterfall, WaterfallListener
 from ._prompts import PromptRegistry, PromptSection
+from ._registry import ToolRegistry
+from ._result import ToolResult
 from ._session import AgentSession, ToolExecution
-from ._tools import Tool, ToolArgumentError, ToolError, ToolRegistry, ToolResult
+from ._tool import Tool, ToolArgumentError, ToolError
 
 __all__ = [
     "AgentSession",

@@ -1,17 +1,27 @@
-"""The context: services by key, events, tools, prompt sections, and disposable plugins."""
+"""The context: services by key, events, tools, prompt sections, disposable plugins, and the
+one place a tool call is executed."""
 
 from __future__ import annotations
 
+import logging
+import math
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
+from dsh_fs.errors import FsError, ToolErrorCode
+
 from ._events import Dispose, EventBus, Signal, Waterfall, WaterfallListener
 from ._prompts import PromptRegistry, PromptSection
-from ._tools import Tool, ToolRegistry
+from ._registry import ToolRegistry
+from ._result import ToolResult
+from ._session import ToolExecution
+from ._tool import Tool, ToolArgumentError, ToolError
 
 __all__ = ["Context", "Plugin", "PluginHandle", "PluginScope", "ServiceKey"]
+
+logger = logging.getLogger("dsh_fs.tools")
 
 T = TypeVar("T")
 P = TypeVar("P")
@@ -38,8 +48,8 @@ class Context:
     def __init__(self) -> None:
         self.events = EventBus()
         """Listeners and dispatch (`on`, `emit`, `waterfall`)."""
-        self.tools = ToolRegistry(self)
-        """The tools, their schemas, and `execute`."""
+        self.tools = ToolRegistry()
+        """The tools and their schemas (run them with `execute`)."""
         self.prompts = PromptRegistry()
         """Guidance sections assembled into a system prompt."""
         self._services: dict[str, object] = {}
@@ -98,9 +108,91 @@ class Context:
         """Names of the applied plugins, in application order."""
         return list(self._plugins)
 
+    async def execute(
+        self, name: str, arguments: object, execution: ToolExecution | None = None
+    ) -> ToolResult:
+        """Validate `arguments`, run tool `name` and return its result; never raises for a
+        failure.
+
+        `arguments` is whatever the model sent (normally a JSON object): anything else, an
+        unknown tool, an `FsError`, a `ToolError` or an unexpected bug comes back as an error
+        result with a code, so a model never sees a traceback. Only cancellation (and other
+        `BaseException`s) propagate: a cancelled call has no result, and what a provider
+        guarantees about a cancelled mutation is in `dsh_fs.fs.FileSystem`.
+        """
+        if not _lossless_json(arguments):
+            return ToolResult.failure(
+                name,
+                code=ToolErrorCode.INVALID_ARGS.value,
+                message="tool execution arguments must be losslessly JSON-serializable",
+                error_name="ToolArgumentError",
+            )
+        tool = self.tools.get(name)
+        if tool is None:
+            return ToolResult.failure(
+                name,
+                code=ToolErrorCode.UNKNOWN_TOOL.value,
+                message=f'unknown tool "{name}"',
+                error_name="ToolError",
+            )
+        if execution is None:
+            execution = ToolExecution(tool=name)
+        try:
+            if not isinstance(arguments, Mapping):
+                raise ToolArgumentError('invalid arguments: "arguments" must be an object')
+            args = tool.parse_arguments(arguments)
+            data = await tool.run(self, execution, args)
+            text = tool.render(data)
+        except FsError as error:
+            return ToolResult.failure(
+                name,
+                code=error.code.value,
+                message=tool.error_message(error),
+                error_name="FsError",
+                details=error.details,
+            )
+        except ToolError as error:
+            return ToolResult.failure(
+                name, code=error.code, message=error.message, error_name=type(error).__name__
+            )
+        except Exception as error:
+            logger.exception("tool %r failed unexpectedly", name)
+            return ToolResult.failure(
+                name,
+                code=ToolErrorCode.INTERNAL_ERROR.value,
+                message=f"internal error in the {name} tool ({type(error).__name__})",
+                error_name="ToolError",
+            )
+        return ToolResult(tool=name, is_error=False, text=text, data=data, to_json=tool.to_json)
+
     def _forget(self, handle: PluginHandle) -> None:
         if self._plugins.get(handle.name) is handle:
             del self._plugins[handle.name]
+
+
+def _lossless_json(value: object) -> bool:
+    """Whether `value` is plain JSON data that survives a round trip exactly: no NaN or
+    infinity, no negative zero, string keys only. Upstream refuses anything else before it
+    even looks the tool up; iterative, so any nesting depth is fine."""
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, float):
+            if (
+                item != item
+                or item in (math.inf, -math.inf)
+                or (item == 0 and math.copysign(1, item) < 0)
+            ):
+                return False
+        elif isinstance(item, dict):
+            if not all(isinstance(key, str) for key in item):
+                return False
+            pending.extend(item.values())
+        elif isinstance(item, list):
+            pending.extend(item)
+        elif item is not None and not isinstance(item, (str, int, bool)):
+            return False
+    return True
 
 
 class Plugin(ABC, Generic[C]):

@@ -83,10 +83,6 @@ class EventBus:
 
         return dispose
 
-    def listener_count(self, event: Signal[Any] | Waterfall[Any, Any]) -> int:
-        """How many listeners `event` has now."""
-        return len(self._listeners.get(event.name, ()))
-
     def emit(self, event: Signal[P], payload: P) -> None:
         """Call every listener of `event` synchronously, in order.
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from abc import abstractmethod
 from collections.abc import Mapping
 from copy import deepcopy
 from typing import Any, ClassVar, Generic, TypeVar
@@ -12,7 +13,7 @@ from dsh_fs.errors import FsError
 from dsh_fs.fs import FS_OBSERVED, FsObserved, FsTarget, Observation
 from dsh_fs.runtime import Context, Tool, ToolExecution
 
-from ._arguments import json_schema, parse
+from ._arguments import Param, check_shape, json_schema
 from ._errors import message_with_remedy
 
 __all__ = ["FsTool", "observe", "session_cwd"]
@@ -26,6 +27,8 @@ class FsTool(Tool[A, V], Generic[A, V]):
 
     arguments: ClassVar[type[BaseModel]]
     """The argument model; its JSON Schema is the tool's `parameters`."""
+    params: ClassVar[tuple[Param, ...]]
+    """The parameters as the shape check sees them (upstream's declared JSON types)."""
 
     def __init__(self) -> None:
         self._schema = json_schema(self.arguments)
@@ -35,12 +38,21 @@ class FsTool(Tool[A, V], Generic[A, V]):
         return deepcopy(self._schema)
 
     def parse_arguments(self, raw: Mapping[str, Any]) -> A:
-        """Validate strictly, with the tools' own messages.
+        """Check the shape, then the values, with upstream's messages (see `_arguments`).
 
         Raises:
-            ToolArgumentError: the arguments do not fit the schema.
+            ToolArgumentError: the arguments do not fit the schema or the value rules.
         """
-        return parse(self.arguments, raw)  # type: ignore[return-value]
+        check_shape(raw, self.params)
+        return self.parse_values(raw)
+
+    @abstractmethod
+    def parse_values(self, raw: Mapping[str, Any]) -> A:
+        """The arguments, once their shape is right: apply the value rules and defaults.
+
+        Raises:
+            ToolArgumentError: the first value rule broken.
+        """
 
     def error_message(self, error: FsError) -> str:
         """The provider's or the policy's message, plus the remedy its code calls for."""

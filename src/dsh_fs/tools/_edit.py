@@ -8,7 +8,7 @@ from typing import Any
 from dsh_fs.fs import FS, FS_EDIT_INTENT, FsEditRequest, FsIntent, Present
 from dsh_fs.runtime import Context, ToolArgumentError, ToolExecution
 
-from ._arguments import EditArguments, parse
+from ._arguments import EditArguments, Param, non_blank
 from ._base import FsTool, observe, session_cwd
 from ._render import render_edit
 from ._values import EditValue
@@ -40,16 +40,31 @@ class EditTool(FsTool[EditArguments, EditValue]):
     description = DESCRIPTION
     arguments = EditArguments
 
-    def parse_arguments(self, raw: Mapping[str, Any]) -> EditArguments:
-        """Validate strictly; `old_string` and `new_string` must differ.
+    params = (
+        Param(name="file_path", type="string", required=True),
+        Param(name="old_string", type="string", required=True),
+        Param(name="new_string", type="string", required=True),
+        Param(name="replace_all", type="boolean"),
+    )
+
+    def parse_values(self, raw: Mapping[str, Any]) -> EditArguments:
+        """`file_path` not blank, `old_string` not empty, and the two strings different.
 
         Raises:
-            ToolArgumentError: the arguments do not fit the schema.
+            ToolArgumentError: the first rule broken.
         """
-        args = parse(EditArguments, raw)
-        if args.old_string == args.new_string:
+        file_path = non_blank(raw["file_path"], "file_path")
+        old, new = raw["old_string"], raw["new_string"]
+        if not old:
+            raise ToolArgumentError("old_string must be a non-empty string")
+        if old == new:
             raise ToolArgumentError("old_string and new_string must differ")
-        return args
+        return EditArguments.model_construct(
+            file_path=file_path,
+            old_string=old,
+            new_string=new,
+            replace_all=raw.get("replace_all", False),
+        )
 
     async def run(
         self, context: Context, execution: ToolExecution, args: EditArguments

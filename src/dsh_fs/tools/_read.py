@@ -6,20 +6,17 @@ from collections.abc import Mapping
 from typing import Any
 
 from dsh_fs.errors import FsError, FsErrorCode
-from dsh_fs.fs import FS, Absent, FsFileType, Present, messages
+from dsh_fs.fs import FS, Absent, FsFileType, Present
+from dsh_fs.fs import _messages as messages
 from dsh_fs.runtime import Context, ToolArgumentError, ToolExecution
 
-from ._arguments import ReadArguments, parse
+from ._arguments import Param, ReadArguments, js_number, non_blank, positive_integer
 from ._base import FsTool, observe, session_cwd
 from ._render import render_read
 from ._values import ReadValue
 from ._window import MAX_LINE_CHARS, MAX_LINES, LineWindow
 
-__all__ = ["DESCRIPTION", "MAX_OFFSET", "PROMPT", "WHOLE_READ_BYTES", "ReadTool"]
-
-MAX_OFFSET = 2**63 - 1
-"""Largest `offset` accepted. No file has more lines, and a JSON integer of thousands of
-digits could not even be shown in the out-of-range message (Python refuses to print it)."""
+__all__ = ["DESCRIPTION", "PROMPT", "WHOLE_READ_BYTES", "ReadTool"]
 
 WHOLE_READ_BYTES = 64 * 1024
 """Files up to this size (by the read's `stat`) are read with one `read_text` instead of a
@@ -52,16 +49,25 @@ class ReadTool(FsTool[ReadArguments, ReadValue]):
     description = DESCRIPTION
     arguments = ReadArguments
 
-    def parse_arguments(self, raw: Mapping[str, Any]) -> ReadArguments:
-        """Validate strictly; `offset` is at most `MAX_OFFSET`.
+    params = (
+        Param(name="file_path", type="string", required=True),
+        Param(name="offset", type="number"),
+        Param(name="limit", type="number"),
+    )
+
+    def parse_values(self, raw: Mapping[str, Any]) -> ReadArguments:
+        """`file_path` not blank; `offset` and `limit` whole numbers of at least 1, `limit` at
+        most 2000. An offset past the end is the out-of-range error, not an argument error.
 
         Raises:
-            ToolArgumentError: the arguments do not fit the schema.
+            ToolArgumentError: the first rule broken.
         """
-        args = parse(ReadArguments, raw)
-        if args.offset > MAX_OFFSET:
-            raise ToolArgumentError(f"offset must be less than or equal to {MAX_OFFSET}")
-        return args
+        file_path = non_blank(raw["file_path"], "file_path")
+        offset = positive_integer(raw["offset"], "offset") if "offset" in raw else 1
+        limit = positive_integer(raw["limit"], "limit") if "limit" in raw else MAX_LINES
+        if limit > MAX_LINES:
+            raise ToolArgumentError(f"limit must be less than or equal to {MAX_LINES}")
+        return ReadArguments.model_construct(file_path=file_path, offset=offset, limit=limit)
 
     async def run(
         self, context: Context, execution: ToolExecution, args: ReadArguments
@@ -93,7 +99,8 @@ class ReadTool(FsTool[ReadArguments, ReadValue]):
         if result.out_of_range:
             raise FsError(
                 FsErrorCode.NOT_FOUND,
-                f'offset {args.offset} is out of range for "{path}" ({result.total_lines} lines)',
+                f'offset {js_number(args.offset)} is out of range for "{path}" '
+                f"({result.total_lines} lines)",
                 path=path,
             )
         observe(context, execution, target, Present(info.version))

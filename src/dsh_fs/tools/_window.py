@@ -30,7 +30,8 @@ __all__ = [
 MAX_LINES = 2000
 """Most lines one read returns (the default and maximum `limit`)."""
 MAX_LINE_CHARS = 2000
-"""Longest line text shown before it is truncated."""
+"""Longest line text shown before it is truncated, in UTF-16 code units (upstream's
+JavaScript string length: a character outside the BMP counts 2)."""
 MAX_BYTES = 51200
 """Most UTF-8 bytes of selected line texts (plus one separator per line after the first)."""
 TRUNCATION_SUFFIX = "... (line truncated to 2000 chars)"
@@ -176,8 +177,7 @@ class LineWindow:
         self._overflow = False
         if text.endswith("\r") and not overflow:
             text = text[:-1]
-        if overflow or len(text) > self._max_line_chars:
-            text = text[: self._max_line_chars] + self._suffix
+        text = self._truncated(text, overflow)
         size = (len(text) if text.isascii() else len(text.encode("utf-8"))) + (
             1 if self._lines else 0
         )
@@ -189,6 +189,22 @@ class LineWindow:
         self._bytes += size
         if len(self._lines) == self._limit:
             self._done = True
+
+    def _truncated(self, text: str, overflow: bool) -> str:
+        """`text`, or its first `max_line_chars` UTF-16 code units plus the suffix when it is
+        longer: upstream counts JavaScript string length, so a character outside the BMP
+        counts 2. A cut that would split a surrogate pair is made before the pair."""
+        limit = self._max_line_chars
+        if text.isascii():
+            return text[:limit] + self._suffix if overflow or len(text) > limit else text
+        if not overflow and len(text.encode("utf-16-le")) <= 2 * limit:
+            return text
+        units = 0
+        for index, char in enumerate(text):
+            units += 2 if char > "\uffff" else 1
+            if units > limit:
+                return text[:index] + self._suffix
+        return text[:limit] + self._suffix  # pragma: no cover - overflow means > limit units
 
 
 def _skip_lines(text: str, count: int, average: int) -> int:

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from dsh_fs.fs import FS, FS_WRITE_INTENT, FsIntent, Present
 from dsh_fs.runtime import Context, ToolExecution
 
-from ._arguments import WriteArguments
+from ._arguments import Param, WriteArguments, non_blank
 from ._base import FsTool, observe, session_cwd
 from ._render import render_write
 from ._values import WriteValue
@@ -35,6 +36,19 @@ class WriteTool(FsTool[WriteArguments, WriteValue]):
     name = "write"
     description = DESCRIPTION
     arguments = WriteArguments
+    params = (
+        Param(name="file_path", type="string", required=True),
+        Param(name="content", type="string", required=True),
+    )
+
+    def parse_values(self, raw: Mapping[str, Any]) -> WriteArguments:
+        """`file_path` not blank (any `content` is fine, the empty string included).
+
+        Raises:
+            ToolArgumentError: a blank `file_path`.
+        """
+        file_path = non_blank(raw["file_path"], "file_path")
+        return WriteArguments.model_construct(file_path=file_path, content=raw["content"])
 
     async def run(
         self, context: Context, execution: ToolExecution, args: WriteArguments

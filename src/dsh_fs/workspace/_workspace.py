@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import os
 from types import TracebackType
-from typing import Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from dsh_fs.fs import FS, FileSystem
+from dsh_fs.fs import _messages as messages
 from dsh_fs.policy import ObservationPolicy
 from dsh_fs.runtime import AgentSession, Context, Dispose, ToolExecution, ToolResult
 from dsh_fs.tools import FsToolsPlugin
+
+if TYPE_CHECKING:
+    from dsh_fs.providers import SandboxMode
 
 __all__ = ["Session", "Workspace"]
 
@@ -60,7 +64,7 @@ class Workspace:
         cls,
         root: StrPath,
         *more_roots: StrPath,
-        mode: Literal["read-only", "workspace-write", "full-access"] = "workspace-write",
+        mode: SandboxMode = "workspace-write",
         policy: bool = True,
         confine_reads: bool = True,
     ) -> Workspace:
@@ -109,14 +113,23 @@ class Workspace:
         """The tools' guidance sections, joined by blank lines."""
         return self.context.prompts.assemble()
 
+    @property
+    def closed(self) -> bool:
+        """Whether `aclose` was called: later calls fail with `FS_ABORTED` and run nothing."""
+        return self._closed
+
     async def aclose(self) -> None:
-        """Remove the plugins and close the provider; harmless to call twice."""
+        """Close the provider (calls still in flight stop with `FS_ABORTED` where the
+        provider can stop them), then remove the plugins and their state. Harmless to call
+        twice."""
         if self._closed:
             return
         self._closed = True
-        while self._disposers:
-            self._disposers.pop()()
-        await self.fs.aclose()
+        try:
+            await self.fs.aclose()
+        finally:
+            while self._disposers:
+                self._disposers.pop()()
 
     async def __aenter__(self) -> Workspace:
         return self
@@ -140,14 +153,14 @@ class Session:
     of the same workspace must read for itself. Dropping the session frees its state.
     """
 
-    __slots__ = ("__weakref__", "_tools", "agent", "workspace")
+    __slots__ = ("__weakref__", "_context", "agent", "workspace")
 
     def __init__(self, workspace: Workspace, agent: AgentSession) -> None:
         self.workspace = workspace
         """The workspace the session belongs to."""
         self.agent = agent
         """The runtime's session object (the observation owner)."""
-        self._tools = workspace.context.tools
+        self._context = workspace.context
 
     @property
     def id(self) -> str:
@@ -163,10 +176,16 @@ class Session:
         """Run tool `name` with the model's `arguments` (normally a JSON object).
 
         Never raises for a tool failure: the result has `is_error`, `text` (``Error: …``)
-        and `code`. Only cancellation propagates.
+        and `code`. Only cancellation propagates. On a closed workspace every call fails
+        with `FS_ABORTED`.
         """
+        if self.workspace.closed:
+            error = messages.workspace_closed(name)
+            return ToolResult.failure(
+                name, code=error.code.value, message=error.message, error_name="FsError"
+            )
         execution = ToolExecution(tool=name, session=self.agent, call_id=call_id)
-        return await self._tools.execute(name, arguments, execution)
+        return await self._context.execute(name, arguments, execution)
 
     def __repr__(self) -> str:
         return f"Session(id={self.agent.id!r}, cwd={self.agent.cwd!r})"

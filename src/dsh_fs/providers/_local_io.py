@@ -1,0 +1,105 @@
+"""Moving bytes through open descriptors: whole reads, capped reads, strict text, full writes.
+
+Synchronous helpers: they run in worker threads unless a caller says otherwise.
+"""
+
+from __future__ import annotations
+
+import os
+
+from dsh_fs.fs import _messages as messages
+
+from ._local_guards import LocalGuards
+from ._local_open import open_regular
+from ._oserrors import map_os_errors
+from ._text import ChunkDecoder, decode_text
+
+__all__ = [
+    "READ_CHUNK_SIZE",
+    "LazyContent",
+    "read_bytes_capped",
+    "read_fd",
+    "read_text_fd",
+    "write_all",
+]
+
+READ_CHUNK_SIZE = 1024 * 1024
+"""Largest single `read` of a whole-file text read (an edit's prior content)."""
+
+
+def read_fd(fd: int, size_hint: int) -> bytes:
+    """The rest of the open file's bytes (`size_hint` sizes the first read)."""
+    chunks: list[bytes] = []
+    want = max(size_hint + 1, 64 * 1024)
+    while True:
+        chunk = os.read(fd, want)
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+
+
+def read_text_fd(fd: int, size_hint: int, verb: messages.Verb, display: str) -> str:
+    """The rest of the file as strict UTF-8 text, read and checked chunk by chunk."""
+    decoder = ChunkDecoder(verb, display)
+    parts: list[str] = []
+    want = min(max(size_hint + 1, 64 * 1024), READ_CHUNK_SIZE)
+    while True:
+        chunk = os.read(fd, want)
+        parts.append(decoder.decode(chunk, not chunk))
+        if not chunk:
+            return "".join(parts)
+
+
+class LazyContent:
+    """The bytes of an open file, read on first call and kept: the version check and the
+    prior text share one read."""
+
+    def __init__(self, fd: int, size_hint: int) -> None:
+        self._fd = fd
+        self._size_hint = size_hint
+        self._data: bytes | None = None
+
+    def __call__(self) -> bytes:
+        if self._data is None:
+            self._data = read_fd(self._fd, self._size_hint)
+        return self._data
+
+    def text(self, verb: messages.Verb, display: str) -> str:
+        """The content as text. Read now, it fails at the first binary or non-UTF-8 chunk:
+        an edit of a 5 GiB sparse file must not load 5 GiB of NULs first."""
+        if self._data is not None:
+            return decode_text(self._data, verb, display)
+        return read_text_fd(self._fd, self._size_hint, verb, display)
+
+
+def read_bytes_capped(key: str, display: str, max_bytes: int, guards: LocalGuards) -> bytes:
+    """`read_bytes`: at most `max_bytes`, refusing a larger (or growing) file whole."""
+    opened = open_regular(key, "read", display, guards)
+    fd = opened.fd
+    try:
+        if opened.info.st_size > max_bytes:
+            raise messages.too_large("read", display, max_bytes)
+        # Ask for one byte more than allowed: a file that grew meanwhile is refused, never
+        # returned truncated.
+        chunks: list[bytes] = []
+        left = max_bytes + 1
+        with map_os_errors("read", display):
+            while left > 0:
+                chunk = os.read(fd, left)
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                left -= len(chunk)
+    finally:
+        os.close(fd)
+    if left <= 0:
+        raise messages.too_large("read", display, max_bytes)
+    return b"".join(chunks)
+
+
+def write_all(fd: int, data: bytes) -> None:
+    """Write all of `data` to `fd` (a `write` may be partial)."""
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
