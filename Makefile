@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
 .DEFAULT_GOAL := help
-.PHONY: help venv test lint format typecheck imports pytest demo bench bench-peers torture fuzz clean
+.PHONY: help venv test lint format typecheck imports pytest demo bench bench-peers torture fuzz differential clean
 
 help:  ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -29,7 +29,7 @@ format: $(STAMP)  ## Apply ruff's fixes and formatting
 	$(BIN)/ruff check --fix .
 	$(BIN)/ruff format .
 
-typecheck: $(STAMP)  ## mypy --strict on src, tests, examples and bench
+typecheck: $(STAMP)  ## mypy --strict on src, tests, examples, bench and differential
 	$(BIN)/mypy
 
 imports: $(STAMP)  ## Import-layer contracts (import-linter)
@@ -52,6 +52,9 @@ torture: $(STAMP)  ## Crash-consistency and lost-update torture runs (minutes)
 
 fuzz: $(STAMP)  ## Long hypothesis runs of the hostile-input and property suites
 	HYPOTHESIS_PROFILE=fuzz $(BIN)/pytest -q -m slow tests/fuzz
+
+differential: $(STAMP)  ## Compare with the recorded upstream results (writes differential/REPORT.md)
+	$(BIN)/python -m differential
 
 clean:  ## Remove the virtual environment and caches
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache build dist
