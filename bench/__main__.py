@@ -282,9 +282,24 @@ def main(argv: list[str] | None = None) -> int:
         f"{time.perf_counter() - started:.0f} s, load average at the end {load}. "
         "Ratios compare medians taken in this run.\n\n" + table + peers
     )
-    Path(args.out).write_text(report, encoding="utf-8")
+    out = Path(args.out)
+    Path(args.out).write_text(report + kept_history(out), encoding="utf-8")
     print(f"\n{report}\nwritten to {args.out}")
     return 0
+
+
+HISTORY = "\n## Measurements behind design choices\n"
+
+
+def kept_history(out: Path) -> str:
+    """The hand-kept history section of the previous results file (from `HISTORY` on): the
+    numbers behind past design decisions, which a new run does not re-measure."""
+    try:
+        previous = out.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return ""
+    start = previous.find(HISTORY)
+    return "" if start == -1 else previous[start:]
 
 
 if __name__ == "__main__":

@@ -1,9 +1,8 @@
 """A stdio transport without worker threads, for pipes (what MCP hosts give a server).
 
 The SDK's `stdio_server` does three thread hops per exchange (readline, write, flush),
-a large share of a small read's round trip (raw JSON-RPC over pipes, median of 2000:
-~690 µs with the SDK's transport, ~550 µs with this one). On a pipe, waiting for readiness
-on the event loop and reading/writing the non-blocking descriptor needs no thread.
+a large share of a small read's round trip. On a pipe, waiting for readiness on the event
+loop and reading/writing the non-blocking descriptor needs no thread.
 Anything else (a terminal, a file) falls back to the SDK's transport.
 """
 
@@ -59,9 +58,9 @@ def _is_pipe(fd: int) -> bool:
 
 def _parse(line: bytes) -> types.JSONRPCMessage:
     """One JSON-RPC message. A long line is parsed by `json.loads`, then validated as Python
-    data: pydantic's JSON path took ~4.0 ms for a 1 MB `write` message, this ~2.1 ms; under
-    64 KiB the JSON path is the faster one (~6 vs ~9 µs). A line `json.loads` refuses goes
-    through the JSON path too, so a parse error is reported the same way."""
+    data, which is about twice as fast for a large `write` message; under 64 KiB pydantic's
+    JSON path is the faster one. A line `json.loads` refuses goes through the JSON path too,
+    so a parse error is reported the same way."""
     if len(line) > _JSON_LOADS_BYTES:
         try:
             data = json.loads(line)
@@ -111,8 +110,7 @@ async def _read_lines(
     replies: ObjectSendStream[SessionMessage],
 ) -> None:
     # The unfinished line's pieces, joined once its newline arrives: re-joining and
-    # re-splitting the whole prefix per read made a 1 MB `write` message quadratic
-    # (~25% of its round trip, py-spy).
+    # re-splitting the whole prefix per read made a 1 MB `write` message quadratic.
     pending: list[bytes] = []
     async with send, replies:
         while True:

@@ -9,13 +9,10 @@ fsspec API in a worker thread; s3fs's own event loop serves it from there.
 
 from __future__ import annotations
 
-import hashlib
-import threading
-from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from functools import partial
-from typing import IO, Any, Literal, TypeVar
+from typing import Any, Literal, TypeVar
 
 import anyio
 from anyio import to_thread
@@ -42,17 +39,18 @@ from dsh_fs.fs import (
 )
 from dsh_fs.fs import _messages as messages
 
+from ._fsspec_digests import ContentDigests
 from ._fsspec_errors import map_backend_errors
+from ._fsspec_paths import normalize
 from ._fsspec_store import DIRECTORY_VERSION, Blob, Store, is_content_version, store_for
+from ._fsspec_stream import TextChunks
 from ._locks import TargetLocks
-from ._text import ChunkDecoder, check_usable_path, decode_or_none, decode_text, encode_text
+from ._text import check_usable_path, decode_or_none, decode_text, encode_text
 
 __all__ = ["STREAM_CHUNK_SIZE", "FsspecFileSystem"]
 
 STREAM_CHUNK_SIZE = 4 * 1024 * 1024
 """Bytes per `stream_text` read (one ranged GET per chunk on object stores)."""
-
-_DIGESTS_KEPT = 4096
 
 _T = TypeVar("_T")
 
@@ -107,12 +105,12 @@ class FsspecFileSystem(FileSystem):
         if scheme not in self._protocols:
             raise ValueError(f"root {root!r} is not a {self._protocols[0]}:// URL")
         self._scheme = scheme
-        self._root_parts = _normalize(self._fs_parts(f"{scheme}://{rest}"), root)
+        self._root_parts = normalize(self._fs_parts(f"{scheme}://{rest}"), root)
         # Keep the user's spelling (`memory://ws`, `file:///srv/ws`): it is what they see.
         self._root_lead = "/" if rest.startswith("/") else ""
         self._root_url = self._url(())
         self._locks = TargetLocks()
-        self._digests = _Digests()
+        self._digests = ContentDigests()
         self._closed = False
         # The contract declares capabilities per class; here they depend on the store.
         self.capabilities = FsCapabilities(
@@ -144,8 +142,6 @@ class FsspecFileSystem(FileSystem):
         """The wrapped fsspec filesystem."""
         return self._fs
 
-    # --- targets ---------------------------------------------------------------------------
-
     def _fs_parts(self, url: str) -> list[str]:
         return [p for p in str(self._fs._strip_protocol(url)).split("/") if p]
 
@@ -157,15 +153,15 @@ class FsspecFileSystem(FileSystem):
         check_usable_path(path)
         if "://" in path:
             scheme = path.partition("://")[0]
-            parts = _normalize(self._fs_parts(path), path) if scheme in self._protocols else None
+            parts = normalize(self._fs_parts(path), path) if scheme in self._protocols else None
             root = self._root_parts
             if parts is None or parts[: len(root)] != root:
                 raise self._outside(path)
             return parts[len(root) :]
         if path.startswith("/"):
-            return _normalize(path.split("/"), path, self._outside)
+            return normalize(path.split("/"), path, self._outside)
         base = self._relative(cwd, None) if cwd else []
-        return _normalize([*base, *path.split("/")], path, self._outside)
+        return normalize([*base, *path.split("/")], path, self._outside)
 
     def _outside(self, path: str) -> FsError:
         return messages.outside_root(path, self._root_url)
@@ -191,8 +187,6 @@ class FsspecFileSystem(FileSystem):
         outer, inner = str(parent.target_key), str(child.target_key)
         return inner == outer or inner.startswith(outer.rstrip("/") + "/")
 
-    # --- the one door to the backend -----------------------------------------------------
-
     async def _call(
         self,
         verb: messages.Verb,
@@ -208,8 +202,6 @@ class FsspecFileSystem(FileSystem):
             raise messages.aborted(verb, display)
         with map_backend_errors(verb, display, on_conflict=on_conflict, on_gone=on_gone):
             return await to_thread.run_sync(partial(func, *args))
-
-    # --- metadata ----------------------------------------------------------------------------
 
     async def stat(self, target: FsTarget) -> FsInfo | None:
         entry = await self._call("read", target.display_path, self._store.stat, self._path(target))
@@ -239,8 +231,6 @@ class FsspecFileSystem(FileSystem):
             if exc.code is FsErrorCode.NOT_FOUND and self._is_root(target):
                 return []
             raise
-
-    # --- reads -------------------------------------------------------------------------------
 
     async def _read(self, target: FsTarget, verb: messages.Verb, limit: int | None) -> Blob:
         display = target.display_path
@@ -278,14 +268,12 @@ class FsspecFileSystem(FileSystem):
         stream = await self._call(
             "read", display, self._store.open, self._path(target), STREAM_CHUNK_SIZE
         )
-        chunks = _TextChunks(self, stream, display)
+        chunks = TextChunks(self._call, stream, display, STREAM_CHUNK_SIZE)
         try:
             yield chunks
         finally:
             with anyio.CancelScope(shield=True):
                 await chunks.aclose()
-
-    # --- mutations ---------------------------------------------------------------------------
 
     async def write_text(
         self, target: FsTarget, content: str, expected: WriteGuard | None = None
@@ -381,91 +369,3 @@ class FsspecFileSystem(FileSystem):
     async def aclose(self) -> None:
         """Refuse every later call with `FS_ABORTED` (the fsspec instance stays the caller's)."""
         self._closed = True
-
-
-def _normalize(
-    parts: list[str], path: str, outside: Callable[[str], FsError] | None = None
-) -> list[str]:
-    """Apply ``.`` and ``..`` to path components; climbing above the first one is refused."""
-    out: list[str] = []
-    for part in parts:
-        if part in ("", "."):
-            continue
-        if part == "..":
-            if not out:
-                if outside is None:
-                    raise ValueError(f"{path!r} climbs above the storage root")
-                raise outside(path)
-            out.pop()
-        else:
-            out.append(part)
-    return out
-
-
-class _TextChunks:
-    """Decoded chunks of an open backend file; each read and decode runs in a worker thread."""
-
-    def __init__(self, owner: FsspecFileSystem, stream: IO[bytes], display: str) -> None:
-        self._owner = owner
-        self._stream = stream
-        self._display = display
-        self._decoder = ChunkDecoder("read", display)
-        self._done = False
-        self._closed = False
-
-    def __aiter__(self) -> _TextChunks:
-        return self
-
-    async def __anext__(self) -> str:
-        while not self._done:
-            text = await self._owner._call("read", self._display, self._next_text)
-            if text:
-                return text
-        raise StopAsyncIteration
-
-    async def aclose(self) -> None:
-        if not self._closed:
-            self._closed = self._done = True
-            await self._owner._call("read", self._display, self._stream.close)
-
-    def _next_text(self) -> str:
-        if self._closed:
-            raise RuntimeError("stream_text iterated after its block was left")
-        data = self._stream.read(STREAM_CHUNK_SIZE)
-        final = not data
-        try:
-            text = self._decoder.decode(data, final)
-        except FsError:
-            self._done = True
-            raise
-        if final:
-            self._done = True
-        return text
-
-
-class _Digests:
-    """Content digests of what this instance read or wrote, per (target, version).
-
-    Only consulted for size + mtime versions, where a same-size rewrite within one mtime
-    tick keeps the token: the content then tells. Bounded; touched from worker threads.
-    """
-
-    def __init__(self) -> None:
-        self._seen: OrderedDict[tuple[str, FsVersion], bytes] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def record(self, target: FsTarget, version: FsVersion, data: bytes) -> None:
-        if is_content_version(version):
-            return
-        key = (str(target.target_key), version)
-        digest = hashlib.sha256(data).digest()
-        with self._lock:
-            self._seen[key] = digest
-            self._seen.move_to_end(key)
-            while len(self._seen) > _DIGESTS_KEPT:
-                self._seen.popitem(last=False)
-
-    def matches(self, target: FsTarget, version: FsVersion, data: bytes) -> bool:
-        with self._lock:
-            seen = self._seen.get((str(target.target_key), version))
-        return seen is None or seen == hashlib.sha256(data).digest()

@@ -27,8 +27,9 @@ __all__ = [
     "Entry",
     "GenericStore",
     "MemoryStore",
-    "S3Store",
     "Store",
+    "digest_version",
+    "etag_version",
     "is_content_version",
     "store_for",
 ]
@@ -160,8 +161,6 @@ class Store:
         stream: IO[bytes] = self.fs.open(path, "rb", block_size=block_size)
         return stream
 
-    # --- what differs between families -------------------------------------------------
-
     def _info(self, path: str) -> dict[str, Any]:
         info: dict[str, Any] = self.fs.info(path)
         return info
@@ -222,7 +221,7 @@ class MemoryStore(Store):
 
     def _version(self, path: str, info: dict[str, Any]) -> FsVersion:
         del info
-        return _digest_version(bytes(self.fs.cat_file(path)))
+        return digest_version(bytes(self.fs.cat_file(path)))
 
     def read(self, path: str, limit: int | None) -> Blob | None:
         try:
@@ -234,7 +233,7 @@ class MemoryStore(Store):
             raise IsADirectoryError(errno.EISDIR, "not a regular file", path)
         data = bytes(self.fs.cat_file(path))
         # One copy of the bytes, and the version of exactly those bytes.
-        version = _digest_version(data)
+        version = digest_version(data)
         if limit is not None and len(data) > limit:
             return Blob(data=None, size=len(data), version=version)
         return Blob(data=data, size=len(data), version=version)
@@ -245,106 +244,7 @@ class MemoryStore(Store):
         del if_match
         self._check_parents(path)
         self.fs.pipe_file(path, data, mode="create" if if_absent else "overwrite")
-        return _digest_version(data)
-
-
-class S3Store(Store):
-    """S3 through s3fs: ETag versions and conditional `PutObject` publication.
-
-    The ETag of a single-part upload is the MD5 of its bytes, so rewriting identical bytes
-    keeps the version; for multipart or SSE-KMS objects it is still unique per content
-    upload. A VersionId (versioned buckets) is deliberately not part of the version: it
-    changes on identical rewrites, and ``If-Match`` compares ETags, so the version a guard
-    checks is exactly the one the server enforces.
-    """
-
-    cross_process_guards = True
-    directories = False
-
-    def _info(self, path: str) -> dict[str, Any]:
-        info: dict[str, Any] = self.fs.info(path, refresh=True)
-        return info
-
-    def _ls(self, path: str) -> list[dict[str, Any]]:
-        try:
-            entries: list[dict[str, Any]] = self.fs.ls(path, detail=True, refresh=True)
-        finally:
-            # A cached listing would serve stale sizes and ETags to later calls.
-            self.fs.invalidate_cache(path)
-        return [e for e in entries if e["name"].rstrip("/") != path.rstrip("/")]
-
-    def _version(self, path: str, info: dict[str, Any]) -> FsVersion:
-        del path
-        return _etag_version(info["ETag"])
-
-    def read(self, path: str, limit: int | None) -> Blob | None:
-        bucket, key, _ = self.fs.split_path(path)
-        blob: Blob | None = self._sync(self._get, bucket, key, limit)
-        if blob is None and self._is_prefix(bucket, key):
-            raise IsADirectoryError(errno.EISDIR, "a key prefix, not an object", path)
-        return blob
-
-    def put(
-        self, path: str, data: bytes, *, if_absent: bool = False, if_match: FsVersion | None = None
-    ) -> FsVersion:
-        bucket, key, _ = self.fs.split_path(path)
-        conditions: dict[str, str] = {}
-        if if_absent:
-            conditions["IfNoneMatch"] = "*"
-        if if_match is not None:
-            conditions["IfMatch"] = if_match.removeprefix("etag:")
-        out = self._sync(
-            self._client_call, "put_object", Bucket=bucket, Key=key, Body=data, **conditions
-        )
-        self.fs.invalidate_cache(path)
-        return _etag_version(out["ETag"])
-
-    def open(self, path: str, block_size: int) -> IO[bytes]:
-        self.fs.invalidate_cache(path)
-        return super().open(path, block_size)
-
-    def _check_parents(self, path: str) -> None:
-        del path  # keys have no parents
-
-    # --- the raw client, on s3fs's own event loop --------------------------------------
-
-    def _sync(self, func: Any, *args: Any, **kwargs: Any) -> Any:
-        from fsspec.asyn import sync
-
-        return sync(self.fs.loop, func, *args, **kwargs)
-
-    async def _client_call(self, method: str, **kwargs: Any) -> Any:
-        # The raw aiobotocore client keeps botocore's `ClientError` (code, condition) intact;
-        # s3fs's own wrappers fold PreconditionFailed into a generic EINVAL.
-        client = await self.fs.set_session()
-        return await getattr(client, method)(**kwargs, **self.fs.req_kw)
-
-    async def _get(self, bucket: str, key: str, limit: int | None) -> Blob | None:
-        from botocore.exceptions import ClientError
-
-        try:
-            out = await self._client_call("get_object", Bucket=bucket, Key=key)
-        except ClientError as exc:
-            if exc.response.get("Error", {}).get("Code") in ("NoSuchKey", "404"):
-                return None
-            raise
-        version = _etag_version(out["ETag"])
-        size = int(out["ContentLength"])
-        async with out["Body"] as body:
-            if limit is not None and size > limit:
-                return Blob(data=None, size=size, version=version)
-            data: bytes = await body.read()
-        return Blob(data=data, size=len(data), version=version)
-
-    def _is_prefix(self, bucket: str, key: str) -> bool:
-        out = self._sync(
-            self._client_call,
-            "list_objects_v2",
-            Bucket=bucket,
-            Prefix=key.rstrip("/") + "/" if key else "",
-            MaxKeys=1,
-        )
-        return bool(out.get("KeyCount") or out.get("Contents"))
+        return digest_version(data)
 
 
 def store_for(fs: Any) -> Store:
@@ -358,6 +258,8 @@ def store_for(fs: Any) -> Store:
         raise ValueError("FsspecFileSystem needs an fsspec instance with asynchronous=False")
     protocols = (fs.protocol,) if isinstance(fs.protocol, str) else tuple(fs.protocol)
     if "s3" in protocols and hasattr(fs, "split_path") and hasattr(fs, "set_session"):
+        from ._fsspec_s3 import S3Store
+
         return S3Store(fs)
     from fsspec.implementations.memory import MemoryFileSystem
 
@@ -403,9 +305,9 @@ def _mtime_ns(info: dict[str, Any]) -> int | None:
     return None
 
 
-def _digest_version(data: bytes) -> FsVersion:
+def digest_version(data: bytes) -> FsVersion:
     return FsVersion("sha256:" + hashlib.sha256(data).hexdigest())
 
 
-def _etag_version(etag: str) -> FsVersion:
+def etag_version(etag: str) -> FsVersion:
     return FsVersion("etag:" + etag)

@@ -116,8 +116,6 @@ class LocalMutations:
         self._recent.keep(key, version, data, after)
         return FsEditOutcome(version=version, before=prior.before, after=after, replacements=count)
 
-    # --- steps -------------------------------------------------------------------------------
-
     def _prior_for_write(
         self, key: str, display: str, dir_fd: int, expected: WriteGuard | None
     ) -> _Prior:
@@ -193,8 +191,6 @@ class LocalMutations:
 
         staged = Staged(data=data, prior=prior.info, new_file_mode=self._new_file_mode)
         return publish(dir_fd, name, staged, display, check)
-
-    # --- the compare of the compare-and-swap ------------------------------------------------
 
     def _ours(self, key: str, opened: Opened, content: LazyContent) -> Published | None:
         """What this provider published last at `key`, if the file still holds exactly that."""

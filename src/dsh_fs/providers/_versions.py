@@ -43,8 +43,9 @@ __all__ = [
 ]
 
 DIGEST_LIMIT = 4 * 1024 * 1024
-"""Non-racy content is fingerprinted on read only up to this size (sha256 costs ~0.5 ms/MiB
-here); larger files fall back to the stat tuple alone, so a `touch` makes them stale."""
+"""Non-racy content is fingerprinted on read only up to this size (hashing bigger files on
+every read costs more than it saves); larger files fall back to the stat tuple alone, so a
+`touch` makes them stale."""
 
 RACY_WINDOW_NS = 3_000_000_000
 """A version observed within 3 s of the file's last change may hide a same-tick rewrite
@@ -152,11 +153,10 @@ class Published:
 class RecentlyPublished:
     """The last content published per target, while it is small: a bounded LRU.
 
-    Measured reason (`make bench`, 1 MiB of mostly-ASCII text): a mutation must check the
-    prior content of a racy version (sha256, ~0.6 ms/MiB) and return or edit its text (a
-    strict decode, ~1.2 ms/MiB), over half of a write's cost. When the prior content is what
-    this provider published last (an edit after an edit, a write after a write: the agent
-    loop), a byte compare (~0.03 ms/MiB) proves it unchanged and the text is at hand.
+    Why: a mutation must check the prior content of a racy version (a hash) and return or
+    edit its text (a strict decode), over half of a write's cost. When the prior content is
+    what this provider published last (an edit after an edit, a write after a write: the
+    agent loop), a byte compare proves it unchanged, far cheaper, and the text is at hand.
 
     Args:
         budget: Most bytes kept, counting the encoded content and its `str`.

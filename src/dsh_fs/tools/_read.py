@@ -20,11 +20,9 @@ __all__ = ["DESCRIPTION", "PROMPT", "WHOLE_READ_BYTES", "ReadTool"]
 
 WHOLE_READ_BYTES = 64 * 1024
 """Files up to this size (by the read's `stat`) are read with one `read_text` instead of a
-stream. Measured reason (`bench/small_read.py`): with the local provider each worker-thread
-hop costs ~100 µs on a 2-core machine, and a stream takes three (open, read, EOF read) where
-`read_text` takes one; a small read went from ~285 to ~160 µs (and to ~50 µs once the local
-`read_text` stopped hopping for files this small). A file that grows past this between the
-`stat` and the read is still read whole, once."""
+stream: a stream costs several worker-thread hops where a small `read_text` needs none or
+one (`bench/small_read.py` measures it). A file that grows past this between the `stat` and
+the read is still read whole, once."""
 
 DESCRIPTION = (
     "Read a UTF-8 text file. The result shows numbered lines (`<n>: <text>`), at most "
