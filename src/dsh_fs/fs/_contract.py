@@ -30,8 +30,17 @@ __all__ = ["FileSystem"]
 class FileSystem(ABC):
     """A filesystem seen through opaque targets and versions.
 
-    All primitives are async; cancellation comes through the async framework (anyio).
-    Guarded mutations are compare-and-swap operations inside one critical section per target.
+    All primitives are async. Guarded mutations are compare-and-swap operations inside one
+    critical section per target.
+
+    Cancellation comes through the async framework (anyio) and propagates as cancellation,
+    never as a result. A cancelled mutation takes effect whole or not at all: one cancelled
+    before its critical section changes nothing; one whose publication started finishes it
+    (never a torn file or staging residue) and its caller records what was published before
+    the cancellation reaches it. A cancelled read leaves nothing open.
+
+    Closing (`aclose`) is the one source of `FS_ABORTED`: every later call fails with it, and
+    a stream in progress stops with it at its next chunk.
     """
 
     capabilities: FsCapabilities = FsCapabilities()
@@ -137,4 +146,6 @@ class FileSystem(ABC):
         """
 
     async def aclose(self) -> None:  # noqa: B027 - optional hook, a no-op by default
-        """Release what the provider holds (connections, thread pools). Idempotent."""
+        """Release what the provider holds (connections, thread pools); later calls fail
+        with `FS_ABORTED`. Idempotent. (The default does nothing: a provider that holds
+        nothing may keep working.)"""
