@@ -1,4 +1,5 @@
-"""The tools layer: `read`, `write` and `edit` (SPEC §6).
+"""The tools layer: `read`, `write` and `edit` (SPEC §6), and the internal `insert`, `patch`
+and `delete` the vendor dialect adapters call.
 
 Argument models and schemas, read windowing, rendering, remedies, and the executors that
 call the context's `fs` service and dispatch the fs/* events. It sits on the provider
@@ -7,6 +8,7 @@ stack. It never imports a provider or the policy: whoever answers the intents is
 """
 
 from ._arguments import EditArguments, ReadArguments, WriteArguments
+from ._dialects import DeleteTool, DeleteValue, DialectToolsPlugin, InsertTool, PatchTool
 from ._edit import EditTool
 from ._errors import REMEDIES, message_with_remedy
 from ._plugin import FsToolsPlugin
@@ -21,11 +23,16 @@ __all__ = [
     "MAX_LINES",
     "MAX_LINE_CHARS",
     "REMEDIES",
+    "DeleteTool",
+    "DeleteValue",
+    "DialectToolsPlugin",
     "EditArguments",
     "EditTool",
     "EditValue",
     "FsToolsPlugin",
+    "InsertTool",
     "LineWindow",
+    "PatchTool",
     "ReadArguments",
     "ReadTool",
     "ReadValue",
