@@ -123,11 +123,25 @@ def test_patch_pure_insertion_into_an_empty_file_needs_nothing_to_place_it() -> 
     assert patch("", hunk("+x", "+y")) == "x\ny\n"
 
 
-def test_patch_pure_insertion_without_a_place_in_a_non_empty_file_is_refused() -> None:
-    with pytest.raises(FsError) as info:
-        patch("a\n", hunk("+x"))
-    assert info.value.code is FsErrorCode.EDIT_NOT_FOUND
-    assert info.value.message.startswith("hunk 1 of the patch only adds lines and has nothing")
+def test_patch_pure_insertion_without_anchor_goes_after_the_previous_hunk() -> None:
+    assert patch("a\nb\n", hunk("+x")) == "x\na\nb\n"
+    assert patch("a\nb\nc\n", hunk("-a", "+A"), hunk("+x")) == "A\nx\nb\nc\n"
+
+
+def test_patch_anchor_matches_an_indented_line_by_its_text() -> None:
+    text = "class A:\n    def f(self):\n        return 1\n"
+    result = patch(text, hunk("-        return 1", "+        return 2", anchors=("def f(self):",)))
+    assert result == "class A:\n    def f(self):\n        return 2\n"
+
+
+def test_patch_repeating_an_anchor_already_passed_stays_in_place() -> None:
+    text = "def f():\n    a = 1\n    b = 1\n"
+    result = patch(
+        text,
+        hunk("-    a = 1", "+    a = 2", anchors=("def f():",)),
+        hunk("-    b = 1", "+    b = 2", anchors=("def f():",)),
+    )
+    assert result == "def f():\n    a = 2\n    b = 2\n"
 
 
 @pytest.mark.parametrize(

@@ -136,10 +136,19 @@ def _patch(lines: list[_Line], change: FsPatchRequest, eol: str, display: str) -
 
 
 def _locate(texts: list[str], hunk: FsPatchHunk, cursor: int, number: int, display: str) -> int:
-    """Where the hunk's old lines start: after its anchors, at the first exact match."""
+    """Where the hunk's old lines start: after its anchors, at the first exact match.
+
+    Anchors name lines (a class, a function): one matches a line equal to it, else a line
+    equal to it once surrounding white space is set aside on both sides. A hunk's first
+    anchor already passed (a second hunk in the same function) leaves the position alone.
+    The old lines themselves must match exactly. A hunk that only adds lines goes right
+    after its anchors, or after the previous hunk.
+    """
     position = cursor
-    for anchor in hunk.anchors:
-        found = _find(texts, [anchor], position)
+    for index, anchor in enumerate(hunk.anchors):
+        if index == 0 and _anchor_before(texts, anchor, position):
+            continue
+        found = _find_anchor(texts, anchor, position)
         if found is None:
             raise _miss(texts, hunk, number, display)
         position = found + 1
@@ -150,13 +159,24 @@ def _locate(texts: list[str], hunk: FsPatchHunk, cursor: int, number: int, displ
             raise _miss(texts, hunk, number, display)
         return start
     if not old:
-        if hunk.anchors or not texts:
-            return position
-        raise messages.hunk_ambiguous_insertion(display, number)
+        return position
     found = _find(texts, old, position)
     if found is None:
         raise _miss(texts, hunk, number, display)
     return found
+
+
+def _anchor_before(texts: list[str], anchor: str, position: int) -> bool:
+    bare = anchor.strip()
+    return any(text == anchor or text.strip() == bare for text in texts[:position])
+
+
+def _find_anchor(texts: list[str], anchor: str, start: int) -> int | None:
+    found = _find(texts, [anchor], start)
+    if found is not None:
+        return found
+    bare = anchor.strip()
+    return next((i for i in range(start, len(texts)) if texts[i].strip() == bare), None)
 
 
 def _find(texts: list[str], block: list[str], start: int) -> int | None:

@@ -24,7 +24,6 @@ __all__ = [
     "edit_not_found",
     "edit_not_observed",
     "edit_stale",
-    "hunk_ambiguous_insertion",
     "hunk_not_found",
     "insert_out_of_range",
     "invalid_path",
@@ -271,14 +270,3 @@ def hunk_not_found(
     if diagnosis:
         message += "\n" + diagnosis
     return FsError(FsErrorCode.EDIT_NOT_FOUND, message, path=path, details=details)
-
-
-def hunk_ambiguous_insertion(path: str, hunk: int) -> FsError:
-    """A hunk that only adds lines, with nothing to place it by, in a non-empty file
-    (FS_EDIT_NOT_FOUND: there is no place it matches)."""
-    return FsError(
-        FsErrorCode.EDIT_NOT_FOUND,
-        f'hunk {hunk} of the patch only adds lines and has nothing to place them by in "{path}"; '
-        "include the lines around the change, an @@ line, or *** End of File",
-        path=path,
-    )

@@ -166,7 +166,8 @@ class FsPatchHunk:
 
     anchors: tuple[str, ...] = ()
     """Lines to find first, in order, each after the previous one (a patch's ``@@``
-    headers); the hunk is then looked for after the last of them."""
+    headers: the line as written, or as written once surrounding white space is set
+    aside); the hunk is then looked for after the last of them."""
     lines: tuple[tuple[PatchOp, str], ...]
     """The hunk's lines, without line endings."""
     at_end: bool = False
