@@ -3,8 +3,12 @@
 Top layer, beside `dsh_fs.mcp`; below it sits `dsh_fs.workspace`. OpenAI-compatible
 function calling, the Responses API with ``apply_patch``, Anthropic tool use with Claude's
 own text editor (no vendor SDK is needed at runtime) and a blocking facade built on an
-anyio portal.
+anyio portal. The OpenAI Agents SDK (`agents_tools`, `WorkspaceEditor`) and pydantic-ai
+(`WorkspaceToolset`) integrations load their framework on first use.
 """
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 from ._anthropic import AnthropicTool, AnthropicToolResult, anthropic_tool_results, anthropic_tools
 from ._anthropic_editor import EditorOutcome, TextEditorTool, run_text_editor
@@ -26,6 +30,26 @@ from ._openai_responses import (
 )
 from ._sync import SyncSession, SyncWorkspace
 
+if TYPE_CHECKING:
+    from ._agents import WorkspaceEditor, agents_tools
+    from ._pydantic_ai import WorkspaceToolset
+
+# These need their framework installed (`dsh-fs[agents]`, `dsh-fs[pydantic-ai]`), so they
+# are imported on first use, not with the package.
+_LAZY = {
+    "WorkspaceEditor": "._agents",
+    "WorkspaceToolset": "._pydantic_ai",
+    "agents_tools": "._agents",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(module, __name__), name)
+
+
 __all__ = [
     "AnthropicTool",
     "AnthropicToolResult",
@@ -40,6 +64,9 @@ __all__ = [
     "SyncSession",
     "SyncWorkspace",
     "TextEditorTool",
+    "WorkspaceEditor",
+    "WorkspaceToolset",
+    "agents_tools",
     "anthropic_tool_results",
     "anthropic_tools",
     "execute_openai_response",
