@@ -52,6 +52,23 @@ async def test_tools_are_exactly_read_write_edit_with_the_workspace_schemas(root
         assert tool.input_schema == schema["parameters"]
     assert instructions == workspace.system_prompt()
     await workspace.aclose()
+    # Hosts auto-approve read-only tools by these hints: they must be true to the tools.
+    hints = {
+        t.name: (
+            t.title,
+            t.annotations.title if t.annotations else None,
+            t.annotations.read_only_hint if t.annotations else None,
+            t.annotations.destructive_hint if t.annotations else None,
+            t.annotations.idempotent_hint if t.annotations else None,
+            t.annotations.open_world_hint if t.annotations else None,
+        )
+        for t in listing.tools
+    }
+    assert hints == {
+        "read": ("Read file", "Read file", True, None, None, False),
+        "write": ("Write file", "Write file", False, True, True, False),
+        "edit": ("Edit file", "Edit file", False, True, False, False),
+    }
 
 
 async def test_read_edit_and_stale_edit_round_trip_with_exact_text(root: Path) -> None:

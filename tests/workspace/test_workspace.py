@@ -24,9 +24,22 @@ def root(tmp_path: Path) -> Path:
 
 async def test_a_local_workspace_has_the_tools_the_policy_and_the_fs_service(root: Path) -> None:
     async with Workspace.local(root) as workspace:
-        assert workspace.context.plugin_names() == ["fs-tools", "fs-observation-policy"]
+        assert workspace.context.plugin_names() == [
+            "fs-tools",
+            "fs-dialect-tools",
+            "fs-observation-policy",
+        ]
         assert workspace.context.get(FS) is workspace.fs
         assert workspace.cwd == str(root)
+        # The dialect adapters' internal tools run through the context but are not offered.
+        assert workspace.context.tools.names() == [
+            "read",
+            "write",
+            "edit",
+            "insert",
+            "patch",
+            "delete",
+        ]
         assert [s["name"] for s in workspace.tool_schemas()] == ["read", "write", "edit"]
         assert all(
             set(schema) == {"name", "description", "parameters"}
@@ -37,7 +50,7 @@ async def test_a_local_workspace_has_the_tools_the_policy_and_the_fs_service(roo
 
 async def test_a_workspace_without_the_policy_has_only_the_tools(root: Path) -> None:
     async with Workspace.local(root, policy=False) as workspace:
-        assert workspace.context.plugin_names() == ["fs-tools"]
+        assert workspace.context.plugin_names() == ["fs-tools", "fs-dialect-tools"]
 
 
 async def test_a_local_workspace_defaults_to_the_process_working_directory() -> None:

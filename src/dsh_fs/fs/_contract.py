@@ -11,11 +11,13 @@ from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager
 
+from . import _messages as messages
 from ._types import (
     FsCapabilities,
+    FsDeleteOutcome,
     FsDirEntry,
+    FsEdit,
     FsEditOutcome,
-    FsEditRequest,
     FsInfo,
     FsPathInfo,
     FsTarget,
@@ -135,15 +137,32 @@ class FileSystem(ABC):
 
     @abstractmethod
     async def edit_text(
-        self, target: FsTarget, edit: FsEditRequest, expected: FsVersion | None = None
+        self, target: FsTarget, edit: FsEdit, expected: FsVersion | None = None
     ) -> FsEditOutcome:
-        """Replace literal text inside one critical section: version check (before matching),
-        match, atomic rewrite. A missing target is `FS_STALE_VERSION`, guarded or not.
+        """Change the text inside one critical section: version check (before matching),
+        `apply_change` (a literal replacement, an insert or a patch), atomic rewrite. A
+        missing target is `FS_STALE_VERSION`, guarded or not.
 
         Raises:
-            FsError: `FS_STALE_VERSION`, `FS_EDIT_NOT_FOUND`, `FS_AMBIGUOUS_EDIT`, and the
-                read and write errors.
+            FsError: `FS_STALE_VERSION`, `FS_EDIT_NOT_FOUND`, `FS_AMBIGUOUS_EDIT`,
+                `FS_NOT_FOUND` (an insert past the end), and the read and write errors.
         """
+
+    async def delete(self, target: FsTarget, expected: FsVersion | None = None) -> FsDeleteOutcome:
+        """Remove the regular file `target` inside one critical section: version check, then
+        the removal, made durable. `expected`: None removes whatever file is there; a
+        version removes the file only at that version. A symbolic link named by the path is
+        removed itself; what it points to stays.
+
+        The default refuses: a provider that can delete overrides it.
+
+        Raises:
+            FsError: `FS_STALE_VERSION` (guarded: another version, or no file any more),
+                `FS_NOT_FOUND` (unguarded, no file), `FS_NOT_REGULAR_FILE`,
+                `FS_PERMISSION_DENIED`, `FS_SANDBOX_DENIED`, `FS_IO_ERROR`.
+        """
+        del expected
+        raise messages.delete_unsupported(target.display_path)
 
     async def aclose(self) -> None:  # noqa: B027 - optional hook, a no-op by default
         """Release what the provider holds (connections, thread pools); later calls fail

@@ -18,6 +18,7 @@ from mcp.server import Server, ServerRequestContext
 from mcp.shared.exceptions import MCPError
 
 from dsh_fs._version import __version__
+from dsh_fs.runtime import ToolAnnotations
 
 from ._stdio import stdio_streams
 
@@ -100,11 +101,29 @@ def call_tool_result(result: ToolResult, *, structured: bool = False) -> types.C
 
 
 def mcp_tools(workspace: Workspace) -> list[types.Tool]:
-    """The workspace's tools as MCP `Tool` definitions (exact schemas and descriptions)."""
-    return [
-        types.Tool(name=s["name"], description=s["description"], input_schema=s["parameters"])
-        for s in workspace.tool_schemas()
-    ]
+    """The workspace's tools as MCP `Tool` definitions (exact schemas and descriptions, and
+    each tool's own annotations: hosts auto-approve read-only tools by them)."""
+    tools = []
+    for s in workspace.tool_schemas():
+        tool = workspace.context.tools.get(s["name"])
+        facts = tool.annotations if tool is not None else ToolAnnotations()
+        annotations = types.ToolAnnotations(
+            title=facts.title,
+            read_only_hint=facts.read_only,
+            destructive_hint=None if facts.read_only else facts.destructive,
+            idempotent_hint=None if facts.read_only else facts.idempotent,
+            open_world_hint=facts.open_world,
+        )
+        tools.append(
+            types.Tool(
+                name=s["name"],
+                title=facts.title,
+                description=s["description"],
+                input_schema=s["parameters"],
+                annotations=annotations,
+            )
+        )
+    return tools
 
 
 def create_server(

@@ -21,9 +21,10 @@ from anyio import to_thread
 from dsh_fs.fs import (
     FileSystem,
     FsCapabilities,
+    FsDeleteOutcome,
     FsDirEntry,
+    FsEdit,
     FsEditOutcome,
-    FsEditRequest,
     FsFileType,
     FsInfo,
     FsPathInfo,
@@ -265,7 +266,7 @@ class LocalFileSystem(FileSystem):
             )
 
     async def edit_text(
-        self, target: FsTarget, edit: FsEditRequest, expected: FsVersion | None = None
+        self, target: FsTarget, edit: FsEdit, expected: FsVersion | None = None
     ) -> FsEditOutcome:
         async with self._locks.hold(target.target_key):
             self._alive("edit", target.display_path)
@@ -274,3 +275,12 @@ class LocalFileSystem(FileSystem):
     async def aclose(self) -> None:
         """Refuse every later call with `FS_ABORTED`, and stop streams in progress."""
         self._closed = True
+
+    async def delete(self, target: FsTarget, expected: FsVersion | None = None) -> FsDeleteOutcome:
+        """Remove the entry the display path names, in its locked directory: checked against
+        `expected`, unlinked through the directory's descriptor (a symbolic link is removed
+        itself, never what it points to), and the directory fsynced so the removal survives
+        a power loss. A read-only file is refused, as for a write."""
+        async with self._locks.hold(target.target_key):
+            self._alive("delete", target.display_path)
+            return await to_thread.run_sync(partial(self._mutations.delete, target, expected))

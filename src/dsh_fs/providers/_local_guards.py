@@ -1,11 +1,11 @@
 """`LocalGuards`: the checks a wrapper makes on what the local provider really opens and where
-it really publishes.
+it really publishes or removes.
 
 A path checked before a call can be swapped (for a symbolic link to elsewhere) before the
 provider uses it. These checks see the kernel's own path of what was opened or locked, so a
 wrapper such as the sandbox fence catches the swap. They are passed to `LocalFileSystem`
-when it is built, and the provider calls them on every open of content and every
-publication: no call can skip them.
+when it is built, and the provider calls them on every open of content, every
+publication and every removal: no call can skip them.
 """
 
 from __future__ import annotations
@@ -46,6 +46,14 @@ class LocalGuards:
 
         Raises:
             FsError: refuse the publication; nothing is published, the staged copy is removed.
+        """
+
+    def check_delete(self, display: str, directory: str) -> None:
+        """A delete is about to remove an entry of the locked directory whose kernel path is
+        `directory` (locks held, right before the unlink).
+
+        Raises:
+            FsError: refuse the removal; nothing is removed.
         """
 
 

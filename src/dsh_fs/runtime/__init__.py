@@ -11,7 +11,7 @@ from ._prompts import PromptRegistry, PromptSection
 from ._registry import ToolRegistry
 from ._result import ToolResult
 from ._session import AgentSession, ToolExecution
-from ._tool import Tool, ToolArgumentError, ToolError
+from ._tool import Tool, ToolAnnotations, ToolArgumentError, ToolError
 
 __all__ = [
     "AgentSession",
@@ -27,6 +27,7 @@ __all__ = [
     "ServiceKey",
     "Signal",
     "Tool",
+    "ToolAnnotations",
     "ToolArgumentError",
     "ToolError",
     "ToolExecution",

@@ -1,15 +1,17 @@
-"""The tools layer: `read`, `write` and `edit` (SPEC §6).
+"""The tools layer: `read`, `write` and `edit` (SPEC §6), and the internal `insert`, `patch`
+and `delete` the vendor dialect adapters call.
 
 Argument checks and schemas, read windowing, rendering, remedies, and the executors that
 call the context's `fs` service and dispatch the fs/* events. It sits on the provider
 contract (`dsh_fs.fs`) and the runtime; above it, `dsh_fs.workspace` assembles a usable
 stack. It never imports a provider or the policy: whoever answers the intents is a plugin.
 
-Public: the plugin that registers the tools, the tool classes (to compose a stack by hand)
+Public: the plugins that register the tools, the tool classes (to compose a stack by hand)
 and their canonical values (what `ToolResult.data` holds). Windowing, rendering and argument
 checking are internal.
 """
 
+from ._dialects import DeleteTool, DeleteValue, DialectToolsPlugin, InsertTool, PatchTool
 from ._edit import EditTool
 from ._plugin import FsToolsPlugin
 from ._read import ReadTool
@@ -17,9 +19,14 @@ from ._values import EditValue, ReadValue, WriteValue
 from ._write import WriteTool
 
 __all__ = [
+    "DeleteTool",
+    "DeleteValue",
+    "DialectToolsPlugin",
     "EditTool",
     "EditValue",
     "FsToolsPlugin",
+    "InsertTool",
+    "PatchTool",
     "ReadTool",
     "ReadValue",
     "WriteTool",

@@ -8,7 +8,7 @@ from typing import Any
 from dsh_fs.errors import FsError, FsErrorCode
 from dsh_fs.fs import FS, Absent, FsFileType, Present
 from dsh_fs.fs import _messages as messages
-from dsh_fs.runtime import Context, ToolArgumentError, ToolExecution
+from dsh_fs.runtime import Context, ToolAnnotations, ToolArgumentError, ToolExecution
 
 from ._arguments import Param, ReadArguments, js_number, non_blank, positive_integer
 from ._base import FsTool, observe, session_cwd
@@ -45,6 +45,9 @@ class ReadTool(FsTool[ReadArguments, ReadValue]):
 
     name = "read"
     description = DESCRIPTION
+    annotations = ToolAnnotations(
+        title="Read file", read_only=True, destructive=False, idempotent=True
+    )
     arguments = ReadArguments
 
     params = (

@@ -10,7 +10,7 @@ from dsh_fs.fs import FS, FileSystem
 from dsh_fs.fs import _messages as messages
 from dsh_fs.policy import ObservationPolicy
 from dsh_fs.runtime import AgentSession, Context, Dispose, ToolExecution, ToolResult
-from dsh_fs.tools import FsToolsPlugin
+from dsh_fs.tools import DialectToolsPlugin, FsToolsPlugin
 
 if TYPE_CHECKING:
     from dsh_fs.providers import SandboxMode
@@ -47,6 +47,7 @@ class Workspace:
         self._closed = False
         self._disposers: list[Dispose] = [self.context.provide(FS, fs)]
         self._disposers.append(self.context.use(FsToolsPlugin(), None).dispose)
+        self._disposers.append(self.context.use(DialectToolsPlugin(), None).dispose)
         if policy:
             self._disposers.append(self.context.use(ObservationPolicy(), None).dispose)
 
@@ -172,12 +173,20 @@ class Session:
         """Working directory of relative paths (None: the provider's base)."""
         return self.agent.cwd
 
-    async def call(self, name: str, arguments: object, *, call_id: str | None = None) -> ToolResult:
+    async def call(
+        self,
+        name: str,
+        arguments: object,
+        *,
+        call_id: str | None = None,
+        internal: bool = False,
+    ) -> ToolResult:
         """Run tool `name` with the model's `arguments` (normally a JSON object).
 
         Never raises for a tool failure: the result has `is_error`, `text` (``Error: …``)
         and `code`. Only cancellation propagates. On a closed workspace every call fails
-        with `FS_ABORTED`.
+        with `FS_ABORTED`. `internal` reaches the internal tools (`insert`, `patch`,
+        `delete`) that the dialect adapters use; a model's call never sets it.
         """
         if self.workspace.closed:
             error = messages.workspace_closed(name)
@@ -185,7 +194,7 @@ class Session:
                 name, code=error.code.value, message=error.message, error_name="FsError"
             )
         execution = ToolExecution(tool=name, session=self.agent, call_id=call_id)
-        return await self._context.execute(name, arguments, execution)
+        return await self._context.execute(name, arguments, execution, internal=internal)
 
     def __repr__(self) -> str:
         return f"Session(id={self.agent.id!r}, cwd={self.agent.cwd!r})"
