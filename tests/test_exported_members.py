@@ -37,6 +37,7 @@ SURFACES: dict[str, list[str]] = {
         "ToolResult",
         "Waterfall",
         "WaterfallListener",
+        "parse_json",
     ],
     "dsh_fs.fs": [
         "BEFORE_LIMIT",
