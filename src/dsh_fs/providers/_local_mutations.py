@@ -220,11 +220,12 @@ class LocalMutations:
 
 @contextmanager
 def _gone_without_directory(parent: str, display: str) -> Iterator[None]:
-    """An edit whose parent directory is missing (or is a file) finds no file to edit: that is
-    `FS_STALE_VERSION`, like any vanished target, not `FS_NOT_FOUND`."""
+    """An edit whose parent directory is missing finds no file to edit: that is
+    `FS_STALE_VERSION`, like any vanished target, not `FS_NOT_FOUND`. (A parent that is a
+    file is `map_os_errors`' case: the path names nothing, as in `resolve`.)"""
     try:
         yield
-    except (FileNotFoundError, NotADirectoryError) as exc:
+    except FileNotFoundError as exc:
         if exc.filename != parent:
             raise
         raise messages.edit_gone(display) from exc
