@@ -4,13 +4,18 @@ fails here, and so does a decision that no longer matches anything."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
-from differential.__main__ import DECISIONS, RECORDING, load_recording, run
+from differential.__main__ import DECISIONS, RECORDING, REPORT, load_recording, run
 from differential.cases import generate
 from differential.classify import CASCADE
 from differential.compare import Decisions
+from differential.report import summary_line
 
 pytestmark = pytest.mark.anyio
+
+README = Path(__file__).resolve().parent.parent / "README.md"
 
 
 async def test_every_divergence_from_upstream_is_a_documented_decision() -> None:
@@ -30,3 +35,6 @@ async def test_every_divergence_from_upstream_is_a_documented_decision() -> None
     seen = {c for o in outcomes for c in o.classes()} - {CASCADE}
     assert seen == set(decisions.by_class), "every decision explains at least one divergence"
     assert decisions.by_case == []  # each decision names a class, never a list of cases
+    summary = summary_line(outcomes, decisions)
+    assert summary in REPORT.read_text(encoding="utf-8"), "run `make differential`"
+    assert summary in README.read_text(encoding="utf-8"), "update the README's figure"
