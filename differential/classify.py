@@ -357,14 +357,41 @@ def _raw_node_error(item: StepItem) -> bool:
 # ---------------------------------------------------------------------------------------
 
 
+def _literal_edits(item: FileItem) -> bytes | None:
+    """The file's bytes after the case's edits applied as plain byte replacements (what
+    "only the replaced span changes" means), or None when that is not computable here: an
+    edit's strings hold a line break (the replacement then takes the file's ending)."""
+    rel = item.path.removeprefix("work/")
+    data = _initial_bytes(item.case, rel)
+    for _i, name, args in _calls(item.case):
+        if _file_path(args) != rel:
+            continue
+        if name == "write":
+            data = str(args["content"]).encode("utf-8", "surrogatepass")
+        elif name == "edit" and data is not None:
+            old, new = str(args["old_string"]), str(args["new_string"])
+            if any(c in old + new for c in "\r\n"):
+                return None
+            count = -1 if args.get("replace_all") is True else 1
+            data = data.replace(
+                old.encode("utf-8", "surrogatepass"), new.encode("utf-8", "surrogatepass"), count
+            )
+    return data
+
+
 def _file_endings(item: FileItem) -> bool:
+    """Upstream's bytes differ from ours only in CR and BOM characters, and ours are exactly
+    the literal replacement where that can be computed."""
     up, ours = _entry_bytes(item.upstream), _entry_bytes(item.ours)
     if up is None or ours is None or up == ours:
         return False
     if not any(name == "edit" for _i, name, _args in _calls(item.case)):
         return False
     a, b = _canonical_text(up), _canonical_text(ours)
-    return a is not None and a == b
+    if a is None or a != b:
+        return False
+    expected = _literal_edits(item)
+    return expected is None or ours == expected
 
 
 def _file_mode(item: FileItem) -> bool:
