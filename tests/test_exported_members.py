@@ -38,6 +38,7 @@ SURFACES: dict[str, list[str]] = {
         "ToolResult",
         "Waterfall",
         "WaterfallListener",
+        "parse_json",
     ],
     "dsh_fs.fs": [
         "BEFORE_LIMIT",

@@ -76,6 +76,18 @@ async def test_edit_of_a_missing_file_is_stale_guarded_or_not(put: ProviderUnder
     assert not put.outside.exists("a.py")
 
 
+async def test_edit_under_a_file_names_nothing(put: ProviderUnderTest) -> None:
+    require(put, "directories")
+    put.outside.write_bytes("a.txt", b"x")
+    message = (
+        f'cannot resolve "{put.display("a.txt/inner.txt")}": '
+        "a parent path segment is not a directory"
+    )
+    with fails(FsErrorCode.NOT_FOUND, message):
+        await put.fs.edit_text(await put.fs.resolve("a.txt/inner.txt"), edit("x", "y"))
+    assert put.outside.read_bytes("a.txt") == b"x"
+
+
 async def test_edit_without_a_match_is_edit_not_found(put: ProviderUnderTest) -> None:
     put.outside.write_bytes("a.py", b"x = 1\n")
     message = f'old_string was not found in "{put.display("a.py")}"'

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import json
 import logging
 import os
+import re
 import stat
 import sys
 from collections.abc import AsyncIterator
@@ -24,6 +24,8 @@ from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 from mcp_types.jsonrpc import JSONRPCError
 from pydantic import ValidationError
+
+from dsh_fs.runtime import parse_json
 
 __all__ = ["malformed_reply", "stdio_streams"]
 
@@ -37,6 +39,9 @@ unprivileged processes, ``/proc/sys/fs/pipe-max-size``)."""
 
 _JSON_LOADS_BYTES = 1 << 16
 """Lines longer than this are parsed with `json.loads` (see `_parse`)."""
+
+_NEGATIVE_ZERO = re.compile(rb"-0(?![0-9.eE])")
+"""The integer token ``-0`` (or the same characters inside a string: harmless)."""
 
 
 def _widen_pipe(fd: int) -> None:
@@ -57,13 +62,15 @@ def _is_pipe(fd: int) -> bool:
 
 
 def _parse(line: bytes) -> types.JSONRPCMessage:
-    """One JSON-RPC message. A long line is parsed by `json.loads`, then validated as Python
-    data, which is about twice as fast for a large `write` message; under 64 KiB pydantic's
-    JSON path is the faster one. A line `json.loads` refuses goes through the JSON path too,
-    so a parse error is reported the same way."""
-    if len(line) > _JSON_LOADS_BYTES:
+    """One JSON-RPC message. A long line is parsed by `json.loads` (through `parse_json`),
+    then validated as Python data, which is about twice as fast for a large `write` message;
+    under 64 KiB pydantic's JSON path is the faster one. A line `json.loads` refuses goes
+    through the JSON path too, so a parse error is reported the same way. A line that may hold
+    the number ``-0`` takes the `parse_json` path whatever its length: pydantic reads ``-0``
+    as ``0``, and the runtime must see the negative zero to refuse it as upstream does."""
+    if len(line) > _JSON_LOADS_BYTES or _NEGATIVE_ZERO.search(line):
         try:
-            data = json.loads(line)
+            data = parse_json(line)
         except ValueError:
             pass
         else:

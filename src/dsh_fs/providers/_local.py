@@ -141,7 +141,15 @@ class LocalFileSystem(FileSystem):
     async def resolve(self, path: str, cwd: str | None = None) -> FsTarget:
         display = self._display(path, cwd)
         # A handful of lstat calls on a local disk: cheaper on the loop than a thread hop.
-        key = os.path.realpath(display)  # noqa: ASYNC240
+        # Strict first (the same calls for a file that exists), so a path through a regular
+        # file is refused here, before any policy asks for a read first (as upstream does);
+        # a wrapper that may not reveal that path gets the target and refuses it later.
+        try:
+            key = os.path.realpath(display, strict=True)  # noqa: ASYNC240
+        except OSError as exc:
+            key = os.path.realpath(display)  # noqa: ASYNC240
+            if isinstance(exc, NotADirectoryError) and self._guards.may_reveal(key):
+                raise messages.parent_not_directory(display) from exc
         return FsTarget(target_key=FsTargetKey(key), display_path=display)
 
     async def process_path(self, target: FsTarget) -> str:

@@ -36,7 +36,8 @@ class LocalGuards:
 
     def may_reveal(self, opened: str) -> bool:
         """Whether a write's outcome may carry the prior text of the file it replaces, opened
-        at kernel path `opened` (a write may replace what it may not show)."""
+        at kernel path `opened` (a write may replace what it may not show). `resolve` asks it
+        too, with the resolved path, before it says that a path through a file names nothing."""
         del opened
         return True
 

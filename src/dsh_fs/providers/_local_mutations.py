@@ -265,12 +265,13 @@ class LocalMutations:
 def _gone_without_directory(
     parent: str, display: str, gone: Callable[[str], FsError] = messages.edit_gone
 ) -> Iterator[None]:
-    """An edit whose parent directory is missing (or is a file) finds no file to edit: that is
+    """An edit whose parent directory is missing finds no file to edit: that is
     `FS_STALE_VERSION`, like any vanished target, not `FS_NOT_FOUND` (a delete says what
-    `gone` says)."""
+    `gone` says). (A parent that is a file is `map_os_errors`' case: the path names nothing,
+    as in `resolve`.)"""
     try:
         yield
-    except (FileNotFoundError, NotADirectoryError) as exc:
+    except FileNotFoundError as exc:
         if exc.filename != parent:
             raise
         raise gone(display) from exc

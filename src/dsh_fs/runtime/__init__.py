@@ -7,6 +7,7 @@ keys defined here; the tools and the policy plug into a `Context` through `Plugi
 
 from ._context import Context, Plugin, PluginHandle, PluginScope, ServiceKey
 from ._events import Dispose, EventBus, Next, Signal, Waterfall, WaterfallListener
+from ._json import parse_json
 from ._prompts import PromptRegistry, PromptSection
 from ._registry import ToolRegistry
 from ._result import ToolResult
@@ -35,4 +36,5 @@ __all__ = [
     "ToolResult",
     "Waterfall",
     "WaterfallListener",
+    "parse_json",
 ]
