@@ -23,12 +23,15 @@ from ._lf_search import crlf_tolerant_pattern
 from ._lookalikes import fold_key
 
 __all__ = [
+    "MAX_OCCURRENCES",
     "SCAN_BUDGET",
     "Alignment",
     "Haystack",
     "Pair",
     "Query",
+    "Search",
     "closest",
+    "common_prefix",
     "is_close",
 ]
 
@@ -37,6 +40,9 @@ SCAN_BUDGET = 32 << 20
 
 COMPARE_CHARS = 2000
 """Characters of a line kept for comparison (the read tool's line cap)."""
+
+MAX_OCCURRENCES = 64
+"""A piece of the needle found more often than this says nothing about where it belongs."""
 
 CLOSE_ENOUGH = 0.66
 """The least alignment score that counts as "close": below it, nothing is named."""
@@ -47,15 +53,18 @@ changed character is a large share and chance resemblance is common."""
 
 SHORT = 12
 
-_MAX_OCCURRENCES = 40  # a piece found more often than this is not distinctive
 _MAX_LINE_NEEDLES = 16
 _MAX_TOKEN_NEEDLES = 12
+_MAX_FRAGMENT_NEEDLES = 16
+_FRAGMENT = 10
 _MAX_CANDIDATES = 6
+_WEAK_VOTE = 0.25
 _MAX_QUERY_LINES = 200
 _MAX_MARGIN = 12
 _PAIR_AT_LEAST = 0.5  # two differing lines below this similarity are a deletion + insertion
 _DP_CELLS = 400
-_RATIO_CHARS = 300
+_RATIO_CHARS = 120
+_OPEN_SLACK = 8
 _TOKEN = re.compile(r"\w{3,}")
 
 
@@ -84,7 +93,7 @@ class Haystack:
         """Whether one full scan of the text fits in the remaining budget."""
         return len(self.text) <= self._remaining
 
-    def spans(self, needle: str, cap: int = _MAX_OCCURRENCES) -> list[tuple[int, int]] | None:
+    def spans(self, needle: str, cap: int = MAX_OCCURRENCES) -> list[tuple[int, int]] | None:
         """Every non-overlapping occurrence of LF-normalized `needle`, as (start, end)
         offsets, when there are at most `cap`; else None (the needle is not distinctive).
         None as well when the budget ran out first (`exhausted` says so)."""
@@ -242,23 +251,32 @@ class Alignment:
     """The text of every file line the pairs name, by number."""
 
 
-def closest(hay: Haystack, query: Query) -> list[Alignment]:
-    """The best alignments of `query` in the text, best first (several only when equally
-    close); empty when no candidate region was found at all."""
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Search:
+    """What looking for a query found."""
+
+    alignments: tuple[Alignment, ...]
+    """The best alignments, best first (several only when equally close)."""
+    crowded: str | None
+    """A whole line of the query that occurs too often to say where it belongs, when no
+    piece of the query was found any other way (the file is full of near-copies)."""
+
+
+def closest(hay: Haystack, query: Query) -> Search:
+    """The regions of the text closest to `query`."""
     if not any(fold_key(line) for line in query.lines):
-        return []
+        return Search(alignments=(), crowded=None)
+    candidates, crowded = _candidates(hay, query)
     aligned: list[Alignment] = []
     seen: set[tuple[int, int]] = set()
-    for start, anchor in _candidates(hay, query):
+    for start, anchor in candidates:
         alignment = _align(hay, query, start, anchor)
         if alignment is not None and (alignment.start, alignment.end) not in seen:
             seen.add((alignment.start, alignment.end))
             aligned.append(alignment)
-    if not aligned:
-        return []
     aligned.sort(key=lambda a: (-a.score, a.start))
-    best = aligned[0].score
-    return [a for a in aligned if a.score >= best - 1e-9]
+    best = aligned[0].score if aligned else 0.0
+    return Search(alignments=tuple(a for a in aligned if a.score >= best - 1e-9), crowded=crowded)
 
 
 def is_close(alignment: Alignment) -> bool:
@@ -267,13 +285,21 @@ def is_close(alignment: Alignment) -> bool:
     return alignment.score >= needed
 
 
-def _candidates(hay: Haystack, query: Query) -> list[tuple[int, int]]:
-    """Likely first lines of the query in the file, each with an offset to reach it from."""
-    hits = _search(hay, _line_needles(query))
-    if not hits and not hay.exhausted:
-        hits = _search(hay, _token_needles(query))
+def _candidates(hay: Haystack, query: Query) -> tuple[list[tuple[int, int]], str | None]:
+    """Likely first lines of the query in the file, each with an offset to reach it from;
+    when there are none, the longest piece found too often to count, if any. Pieces are
+    tried from the most telling (whole lines) to the least (words, then fragments of lines),
+    stopping at the first kind that lands somewhere."""
+    crowded: list[str] = []
+    hits: list[tuple[int, list[int], float]] = []
+    for needles in (_line_needles, _token_needles, _fragment_needles):
+        # Only a whole line found everywhere says the file is full of near-copies; a common
+        # word or fragment says nothing.
+        hits = _search(hay, needles(query), crowded if needles is _line_needles else [])
+        if hits or hay.exhausted:
+            break
     if not hits:
-        return []
+        return [], max((line for line in crowded if len(line) >= 6), key=len, default=None)
     offsets = [offset for offset, _, _ in hits]
     numbers = dict(zip(offsets, hay.line_numbers(offsets), strict=True))
     votes: dict[int, float] = {}
@@ -284,7 +310,9 @@ def _candidates(hay: Haystack, query: Query) -> list[tuple[int, int]]:
             votes[start] = votes.get(start, 0.0) + weight
             anchors.setdefault(start, offset)
     ranked = sorted(votes, key=lambda start: (-votes[start], start))
-    return [(start, anchors[start]) for start in ranked[:_MAX_CANDIDATES]]
+    # A start with a small share of the best one's evidence is not worth an alignment.
+    strong = [start for start in ranked if votes[start] >= votes[ranked[0]] * _WEAK_VOTE]
+    return [(start, anchors[start]) for start in strong[:_MAX_CANDIDATES]], None
 
 
 def _line_needles(query: Query) -> list[tuple[str, list[int]]]:
@@ -307,17 +335,38 @@ def _token_needles(query: Query) -> list[tuple[str, list[int]]]:
     return ranked[:_MAX_TOKEN_NEEDLES]
 
 
+def _fragment_needles(query: Query) -> list[tuple[str, list[int]]]:
+    """Consecutive pieces of each line: in a file of near-copies, the piece that holds a
+    line's distinctive part (a number, a name) is found where its words alone are not."""
+    per_line: list[list[str]] = []
+    for line in query.lines:
+        stripped = line.strip()
+        starts = range(0, max(1, len(stripped) - _FRAGMENT // 2), _FRAGMENT // 2)
+        pieces = [stripped[k : k + _FRAGMENT] for k in starts]
+        per_line.append([piece for piece in pieces if len(piece.strip()) >= 4])
+    needles: dict[str, list[int]] = {}
+    # Round-robin over the lines, so that a long line does not crowd out the others.
+    for depth in range(max((len(pieces) for pieces in per_line), default=0)):
+        for index, pieces in enumerate(per_line):
+            if depth < len(pieces):
+                needles.setdefault(pieces[depth], []).append(index)
+    return list(needles.items())[:_MAX_FRAGMENT_NEEDLES]
+
+
 def _search(
-    hay: Haystack, needles: list[tuple[str, list[int]]]
+    hay: Haystack, needles: list[tuple[str, list[int]]], crowded: list[str]
 ) -> list[tuple[int, list[int], float]]:
     """(offset, query line indexes, weight) for every occurrence of every distinctive
-    needle; a needle's weight (its length) is shared among its occurrences."""
+    needle; a needle's weight (its length) is shared among its occurrences. Needles found
+    too often are added to `crowded`."""
     hits: list[tuple[int, list[int], float]] = []
     for needle, indexes in needles:
         found = hay.spans(needle)
         if hay.exhausted:
             break
-        if found:
+        if found is None:
+            crowded.append(needle)
+        elif found:
             weight = len(needle) / len(found)
             hits.extend((start, indexes, weight) for start, _ in found)
     return hits
@@ -334,8 +383,9 @@ def _align(hay: Haystack, query: Query, start: int, anchor: int) -> Alignment | 
     weights = [len(key) for key in keys_q]
     _attach_open_edges(query, keys_q, keys_w, start - first)
     matcher = SequenceMatcher(None, keys_q, keys_w, autojunk=False)
+    opcodes = matcher.get_opcodes()
     pairs: list[Pair] = []
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+    for index, (tag, i1, i2, j1, j2) in enumerate(opcodes):
         if tag == "equal":
             pairs.extend(
                 Pair(query=i, line=first + j, similarity=1.0)
@@ -346,8 +396,21 @@ def _align(hay: Haystack, query: Query, start: int, anchor: int) -> Alignment | 
         elif tag == "insert":
             pairs.extend(Pair(query=None, line=first + j, similarity=0.0) for j in range(j1, j2))
         else:
-            pairs.extend(_pair_block(query, keys_q, keys_w, (i1, i2), (j1, j2), first))
+            shift = _diagonal(opcodes, index, start - first)
+            pairs.extend(_pair_block(query, keys_q, keys_w, (i1, i2), (j1, j2), first, shift))
     return _region(weights, pairs, first, window)
+
+
+def _diagonal(opcodes: Sequence[tuple[str, int, int, int, int]], index: int, expected: int) -> int:
+    """The window-minus-query offset a replaced block most likely keeps: that of the equal
+    lines before it, else after it, else where the candidate said the query starts."""
+    for tag, i1, _, j1, _ in reversed(opcodes[:index]):
+        if tag == "equal":
+            return j1 - i1
+    for tag, i1, _, j1, _ in opcodes[index + 1 :]:
+        if tag == "equal":
+            return j1 - i1
+    return expected
 
 
 def _attach_open_edges(query: Query, keys_q: list[str], keys_w: list[str], expected: int) -> None:
@@ -387,9 +450,11 @@ def _pair_block(
     rows: tuple[int, int],
     cols: tuple[int, int],
     first: int,
+    shift: int,
 ) -> list[Pair]:
     """Pair the differing lines of a replaced block by similarity (an order-keeping dynamic
-    program); lines left unpaired are missing from one side."""
+    program; a large block is paired along the diagonal `shift`, window index minus query
+    index); lines left unpaired are missing from one side."""
     (i1, i2), (j1, j2) = rows, cols
     n, m = i2 - i1, j2 - j1
     last = len(keys_q) - 1
@@ -403,8 +468,10 @@ def _pair_block(
         )
 
     if n * m > _DP_CELLS:
-        scores = {(k, k): sim(k, k) for k in range(min(n, m))}
-        chosen = [(k, k) for k in range(min(n, m)) if scores[k, k] >= _PAIR_AT_LEAST]
+        offset = shift - (j1 - i1)  # block column minus block row on that diagonal
+        diagonal = [(i, i + offset) for i in range(n) if 0 <= i + offset < m]
+        scores = {(i, j): sim(i, j) for i, j in diagonal}
+        chosen = [cell for cell in diagonal if scores[cell] >= _PAIR_AT_LEAST]
     else:
         scores = {(i, j): sim(i, j) for i in range(n) for j in range(m)}
         best = [[0.0] * (m + 1) for _ in range(n + 1)]
@@ -433,25 +500,55 @@ def _pair_block(
 
 
 def _similarity(a: str, b: str, *, open_start: bool, open_end: bool) -> float:
-    """How alike two keys are (difflib's ratio); an open edge line is compared with the
-    stretch of `b` it matches, not the whole line."""
+    """How alike two keys are, as difflib's ratio: twice the matched characters over both
+    lengths. An open edge line is compared with the stretch of `b` it could be the end
+    (start) of. Bounded: shared ends are measured at C speed, and difflib only sees a short
+    differing middle (on long repetitive text it is quadratic)."""
     if a == b:
         return 1.0
     if not a or not b:
         return 0.0
-    a, b = a[:_RATIO_CHARS], b[:_RATIO_CHARS]
+    if open_start and open_end:
+        return _local_ratio(a[:_RATIO_CHARS], b[: 2 * _RATIO_CHARS])
+    if open_start:
+        b = b[-(len(a) + _OPEN_SLACK) :]
+    elif open_end:
+        b = b[: len(a) + _OPEN_SLACK]
+    head = common_prefix(a, b)
+    tail = common_prefix(a[head:][::-1], b[head:][::-1])
+    shared = head + tail
+    mid_a, mid_b = a[head : len(a) - tail], b[head : len(b) - tail]
+    total = len(a) + len(b)
+    at_most = 2.0 * (shared + min(len(mid_a), len(mid_b))) / total
+    if at_most < _PAIR_AT_LEAST or max(len(mid_a), len(mid_b)) > _RATIO_CHARS:
+        return 2.0 * shared / total
+    matcher = SequenceMatcher(None, mid_a, mid_b, autojunk=False)
+    matched = sum(block.size for block in matcher.get_matching_blocks())
+    return 2.0 * (shared + matched) / total
+
+
+def _local_ratio(a: str, b: str) -> float:
+    """The ratio of `a` against the stretch of `b` its matches span (a needle line that
+    may sit anywhere inside a file line)."""
     matcher = SequenceMatcher(None, a, b, autojunk=False)
-    if not (open_start or open_end):
-        if matcher.real_quick_ratio() < _PAIR_AT_LEAST:
-            return 0.0
-        return matcher.ratio()
     blocks = [block for block in matcher.get_matching_blocks() if block.size]
     if not blocks:
         return 0.0
     matched = sum(block.size for block in blocks)
-    lo = blocks[0].b if open_start else 0
-    hi = blocks[-1].b + blocks[-1].size if open_end else len(b)
-    return 2.0 * matched / (len(a) + hi - lo)
+    return 2.0 * matched / (len(a) + blocks[-1].b + blocks[-1].size - blocks[0].b)
+
+
+def common_prefix(a: str, b: str) -> int:
+    """Length of the common prefix of `a` and `b`, by bisection on slice equality (each
+    compare runs at C speed)."""
+    lo, hi = 0, min(len(a), len(b))
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if a[:mid] == b[:mid]:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
 
 
 def _region(

@@ -20,7 +20,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import _diagnosis_text as text_
-from ._alignment import SCAN_BUDGET, Alignment, Haystack, Query, closest, is_close
+from ._alignment import (
+    MAX_OCCURRENCES,
+    SCAN_BUDGET,
+    Alignment,
+    Haystack,
+    Query,
+    closest,
+    is_close,
+)
 from ._differences import explain
 from ._lf_search import has_crlf
 from ._lookalikes import fold_key
@@ -43,10 +51,15 @@ class Diagnosis:
     ([{cause, line, message}]) for a miss; ``lines`` and ``count`` for an ambiguous edit."""
 
 
-def diagnose_not_found(text: str, old: str, new: str, *, crlf: bool) -> Diagnosis:
+def diagnose_not_found(
+    text: str, old: str, new: str, *, crlf: bool, budget: int = SCAN_BUDGET
+) -> Diagnosis:
     """Why `old` (LF line breaks) does not occur in `text` (no BOM; LF or CRLF), given the
-    `new` text the model wanted instead (LF line breaks)."""
-    return _diagnose_miss(text, old, new, crlf=crlf, subject=text_.OLD_STRING, path=None)
+    `new` text the model wanted instead (LF line breaks). `budget` (characters scanned)
+    exists for tests; the edit uses `SCAN_BUDGET`."""
+    return _diagnose_miss(
+        text, old, new, crlf=crlf, subject=text_.OLD_STRING, path=None, budget=budget
+    )
 
 
 def diagnose_block(text: str, expected_block: str, path: str) -> Diagnosis:
@@ -57,14 +70,22 @@ def diagnose_block(text: str, expected_block: str, path: str) -> Diagnosis:
         text = text[1:]
     expected = expected_block.replace("\r\n", "\n")
     return _diagnose_miss(
-        text, expected, None, crlf=has_crlf(text), subject=text_.EXPECTED_LINES, path=path
+        text,
+        expected,
+        None,
+        crlf=has_crlf(text),
+        subject=text_.EXPECTED_LINES,
+        path=path,
+        budget=SCAN_BUDGET,
     )
 
 
-def diagnose_ambiguous(text: str, old: str, count: int, *, crlf: bool) -> Diagnosis:
+def diagnose_ambiguous(
+    text: str, old: str, count: int, *, crlf: bool, budget: int = SCAN_BUDGET
+) -> Diagnosis:
     """Where each of the `count` matches of `old` starts (the first 20), so the model can
-    extend old_string around the one it means."""
-    hay = Haystack(text, crlf=crlf)
+    extend old_string around the one it means. `budget` exists for tests."""
+    hay = Haystack(text, crlf=crlf, budget=budget)
     starts = [start for start, _ in hay.first_spans(old, _MAX_MATCH_LINES)]
     if not starts:
         return Diagnosis(text="")
@@ -77,25 +98,35 @@ def diagnose_ambiguous(text: str, old: str, count: int, *, crlf: bool) -> Diagno
 
 
 def _diagnose_miss(
-    text: str, old: str, new: str | None, *, crlf: bool, subject: text_.Subject, path: str | None
+    text: str,
+    old: str,
+    new: str | None,
+    *,
+    crlf: bool,
+    subject: text_.Subject,
+    path: str | None,
+    budget: int,
 ) -> Diagnosis:
-    hay = Haystack(text, crlf=crlf)
+    hay = Haystack(text, crlf=crlf, budget=budget)
     if not hay.searchable:
-        message, reason = text_.too_large(subject, len(text), SCAN_BUDGET)
+        message, reason = text_.too_large(subject, len(text), budget)
         return _failure(message, reason)
     applied = _applied_at(hay, old, new)
     variants = _variants(old, subject)
     for needle, transforms in variants[1:]:
-        found = hay.first_spans(needle, 1)
-        if found:
-            start, stop = found[0]
+        exact = hay.first_spans(needle, 1)
+        if exact:
+            start, stop = exact[0]
             return _exact_after(hay, transforms, start, stop, subject)
     best: tuple[Alignment, list[Alignment], Query, list[text_.Reason]] | None = None
+    crowded: str | None = None
     for needle, transforms in variants:
         query = Query.of(needle)
-        alignments = closest(hay, query)
-        if alignments and (best is None or alignments[0].score > best[0].score + 1e-9):
-            best = (alignments[0], alignments[1:], query, transforms)
+        search = closest(hay, query)
+        crowded = crowded or search.crowded
+        found = search.alignments
+        if found and (best is None or found[0].score > best[0].score + 1e-9):
+            best = (found[0], list(found[1:]), query, transforms)
     close = best is not None and is_close(best[0])
     if applied is not None and not (close and best is not None and _apart(best[0], applied)):
         return _already_applied(hay, subject, applied)
@@ -104,6 +135,8 @@ def _diagnose_miss(
         return _near_miss(hay, subject, query, alignment, others, transforms)
     if hay.exhausted:
         message, reason = text_.nothing_close_bounded(subject, len(text))
+    elif crowded is not None:
+        message, reason = text_.not_distinctive(subject, crowded, MAX_OCCURRENCES)
     else:
         message, reason = text_.nothing_close(subject, path=path)
     return _failure(message, reason)

@@ -8,7 +8,6 @@ one bullet per recognised reason, the closest lines shown as `read` shows them
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
@@ -48,6 +47,7 @@ Cause: TypeAlias = Literal[
     "unexplained",
     "already_applied",
     "nothing_close",
+    "not_distinctive",
     "too_large",
 ]
 """The stable name of a reason, for programs (``details["reasons"][i]["cause"]``)."""
@@ -215,7 +215,8 @@ def missing_line(subject: Subject, index: int, text: str, after: int, more: int)
     """A needle line that the file does not have at that place."""
     where = f"after line {after}" if after > 0 else "before line 1"
     message = (
-        f"{subject.line_of.format(n=index)} ({_quote(text)}) is not in the file here ({where})"
+        f"{subject.line_of.format(n=index)} ({_quote(text.strip())}) is not in the file here "
+        f"({where})"
     )
     if more:
         message += f" ({more} more missing)"
@@ -224,7 +225,7 @@ def missing_line(subject: Subject, index: int, text: str, after: int, more: int)
 
 def extra_line(subject: Subject, line: int, text: str, more: int) -> Reason:
     """A file line inside the closest text that the needle lacks."""
-    message = f"the file has line {line} ({_quote(text)}) here, which {subject.name} lacks"
+    message = f"the file has line {line} ({_quote(text.strip())}) here, which {subject.name} lacks"
     if more:
         message += f" ({more} more such line{'s' if more > 1 else ''})"
     return Reason(cause="extra_line", line=line, message=message)
@@ -322,6 +323,17 @@ def nothing_close(subject: Subject, *, path: str | None = None) -> tuple[str, Re
         "meant to change, or check the path."
     )
     return text, Reason(cause="nothing_close", line=None, message=text)
+
+
+def not_distinctive(subject: Subject, piece: str, limit: int) -> tuple[str, Reason]:
+    """Nothing close was found, and the pieces of the needle that are in the file are
+    everywhere: no line can be named, but the model can make its needle distinctive."""
+    text = (
+        f"Nothing close to {subject.name} was found, and the parts of it that are in the file, "
+        f"such as {_quote(piece)}, occur too often (over {limit} times) to tell which place "
+        "you meant: read that part of the file and include a line that occurs only there."
+    )
+    return text, Reason(cause="not_distinctive", line=None, message=text)
 
 
 def nothing_close_bounded(subject: Subject, size: int) -> tuple[str, Reason]:
@@ -430,10 +442,11 @@ def _enumerate(numbers: Sequence[int]) -> str:
 
 
 def _quote(text: str) -> str:
-    """A short excerpt as a JSON string: quotes, backslashes and tabs stay visible."""
+    """A short excerpt, quoted as Python would: tabs, backslashes and invisible characters
+    are spelled out (``\\t``, ``\\xa0``), and quotes inside need no escaping."""
     if len(text) > _EXCERPT_CHARS:
         text = text[: _EXCERPT_CHARS - 1] + "…"
-    return json.dumps(text, ensure_ascii=False)
+    return repr(text)
 
 
 def _chars(fragment: str) -> str:

@@ -14,14 +14,15 @@ from dataclasses import dataclass, field
 from difflib import SequenceMatcher
 
 from . import _diagnosis_text as text
-from ._alignment import Alignment, Query
+from ._alignment import Alignment, Query, common_prefix
 from ._lookalikes import is_lookalike_pair
 
 __all__ = ["explain"]
 
-_CORE_CHARS = 300  # longest middle stretch compared with difflib; longer is one difference
+_CORE_CHARS = 120  # longest middle stretch compared with difflib; longer is one difference
 _WORD = re.compile(r"\w")
 _CONTEXT = 12
+_CLUSTER_GAP = 2
 
 
 @dataclass(slots=True)
@@ -79,16 +80,35 @@ def _compare(
     if _contained(core_n, core_f, open_start=open_start, open_end=open_end):
         return
     offset = len(lead_f) + 1
-    for _, i1, i2, j1, j2 in _differing(core_n, core_f, open_start, open_end):
+    for i1, i2, j1, j2 in _clusters(_differing(core_n, core_f, open_start, open_end)):
         piece_n, piece_f = core_n[i1:i2], core_f[j1:j2]
         if is_lookalike_pair(piece_f, piece_n):
             found.lookalikes.append((number, offset + j1, piece_f, piece_n))
         elif not (piece_n + piece_f).strip(" \t"):
             found.spacing.append((number, offset + j1, piece_f, piece_n))
         else:
-            excerpt_f, excerpt_n = _excerpts(core_f, (j1, j2), core_n, (i1, i2))
+            # Only the first differing line is quoted; the others are only counted.
+            if found.content:
+                excerpt_f = excerpt_n = ""
+            else:
+                excerpt_f, excerpt_n = _excerpts(core_f, (j1, j2), core_n, (i1, i2))
             found.content.append((number, offset + j1, excerpt_f, excerpt_n))
             return  # the first real difference of a line is the one worth reading
+
+
+def _clusters(
+    ops: list[tuple[str, int, int, int, int]],
+) -> list[tuple[int, int, int, int]]:
+    """Differing stretches a few equal characters apart read as one difference
+    (``sent++`` vs ``sent += 1``), unless each is a look-alike on its own."""
+    merged: list[tuple[int, int, int, int]] = []
+    for _, i1, i2, j1, j2 in ops:
+        if merged and i1 - merged[-1][1] <= _CLUSTER_GAP and j1 - merged[-1][3] <= _CLUSTER_GAP:
+            a1, _, b1, _ = merged[-1]
+            merged[-1] = (a1, i2, b1, j2)
+        else:
+            merged.append((i1, i2, j1, j2))
+    return merged
 
 
 def _contained(needle: str, line: str, *, open_start: bool, open_end: bool) -> bool:
@@ -114,8 +134,8 @@ def _differing(
 ) -> list[tuple[str, int, int, int, int]]:
     """difflib's non-equal opcodes between two line cores; text of the file line before
     (after) an open needle edge is not a difference."""
-    head = 0 if open_start else _common_prefix(needle, line)
-    tail = 0 if open_end else _common_prefix(needle[head:][::-1], line[head:][::-1])
+    head = 0 if open_start else common_prefix(needle, line)
+    tail = 0 if open_end else common_prefix(needle[head:][::-1], line[head:][::-1])
     mid_n, mid_f = needle[head : len(needle) - tail], line[head : len(line) - tail]
     if len(mid_n) > _CORE_CHARS or len(mid_f) > _CORE_CHARS:
         ops = [("replace", 0, len(mid_n), 0, len(mid_f))]
@@ -127,18 +147,6 @@ def _differing(
     if open_end and ops and ops[-1][0] == "insert" and ops[-1][1] == len(mid_n):
         ops = ops[:-1]
     return [(tag, i1 + head, i2 + head, j1 + head, j2 + head) for tag, i1, i2, j1, j2 in ops]
-
-
-def _common_prefix(a: str, b: str) -> int:
-    """Length of the common prefix, by bisection on slice equality (C-speed compares)."""
-    lo, hi = 0, min(len(a), len(b))
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if a[:mid] == b[:mid]:
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
 
 
 def _excerpts(

@@ -62,6 +62,6 @@ def describe_char(char: str) -> str:
     label = f"{code} {name}" if name else code
     if char == "\ufeff":
         label += ", a byte order mark"
-    if char in _SPACES or char in _INVISIBLE or not char.isprintable():
+    if char.isspace() or char in _INVISIBLE or not char.isprintable():
         return label
     return f"{char} ({label})"
