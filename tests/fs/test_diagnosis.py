@@ -141,7 +141,7 @@ SNAPSHOTS: dict[str, tuple[str, str, str, str]] = {
         "def area(width, height):\n    return width * height",
         "x",
         "The closest text in the file is at lines 1-3; it differs from old_string:\n"
-        "- the file has line 2 ('\"\"\"Rectangle area.\"\"\"') here, which old_string lacks\n"
+        '- the file has line 2 (\'"""Rectangle area."""\') here, which old_string lacks\n'
         "1: def area(width, height):\n"
         '2:     """Rectangle area."""\n'
         "3:     return width * height\n" + COPY,
@@ -348,9 +348,7 @@ chars = st.sampled_from(list("ab xy\t\n\r\u00a0\u2019'\"-\u2014:1\ufeff"))
 
 
 @given(text=st.text(chars, max_size=300), old=st.text(chars, min_size=1, max_size=60))
-def test_any_miss_gets_a_bounded_json_diagnosis_naming_only_real_lines(
-    text: str, old: str
-) -> None:
+def test_any_miss_gets_a_bounded_json_diagnosis_naming_only_real_lines(text: str, old: str) -> None:
     body = text.removeprefix("\ufeff")
     crlf = "\r\n" in body
     if old.replace("\r\n", "\n") in body.replace("\r\n", "\n"):
