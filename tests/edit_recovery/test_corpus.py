@@ -22,6 +22,7 @@ CAUSES = {
     "line_differs",
     "spacing",
     "missing_line",
+    "line_order",
     "extra_line",
     "edge_line_break",
     "already_applied",

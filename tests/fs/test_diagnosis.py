@@ -136,6 +136,17 @@ SNAPSHOTS: dict[str, tuple[str, str, str, str]] = {
         '2:     """Rectangle area."""\n'
         "3:     return width * height\n" + COPY,
     ),
+    "line_order": (
+        PY,
+        'def area(width, height):\n    return width * height\n    """Rectangle area."""',
+        "x",
+        "The closest text in the file is at lines 1-3; it differs from old_string:\n"
+        '- line order: old_string\'s line 3 (\'"""Rectangle area."""\') is line 2 in the '
+        "file, not after line 3\n"
+        "1: def area(width, height):\n"
+        '2:     """Rectangle area."""\n'
+        "3:     return width * height\n" + COPY,
+    ),
     "extra_line": (
         PY,
         "def area(width, height):\n    return width * height",

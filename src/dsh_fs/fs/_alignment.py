@@ -231,6 +231,9 @@ class Pair:
     """Number of the file line, or None for a query line the file lacks."""
     similarity: float
     """How alike the two lines' keys are (1.0 for equal keys; 0.0 when one side is absent)."""
+    moved: int | None = None
+    """For a query line the file lacks here: the file line elsewhere in the region with the
+    same text, when the order of lines differs."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -398,7 +401,7 @@ def _align(hay: Haystack, query: Query, start: int, anchor: int) -> Alignment | 
         else:
             shift = _diagonal(opcodes, index, start - first)
             pairs.extend(_pair_block(query, keys_q, keys_w, (i1, i2), (j1, j2), first, shift))
-    return _region(weights, pairs, first, window)
+    return _region(weights, keys_q, keys_w, pairs, first, window)
 
 
 def _diagonal(opcodes: Sequence[tuple[str, int, int, int, int]], index: int, expected: int) -> int:
@@ -552,26 +555,49 @@ def common_prefix(a: str, b: str) -> int:
 
 
 def _region(
-    weights: list[int], pairs: list[Pair], first: int, window: list[str]
+    weights: list[int],
+    keys_q: list[str],
+    keys_w: list[str],
+    pairs: list[Pair],
+    first: int,
+    window: list[str],
 ) -> Alignment | None:
-    """Trim the file lines outside the paired region and score what remains."""
-    paired = [k for k, pair in enumerate(pairs) if pair.query is not None and pair.line is not None]
+    """Trim the file lines outside the paired region, find query lines that are in the
+    region in another order, and score what remains (a moved line earns half its weight)."""
+    paired = [p.line for p in pairs if p.query is not None and p.line is not None]
     if not paired:
         return None
-    lo, hi = paired[0], paired[-1]
-    kept = [
-        pair
-        for k, pair in enumerate(pairs)
-        if lo <= k <= hi or (pair.query is not None and pair.line is None)
-    ]
-    lines = [pair.line for pair in kept if pair.line is not None]
+    start, end = paired[0], paired[-1]
+    taken = set(paired)
+    placed: list[Pair] = []
+    for pair in pairs:
+        if pair.query is not None and pair.line is None:
+            moved = _elsewhere(keys_q[pair.query], keys_w, first, taken, (start + end) / 2)
+            if moved is not None:
+                taken.add(moved)
+                start, end = min(start, moved), max(end, moved)
+                pair = Pair(query=pair.query, line=None, similarity=0.5, moved=moved)
+        placed.append(pair)
+    kept = tuple(p for p in placed if p.line is None or start <= p.line <= end)
     total = sum(weights)
     found = sum(weights[p.query] * p.similarity for p in kept if p.query is not None)
     return Alignment(
-        start=lines[0],
-        end=lines[-1],
+        start=start,
+        end=end,
         score=found / total if total else 0.0,
         weight=total,
-        pairs=tuple(kept),
-        file_lines={number: window[number - first] for number in range(lines[0], lines[-1] + 1)},
+        pairs=kept,
+        file_lines={number: window[number - first] for number in range(start, end + 1)},
     )
+
+
+def _elsewhere(
+    key: str, keys_w: list[str], first: int, taken: set[int], centre: float
+) -> int | None:
+    """The free window line nearest `centre` whose key is `key` (a line long enough to
+    mean something), if any."""
+    if len(key) < 4:
+        return None
+    spots = [first + j for j, other in enumerate(keys_w) if other == key]
+    free = [line for line in spots if line not in taken]
+    return min(free, key=lambda line: abs(line - centre), default=None)

@@ -42,6 +42,7 @@ Cause: TypeAlias = Literal[
     "spacing",
     "line_differs",
     "missing_line",
+    "line_order",
     "extra_line",
     "edge_line_break",
     "unexplained",
@@ -221,6 +222,18 @@ def missing_line(subject: Subject, index: int, text: str, after: int, more: int)
     if more:
         message += f" ({more} more missing)"
     return Reason(cause="missing_line", line=after if after > 0 else None, message=message)
+
+
+def line_order(subject: Subject, index: int, text: str, line: int, after: int, more: int) -> Reason:
+    """A needle line that the file has, but elsewhere in the closest text."""
+    where = f"after line {after}" if after > 0 else "before line 1"
+    message = (
+        f"line order: {subject.line_of.format(n=index)} ({_quote(text.strip())}) is line "
+        f"{line} in the file, not {where}"
+    )
+    if more:
+        message += f" ({more} more line{'s' if more > 1 else ''} in another order)"
+    return Reason(cause="line_order", line=line, message=message)
 
 
 def extra_line(subject: Subject, line: int, text: str, more: int) -> Reason:

@@ -35,6 +35,7 @@ class _Findings:
     spacing: list[tuple[int, int, str, str]] = field(default_factory=list)
     content: list[tuple[int, int, str, str]] = field(default_factory=list)
     missing: list[tuple[int, str, int]] = field(default_factory=list)
+    moved: list[tuple[int, str, int, int]] = field(default_factory=list)
     extra: list[tuple[int, str]] = field(default_factory=list)
 
 
@@ -43,11 +44,15 @@ def explain(query: Query, alignment: Alignment, subject: text.Subject) -> list[t
     found = _Findings()
     last = len(query.lines) - 1
     previous = alignment.start - 1
+    moved_to = {pair.moved for pair in alignment.pairs if pair.moved is not None}
     for pair in alignment.pairs:
         if pair.query is None:
             assert pair.line is not None
-            found.extra.append((pair.line, alignment.file_lines[pair.line]))
+            if pair.line not in moved_to:
+                found.extra.append((pair.line, alignment.file_lines[pair.line]))
             previous = pair.line
+        elif pair.moved is not None:
+            found.moved.append((pair.query, query.lines[pair.query], pair.moved, previous))
         elif pair.line is None:
             found.missing.append((pair.query, query.lines[pair.query], previous))
         else:
@@ -161,7 +166,15 @@ def _excerpts(
         left += 1
     right_f = _word_end(line, j2)
     right_n = _word_end(needle, i2)
-    return line[j1 - left : right_f], needle[i1 - left : right_n]
+    excerpt_f, excerpt_n = line[j1 - left : right_f], needle[i1 - left : right_n]
+    if min(len(excerpt_f.strip()), len(excerpt_n.strip())) < 2:
+        # Punctuation alone (or nothing) says little: show the token it sits in.
+        lo_f, hi_f = _token_around(line, j1 - left, right_f)
+        lo_n, hi_n = _token_around(needle, i1 - left, right_n)
+        grow = min(j1 - left - lo_f, i1 - left - lo_n)
+        excerpt_f = line[j1 - left - grow : hi_f]
+        excerpt_n = needle[i1 - left - grow : hi_n]
+    return excerpt_f, excerpt_n
 
 
 def _word_end(text_: str, pos: int) -> int:
@@ -169,6 +182,17 @@ def _word_end(text_: str, pos: int) -> int:
     while end < len(text_) and end - pos < _CONTEXT and _WORD.match(text_[end]):
         end += 1
     return end
+
+
+def _token_around(text_: str, start: int, end: int) -> tuple[int, int]:
+    """Widen [start, end) to the whitespace-delimited token around it (a few characters at
+    most each way): a lone ``=`` reads better as ``>=``."""
+    lo, hi = start, end
+    while lo > 0 and start - lo < _CONTEXT // 2 and not text_[lo - 1].isspace():
+        lo -= 1
+    while hi < len(text_) and hi - end < _CONTEXT // 2 and not text_[hi].isspace():
+        hi += 1
+    return lo, hi
 
 
 def _summarise(found: _Findings, subject: text.Subject) -> list[text.Reason]:
@@ -189,6 +213,10 @@ def _summarise(found: _Findings, subject: text.Subject) -> list[text.Reason]:
         line, column, in_file, in_needle = found.content[0]
         more = len({entry[0] for entry in found.content[1:]})
         reasons.append(text.line_differs(subject, line, column, in_file, in_needle, more))
+    if found.moved:
+        index, moved, line, after = found.moved[0]
+        more = len(found.moved) - 1
+        reasons.append(text.line_order(subject, index + 1, moved, line, after, more))
     if found.missing:
         index, missing, after = found.missing[0]
         more = len(found.missing) - 1
