@@ -256,6 +256,16 @@ def _sandbox_remedy(item: StepItem) -> bool:
     return item.upstream["code"] == item.ours["code"] == "FS_SANDBOX_DENIED"
 
 
+def _edit_diagnosis(item: StepItem) -> bool:
+    """A missed or ambiguous edit: the same code and first line, then our diagnosis."""
+    upstream, ours = item.upstream, item.ours
+    return (
+        upstream["code"] == ours["code"]
+        and ours["code"] in ("FS_EDIT_NOT_FOUND", "FS_AMBIGUOUS_EDIT")
+        and ours["text"].startswith(upstream["text"] + "\n")
+    )
+
+
 def _edit_endings_read(item: StepItem) -> bool:
     """A read after a successful edit, the two texts equal but for CR and BOM characters."""
     if item.name != "read" or not (_ok(item.upstream) and _ok(item.ours)):
@@ -514,6 +524,14 @@ CLASSES: list[CauseClass] = [
         "changes only the replaced span. Same text but for CR/BOM characters.",
         step=_edit_endings_read,
         file=_file_endings,
+    ),
+    CauseClass(
+        "edit-diagnosis",
+        "Our diagnosis after a missed or ambiguous edit's message",
+        "dsh-fs keeps upstream's first line for FS_EDIT_NOT_FOUND and FS_AMBIGUOUS_EDIT and "
+        "adds a diagnosis after it (SPEC §8.2): the closest lines and why they differ, or "
+        "that nothing is close; the line where each match starts.",
+        step=_edit_diagnosis,
     ),
     CauseClass(
         "sandbox-denied-remedy",

@@ -257,10 +257,8 @@ def _near_miss(
         bounded=hay.exhausted,
         cut=query.cut,
     )
-    diagnosis = _result(message, alignment.start, alignment.end, reasons)
-    if others:
-        diagnosis.details["also"] = [{"start": o.start, "end": o.end} for o in others[:3]]
-    return diagnosis
+    also = [(other.start, other.end) for other in others[:3]]
+    return _result(message, alignment.start, alignment.end, reasons, also=also)
 
 
 def _edge_reason(
@@ -302,14 +300,20 @@ def _already_applied(hay: Haystack, subject: text_.Subject, place: _Place) -> Di
     )
 
 
-def _result(message: str, first: int, last: int, reasons: list[text_.Reason]) -> Diagnosis:
-    return Diagnosis(
-        text=message,
-        details={
-            "closest": {"start": first, "end": last},
-            "reasons": [reason.to_json() for reason in reasons],
-        },
-    )
+def _result(
+    message: str,
+    first: int,
+    last: int,
+    reasons: list[text_.Reason],
+    also: list[tuple[int, int]] | None = None,
+) -> Diagnosis:
+    details: dict[str, Any] = {
+        "closest": {"start": first, "end": last},
+        "reasons": [reason.to_json() for reason in reasons],
+    }
+    if also:
+        details["also"] = [{"start": start, "end": end} for start, end in also]
+    return Diagnosis(text=message, details=details)
 
 
 def _failure(message: str, reason: text_.Reason) -> Diagnosis:
