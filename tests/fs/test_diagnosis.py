@@ -346,6 +346,10 @@ def test_the_block_api_explains_expected_lines_without_an_edit() -> None:
         "- indentation: line 7 is indented 2 more spaces in the file than in the expected "
         "lines (line 7: 4 spaces vs 2 spaces)",
     ]
+    partial = diagnose_block(PY, "area(width, height):\n    return width * height", P)
+    assert partial.details["closest"] == {"start": 1, "end": 3}
+    # A block is whole lines: "area(...)" is not the end of line 1, it differs from it.
+    assert [r["cause"] for r in partial.details["reasons"]] == ["line_differs", "extra_line"]
     nothing = diagnose_block(PY, "class Shape:\n    sides = 4", P)
     assert nothing.text == (
         'Nothing in "/w/f.py" is close to the expected lines: read the file to find the text '

@@ -200,12 +200,16 @@ class Query:
     """The last line may end in the middle of a file line (no line break after it)."""
     cut: bool
     """The needle had more lines than the alignment compares (only the first are used)."""
+    whole_lines: bool = False
+    """The caller said the needle is whole lines (a patch's context block): its edges are
+    closed whatever line breaks it starts or ends with."""
 
     @classmethod
-    def of(cls, needle: str) -> Query:
-        """Split `needle` (LF line breaks) into a query."""
+    def of(cls, needle: str, *, whole_lines: bool = False) -> Query:
+        """Split `needle` (LF line breaks) into a query; with `whole_lines`, its first and
+        last lines must be whole file lines."""
         lines = needle.split("\n")
-        open_start = open_end = True
+        open_start = open_end = not whole_lines
         if len(lines) > 1 and lines[0] == "":
             lines, open_start = lines[1:], False
         if len(lines) > 1 and lines[-1] == "":
@@ -218,6 +222,7 @@ class Query:
             open_start=open_start,
             open_end=open_end,
             cut=cut,
+            whole_lines=whole_lines,
         )
 
 
@@ -385,7 +390,9 @@ def _align(hay: Haystack, query: Query, start: int, anchor: int) -> Alignment | 
     keys_w = [fold_key(line) for line in window]
     weights = [len(key) for key in keys_q]
     _attach_open_edges(query, keys_q, keys_w, start - first)
-    matcher = SequenceMatcher(None, keys_q, keys_w, autojunk=False)
+    # difflib's "popular line" heuristic (windows of 200 lines or more) keeps a window of
+    # repeated lines from going quadratic: repeated lines extend matches but never seed one.
+    matcher = SequenceMatcher(None, keys_q, keys_w)
     opcodes = matcher.get_opcodes()
     pairs: list[Pair] = []
     for index, (tag, i1, i2, j1, j2) in enumerate(opcodes):
@@ -432,8 +439,9 @@ def _attach_open_edges(query: Query, keys_q: list[str], keys_w: list[str], expec
         key = keys_q[index]
         if not key:
             continue
-        near = sorted(range(len(keys_w)), key=lambda j: abs(j - (expected + index)))
-        for j in near[:5]:
+        centre = expected + index
+        near = [j for j in range(centre - 2, centre + 3) if 0 <= j < len(keys_w)]
+        for j in sorted(near, key=lambda j: abs(j - centre)):
             other = keys_w[j]
             if other == key:
                 break

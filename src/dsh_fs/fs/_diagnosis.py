@@ -62,10 +62,14 @@ def diagnose_not_found(
     )
 
 
-def diagnose_block(text: str, expected_block: str, path: str) -> Diagnosis:
+def diagnose_block(
+    text: str, expected_block: str, path: str, *, whole_lines: bool = True
+) -> Diagnosis:
     """Why the lines `expected_block` were expected in the file `path` (whose content is
     `text`, as read) but not found: the closest lines and what differs, or that nothing is
-    close. For callers outside `apply_edit`, such as a patch whose context did not match."""
+    close. For callers outside `apply_edit`, such as a patch whose context did not match;
+    `whole_lines` (the default) says the block's first and last lines are whole lines, not
+    pieces of longer ones."""
     if text.startswith(_BOM):
         text = text[1:]
     expected = expected_block.replace("\r\n", "\n")
@@ -77,6 +81,7 @@ def diagnose_block(text: str, expected_block: str, path: str) -> Diagnosis:
         subject=text_.EXPECTED_LINES,
         path=path,
         budget=SCAN_BUDGET,
+        whole_lines=whole_lines,
     )
 
 
@@ -106,6 +111,7 @@ def _diagnose_miss(
     subject: text_.Subject,
     path: str | None,
     budget: int,
+    whole_lines: bool = False,
 ) -> Diagnosis:
     hay = Haystack(text, crlf=crlf, budget=budget)
     if not hay.searchable:
@@ -121,7 +127,7 @@ def _diagnose_miss(
     best: tuple[Alignment, list[Alignment], Query, list[text_.Reason]] | None = None
     crowded: str | None = None
     for needle, transforms in variants:
-        query = Query.of(needle)
+        query = Query.of(needle, whole_lines=whole_lines)
         search = closest(hay, query)
         crowded = crowded or search.crowded
         found = search.alignments
@@ -267,6 +273,8 @@ def _edge_reason(
     """Every line is equal, so the needle's edges are what differ (or something unnamed)."""
     text = hay.text
     last_line = alignment.file_lines[alignment.end]
+    if query.whole_lines:
+        return text_.unexplained(subject, alignment.start)
     if not query.open_end and not text.endswith("\n") and text.endswith(last_line):
         return text_.final_line_break(subject, alignment.end)
     if not query.open_start and alignment.start == 1:
