@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
 .DEFAULT_GOAL := help
-.PHONY: help venv test lint format typecheck imports pytest demo bench bench-peers torture fuzz differential clean
+.PHONY: help venv test lint format typecheck imports pytest demo bench bench-peers torture fuzz differential edit-recovery clean
 
 help:  ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -29,7 +29,7 @@ format: $(STAMP)  ## Apply ruff's fixes and formatting
 	$(BIN)/ruff check --fix .
 	$(BIN)/ruff format .
 
-typecheck: $(STAMP)  ## mypy --strict on src, tests, examples, bench and differential
+typecheck: $(STAMP)  ## mypy --strict on src, tests, examples, bench, differential, edit_recovery
 	$(BIN)/mypy
 
 imports: $(STAMP)  ## Import-layer contracts (import-linter)
@@ -55,6 +55,9 @@ fuzz: $(STAMP)  ## Long hypothesis runs of the hostile-input and property suites
 
 differential: $(STAMP)  ## Compare with the recorded upstream results (writes differential/REPORT.md)
 	$(BIN)/python -m differential
+
+edit-recovery: $(STAMP)  ## Run the edit-recovery corpus: how many near-misses are diagnosed, wrong edits
+	$(BIN)/python -m edit_recovery
 
 clean:  ## Remove the virtual environment and caches
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache build dist

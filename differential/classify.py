@@ -266,7 +266,9 @@ def _half_pair_not_matched(item: StepItem) -> bool:
         and bool(_SURROGATE.search(old))
         and _ok(item.upstream)
         and item.ours["code"] == "FS_EDIT_NOT_FOUND"
-        and item.ours["text"] == f'Error: old_string was not found in "{_display(item)}"'
+        # The first line, then (SPEC §8.2) the diagnosis: nothing in the file is close.
+        and item.ours["text"].split("\n", 1)[0]
+        == f'Error: old_string was not found in "{_display(item)}"'
     )
 
 
@@ -280,6 +282,16 @@ def _nul_binary(item: StepItem) -> bool:
         and _ok(item.upstream)
         and item.ours["code"] == "FS_NOT_TEXT"
         and item.ours["text"] == f'Error: cannot read "{_display(item)}": binary file'
+    )
+
+
+def _edit_diagnosis(item: StepItem) -> bool:
+    """A missed or ambiguous edit: the same code and first line, then our diagnosis."""
+    upstream, ours = item.upstream, item.ours
+    return (
+        upstream["code"] == ours["code"]
+        and ours["code"] in ("FS_EDIT_NOT_FOUND", "FS_AMBIGUOUS_EDIT")
+        and ours["text"].startswith(upstream["text"] + "\n")
     )
 
 
@@ -524,6 +536,14 @@ CLASSES: list[CauseClass] = [
         "pair (1999 units). Proven per item by the read-window model (simulate.py): "
         "upstream's text equals it in `utf16` mode and ours in `utf16-pair` mode.",
         step=_cut_before_pair,
+    ),
+    CauseClass(
+        "edit-diagnosis",
+        "Our diagnosis after a missed or ambiguous edit's message",
+        "dsh-fs keeps upstream's first line for FS_EDIT_NOT_FOUND and FS_AMBIGUOUS_EDIT and "
+        "adds a diagnosis after it (SPEC §8.2): the closest lines and why they differ, or "
+        "that nothing is close; the line where each match starts.",
+        step=_edit_diagnosis,
     ),
     CauseClass(
         "version-ignores-metadata",

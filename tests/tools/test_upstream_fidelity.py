@@ -153,7 +153,13 @@ SAME_AS_UPSTREAM: dict[str, Snapshot] = {
         tool="edit",
         args='{"file_path": "bom.txt", "old_string": "\\ufeffhello", "new_string": "x"}',
         code="FS_EDIT_NOT_FOUND",
-        text='Error: old_string was not found in "<root>/bom.txt"',
+        # Upstream's first line; the diagnosis after it is ours (SPEC §8.2).
+        text='Error: old_string was not found in "<root>/bom.txt"\n'
+        "The closest text in the file is at line 1; it differs from old_string:\n"
+        "- look-alike characters: line 1, column 1 has nothing in the file where old_string "
+        "has U+FEFF ZERO WIDTH NO-BREAK SPACE, a byte order mark\n"
+        "1: hello\n"
+        'To edit these lines, copy old_string from them exactly, without the "<n>: " prefixes.',
         read_first="bom.txt",
     ),
     # paths
@@ -226,7 +232,9 @@ OURS: dict[str, Snapshot] = {
         tool="edit",
         args='{"file_path": "pair.txt", "old_string": "\\ud83d", "new_string": "x"}',
         code="FS_EDIT_NOT_FOUND",
-        text='Error: old_string was not found in "<root>/pair.txt"',
+        text='Error: old_string was not found in "<root>/pair.txt"\n'
+        "Nothing in the file is close to old_string: read the file to find the text you meant "
+        "to change, or check the path.",
         read_first="pair.txt",
     ),
     # upstream's read sniffs only the first 8 KiB and shows the file
