@@ -159,13 +159,30 @@ def test_patch_that_does_not_match_exactly_is_a_miss_naming_the_hunk(bad: FsPatc
     with pytest.raises(FsError) as info:
         patch(text, bad)
     assert info.value.code is FsErrorCode.EDIT_NOT_FOUND
-    assert info.value.message == f'hunk 1 of the patch was not found in "{P}"'
+    first, _, diagnosis = info.value.message.partition("\n")
+    assert first == f'hunk 1 of the patch was not found in "{P}"'
+    assert diagnosis  # the edit-miss diagnosis follows (SPEC §8.2)
+
+
+def test_a_hunk_miss_gets_the_diagnosis_an_edit_miss_gets() -> None:
+    with pytest.raises(FsError) as info:
+        patch("def f():\n    a = 1\n", hunk("-  a = 1", "+  a = 2"))
+    assert info.value.message == (
+        f'hunk 1 of the patch was not found in "{P}"\n'
+        "The closest text in the file is at line 2; it differs from the expected lines:\n"
+        "- indentation: line 2 is indented 2 more spaces in the file than in the expected "
+        "lines (line 2: 4 spaces vs 2 spaces)\n"
+        "2:     a = 1\n"
+        "To edit these lines, copy the expected lines from them exactly, without the "
+        '"<n>: " prefixes.'
+    )
+    assert info.value.details["closest"] == {"start": 2, "end": 2}
 
 
 def test_a_later_hunk_that_misses_fails_the_whole_patch() -> None:
     with pytest.raises(FsError) as info:
         patch("a\nb\n", hunk("-a", "+x"), hunk("-nope", "+y"))
-    assert info.value.message == f'hunk 2 of the patch was not found in "{P}"'
+    assert info.value.message.startswith(f'hunk 2 of the patch was not found in "{P}"\n')
 
 
 def test_a_hunk_before_the_previous_one_is_a_miss() -> None:

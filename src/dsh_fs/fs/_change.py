@@ -13,7 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from . import _messages as messages
-from ._edit import apply_edit, dominant_line_ending
+from ._diagnosis import diagnose_block
+from ._edit import apply_edit, dominant_line_ending, safely_diagnosed
 from ._types import FsEdit, FsEditRequest, FsInsertRequest, FsPatchHunk, FsPatchRequest
 
 __all__ = ["apply_change"]
@@ -150,19 +151,19 @@ def _locate(texts: list[str], hunk: FsPatchHunk, cursor: int, number: int, displ
             continue
         found = _find_anchor(texts, anchor, position)
         if found is None:
-            raise _miss(texts, hunk, number, display)
+            raise _miss(texts, [anchor], number, display)
         position = found + 1
     old = [text for op, text in hunk.lines if op != "+"]
     if hunk.at_end:
         start = len(texts) - len(old)
         if start < position or texts[start:] != old:
-            raise _miss(texts, hunk, number, display)
+            raise _miss(texts, old, number, display)
         return start
     if not old:
         return position
     found = _find(texts, old, position)
     if found is None:
-        raise _miss(texts, hunk, number, display)
+        raise _miss(texts, old, number, display)
     return found
 
 
@@ -188,10 +189,10 @@ def _find(texts: list[str], block: list[str], start: int) -> int | None:
     return None
 
 
-def _miss(texts: list[str], hunk: FsPatchHunk, number: int, display: str) -> Exception:
-    """The error for a hunk that does not match: the same miss an edit reports."""
-    # The edit-miss diagnosis (SPEC §8.2, `fs/_diagnosis.py` on the recovery branch) plugs in
-    # here: diagnose the hunk's old lines, joined by LF, against `texts`, and pass the result
-    # as `diagnosis=`.
-    del texts, hunk
-    return messages.hunk_not_found(display, number)
+def _miss(texts: list[str], expected: list[str], number: int, display: str) -> Exception:
+    """The error for a hunk that does not match, with the diagnosis an edit's miss gets
+    (SPEC §8.2): the closest lines to the ones the hunk `expected`, and what differs."""
+    diagnosis = safely_diagnosed(
+        lambda: diagnose_block("\n".join(texts), "\n".join(expected), display)
+    )
+    return messages.hunk_not_found(display, number, diagnosis.text, diagnosis.details)

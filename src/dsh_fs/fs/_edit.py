@@ -28,7 +28,7 @@ from ._lf_search import crlf_tolerant_pattern, has_crlf
 from ._messages import ambiguous_edit, edit_not_found
 from ._types import FsEditRequest
 
-__all__ = ["apply_edit", "dominant_line_ending"]
+__all__ = ["apply_edit", "dominant_line_ending", "safely_diagnosed"]
 
 logger = logging.getLogger(__name__)
 
@@ -96,7 +96,7 @@ def _check_count(count: int, text: str, edit: FsEditRequest, crlf: bool, display
 def _not_found(text: str, edit: FsEditRequest, crlf: bool, display_path: str) -> FsError:
     old = edit.old_string.replace("\r\n", "\n")
     new = edit.new_string.replace("\r\n", "\n")
-    diagnosis = _safely(lambda: diagnose_not_found(text, old, new, crlf=crlf))
+    diagnosis = safely_diagnosed(lambda: diagnose_not_found(text, old, new, crlf=crlf))
     return edit_not_found(display_path, diagnosis.text, diagnosis.details)
 
 
@@ -104,11 +104,11 @@ def _ambiguous(
     text: str, edit: FsEditRequest, count: int, crlf: bool, display_path: str
 ) -> FsError:
     old = edit.old_string.replace("\r\n", "\n")
-    diagnosis = _safely(lambda: diagnose_ambiguous(text, old, count, crlf=crlf))
+    diagnosis = safely_diagnosed(lambda: diagnose_ambiguous(text, old, count, crlf=crlf))
     return ambiguous_edit(display_path, count, diagnosis.text, diagnosis.details)
 
 
-def _safely(diagnose: Callable[[], Diagnosis]) -> Diagnosis:
+def safely_diagnosed(diagnose: Callable[[], Diagnosis]) -> Diagnosis:
     """The diagnosis, or none if it fails: a bug in the explanation must never replace the
     error it explains."""
     try:
