@@ -10,7 +10,7 @@ from ._events import Dispose, EventBus, Next, Signal, Waterfall, WaterfallListen
 from ._prompts import PromptRegistry, PromptSection
 from ._registry import ToolRegistry
 from ._result import ToolResult
-from ._session import AgentSession, ToolExecution
+from ._session import AgentSession, ProgressReporter, ToolExecution
 from ._tool import Tool, ToolArgumentError, ToolError
 
 __all__ = [
@@ -22,6 +22,7 @@ __all__ = [
     "Plugin",
     "PluginHandle",
     "PluginScope",
+    "ProgressReporter",
     "PromptRegistry",
     "PromptSection",
     "ServiceKey",

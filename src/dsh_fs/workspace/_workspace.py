@@ -9,7 +9,14 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 from dsh_fs.fs import FS, FileSystem
 from dsh_fs.fs import _messages as messages
 from dsh_fs.policy import ObservationPolicy
-from dsh_fs.runtime import AgentSession, Context, Dispose, ToolExecution, ToolResult
+from dsh_fs.runtime import (
+    AgentSession,
+    Context,
+    Dispose,
+    ProgressReporter,
+    ToolExecution,
+    ToolResult,
+)
 from dsh_fs.tools import FsToolsPlugin
 
 if TYPE_CHECKING:
@@ -172,19 +179,27 @@ class Session:
         """Working directory of relative paths (None: the provider's base)."""
         return self.agent.cwd
 
-    async def call(self, name: str, arguments: object, *, call_id: str | None = None) -> ToolResult:
+    async def call(
+        self,
+        name: str,
+        arguments: object,
+        *,
+        call_id: str | None = None,
+        progress: ProgressReporter | None = None,
+    ) -> ToolResult:
         """Run tool `name` with the model's `arguments` (normally a JSON object).
 
         Never raises for a tool failure: the result has `is_error`, `text` (``Error: …``)
-        and `code`. Only cancellation propagates. On a closed workspace every call fails
-        with `FS_ABORTED`.
+        and `code`. Only cancellation propagates: a cancelled call records no observation
+        and leaves no partial file. On a closed workspace every call fails with
+        `FS_ABORTED`. `progress` receives the progress of long calls (a large read).
         """
         if self.workspace.closed:
             error = messages.workspace_closed(name)
             return ToolResult.failure(
                 name, code=error.code.value, message=error.message, error_name="FsError"
             )
-        execution = ToolExecution(tool=name, session=self.agent, call_id=call_id)
+        execution = ToolExecution(tool=name, session=self.agent, call_id=call_id, progress=progress)
         return await self._context.execute(name, arguments, execution)
 
     def __repr__(self) -> str:
