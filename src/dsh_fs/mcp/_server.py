@@ -19,6 +19,7 @@ from mcp.shared.exceptions import MCPError
 
 from dsh_fs._version import __version__
 
+from ._progress import progress_notifier
 from ._stdio import stdio_streams
 
 if TYPE_CHECKING:
@@ -137,7 +138,15 @@ def create_server(
             raise MCPError(types.INVALID_PARAMS, f"Unknown tool: {params.name}")
         session = owners.session_for(ctx)
         call_id = None if ctx.request_id is None else str(ctx.request_id)
-        result = await session.call(params.name, params.arguments or {}, call_id=call_id)
+        # A call the client cancels (`notifications/cancelled`) is cancelled right here: the
+        # SDK cancels this handler's scope, the tool stops at its next await and, as for any
+        # cancelled call, records no observation and leaves no partial file.
+        result = await session.call(
+            params.name,
+            params.arguments or {},
+            call_id=call_id,
+            progress=progress_notifier(ctx),
+        )
         if result.is_error:
             logger.info("%s refused (%s): %s", params.name, result.code, result.text)
         return call_tool_result(result, structured=structured)
