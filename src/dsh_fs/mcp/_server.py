@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import logging
 import socket
-import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final
 
@@ -19,6 +18,7 @@ from mcp.shared.exceptions import MCPError
 
 from dsh_fs._version import __version__
 
+from ._connection import check_connection_lookup, connection_of
 from ._progress import progress_notifier
 from ._stdio import stdio_streams
 
@@ -47,37 +47,35 @@ ERROR_META_KEY: Final = "dsh-fs/error"
 _Context = ServerRequestContext[Any, Any]
 
 
+_OWNER_KEY: Final = "dsh-fs/session"
+"""Key of the observation owner in an HTTP connection's per-connection `state`."""
+
+
 class _Owners:
-    """Maps MCP client sessions to workspace sessions (the observation owners).
+    """Maps MCP client connections to workspace sessions (the observation owners).
 
     Over stdio the process serves exactly one client, so a single session owns every
     observation whichever protocol era the client speaks. Over HTTP each connection (one
-    ``Mcp-Session-Id``) gets its own session, keyed weakly so it goes with the connection.
+    ``Mcp-Session-Id``) gets its own session, kept in the connection's `state`, so it ends
+    with the connection.
     """
 
-    __slots__ = ("_by_connection", "_single", "_workspace")
+    __slots__ = ("_single", "_workspace")
 
     def __init__(self, workspace: Workspace, *, single: bool) -> None:
         self._workspace = workspace
         self._single: Session | None = workspace.session(id="mcp-stdio") if single else None
-        self._by_connection: weakref.WeakKeyDictionary[object, Session] = (
-            weakref.WeakKeyDictionary()
-        )
+        if not single:
+            check_connection_lookup()
 
     def session_for(self, ctx: _Context) -> Session:
         if self._single is not None:
             return self._single
-        # Handlers get a per-request `ServerSession`; the per-client `Connection` behind it
-        # lives exactly as long as the MCP session, so it is the key. mcp 2.3 has no public
-        # accessor for it on `ServerRequestContext`; tests/mcp pin that two HTTP clients
-        # never share observations, so an SDK change cannot slip by.
-        connection = getattr(ctx.session, "_connection", None)
-        if connection is None:  # pragma: no cover - fail safe: a fresh owner, never a shared one
-            return self._workspace.session()
-        session = self._by_connection.get(connection)
+        connection = connection_of(ctx)
+        session: Session | None = connection.state.get(_OWNER_KEY)
         if session is None:
-            session = self._workspace.session(id=getattr(connection, "session_id", None))
-            self._by_connection[connection] = session
+            session = self._workspace.session(id=connection.session_id)
+            connection.state[_OWNER_KEY] = session
         return session
 
 
@@ -117,6 +115,10 @@ def create_server(
         workspace: The tools, their schemas and the instructions come from here.
         single_session: One observation owner for every request (stdio: one client);
             otherwise one per MCP connection.
+
+    Raises:
+        RuntimeError: With one owner per connection, the installed MCP SDK no longer lets
+            dsh-fs find a request's connection (see `dsh_fs.mcp._connection`).
         structured: Also return the canonical value (or ``{"error": {name, code}}``) as
             `structuredContent`. Off by default: some hosts show structured content to the
             model instead of the rendered text, and a write's value carries the file twice.
