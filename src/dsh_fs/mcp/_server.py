@@ -115,14 +115,14 @@ def create_server(
         workspace: The tools, their schemas and the instructions come from here.
         single_session: One observation owner for every request (stdio: one client);
             otherwise one per MCP connection.
-
-    Raises:
-        RuntimeError: With one owner per connection, the installed MCP SDK no longer lets
-            dsh-fs find a request's connection (see `dsh_fs.mcp._connection`).
         structured: Also return the canonical value (or ``{"error": {name, code}}``) as
             `structuredContent`. Off by default: some hosts show structured content to the
             model instead of the rendered text, and a write's value carries the file twice.
             A failure's code is always in `_meta` under `CODE_META_KEY`.
+
+    Raises:
+        RuntimeError: With one owner per connection, the installed MCP SDK no longer lets
+            dsh-fs find a request's connection (see `dsh_fs.mcp._connection`).
     """
     tools = mcp_tools(workspace)
     listing = types.ListToolsResult(tools=tools)
@@ -140,9 +140,8 @@ def create_server(
             raise MCPError(types.INVALID_PARAMS, f"Unknown tool: {params.name}")
         session = owners.session_for(ctx)
         call_id = None if ctx.request_id is None else str(ctx.request_id)
-        # A call the client cancels (`notifications/cancelled`) is cancelled right here: the
-        # SDK cancels this handler's scope, the tool stops at its next await and, as for any
-        # cancelled call, records no observation and leaves no partial file.
+        # `notifications/cancelled` cancels this handler's scope: the call stops at its next
+        # await and, like any cancelled call, records no observation and no partial file.
         result = await session.call(
             params.name,
             params.arguments or {},
