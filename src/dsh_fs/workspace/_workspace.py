@@ -97,7 +97,8 @@ class Workspace:
 
         Raises:
             ValueError, ImportError: From fsspec: an unknown protocol, or its backend
-                package is not installed (``pip install 'dsh-fs[s3]'`` for S3).
+                package is not installed (for S3, the ``s3`` extra: ``pip install '.[s3]'``
+                in a dsh-fs checkout, or ``pip install s3fs``).
         """
         from dsh_fs.providers import FsspecFileSystem
 
