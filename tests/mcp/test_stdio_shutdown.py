@@ -49,8 +49,7 @@ def _pipelined(garbage_lines: int) -> bytes:
 CALLS = range(1, 11)
 
 
-@pytest.mark.parametrize("stdin", ["pipe", "file"])
-@pytest.mark.parametrize("garbage_lines", [1, 3])
+@pytest.mark.parametrize(("stdin", "garbage_lines"), [("pipe", 1), ("file", 3)])
 async def test_pipelined_requests_are_all_answered_when_stdin_closes_after_malformed_lines(
     tmp_path: Path, stdin: str, garbage_lines: int
 ) -> None:
