@@ -25,6 +25,7 @@ SURFACES: dict[str, list[str]] = {
         "Plugin",
         "PluginHandle",
         "PluginScope",
+        "ProgressReporter",
         "PromptRegistry",
         "PromptSection",
         "ServiceKey",

@@ -11,7 +11,7 @@ from ._json import parse_json
 from ._prompts import PromptRegistry, PromptSection
 from ._registry import ToolRegistry
 from ._result import ToolResult
-from ._session import AgentSession, ToolExecution
+from ._session import AgentSession, ProgressReporter, ToolExecution
 from ._tool import Tool, ToolAnnotations, ToolArgumentError, ToolError
 
 __all__ = [
@@ -23,6 +23,7 @@ __all__ = [
     "Plugin",
     "PluginHandle",
     "PluginScope",
+    "ProgressReporter",
     "PromptRegistry",
     "PromptSection",
     "ServiceKey",

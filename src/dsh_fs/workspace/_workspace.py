@@ -9,7 +9,14 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 from dsh_fs.fs import FS, FileSystem
 from dsh_fs.fs import _messages as messages
 from dsh_fs.policy import ObservationPolicy
-from dsh_fs.runtime import AgentSession, Context, Dispose, ToolExecution, ToolResult
+from dsh_fs.runtime import (
+    AgentSession,
+    Context,
+    Dispose,
+    ProgressReporter,
+    ToolExecution,
+    ToolResult,
+)
 from dsh_fs.tools import DialectToolsPlugin, FsToolsPlugin
 
 if TYPE_CHECKING:
@@ -91,7 +98,8 @@ class Workspace:
 
         Raises:
             ValueError, ImportError: From fsspec: an unknown protocol, or its backend
-                package is not installed (``pip install 'dsh-fs[s3]'`` for S3).
+                package is not installed (for S3, the ``s3`` extra: ``pip install '.[s3]'``
+                in a dsh-fs checkout, or ``pip install s3fs``).
         """
         from dsh_fs.providers import FsspecFileSystem
 
@@ -179,13 +187,16 @@ class Session:
         arguments: object,
         *,
         call_id: str | None = None,
+        progress: ProgressReporter | None = None,
         internal: bool = False,
     ) -> ToolResult:
         """Run tool `name` with the model's `arguments` (normally a JSON object).
 
         Never raises for a tool failure: the result has `is_error`, `text` (``Error: …``)
-        and `code`. Only cancellation propagates. On a closed workspace every call fails
-        with `FS_ABORTED`. `internal` reaches the internal tools (`insert`, `patch`,
+        and `code`. Only cancellation propagates: a cancelled call leaves no partial file,
+        and records only what it completed before the cancellation reached it. On a closed
+        workspace every call fails with `FS_ABORTED`. `progress` receives the progress of
+        long calls (a large read). `internal` reaches the internal tools (`insert`, `patch`,
         `delete`) that the dialect adapters use; a model's call never sets it.
         """
         if self.workspace.closed:
@@ -193,7 +204,7 @@ class Session:
             return ToolResult.failure(
                 name, code=error.code.value, message=error.message, error_name="FsError"
             )
-        execution = ToolExecution(tool=name, session=self.agent, call_id=call_id)
+        execution = ToolExecution(tool=name, session=self.agent, call_id=call_id, progress=progress)
         return await self._context.execute(name, arguments, execution, internal=internal)
 
     def __repr__(self) -> str:
