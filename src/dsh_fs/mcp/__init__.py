@@ -4,23 +4,24 @@ Top layer, beside `dsh_fs.adapters`; below it sits `dsh_fs.workspace`, whose `Wo
 supplies the tools, their schemas and the instructions. Needs the ``mcp`` extra.
 """
 
+from ._http import HttpLimits, bind_socket, is_loopback, serve_http
 from ._server import (
     CODE_META_KEY,
     ERROR_META_KEY,
-    bind_socket,
     call_tool_result,
     create_server,
     mcp_tools,
-    serve_http,
     serve_stdio,
 )
 
 __all__ = [
     "CODE_META_KEY",
     "ERROR_META_KEY",
+    "HttpLimits",
     "bind_socket",
     "call_tool_result",
     "create_server",
+    "is_loopback",
     "mcp_tools",
     "serve_http",
     "serve_stdio",
