@@ -167,7 +167,7 @@ async def serve_http(
         structured: Return each result's value as `structuredContent` too.
         log_level: uvicorn's logging threshold.
         limits: What one client may hold (`HttpLimits`; None: the defaults).
-        on_ready: Called once the server is about to accept connections.
+        on_ready: Called once the server accepts connections (its app started).
 
     Raises:
         ValueError: `sock` is bound to a non-loopback address without `allow_remote`, or
@@ -204,10 +204,15 @@ async def serve_http(
         access_log=False,
         log_config=None,
     )
-    if on_ready is not None:
-        on_ready()
+
+    class Server(uvicorn.Server):
+        async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+            await super().startup(sockets)
+            if self.started and on_ready is not None:
+                on_ready()
+
     loop.set_exception_handler(accept_log)
     try:
-        await uvicorn.Server(config).serve(sockets=[sock])
+        await Server(config).serve(sockets=[sock])
     finally:
         loop.set_exception_handler(previous)
