@@ -48,6 +48,9 @@ scope; the tool handler reads them from there (`ServerRequestContext.request.sco
 _MAX_TOKENS: Final = 100_000
 """Tokens `recover_id` looks at before it gives up (bounds its work on hostile bodies)."""
 
+_NEGATIVE_ZERO = re.compile(rb"-0(?![0-9.eE])")
+"""The integer token ``-0`` (or the same characters inside a string: harmless)."""
+
 _TOKEN = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]+|[:,]|[^\s"\[\]{}:,]+', re.DOTALL)
 """A JSON string, a run of brackets, a separator, or a bare literal (number, true, …)."""
 
@@ -158,6 +161,25 @@ def _strict(value: object) -> bytes:
     return body
 
 
+def _parse(body: bytes) -> object:
+    """`body` as `parse_json` reads it. pydantic's parser is faster on the usual body (long
+    strings of plain text and line breaks) and reads every value it accepts as `parse_json`
+    does, except the integer ``-0`` (it gives ``0``); so it goes first, and a body holding
+    ``-0``, or one it refuses (a lone surrogate, deep nesting, a huge integer, invalid
+    JSON), is parsed by `parse_json`.
+
+    Raises:
+        ValueError: `body` is not valid JSON.
+        RecursionError: it is nested too deeply for `parse_json`.
+    """
+    if not _NEGATIVE_ZERO.search(body):
+        try:
+            return pydantic_core.from_json(body)
+        except ValueError:
+            pass
+    return parse_json(body)
+
+
 def read_request(body: bytes) -> Forward | Refusal | None:
     """How to serve one POSTed JSON-RPC message.
 
@@ -168,7 +190,7 @@ def read_request(body: bytes) -> Forward | Refusal | None:
         be found): the SDK answers it as it always did.
     """
     try:
-        message = parse_json(body)
+        message = _parse(body)
     except RecursionError:
         return _unparsed(body, "Parse error: nested too deeply")
     except ValueError as exc:
