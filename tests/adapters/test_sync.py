@@ -141,3 +141,15 @@ def test_every_workspace_constructor_has_a_synchronous_twin_with_the_same_parame
     assert set(sync_constructors) == set(async_constructors)
     for name, signature in async_constructors.items():
         assert _shape(sync_constructors[name]) == _shape(signature), name
+
+
+def test_a_call_on_a_closed_sync_workspace_is_aborted_like_an_async_one(tmp_path: Path) -> None:
+    ws = SyncWorkspace.local(str(tmp_path))
+    session = ws.session()
+    ws.close()
+    result = session.call("write", {"file_path": "new.txt", "content": "x"})
+    assert (result.code, result.text) == (
+        "FS_ABORTED",
+        "Error: cannot run write: the workspace is closed",
+    )
+    assert not (tmp_path / "new.txt").exists()

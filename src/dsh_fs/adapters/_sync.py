@@ -128,10 +128,13 @@ class SyncSession:
         self._owner = owner
 
     def call(self, name: str, arguments: object, *, call_id: str | None = None) -> ToolResult:
-        """Run one tool call; like `Session.call`, a failure is a result, never an exception."""
-        return self._portal.call(
-            functools.partial(self.session.call, name, arguments, call_id=call_id)
-        )
+        """Run one tool call; like `Session.call`, a failure is a result, never an exception
+        (on a closed workspace, `FS_ABORTED`)."""
+        call = functools.partial(self.session.call, name, arguments, call_id=call_id)
+        if self.session.workspace.closed:
+            # Its loop may be gone; a call on a closed workspace touches nothing of it.
+            return anyio.run(call)
+        return self._portal.call(call)
 
     def execute_openai_tool_calls(
         self, tool_calls: Iterable[object] | None
