@@ -46,6 +46,7 @@ from ._fsspec_paths import normalize
 from ._fsspec_store import DIRECTORY_VERSION, Blob, Store, is_content_version, store_for
 from ._fsspec_stream import TextChunks
 from ._locks import TargetLocks
+from ._oserrors import FramesDropped
 from ._text import check_usable_path, decode_or_none, decode_text, encode_text
 
 __all__ = ["STREAM_CHUNK_SIZE", "FsspecFileSystem"]
@@ -201,7 +202,10 @@ class FsspecFileSystem(FileSystem):
         After `aclose`, nothing is called: `FS_ABORTED`."""
         if self._closed:
             raise messages.aborted(verb, display)
-        with map_backend_errors(verb, display, on_conflict=on_conflict, on_gone=on_gone):
+        with (
+            FramesDropped(),
+            map_backend_errors(verb, display, on_conflict=on_conflict, on_gone=on_gone),
+        ):
             return await to_thread.run_sync(partial(func, *args))
 
     async def stat(self, target: FsTarget) -> FsInfo | None:

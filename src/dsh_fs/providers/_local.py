@@ -44,7 +44,7 @@ from ._local_open import file_type, open_regular, unchanged
 from ._local_publish import process_umask
 from ._local_stream import STREAM_CHUNK_SIZE, stream_text
 from ._locks import TargetLocks
-from ._oserrors import map_os_errors
+from ._oserrors import FramesDropped, map_os_errors
 from ._staging import sweep_stage_dirs
 from ._text import check_usable_path, decode_text
 from ._versions import VersionBook, digest
@@ -201,7 +201,8 @@ class LocalFileSystem(FileSystem):
         small = self._read_small(key, display)
         if small is not None:
             return small
-        return await to_thread.run_sync(self._read_whole, key, display)
+        with FramesDropped():
+            return await to_thread.run_sync(self._read_whole, key, display)
 
     async def read_bytes(self, target: FsTarget, max_bytes: int) -> bytes:
         self._alive("read", target.display_path)
@@ -269,16 +270,20 @@ class LocalFileSystem(FileSystem):
     ) -> FsWriteOutcome:
         async with self._locks.hold(target.target_key):
             self._alive("write", target.display_path)
-            return await to_thread.run_sync(
-                partial(self._mutations.write, target, content, expected)
-            )
+            with FramesDropped():
+                return await to_thread.run_sync(
+                    partial(self._mutations.write, target, content, expected)
+                )
 
     async def edit_text(
         self, target: FsTarget, edit: FsEdit, expected: FsVersion | None = None
     ) -> FsEditOutcome:
         async with self._locks.hold(target.target_key):
             self._alive("edit", target.display_path)
-            return await to_thread.run_sync(partial(self._mutations.edit, target, edit, expected))
+            with FramesDropped():
+                return await to_thread.run_sync(
+                    partial(self._mutations.edit, target, edit, expected)
+                )
 
     async def aclose(self) -> None:
         """Refuse every later call with `FS_ABORTED`, and stop streams in progress."""
@@ -291,4 +296,5 @@ class LocalFileSystem(FileSystem):
         a power loss. A read-only file is refused, as for a write."""
         async with self._locks.hold(target.target_key):
             self._alive("delete", target.display_path)
-            return await to_thread.run_sync(partial(self._mutations.delete, target, expected))
+            with FramesDropped():
+                return await to_thread.run_sync(partial(self._mutations.delete, target, expected))
