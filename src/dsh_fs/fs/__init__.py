@@ -13,6 +13,7 @@ from dsh_fs.errors import FsError, FsErrorCode
 from ._contract import FileSystem
 from ._edit import apply_edit
 from ._events import FS, FS_EDIT_INTENT, FS_OBSERVED, FS_WRITE_INTENT, FsIntent, FsObserved
+from ._search import VCS_DIRECTORIES, FsGlobQuery, FsGrepHit, FsGrepQuery
 from ._types import (
     BEFORE_LIMIT,
     Absent,
@@ -27,6 +28,7 @@ from ._types import (
     FsTarget,
     FsTargetKey,
     FsVersion,
+    FsWalkEntry,
     FsWriteOutcome,
     Observation,
     Present,
@@ -40,6 +42,7 @@ __all__ = [
     "FS_EDIT_INTENT",
     "FS_OBSERVED",
     "FS_WRITE_INTENT",
+    "VCS_DIRECTORIES",
     "Absent",
     "CreateIfAbsent",
     "FileSystem",
@@ -50,6 +53,9 @@ __all__ = [
     "FsError",
     "FsErrorCode",
     "FsFileType",
+    "FsGlobQuery",
+    "FsGrepHit",
+    "FsGrepQuery",
     "FsInfo",
     "FsIntent",
     "FsObserved",
@@ -57,6 +63,7 @@ __all__ = [
     "FsTarget",
     "FsTargetKey",
     "FsVersion",
+    "FsWalkEntry",
     "FsWriteOutcome",
     "Observation",
     "Present",

@@ -8,9 +8,10 @@ they report is an `FsError` with one of the stable codes.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager
 
+from ._search import FsGlobQuery, FsGrepHit, FsGrepQuery
 from ._types import (
     FsCapabilities,
     FsDirEntry,
@@ -20,9 +21,11 @@ from ._types import (
     FsPathInfo,
     FsTarget,
     FsVersion,
+    FsWalkEntry,
     FsWriteOutcome,
     WriteGuard,
 )
+from ._walk import walk_by_listing
 
 __all__ = ["FileSystem"]
 
@@ -135,6 +138,60 @@ class FileSystem(ABC):
             FsError: `FS_STALE_VERSION`, `FS_EDIT_NOT_FOUND`, `FS_AMBIGUOUS_EDIT`, and the
                 read and write errors.
         """
+
+    def walk(
+        self, root: FsTarget, *, descend: Callable[[str], bool] | None = None
+    ) -> AbstractAsyncContextManager[AsyncIterator[list[FsWalkEntry]]]:
+        """Every entry below the directory `root`, one directory at a time, metadata only.
+
+        Use as ``async with fs.walk(root) as batches: async for batch in batches: ...``.
+        Each batch is the complete list of one directory's direct children, in name order;
+        directories are visited depth first, top-down, in name order, so everything below
+        one child of `root` comes before the next child. Symbolic links are reported as
+        `SYMLINK` and never followed. A subdirectory is entered only when `descend` (if
+        given) returns True for its path; it is asked when the walk gets there, after the
+        batch that holds the directory was consumed, so a consumer may decide with what it
+        learnt from that batch. A subdirectory that cannot be listed (it vanished, access is
+        refused) is skipped; memory holds one directory's listing, not the tree.
+
+        The default is built from `list_dir` (and `stat` where a listing has no
+        modification time); providers override it with one efficient pass.
+
+        Raises:
+            FsError: when the block is entered: `FS_NOT_FOUND`, `FS_NOT_DIRECTORY` (`root`
+                is not a directory), `FS_SANDBOX_DENIED`, `FS_PERMISSION_DENIED`,
+                `FS_IO_ERROR`.
+        """
+        return walk_by_listing(self, root, descend)
+
+    def native_grep(
+        self, root: FsTarget, query: FsGrepQuery
+    ) -> AbstractAsyncContextManager[AsyncIterator[list[FsGrepHit]]] | None:
+        """The provider's own searcher for `query` below the directory `root`, or None when
+        it has none for this query (the default): callers then search with `walk` and
+        reads, which gives the same hits.
+
+        Hits come in batches, in no particular order; leaving the block stops the search.
+
+        Raises:
+            FsError: when iterating: `SEARCH_INVALID_PATTERN` for a pattern the searcher
+                refuses, and the errors of `walk`.
+        """
+        del root, query
+        return None
+
+    def native_glob(
+        self, root: FsTarget, query: FsGlobQuery
+    ) -> AbstractAsyncContextManager[AsyncIterator[list[FsWalkEntry]]] | None:
+        """The provider's own file finder for `query` below the directory `root` (regular
+        files only, with their size and modification time), or None when it has none (the
+        default): callers then filter `walk`, which gives the same files.
+
+        Raises:
+            FsError: when iterating: `SEARCH_INVALID_PATTERN`, and the errors of `walk`.
+        """
+        del root, query
+        return None
 
     async def aclose(self) -> None:  # noqa: B027 - optional hook, a no-op by default
         """Release what the provider holds (connections, thread pools). Idempotent."""

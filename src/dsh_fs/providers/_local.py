@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import stat as st_mode
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager
 from functools import partial
 from pathlib import Path
@@ -30,6 +30,7 @@ from dsh_fs.fs import (
     FsTarget,
     FsTargetKey,
     FsVersion,
+    FsWalkEntry,
     FsWriteOutcome,
     WriteGuard,
 )
@@ -42,6 +43,7 @@ from ._local_mutations import LocalMutations
 from ._local_open import file_type, open_regular, unchanged
 from ._local_publish import process_umask
 from ._local_stream import STREAM_CHUNK_SIZE, stream_text
+from ._local_walk import walk
 from ._locks import TargetLocks
 from ._oserrors import map_os_errors
 from ._staging import sweep_stage_dirs
@@ -274,3 +276,11 @@ class LocalFileSystem(FileSystem):
     async def aclose(self) -> None:
         """Refuse every later call with `FS_ABORTED`, and stop streams in progress."""
         self._closed = True
+
+    def walk(
+        self, root: FsTarget, *, descend: Callable[[str], bool] | None = None
+    ) -> AbstractAsyncContextManager[AsyncIterator[list[FsWalkEntry]]]:
+        """``os.scandir`` over descriptors opened without following links; the guards see
+        the kernel's path of the root (see `_local_walk`)."""
+        self._alive("search", root.display_path)
+        return walk(root.target_key, root.display_path, self._guards, descend, lambda: self._closed)
