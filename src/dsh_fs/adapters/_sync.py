@@ -89,11 +89,11 @@ class SyncWorkspace:
             raise
 
     @classmethod
-    def local(cls, cwd: str | None = None, *, policy: bool = True) -> Self:
-        """A synchronous `Workspace.local`."""
+    def local(cls, cwd: str | None = None, *, policy: bool = True, **options: Any) -> Self:
+        """A synchronous `Workspace.local` (same arguments, e.g. ``tools=``)."""
         from dsh_fs.workspace import Workspace
 
-        return cls(functools.partial(Workspace.local, cwd, policy=policy))
+        return cls(functools.partial(Workspace.local, cwd, policy=policy, **options))
 
     @classmethod
     def sandbox(cls, root: str, *more_roots: str, **options: Any) -> Self:

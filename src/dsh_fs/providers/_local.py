@@ -25,6 +25,9 @@ from dsh_fs.fs import (
     FsEditOutcome,
     FsEditRequest,
     FsFileType,
+    FsGlobQuery,
+    FsGrepHit,
+    FsGrepQuery,
     FsInfo,
     FsPathInfo,
     FsTarget,
@@ -46,6 +49,7 @@ from ._local_stream import STREAM_CHUNK_SIZE, stream_text
 from ._local_walk import walk
 from ._locks import TargetLocks
 from ._oserrors import map_os_errors
+from ._ripgrep import closing, find_rg, rg_glob, rg_grep
 from ._staging import sweep_stage_dirs
 from ._text import check_usable_path, decode_text
 from ._versions import VersionBook, digest
@@ -284,3 +288,26 @@ class LocalFileSystem(FileSystem):
         the kernel's path of the root (see `_local_walk`)."""
         self._alive("search", root.display_path)
         return walk(root.target_key, root.display_path, self._guards, descend, lambda: self._closed)
+
+    def native_grep(
+        self, root: FsTarget, query: FsGrepQuery
+    ) -> AbstractAsyncContextManager[AsyncIterator[list[FsGrepHit]]] | None:
+        """ripgrep from the ``ripgrep`` wheel, run in `root` (see `_ripgrep`); None without
+        the binary."""
+        binary = find_rg()
+        self._alive("search", root.display_path)
+        if binary is None:
+            return None
+        found = rg_grep(binary, root.target_key, root.display_path, query, self._guards)
+        return None if found is None else closing(found)
+
+    def native_glob(
+        self, root: FsTarget, query: FsGlobQuery
+    ) -> AbstractAsyncContextManager[AsyncIterator[list[FsWalkEntry]]] | None:
+        """``rg --files`` from the ``ripgrep`` wheel, then one ``lstat`` per file found (see
+        `_ripgrep`); None without the binary."""
+        binary = find_rg()
+        self._alive("search", root.display_path)
+        if binary is None:
+            return None
+        return closing(rg_glob(binary, root.target_key, root.display_path, query, self._guards))
