@@ -20,7 +20,14 @@ def test_sync_session_reads_and_edits_from_synchronous_code(tmp_path: Path) -> N
             [{"id": "c", "function": {"name": "read", "arguments": '{"file_path": "a.txt"}'}}]
         )
         assert "2: 2" in messages[0]["content"]
-        assert [t["name"] for t in ws.tool_schemas()] == ["read", "write", "edit"]
+        assert [t["name"] for t in ws.tool_schemas()] == [
+            "read",
+            "write",
+            "edit",
+            "glob",
+            "grep",
+            "list",
+        ]
         assert threading.get_ident() == main_thread
     assert (tmp_path / "a.txt").read_text(encoding="utf-8") == "one\n2\n"
 

@@ -23,10 +23,21 @@ def root(tmp_path: Path) -> Path:
 
 async def test_a_local_workspace_has_the_tools_the_policy_and_the_fs_service(root: Path) -> None:
     async with Workspace.local(root) as workspace:
-        assert workspace.context.plugin_names() == ["fs-tools", "fs-observation-policy"]
+        assert workspace.context.plugin_names() == [
+            "fs-tools",
+            "fs-discovery",
+            "fs-observation-policy",
+        ]
         assert workspace.context.get(FS) is workspace.fs
         assert workspace.cwd == str(root)
-        assert [s["name"] for s in workspace.tool_schemas()] == ["read", "write", "edit"]
+        assert [s["name"] for s in workspace.tool_schemas()] == [
+            "read",
+            "write",
+            "edit",
+            "glob",
+            "grep",
+            "list",
+        ]
         assert all(
             set(schema) == {"name", "description", "parameters"}
             for schema in workspace.tool_schemas()
@@ -36,7 +47,24 @@ async def test_a_local_workspace_has_the_tools_the_policy_and_the_fs_service(roo
 
 async def test_a_workspace_without_the_policy_has_only_the_tools(root: Path) -> None:
     async with Workspace.local(root, policy=False) as workspace:
-        assert workspace.context.plugin_names() == ["fs-tools"]
+        assert workspace.context.plugin_names() == ["fs-tools", "fs-discovery"]
+
+
+async def test_a_workspace_offers_the_tools_it_is_given_in_the_usual_order(root: Path) -> None:
+    async with Workspace.local(root, tools=("grep", "read", "edit")) as workspace:
+        assert [s["name"] for s in workspace.tool_schemas()] == ["read", "edit", "grep"]
+        assert "glob tool" not in workspace.system_prompt()
+        result = await workspace.session().call("write", {"file_path": "a", "content": ""})
+        assert result.code == "UNKNOWN_TOOL"
+    async with Workspace.local(root, tools="read,write,edit") as workspace:
+        assert workspace.context.plugin_names() == ["fs-tools", "fs-observation-policy"]
+    async with Workspace.local(root, tools=("list",)) as workspace:
+        assert workspace.context.plugin_names() == ["fs-discovery", "fs-observation-policy"]
+
+
+def test_an_unknown_tool_name_is_refused_with_the_choices(root: Path) -> None:
+    with pytest.raises(ValueError, match="unknown tool\\(s\\) 'find'; choose from"):
+        Workspace.local(root, tools=("read", "find"))
 
 
 async def test_a_local_workspace_defaults_to_the_process_working_directory() -> None:
