@@ -16,6 +16,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from anyio import to_thread
+from anyio.lowlevel import checkpoint
 
 from dsh_fs.fs import FsFileType, FsWalkEntry
 from dsh_fs.fs import _messages as messages
@@ -72,6 +73,8 @@ async def _batches(
             continue
         if closed():
             raise messages.aborted("search", display)
+        # Small directories are listed on the loop: let other tasks (and a deadline) in.
+        await checkpoint()
         listing = _Listing(real_root, rel, seen)
         if not listing.open():
             continue
