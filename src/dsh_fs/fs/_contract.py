@@ -164,6 +164,17 @@ class FileSystem(ABC):
         """
         return walk_by_listing(self, root, descend)
 
+    async def walk_target(self, root: FsTarget, path: str) -> FsTarget:
+        """The target of `path`, an entry that `walk` of `root` reported (relative to it).
+
+        The default resolves it against the root's display path; a provider whose walk
+        already knows the entry's identity answers without touching storage.
+
+        Raises:
+            FsError: as `resolve`.
+        """
+        return await self.resolve(path, root.display_path)
+
     def native_grep(
         self, root: FsTarget, query: FsGrepQuery
     ) -> AbstractAsyncContextManager[AsyncIterator[list[FsGrepHit]]] | None:

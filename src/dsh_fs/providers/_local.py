@@ -41,7 +41,7 @@ from dsh_fs.fs import _messages as messages
 
 from ._local_dirs import list_dir
 from ._local_guards import UNGUARDED, LocalGuards
-from ._local_io import read_bytes_capped, read_fd
+from ._local_io import read_bytes_capped, read_bytes_within, read_fd
 from ._local_mutations import LocalMutations
 from ._local_open import file_type, open_regular, unchanged
 from ._local_publish import process_umask
@@ -202,6 +202,12 @@ class LocalFileSystem(FileSystem):
 
     async def read_bytes(self, target: FsTarget, max_bytes: int) -> bytes:
         self._alive("read", target.display_path)
+        # Small files on the loop, as `read_text` does (see `_read_small`).
+        small = read_bytes_within(
+            target.target_key, target.display_path, max_bytes, self._guards, INLINE_READ_BYTES
+        )
+        if small is not None:
+            return small
         return await to_thread.run_sync(
             read_bytes_capped, target.target_key, target.display_path, max_bytes, self._guards
         )
@@ -311,3 +317,16 @@ class LocalFileSystem(FileSystem):
         if binary is None:
             return None
         return closing(rg_glob(binary, root.target_key, root.display_path, query, self._guards))
+
+    async def walk_target(self, root: FsTarget, path: str) -> FsTarget:
+        """The root's key and display path joined with `path`: a walk lists real entries
+        without following links, so no `realpath` is needed (a path with ``..`` or an
+        absolute one is resolved as usual)."""
+        parts = path.split("/")
+        if not path or path.startswith("/") or ".." in parts or "" in parts or "\0" in path:
+            return await self.resolve(path, root.display_path)
+        key, display = str(root.target_key), root.display_path
+        return FsTarget(
+            target_key=FsTargetKey(key + path if key.endswith("/") else f"{key}/{path}"),
+            display_path=display + path if display.endswith("/") else f"{display}/{path}",
+        )

@@ -310,6 +310,11 @@ class SandboxFileSystem(FileSystem):
         that root, so nothing outside it is ever listed."""
         return self._fenced(root, self._inner.walk(root, descend=descend))
 
+    async def walk_target(self, root: FsTarget, path: str) -> FsTarget:
+        """The local answer; every primitive given the target checks it against the fence
+        as usual."""
+        return await self._inner.walk_target(root, path)
+
     def native_grep(
         self, root: FsTarget, query: FsGrepQuery
     ) -> AbstractAsyncContextManager[AsyncIterator[list[FsGrepHit]]] | None:

@@ -38,6 +38,9 @@ WORKERS = 8
 WHOLE_READ = 1 << 20
 """Files up to this size are read with one `read_bytes`; larger ones are streamed."""
 
+PARCEL = 16
+"""Files handed to a worker at once (a hand-over costs more than a small local read)."""
+
 IGNORE_FILE_BYTES = 1 << 20
 """An ignore file larger than this is not read."""
 
@@ -111,22 +114,24 @@ async def grep_tree(
     def descend(path: str) -> bool:
         return not is_hidden(path.rpartition("/")[2]) and not rules.ignored(path, True)
 
-    send, receive = anyio.create_memory_object_stream[tuple[str, int]](WORKERS * 4)
+    send, receive = anyio.create_memory_object_stream[list[tuple[str, int]]](WORKERS)
 
-    async def worker(files: MemoryObjectReceiveStream[tuple[str, int]]) -> None:
-        async with files:
-            async for rel, size in files:
-                try:
-                    target = await fs.resolve(rel, root.display_path)
-                    scanner = await grep_file(
-                        fs, target, size, regex, query.line_bytes, found.limit
-                    )
-                except FsError as error:
-                    if error.code is FsErrorCode.ABORTED:
-                        raise
-                    continue  # vanished, refused or unnamable since the walk saw it: skipped
-                if scanner is not None and scanner.count:
-                    found.add(rel, scanner.hits, scanner.count)
+    async def worker(parcels: MemoryObjectReceiveStream[list[tuple[str, int]]]) -> None:
+        async with parcels:
+            async for parcel in parcels:
+                for rel, size in parcel:
+                    await _search_one(rel, size)
+
+    async def _search_one(rel: str, size: int) -> None:
+        try:
+            target = await fs.walk_target(root, rel)
+            scanner = await grep_file(fs, target, size, regex, query.line_bytes, found.limit)
+        except FsError as error:
+            if error.code is FsErrorCode.ABORTED:
+                raise
+            return  # vanished, refused or unnamable since the walk saw it: skipped
+        if scanner is not None and scanner.count:
+            found.add(rel, scanner.hits, scanner.count)
 
     async with anyio.create_task_group() as workers:
         with receive:
@@ -134,8 +139,9 @@ async def grep_tree(
                 workers.start_soon(worker, receive.clone())
         async with send, fs.walk(root, descend=descend) as batches:
             async for batch in batches:
-                for rel in await _searchable(fs, root, batch, rules, include):
-                    await send.send(rel)
+                files = await _searchable(fs, root, batch, rules, include)
+                for start in range(0, len(files), PARCEL):
+                    await send.send(files[start : start + PARCEL])
 
 
 async def _searchable(
@@ -166,7 +172,7 @@ async def _searchable(
 
 async def _read_small(fs: FileSystem, rel: str, root: FsTarget) -> bytes | None:
     try:
-        return await fs.read_bytes(await fs.resolve(rel, root.display_path), IGNORE_FILE_BYTES)
+        return await fs.read_bytes(await fs.walk_target(root, rel), IGNORE_FILE_BYTES)
     except FsError as error:
         if error.code is FsErrorCode.ABORTED:
             raise
