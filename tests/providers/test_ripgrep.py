@@ -65,3 +65,19 @@ async def test_ripgrep_output_lines_are_cut_to_the_asked_bytes(root: Path) -> No
         (1, b"needle xxx", True),
         (2, b"needle", False),
     ]
+
+
+async def test_without_the_binary_there_is_no_native_search_and_grep_still_works(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from dsh_fs import Workspace
+    from dsh_fs.providers import _local
+
+    monkeypatch.setattr(_local, "find_rg", lambda: None)
+    async with Workspace.local(root) as workspace:
+        assert (
+            workspace.fs.native_grep(await workspace.fs.resolve("."), FsGrepQuery(pattern="x"))
+            is None
+        )
+        result = await workspace.session().call("grep", {"pattern": "needle", "path": "c"})
+    assert result.text == "Found 1 match\n\nc/d.txt\nLine 1: needle"
