@@ -84,6 +84,8 @@ async def run(spec: Spec) -> dict[str, Any]:
                 return int(result.value["total"]) if result.value else 0
         else:
             argv = _glob_argv(binary, FsGlobQuery(pattern="**/*.py"))
+            if impl == "baseline-sorted":  # upstream's glob: oldest first, as glob answers
+                argv.insert(argv.index("--"), "--sort=modified")
 
             async def step() -> int:
                 return _rg(argv, root).count(b"\0")
@@ -135,7 +137,9 @@ async def _s3_grep(spec: Spec) -> dict[str, Any]:
             key = f"repo/{path.relative_to(spec['root'])}"
             client.put_object(Bucket=bucket, Key=key, Body=path.read_bytes())
         client.put_object(Bucket=bucket, Key="repo/special/rare.txt", Body=b"XYZZY_RARE_TOKEN\n")
-        async with Workspace.remote(f"s3://{bucket}/repo", **server.storage_options()) as ws:
+        config = DiscoveryConfig(time_budget=600)
+        options = server.storage_options()
+        async with Workspace.remote(f"s3://{bucket}/repo", discovery=config, **options) as ws:
             session = ws.session()
             before = _rss_kib()
             per_call: list[int] = []

@@ -55,17 +55,19 @@ def _child(spec: dict[str, Any]) -> dict[str, Any]:
     return result
 
 
-def _pair(spec: dict[str, Any], rounds: int) -> tuple[dict[str, Any], dict[str, Any]]:
-    pooled: list[dict[str, Any]] = [{"times": [], "rss_kib": 0}, {"times": [], "rss_kib": 0}]
+def _pair(
+    spec: dict[str, Any], rounds: int, impls: tuple[str, ...] = ("dsh-fs", "baseline")
+) -> list[dict[str, Any]]:
+    pooled: list[dict[str, Any]] = [{"times": [], "rss_kib": 0} for _ in impls]
     for _ in range(rounds):
-        for impl, into in zip(("dsh-fs", "baseline"), pooled, strict=True):
+        for impl, into in zip(impls, pooled, strict=True):
             result = _child({**spec, "impl": impl})
             into["times"].extend(result["times"])
             into["rss_kib"] = max(into["rss_kib"], result["rss_kib"])
             for key in ("requests", "found"):
                 if key in result:
                     into[key] = result[key]
-    return pooled[0], pooled[1]
+    return pooled
 
 
 def discovery_rows(quick: bool = False) -> list[DiscoveryRow]:

@@ -121,3 +121,13 @@ async def test_a_sampled_glob_is_the_same_on_both_engines(tmp_path: Path) -> Non
         "matched instead of taken in modification-time order. The complete result could not "
         "be saved; narrow pattern or path to see more.)"
     )
+
+
+async def test_a_root_inside_a_directory_its_parents_ignore_is_still_searched(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / ".ignore").write_text("ign/\n*.tmp\n", encoding="utf-8")
+    root = tmp_path / "ign" / "sub" / "repo"
+    write_local(root, {"a.txt": b"needle\n", "b.tmp": b"needle\n"})
+    native, pure = await run_both(root, False, "grep", {"pattern": "needle"})
+    assert native == pure == "None: Found 1 match\n\na.txt\nLine 1: needle"

@@ -42,13 +42,15 @@ class IgnoreRules:
         """The search root's parents, nearest first: for each, the path from it down to the
         root (with a trailing ``/``), the content of its ignore files, and whether it holds
         ``.git``. A parent's `.gitignore` counts only if that parent is in a git work tree
-        (``.git`` in it or further up)."""
+        (``.git`` in it or further up). As in ripgrep, a parent's rule that matches a
+        directory between that parent and the root (a root inside an ignored directory) does
+        not hide the root's contents: such rules are dropped."""
         in_git = False
         kept: list[tuple[str, list[GitIgnoreSpec]]] = []
         for lead, texts, has_git in reversed(ancestors):
             in_git = in_git or has_git
             usable = texts if in_git else {k: v for k, v in texts.items() if k != ".gitignore"}
-            kept.append((lead, texts_to_specs(usable)))
+            kept.append((lead, texts_to_specs(usable, _directories(lead))))
         kept.reverse()
         self._above = [(lead, specs) for lead, specs in kept if specs]
         self._root_in_git = in_git
@@ -100,15 +102,29 @@ class IgnoreRules:
         return False
 
 
-def texts_to_specs(texts: dict[str, bytes]) -> list[GitIgnoreSpec]:
-    """Parsed rules, strongest file first."""
+def texts_to_specs(texts: dict[str, bytes], above: tuple[str, ...] = ()) -> list[GitIgnoreSpec]:
+    """Parsed rules, strongest file first, without the rules that match one of the
+    directories `above` the search root (``a/``, ``a/b/``)."""
     specs = []
     for name in IGNORE_FILES:
         data = texts.get(name)
         if data:
             lines = data.decode("utf-8", "surrogateescape").splitlines()
+            if above:
+                lines = [line for line in lines if not _matches_any(line, above)]
             specs.append(GitIgnoreSpec.from_lines(lines))
     return specs
+
+
+def _directories(lead: str) -> tuple[str, ...]:
+    """``a/b/`` → ``("a/", "a/b/")``."""
+    parts = lead.rstrip("/").split("/")
+    return tuple("/".join(parts[: index + 1]) + "/" for index in range(len(parts)))
+
+
+def _matches_any(line: str, directories: tuple[str, ...]) -> bool:
+    spec = GitIgnoreSpec.from_lines([line])
+    return any(spec.check_file(directory).include is not None for directory in directories)
 
 
 def _decide(specs: list[GitIgnoreSpec], rel: str, is_dir: bool) -> bool | None:
