@@ -99,7 +99,7 @@ def read_bytes_within(
         with map_os_errors("read", display):
             while left > 0:
                 # Sized by the file, not the cap: a 1 MiB read buffer for a 1 KiB file costs.
-                chunk = os.read(fd, min(left, max(opened.info.st_size + 1, 64 * 1024)))
+                chunk = os.read(fd, min(left, max(opened.info.st_size + 1, 4096)))
                 if not chunk:
                     break
                 chunks.append(chunk)

@@ -38,6 +38,7 @@ class LineScanner:
 
     __slots__ = (
         "_carry",
+        "_deferred",
         "_head",
         "_keep",
         "_line_bytes",
@@ -55,6 +56,7 @@ class LineScanner:
         self._line_bytes = line_bytes
         self._keep = keep
         self._carry = b""
+        self._deferred: tuple[bytes, int] | None = None
         self._number = 0
         self._long = False
         self._head = b""
@@ -104,6 +106,7 @@ class LineScanner:
 
     def _block(self, buffer: bytes, end: int) -> None:
         """Search the whole lines in ``buffer[:end]`` (the last may lack its ``\\n``)."""
+        self._settle()
         regex, pos, counted, before = self._regex, 0, 0, self._number
         while pos < end:
             match = regex.search(buffer, pos, end)
@@ -123,11 +126,20 @@ class LineScanner:
             counted = line_start
             self._record(before + 1, buffer[line_start:line_end])
             pos = line_end + 1
-        self._number += buffer.count(b"\n", 0, end)
-        if end and buffer[end - 1 : end] != b"\n":
-            self._number += 1
+        # Counted only if another block follows: most files end here without a match.
+        self._deferred = (buffer, end)
+
+    def _settle(self) -> None:
+        """Add the lines of the last searched block to the count."""
+        if self._deferred is not None:
+            buffer, end = self._deferred
+            self._deferred = None
+            self._number += buffer.count(b"\n", 0, end)
+            if end and buffer[end - 1 : end] != b"\n":
+                self._number += 1
 
     def _enter_long(self, start: bytes) -> None:
+        self._settle()
         self._long = True
         self._head = start[: self._line_bytes + 1]
         self._matched = self._regex.search(start, 0, len(start) - 1) is not None
