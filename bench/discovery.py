@@ -148,7 +148,8 @@ def discovery_rows(quick: bool = False) -> list[DiscoveryRow]:
             ours=s3,
             baseline=None,
             target="report",
-            note=f"{s3['requests']} requests per grep, {s3.get('found')} matches",
+            note=f"{s3['requests']} requests per grep ({s3['objects']} objects), "
+            f"{s3.get('found')} match(es)",
         )
     )
     return rows

@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import functools
 import os
+import queue
 import re
 import stat as st_mode
 import subprocess
 import sys
 import sysconfig
+import threading
 from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Literal, TypeVar
@@ -45,7 +47,6 @@ _T = TypeVar("_T")
 
 _READ = 256 * 1024
 _STDERR_KEPT = 16 * 1024
-_STAT_BATCH = 512
 _BINARY = re.compile(
     rb"(.*): WARNING: stopped searching binary file after match "
     rb'\(found "\\0" byte around offset \d+\)',
@@ -216,21 +217,62 @@ def rg_glob(
 async def _glob(
     binary: str, root: str, display: str, query: FsGlobQuery, guards: LocalGuards
 ) -> AsyncGenerator[list[FsWalkEntry], None]:
-    parents: dict[str, bool] = {}
-    async with _running(_glob_argv(binary, query), root, display, query.pattern) as stdout:
-        buffer = bytearray()
-        async for chunk in stdout:
-            buffer += chunk
-            end = buffer.rfind(b"\0")
-            if end < 0:
-                continue
-            names = bytes(buffer[:end]).split(b"\0")
-            del buffer[: end + 1]
-            for start in range(0, len(names), _STAT_BATCH):
-                part = names[start : start + _STAT_BATCH]
-                batch = await to_thread.run_sync(_entries, root, part, guards, parents)
-                if batch:
+    # ripgrep writes paths faster than they can be stat'ed one by one: a helper thread
+    # stats while the loop keeps reading, so ripgrep never waits on a full pipe.
+    statter = _Statter(root, guards)
+    try:
+        async with _running(_glob_argv(binary, query), root, display, query.pattern) as stdout:
+            buffer = bytearray()
+            async for chunk in stdout:
+                buffer += chunk
+                end = buffer.rfind(b"\0")
+                if end >= 0:
+                    statter.put(bytes(buffer[:end]).split(b"\0"))
+                    del buffer[: end + 1]
+                for batch in statter.done():
                     yield batch
+        statter.put(None)
+        await to_thread.run_sync(statter.join)
+        for batch in statter.done():
+            yield batch
+    finally:
+        statter.put(None)
+
+
+class _Statter:
+    """A thread that `lstat`s the paths it is given (see `_entries`)."""
+
+    def __init__(self, root: str, guards: LocalGuards) -> None:
+        self._root = root
+        self._guards = guards
+        self._parents: dict[str, bool] = {}
+        self._todo: queue.SimpleQueue[list[bytes] | None] = queue.SimpleQueue()
+        self._done: queue.SimpleQueue[list[FsWalkEntry]] = queue.SimpleQueue()
+        self._thread = threading.Thread(target=self._run, name="dsh-fs-glob-stat", daemon=True)
+        self._thread.start()
+
+    def put(self, names: list[bytes] | None) -> None:
+        self._todo.put(names)
+
+    def join(self) -> None:
+        self._thread.join()
+
+    def done(self) -> list[list[FsWalkEntry]]:
+        batches = []
+        while True:
+            try:
+                batches.append(self._done.get_nowait())
+            except queue.Empty:
+                return batches
+
+    def _run(self) -> None:
+        while True:
+            names = self._todo.get()
+            if names is None:
+                return
+            entries = _entries(self._root, names, self._guards, self._parents)
+            if entries:
+                self._done.put(entries)
 
 
 def _entries(
