@@ -10,6 +10,8 @@ wildmatch semantics, negations included).
 
 from __future__ import annotations
 
+import re
+
 from pathspec import GitIgnoreSpec
 
 __all__ = ["IGNORE_FILES", "IgnoreRules", "is_hidden"]
@@ -33,8 +35,8 @@ class IgnoreRules:
     __slots__ = ("_above", "_below", "_repos", "_root_in_git")
 
     def __init__(self) -> None:
-        self._below: dict[str, list[GitIgnoreSpec]] = {}
-        self._above: list[tuple[str, list[GitIgnoreSpec]]] = []
+        self._below: dict[str, list[_Spec]] = {}
+        self._above: list[tuple[str, list[_Spec]]] = []
         self._repos: set[str] = set()
         self._root_in_git = False
 
@@ -46,7 +48,7 @@ class IgnoreRules:
         directory between that parent and the root (a root inside an ignored directory) does
         not hide the root's contents: such rules are dropped."""
         in_git = False
-        kept: list[tuple[str, list[GitIgnoreSpec]]] = []
+        kept: list[tuple[str, list[_Spec]]] = []
         for lead, texts, has_git in reversed(ancestors):
             in_git = in_git or has_git
             usable = texts if in_git else {k: v for k, v in texts.items() if k != ".gitignore"}
@@ -102,7 +104,7 @@ class IgnoreRules:
         return False
 
 
-def texts_to_specs(texts: dict[str, bytes], above: tuple[str, ...] = ()) -> list[GitIgnoreSpec]:
+def texts_to_specs(texts: dict[str, bytes], above: tuple[str, ...] = ()) -> list[_Spec]:
     """Parsed rules, strongest file first, without the rules that match one of the
     directories `above` the search root (``a/``, ``a/b/``)."""
     specs = []
@@ -112,7 +114,7 @@ def texts_to_specs(texts: dict[str, bytes], above: tuple[str, ...] = ()) -> list
             lines = data.decode("utf-8", "surrogateescape").splitlines()
             if above:
                 lines = [line for line in lines if not _matches_any(line, above)]
-            specs.append(GitIgnoreSpec.from_lines(lines))
+            specs.append(_Spec(GitIgnoreSpec.from_lines(lines)))
     return specs
 
 
@@ -127,10 +129,40 @@ def _matches_any(line: str, directories: tuple[str, ...]) -> bool:
     return any(spec.check_file(directory).include is not None for directory in directories)
 
 
-def _decide(specs: list[GitIgnoreSpec], rel: str, is_dir: bool) -> bool | None:
+def _decide(specs: list[_Spec], rel: str, is_dir: bool) -> bool | None:
     candidate = rel + "/" if is_dir else rel
     for spec in specs:
-        include = spec.check_file(candidate).include
+        if spec.any is not None and spec.any.match(candidate) is None:
+            continue
+        include = spec.rules.check_file(candidate).include
         if include is not None:
             return include
     return None
+
+
+_NAMED_GROUP = re.compile(r"\(\?P<[^>]+>")
+
+
+class _Spec:
+    """One ignore file's rules, with one regex that tells at once whether any rule matches
+    (most paths match none; checking each rule in turn costs a call per rule)."""
+
+    __slots__ = ("any", "rules")
+
+    def __init__(self, rules: GitIgnoreSpec) -> None:
+        self.rules = rules
+        self.any: re.Pattern[str] | None = None
+        sources: list[str] = []
+        for pattern in rules.patterns:
+            if getattr(pattern, "include", None) is None:
+                continue  # a comment or a blank line
+            regex = getattr(pattern, "regex", None)
+            if not isinstance(regex, re.Pattern):
+                return  # a rule without a regex: no shortcut, every rule is asked
+            # Named groups can't repeat across the alternatives: make them plain groups.
+            sources.append(_NAMED_GROUP.sub("(?:", regex.pattern))
+        if sources:
+            try:
+                self.any = re.compile("|".join(f"(?:{source})" for source in sources))
+            except re.error:  # pragma: no cover - the rules compiled one by one
+                self.any = None
