@@ -99,11 +99,14 @@ def read_bytes_within(
         with map_os_errors("read", display):
             while left > 0:
                 # Sized by the file, not the cap: a 1 MiB read buffer for a 1 KiB file costs.
-                chunk = os.read(fd, min(left, max(opened.info.st_size + 1, 4096)))
+                want = min(left, max(opened.info.st_size + 1, 4096))
+                chunk = os.read(fd, want)
                 if not chunk:
                     break
                 chunks.append(chunk)
                 left -= len(chunk)
+                if len(chunk) < want:
+                    break  # a short read of a regular file is its end: no read to hear EOF
     finally:
         os.close(fd)
     if left <= 0:
