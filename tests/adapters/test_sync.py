@@ -44,3 +44,15 @@ def test_sync_sessions_keep_separate_observations(tmp_path: Path) -> None:
         assert results[0]["is_error"] is False
     assert refused.code == "FS_NOT_OBSERVED"
     ws.close()  # idempotent
+
+
+def test_sync_workspaces_offer_the_tools_they_are_given_and_grep_blocks_until_done(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "a.txt").write_text("needle\n", encoding="utf-8")
+    with SyncWorkspace.local(str(tmp_path), tools=("read", "grep")) as ws:
+        assert [t["name"] for t in ws.tool_schemas()] == ["read", "grep"]
+        found = ws.session().call("grep", {"pattern": "needle"})
+        assert found.text == "Found 1 match\n\na.txt\nLine 1: needle"
+    with SyncWorkspace.sandbox(str(tmp_path), tools=("list",)) as ws:
+        assert [t["name"] for t in ws.tool_schemas()] == ["list"]
