@@ -6,6 +6,7 @@ the pure engine, on the local provider and in the sandbox; the rendered texts mu
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -114,6 +115,10 @@ async def test_a_capped_grep_keeps_the_same_first_matches_on_both_engines(tmp_pa
 async def test_a_sampled_glob_is_the_same_on_both_engines(tmp_path: Path) -> None:
     tree = {f"d{d}/f{f:03}.txt": b"" for d in range(3) for f in range(60)}
     write_local(tmp_path, tree)
+    # Distinct times: files created in one clock tick tie, and ties are ordered by path in
+    # the pure engine, by directory order in ripgrep.
+    for index, rel in enumerate(sorted(tree, key=lambda rel: rel[::-1])):
+        os.utime(tmp_path / rel, (1_600_000_000 + index, 1_600_000_000 + index))
     native, pure = await run_both(tmp_path, False, "glob", {"pattern": "*.txt"})
     assert native == pure
     assert native.endswith(

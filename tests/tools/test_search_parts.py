@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 
 from dsh_fs.errors import FsError, FsErrorCode
-from dsh_fs.fs import FsFileType, FsWalkEntry
 from dsh_fs.tools import _lines
 from dsh_fs.tools._collect import MatchCollector, PathCollector
 from dsh_fs.tools._globs import compile_name_glob, compile_path_glob
@@ -75,32 +74,28 @@ def test_the_match_collector_keeps_the_first_matches_in_path_order() -> None:
     ]
 
 
-def entry(path: str, mtime: int) -> FsWalkEntry:
-    return FsWalkEntry(path=path, type=FsFileType.FILE, size=0, mtime_ns=mtime)
-
-
 def test_the_path_collector_samples_round_robin_across_top_level_entries() -> None:
     found = PathCollector(3)
     for index, path in enumerate(["v/a", "v/b", "v/c", "v/d", "src/e", "guide/f"]):
-        found.add(entry(path, index))
+        found.add(path, index)
     assert found.sample() == (["v/a", "src/e", "guide/f"], 3, 3)
     found = PathCollector(5)
     for index, path in enumerate(["v/a", "v/b", "v/c", "v/d", "src/e", "guide/f"]):
-        found.add(entry(path, index))
+        found.add(path, index)
     assert found.sample() == (["v/a", "v/b", "v/c", "src/e", "guide/f"], 3, 3)
 
 
 def test_the_path_collector_keeps_one_slot_per_entry_when_entries_outnumber_slots() -> None:
     found = PathCollector(2)
     for index, path in enumerate(["d/1", "c/1", "b/1", "a/1", "a/2"]):
-        found.add(entry(path, 10 - index))
+        found.add(path, 10 - index)
     assert found.sample() == (["a/2", "b/1"], 2, 4)
 
 
 def test_a_result_that_fits_is_oldest_first_then_by_path() -> None:
     found = PathCollector(10)
     for path, mtime in (("b", 5), ("a", 5), ("c", 1)):
-        found.add(entry(path, mtime))
+        found.add(path, mtime)
     assert found.sample() == (["c", "a", "b"], 3, 3)
 
 

@@ -194,9 +194,12 @@ class FileSystem(ABC):
     def native_glob(
         self, root: FsTarget, query: FsGlobQuery
     ) -> AbstractAsyncContextManager[AsyncIterator[list[FsWalkEntry]]] | None:
-        """The provider's own file finder for `query` below the directory `root` (regular
-        files only, with their size and modification time), or None when it has none (the
-        default): callers then filter `walk`, which gives the same files.
+        """The provider's own file finder for `query` below the directory `root`, or None
+        when it has none (the default): callers then filter `walk`, which gives the same
+        files.
+
+        Regular files only, oldest modification first (files with the same time in the
+        searcher's order); `size` and `mtime_ns` may be left out (0 and None).
 
         Raises:
             FsError: when iterating: `SEARCH_INVALID_PATTERN`, and the errors of `walk`.

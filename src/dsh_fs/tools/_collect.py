@@ -9,8 +9,6 @@ from __future__ import annotations
 import bisect
 from collections.abc import Iterable
 
-from dsh_fs.fs import FsWalkEntry
-
 from ._lines import LineHit
 
 __all__ = ["MatchCollector", "PathCollector", "path_key"]
@@ -96,13 +94,18 @@ class PathCollector:
         self._entries: set[str] = set()
         self._groups: dict[str, _Group] = {}
 
-    def add(self, entry: FsWalkEntry) -> None:
-        """A matching file (its path relative to the search root)."""
+    def add(self, path: str, order: int) -> None:
+        """A matching file: its path relative to the search root, and where it comes in the
+        oldest-first order (its modification time, or its rank in an ordered listing)."""
         self.total += 1
-        top = entry.path.partition("/")[0]
+        top = path.partition("/")[0]
         self._entries.add(top)
-        item = (entry.mtime_ns or 0, path_key(entry.path), entry.path)
         group = self._groups.get(top)
+        if group is not None:
+            room = 1 if len(self._entries) >= self.limit else self.limit
+            if len(group.files) >= room and order > group.files[-1][0]:
+                return  # later than every file this entry keeps: it can't be shown
+        item = (order, path_key(path), path)
         if group is None:
             if len(self._groups) >= self.limit and self._is_full():
                 worst = max(self._groups.items(), key=lambda kv: kv[1].first)

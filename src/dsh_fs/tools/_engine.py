@@ -62,7 +62,7 @@ async def glob_tree(fs: FileSystem, root: FsTarget, glob: PathGlob, found: PathC
                     and entry.name not in VCS_DIRECTORIES
                     and glob.matches_file(entry.path)
                 ):
-                    found.add(entry)
+                    found.add(entry.path, entry.mtime_ns or 0)
 
 
 async def grep_file(
