@@ -1,6 +1,7 @@
 """`make bench`: run every workload through dsh-fs and through its raw baseline, print the table.
 
-Usage: ``python -m bench [--quick] [--peers] [--sizes 1MB,100MB,1GB] [--out bench/results.md]``.
+Usage: ``python -m bench [--quick] [--peers] [--discovery] [--sizes 1MB,100MB,1GB]
+[--out bench/results.md]``.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import Any
 from bench._data import SIZES, ensure_file, small_file
 from bench._mcp import dsh_fs_server, time_calls
 from bench._peers import peer_rows, render_peers
+from bench.discovery import discovery_rows, render_discovery
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -184,7 +186,14 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="also run OpenHands ACI and the MCP reference server (installed into bench/.peers)",
     )
+    parser.add_argument(
+        "--discovery",
+        action="store_true",
+        help="run only the discovery workloads (glob, grep, list; a few minutes)",
+    )
     args = parser.parse_args(argv)
+    if args.discovery:
+        return _discovery_only(args, argv)
     sizes = [s for s in args.sizes.split(",") if s]
     unknown = [s for s in sizes if s not in SIZES]
     if unknown:
@@ -297,6 +306,9 @@ def main(argv: list[str] | None = None) -> int:
         )
         print(peers, flush=True)
 
+    discovery = _DISCOVERY + render_discovery(discovery_rows(quick=args.quick))
+    print(discovery, flush=True)
+
     table = render(rows)
     load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
     report = (
@@ -304,11 +316,47 @@ def main(argv: list[str] | None = None) -> int:
         f"Run: `python -m bench {' '.join(argv if argv is not None else sys.argv[1:])}`"
         f" ({'quick' if args.quick else 'full'}), "
         f"{time.perf_counter() - started:.0f} s, load average at the end {load}. "
-        "Ratios compare medians taken in this run.\n\n" + table + peers
+        "Ratios compare medians taken in this run.\n\n" + table + discovery + peers
     )
     out = Path(args.out)
     Path(args.out).write_text(report + kept_history(out), encoding="utf-8")
     print(f"\n{report}\nwritten to {args.out}")
+    return 0
+
+
+_DISCOVERY = (
+    "\n## Discovery (glob, grep, list) against ripgrep, same run\n\n"
+    "A generated monorepo-like tree (bench/_monorepo.py: ~50,000 files, ~700 MB, warm "
+    "cache); the baseline runs the wheel's `rg` directly with the flags dsh-fs gives it.\n\n"
+)
+
+
+def _discovery_only(args: argparse.Namespace, argv: list[str] | None) -> int:
+    """`--discovery`: the discovery table alone, into its own section of the results file
+    (the rest of the file is kept as it was)."""
+    started = time.perf_counter()
+    table = render_discovery(discovery_rows(quick=args.quick))
+    load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+    section = (
+        _DISCOVERY.rstrip("\n")
+        + f"\n\nMachine: {machine()}. Run: `python -m bench "
+        + " ".join(argv if argv is not None else sys.argv[1:])
+        + f"`, {time.perf_counter() - started:.0f} s, load average at the end {load}.\n\n"
+        + table
+    )
+    out = Path(args.out)
+    previous = out.read_text(encoding="utf-8") if out.exists() else ""
+    start = previous.find(_DISCOVERY.strip("\n"))
+    if start == -1:
+        history = previous.find(HISTORY)
+        cut = history if history != -1 else len(previous)
+        updated = previous[:cut].rstrip("\n") + "\n" + section + previous[cut:]
+    else:
+        end = previous.find("\n## ", start + 3)
+        end = len(previous) if end == -1 else end
+        updated = previous[:start].rstrip("\n") + "\n\n" + section.lstrip("\n") + previous[end:]
+    out.write_text(updated, encoding="utf-8")
+    print(f"\n{section}\nwritten to {args.out}")
     return 0
 
 

@@ -22,6 +22,7 @@ from ._events import (
     FsIntent,
     FsObserved,
 )
+from ._search import VCS_DIRECTORIES, FsGlobQuery, FsGrepHit, FsGrepQuery
 from ._types import (
     BEFORE_LIMIT,
     Absent,
@@ -41,6 +42,7 @@ from ._types import (
     FsTarget,
     FsTargetKey,
     FsVersion,
+    FsWalkEntry,
     FsWriteOutcome,
     Observation,
     PatchOp,
@@ -56,6 +58,7 @@ __all__ = [
     "FS_EDIT_INTENT",
     "FS_OBSERVED",
     "FS_WRITE_INTENT",
+    "VCS_DIRECTORIES",
     "Absent",
     "CreateIfAbsent",
     "FileSystem",
@@ -68,6 +71,9 @@ __all__ = [
     "FsError",
     "FsErrorCode",
     "FsFileType",
+    "FsGlobQuery",
+    "FsGrepHit",
+    "FsGrepQuery",
     "FsInfo",
     "FsInsertRequest",
     "FsIntent",
@@ -78,6 +84,7 @@ __all__ = [
     "FsTarget",
     "FsTargetKey",
     "FsVersion",
+    "FsWalkEntry",
     "FsWriteOutcome",
     "Observation",
     "PatchOp",

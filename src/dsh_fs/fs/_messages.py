@@ -27,6 +27,7 @@ __all__ = [
     "hunk_not_found",
     "insert_out_of_range",
     "invalid_path",
+    "invalid_pattern",
     "invalid_utf8",
     "io_error",
     "not_a_directory",
@@ -37,6 +38,8 @@ __all__ = [
     "parent_not_directory",
     "permission_denied",
     "sandbox_denied",
+    "search_aborted",
+    "shown",
     "symlink_loop",
     "too_large",
     "workspace_closed",
@@ -271,3 +274,44 @@ def hunk_not_found(
     if diagnosis:
         message += "\n" + diagnosis
     return FsError(FsErrorCode.EDIT_NOT_FOUND, message, path=path, details=details)
+
+
+# --- searches (SPEC §8.1) ----------------------------------------------------------------
+
+
+def shown(text: str) -> str:
+    """`text` made safe to show and to encode as UTF-8: a lone surrogate (a name that is not
+    valid UTF-8, or a pattern that carried one) becomes a ``\\xNN`` or ``\\udXXX`` escape."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        data = text.encode("utf-8", "surrogateescape" if _escapable(text) else "backslashreplace")
+        return data.decode("utf-8", "backslashreplace")
+    return text
+
+
+def _escapable(text: str) -> bool:
+    # surrogateescape only round-trips U+DC80..U+DCFF (undecodable bytes of a file name).
+    return all(not "\ud800" <= c <= "\udfff" or "\udc80" <= c <= "\udcff" for c in text)
+
+
+def invalid_pattern(kind: Literal["regex", "glob"], pattern: str, reason: str) -> FsError:
+    """A search pattern that does not compile (SEARCH_INVALID_PATTERN), with why."""
+    hint = (
+        " (ripgrep regex syntax; lookaround and backreferences are not supported)"
+        if kind == "regex"
+        else ""
+    )
+    return FsError(
+        FsErrorCode.SEARCH_INVALID_PATTERN, f'invalid {kind} "{shown(pattern)}": {reason}{hint}'
+    )
+
+
+def search_aborted(path: str, seconds: float, narrow: str) -> FsError:
+    """A search that ran past its time budget (SEARCH_ABORTED); nothing partial is returned.
+    `narrow` names what the model can narrow (``pattern or path``)."""
+    return FsError(
+        FsErrorCode.SEARCH_ABORTED,
+        f'cannot search "{path}": stopped after {seconds:g} seconds; narrow {narrow} and retry',
+        path=path,
+    )

@@ -29,6 +29,7 @@ __all__ = [
     "FsTarget",
     "FsTargetKey",
     "FsVersion",
+    "FsWalkEntry",
     "FsWriteOutcome",
     "Observation",
     "PatchOp",
@@ -107,6 +108,30 @@ class FsDirEntry:
     """From `lstat` of the child: symlinks are reported as `SYMLINK`."""
     size: int
     """Size in bytes."""
+    mtime_ns: int | None = None
+    """Modification time in nanoseconds since the epoch (of the link itself for a symlink),
+    when the backend has one."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FsWalkEntry:
+    """One entry found by `FileSystem.walk`: metadata only, symbolic links never followed."""
+
+    path: str
+    """The entry's path relative to the walk's root, components joined with ``/`` (no
+    leading ``./``)."""
+    type: FsFileType
+    """As `lstat` sees it: a symbolic link is `SYMLINK`, whatever it points to."""
+    size: int
+    """Size in bytes; 0 for a directory or a symbolic link (only files are ever read)."""
+    mtime_ns: int | None = None
+    """A file's modification time in nanoseconds since the epoch, when the backend has one
+    (None for directories and links)."""
+
+    @property
+    def name(self) -> str:
+        """The last component of `path`."""
+        return self.path.rpartition("/")[2]
 
 
 @dataclass(frozen=True, slots=True)

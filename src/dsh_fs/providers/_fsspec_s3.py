@@ -38,6 +38,13 @@ class S3Store(Store):
             self.fs.invalidate_cache(path)
         return [e for e in entries if e["name"].rstrip("/") != path.rstrip("/")]
 
+    def _find(self, path: str) -> dict[str, dict[str, Any]]:
+        try:
+            found: dict[str, dict[str, Any]] = self.fs.find(path, withdirs=True, detail=True)
+        finally:
+            self.fs.invalidate_cache(path)
+        return found
+
     def _version(self, path: str, info: dict[str, Any]) -> FsVersion:
         del path
         return etag_version(info["ETag"])

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import IO, Any
 
-from dsh_fs.fs import FsDirEntry, FsFileType, FsVersion
+from dsh_fs.fs import FsDirEntry, FsFileType, FsVersion, FsWalkEntry
 
 __all__ = [
     "DIRECTORY_VERSION",
@@ -152,6 +152,35 @@ class Store:
         if entry.type is not FsFileType.DIRECTORY:
             raise NotADirectoryError(errno.ENOTDIR, "not a directory", path)
         return _entries(path, self._ls(path))
+
+    def find(self, path: str) -> list[FsWalkEntry]:
+        """Everything below the directory `path` in one listing (paginated by the backend:
+        one request per thousand keys on S3, not one per directory), as entries relative to
+        `path`, in no particular order. Directories implied by a deeper key are included.
+        """
+        infos: dict[str, dict[str, Any]] = self._find(path)
+        base = path.rstrip("/")
+        entries: dict[str, FsWalkEntry] = {}
+        for name, info in infos.items():
+            rel = name.rstrip("/")[len(base) :].strip("/") if name.startswith(base) else ""
+            if not rel:
+                continue
+            kind = FsFileType.SYMLINK if info.get("islink") else _file_type(info)
+            entries[rel] = FsWalkEntry(
+                path=rel,
+                type=kind,
+                size=int(info.get("size") or 0) if kind is FsFileType.FILE else 0,
+                mtime_ns=_mtime_ns(info) if kind is FsFileType.FILE else None,
+            )
+            parent = rel.rpartition("/")[0]
+            while parent and parent not in entries:
+                entries[parent] = FsWalkEntry(path=parent, type=FsFileType.DIRECTORY, size=0)
+                parent = parent.rpartition("/")[0]
+        return list(entries.values())
+
+    def _find(self, path: str) -> dict[str, dict[str, Any]]:
+        found: dict[str, dict[str, Any]] = self.fs.find(path, withdirs=True, detail=True)
+        return found
 
     def open(self, path: str, block_size: int) -> IO[bytes]:
         """A binary reader of the regular file `path`.
@@ -293,6 +322,7 @@ def _entries(path: str, infos: list[dict[str, Any]]) -> list[FsDirEntry]:
             name=info["name"].rstrip("/").rsplit("/", 1)[-1],
             type=FsFileType.SYMLINK if info.get("islink") else _file_type(info),
             size=int(info.get("size") or 0),
+            mtime_ns=_mtime_ns(info),
         )
         for info in infos
         if info["name"].rstrip("/") != path.rstrip("/")

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import stat as st_mode
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager
 from functools import partial
 from pathlib import Path
@@ -26,11 +26,15 @@ from dsh_fs.fs import (
     FsEdit,
     FsEditOutcome,
     FsFileType,
+    FsGlobQuery,
+    FsGrepHit,
+    FsGrepQuery,
     FsInfo,
     FsPathInfo,
     FsTarget,
     FsTargetKey,
     FsVersion,
+    FsWalkEntry,
     FsWriteOutcome,
     WriteGuard,
 )
@@ -38,13 +42,15 @@ from dsh_fs.fs import _messages as messages
 
 from ._local_dirs import list_dir
 from ._local_guards import UNGUARDED, LocalGuards
-from ._local_io import read_bytes_capped, read_fd
+from ._local_io import read_bytes_capped, read_bytes_within, read_fd
 from ._local_mutations import LocalMutations
 from ._local_open import file_type, open_regular, unchanged
 from ._local_publish import process_umask
 from ._local_stream import STREAM_CHUNK_SIZE, stream_text
+from ._local_walk import walk
 from ._locks import TargetLocks
 from ._oserrors import FramesDropped, map_os_errors
+from ._ripgrep import closing, find_rg, rg_glob, rg_grep
 from ._staging import sweep_stage_dirs
 from ._text import check_usable_path, decode_text
 from ._versions import VersionBook, digest
@@ -206,6 +212,12 @@ class LocalFileSystem(FileSystem):
 
     async def read_bytes(self, target: FsTarget, max_bytes: int) -> bytes:
         self._alive("read", target.display_path)
+        # Small files on the loop, as `read_text` does (see `_read_small`).
+        small = read_bytes_within(
+            target.target_key, target.display_path, max_bytes, self._guards, INLINE_READ_BYTES
+        )
+        if small is not None:
+            return small
         return await to_thread.run_sync(
             read_bytes_capped, target.target_key, target.display_path, max_bytes, self._guards
         )
@@ -298,3 +310,47 @@ class LocalFileSystem(FileSystem):
             self._alive("delete", target.display_path)
             with FramesDropped():
                 return await to_thread.run_sync(partial(self._mutations.delete, target, expected))
+
+    def walk(
+        self, root: FsTarget, *, descend: Callable[[str], bool] | None = None
+    ) -> AbstractAsyncContextManager[AsyncIterator[list[FsWalkEntry]]]:
+        """``os.scandir`` over descriptors opened without following links; the guards see
+        the kernel's path of the root (see `_local_walk`)."""
+        self._alive("search", root.display_path)
+        return walk(root.target_key, root.display_path, self._guards, descend, lambda: self._closed)
+
+    def native_grep(
+        self, root: FsTarget, query: FsGrepQuery
+    ) -> AbstractAsyncContextManager[AsyncIterator[list[FsGrepHit]]] | None:
+        """ripgrep from the ``ripgrep`` wheel, run in `root` (see `_ripgrep`); None without
+        the binary."""
+        binary = find_rg()
+        self._alive("search", root.display_path)
+        if binary is None:
+            return None
+        found = rg_grep(binary, root.target_key, root.display_path, query, self._guards)
+        return None if found is None else closing(found)
+
+    def native_glob(
+        self, root: FsTarget, query: FsGlobQuery
+    ) -> AbstractAsyncContextManager[AsyncIterator[list[FsWalkEntry]]] | None:
+        """``rg --files`` from the ``ripgrep`` wheel, then one ``lstat`` per file found (see
+        `_ripgrep`); None without the binary."""
+        binary = find_rg()
+        self._alive("search", root.display_path)
+        if binary is None:
+            return None
+        return closing(rg_glob(binary, root.target_key, root.display_path, query, self._guards))
+
+    async def walk_target(self, root: FsTarget, path: str) -> FsTarget:
+        """The root's key and display path joined with `path`: a walk lists real entries
+        without following links, so no `realpath` is needed (a path with ``..`` or an
+        absolute one is resolved as usual)."""
+        parts = path.split("/")
+        if not path or path.startswith("/") or ".." in parts or "" in parts or "\0" in path:
+            return await self.resolve(path, root.display_path)
+        key, display = str(root.target_key), root.display_path
+        return FsTarget(
+            target_key=FsTargetKey(key + path if key.endswith("/") else f"{key}/{path}"),
+            display_path=display + path if display.endswith("/") else f"{display}/{path}",
+        )

@@ -30,7 +30,9 @@ def list_dir(key: str, display: str) -> list[FsDirEntry]:
             except FileNotFoundError:
                 continue  # removed while listing
             kind = FsFileType.SYMLINK if st_mode.S_ISLNK(info.st_mode) else file_type(info.st_mode)
-            entries.append(FsDirEntry(name=entry.name, type=kind, size=info.st_size))
+            entries.append(
+                FsDirEntry(name=entry.name, type=kind, size=info.st_size, mtime_ns=info.st_mtime_ns)
+            )
     entries.sort(key=lambda e: e.name)
     return entries
 

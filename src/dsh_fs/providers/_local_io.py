@@ -18,6 +18,7 @@ __all__ = [
     "READ_CHUNK_SIZE",
     "LazyContent",
     "read_bytes_capped",
+    "read_bytes_within",
     "read_fd",
     "read_text_fd",
     "write_all",
@@ -74,9 +75,21 @@ class LazyContent:
 
 def read_bytes_capped(key: str, display: str, max_bytes: int, guards: LocalGuards) -> bytes:
     """`read_bytes`: at most `max_bytes`, refusing a larger (or growing) file whole."""
+    data = read_bytes_within(key, display, max_bytes, guards, None)
+    assert data is not None
+    return data
+
+
+def read_bytes_within(
+    key: str, display: str, max_bytes: int, guards: LocalGuards, within: int | None
+) -> bytes | None:
+    """`read_bytes_capped`, or None (nothing read) when the file is larger than `within`:
+    what a caller on the event loop reads at once, leaving larger files to a thread."""
     opened = open_regular(key, "read", display, guards)
     fd = opened.fd
     try:
+        if within is not None and opened.info.st_size > within:
+            return None
         if opened.info.st_size > max_bytes:
             raise messages.too_large("read", display, max_bytes)
         # Ask for one byte more than allowed: a file that grew meanwhile is refused, never
@@ -85,11 +98,15 @@ def read_bytes_capped(key: str, display: str, max_bytes: int, guards: LocalGuard
         left = max_bytes + 1
         with map_os_errors("read", display):
             while left > 0:
-                chunk = os.read(fd, left)
+                # Sized by the file, not the cap: a 1 MiB read buffer for a 1 KiB file costs.
+                want = min(left, max(opened.info.st_size + 1, 4096))
+                chunk = os.read(fd, want)
                 if not chunk:
                     break
                 chunks.append(chunk)
                 left -= len(chunk)
+                if len(chunk) < want:
+                    break  # a short read of a regular file is its end: no read to hear EOF
     finally:
         os.close(fd)
     if left <= 0:

@@ -39,7 +39,8 @@ class Opened:
     info: os.stat_result
     """Its `fstat`: the authority on what was opened."""
     path: str
-    """The kernel's path of the opened file (`fd_path`), for the guards."""
+    """The kernel's path of the opened file (`fd_path`), for the guards (just the key when
+    the guards confine nothing and the open is not a write's)."""
 
 
 def file_type(mode: int) -> FsFileType:
@@ -98,7 +99,8 @@ def open_regular(
             info = os.fstat(fd)
         if not st_mode.S_ISREG(info.st_mode):
             raise messages.not_regular_file(verb, display)
-        opened = fd_path(fd, key)
+        # The kernel's path is for guards that can refuse something; others never look.
+        opened = fd_path(fd, key) if guards.confined or verb == "write" else key
         if verb != "write":
             guards.check_open(verb, display, opened)
     except BaseException:

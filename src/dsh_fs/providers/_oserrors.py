@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import errno
 import os
-from collections.abc import Iterator
-from contextlib import contextmanager
 from types import TracebackType
 
 from dsh_fs.errors import FsError
@@ -68,16 +66,31 @@ def not_a_directory(verb: messages.Verb, path: str) -> FsError:
     return messages.parent_not_directory(path)
 
 
-@contextmanager
-def map_os_errors(verb: messages.Verb, path: str) -> Iterator[None]:
-    """Turn an `OSError` raised in the block into its `FsError` (``raise … from exc``).
+class map_os_errors:
+    """``with map_os_errors(verb, path):`` turns an `OSError` raised in the block into its
+    `FsError` (``raise … from exc``); `FsError`s raised in the block pass through unchanged.
 
-    `FsError`s raised in the block pass through unchanged.
+    A class, not a generator-based context manager: it wraps every system call of a read,
+    and a small read makes three of them.
     """
-    try:
-        yield
-    except OSError as exc:
-        raise os_error(exc, verb, path) from exc
+
+    __slots__ = ("_path", "_verb")
+
+    def __init__(self, verb: messages.Verb, path: str) -> None:
+        self._verb: messages.Verb = verb
+        self._path = path
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        if isinstance(exc, OSError):
+            raise os_error(exc, self._verb, self._path) from exc
 
 
 def without_frames(error: FsError) -> FsError:

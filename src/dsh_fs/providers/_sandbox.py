@@ -7,9 +7,9 @@ the inner local provider, which re-checks the parent directory right before publ
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from typing import Literal, TypeAlias, get_args
+from typing import Literal, TypeAlias, TypeVar, get_args
 
 from dsh_fs.errors import FsError
 from dsh_fs.fs import (
@@ -19,10 +19,14 @@ from dsh_fs.fs import (
     FsDirEntry,
     FsEdit,
     FsEditOutcome,
+    FsGlobQuery,
+    FsGrepHit,
+    FsGrepQuery,
     FsInfo,
     FsPathInfo,
     FsTarget,
     FsVersion,
+    FsWalkEntry,
     FsWriteOutcome,
     WriteGuard,
 )
@@ -40,6 +44,8 @@ SandboxMode: TypeAlias = Literal["read-only", "workspace-write", "full-access"]
 
 _MODES: tuple[str, ...] = get_args(SandboxMode)
 
+_T = TypeVar("_T")
+
 
 class _Fence(LocalGuards):
     """The sandbox's rules, as path checks before a call and as the guards the inner local
@@ -49,6 +55,7 @@ class _Fence(LocalGuards):
         self.roots = roots
         self.mode: SandboxMode = mode
         self.confine_reads = confine_reads
+        self.confined = confine_reads
 
     def deny(self, verb: messages.Verb, path: str, reason: str) -> FsError:
         return messages.sandbox_denied(verb, path, reason, self.mode)
@@ -70,6 +77,9 @@ class _Fence(LocalGuards):
 
     def may_reveal(self, opened: str) -> bool:
         return self.readable(opened)
+
+    def may_see(self, real: str) -> bool:
+        return self.readable(real)
 
     def check_publish(self, verb: Literal["write", "edit"], display: str, directory: str) -> None:
         if self.mode == "read-only":
@@ -305,6 +315,43 @@ class SandboxFileSystem(FileSystem):
         self._check_write(target, "delete")
         self._check_read(target, "delete")
         return await self._inner.delete(target, expected)
+
+    def walk(
+        self, root: FsTarget, *, descend: Callable[[str], bool] | None = None
+    ) -> AbstractAsyncContextManager[AsyncIterator[list[FsWalkEntry]]]:
+        """The local walk, its root confined once (checked when the block is entered): the
+        walk never follows a link and lists only directories whose kernel path lies below
+        that root, so nothing outside it is ever listed."""
+        return self._fenced(root, self._inner.walk(root, descend=descend))
+
+    async def walk_target(self, root: FsTarget, path: str) -> FsTarget:
+        """The local answer; every primitive given the target checks it against the fence
+        as usual."""
+        return await self._inner.walk_target(root, path)
+
+    def native_grep(
+        self, root: FsTarget, query: FsGrepQuery
+    ) -> AbstractAsyncContextManager[AsyncIterator[list[FsGrepHit]]] | None:
+        """The local ripgrep search, its root confined; every file it reports is re-checked
+        against the fence."""
+        inner = self._inner.native_grep(root, query)
+        return None if inner is None else self._fenced(root, inner)
+
+    def native_glob(
+        self, root: FsTarget, query: FsGlobQuery
+    ) -> AbstractAsyncContextManager[AsyncIterator[list[FsWalkEntry]]] | None:
+        """The local ripgrep file finder, its root confined; every file it reports is
+        re-checked against the fence."""
+        inner = self._inner.native_glob(root, query)
+        return None if inner is None else self._fenced(root, inner)
+
+    @asynccontextmanager
+    async def _fenced(
+        self, root: FsTarget, inner: AbstractAsyncContextManager[_T]
+    ) -> AsyncIterator[_T]:
+        self._check_read(root)
+        async with inner as batches:
+            yield batches
 
 
 def _check_usable(path: str, cwd: str | None) -> None:
