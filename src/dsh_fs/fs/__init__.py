@@ -13,6 +13,7 @@ from dsh_fs.errors import FsError, FsErrorCode
 from ._contract import FileSystem
 from ._edit import apply_edit
 from ._events import FS, FS_EDIT_INTENT, FS_OBSERVED, FS_WRITE_INTENT, FsIntent, FsObserved
+from ._text_stream import FsTextChunk, FsTextStream
 from ._types import (
     BEFORE_LIMIT,
     Absent,
@@ -56,6 +57,8 @@ __all__ = [
     "FsPathInfo",
     "FsTarget",
     "FsTargetKey",
+    "FsTextChunk",
+    "FsTextStream",
     "FsVersion",
     "FsWriteOutcome",
     "Observation",

@@ -11,6 +11,7 @@ from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager
 
+from ._text_stream import FsTextStream, derived_text_stream
 from ._types import (
     FsCapabilities,
     FsDirEntry,
@@ -138,3 +139,21 @@ class FileSystem(ABC):
 
     async def aclose(self) -> None:  # noqa: B027 - optional hook, a no-op by default
         """Release what the provider holds (connections, thread pools). Idempotent."""
+
+    def stream_text_from(
+        self, target: FsTarget, start: int = 0
+    ) -> AbstractAsyncContextManager[FsTextStream]:
+        """`stream_text` from byte `start` on, chunks tagged with their byte offsets, and the
+        version of what was opened when the provider vouches for it (`FsTextStream`).
+
+        `start` must be a character boundary: 0, or the offset of a chunk a stream of the
+        same version reported. Only the bytes from `start` on are checked as text; a
+        consumer starting past 0 knows the earlier ones from a stream at that version.
+        A `start` past the end yields no chunk. Providers with ranged reads override this;
+        the default reads and decodes from the start and never vouches.
+
+        Raises:
+            FsError: those of `stream_text`, when the block is entered or mid-stream.
+            ValueError: a negative `start`.
+        """
+        return derived_text_stream(self.stream_text(target), target, start)

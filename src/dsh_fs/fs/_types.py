@@ -198,3 +198,7 @@ class FsCapabilities:
     """Guarded mutations hold against other processes using the same provider."""
     directories: bool = True
     """Directories are real objects (object stores have only prefixes)."""
+    content_versions: bool = False
+    """`stream_text_from` may vouch for the version it streams (`FsTextStream.version`): a
+    vouched version changes whenever the bytes do, so a consumer may reuse what it derived
+    from them (a line index) while `stat` reports that version."""

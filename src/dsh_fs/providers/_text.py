@@ -80,6 +80,11 @@ class ChunkDecoder:
         self._verb: messages.Verb = verb
         self._display = display
 
+    @property
+    def pending(self) -> int:
+        """How many bytes of an unfinished character the decoder holds."""
+        return len(self._decoder.getstate()[0])
+
     def decode(self, data: bytes, final: bool = False) -> str:
         """The text of `data` (plus any character completed by it); `final` at EOF.
 

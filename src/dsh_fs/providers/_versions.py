@@ -81,11 +81,15 @@ class VersionBook:
         timestamp_granularity_ns: Resolution of the filesystem's timestamps. Versions
             truncate mtime and ctime to it; use it for a filesystem that reports finer
             timestamps than it keeps (and in tests, to fake a coarse one).
+        clock: The wall clock in nanoseconds since the epoch (what racy is measured by).
     """
 
-    def __init__(self, timestamp_granularity_ns: int = 1) -> None:
+    def __init__(
+        self, timestamp_granularity_ns: int = 1, clock: Callable[[], int] = time.time_ns
+    ) -> None:
         if timestamp_granularity_ns < 1:
             raise ValueError("timestamp_granularity_ns must be at least 1")
+        self._clock = clock
         self._tick = timestamp_granularity_ns
         self._racy_window = max(RACY_WINDOW_NS, 2 * timestamp_granularity_ns)
         self._seen: OrderedDict[FsVersion, ContentDigest] = OrderedDict()
@@ -100,7 +104,7 @@ class VersionBook:
     def is_racy(self, info: os.stat_result) -> bool:
         """Whether a version observed now could hide a later rewrite in the same tick."""
         changed = max(info.st_mtime_ns, info.st_ctime_ns)
-        return time.time_ns() - changed < self._racy_window
+        return self._clock() - changed < self._racy_window
 
     def wants_digest(self, info: os.stat_result) -> bool:
         """Whether a whole read of this file should fingerprint what it reads."""
