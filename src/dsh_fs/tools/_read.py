@@ -12,6 +12,8 @@ from dsh_fs.runtime import Context, ToolArgumentError, ToolExecution
 
 from ._arguments import Param, ReadArguments, js_number, non_blank, positive_integer
 from ._base import FsTool, observe, session_cwd
+from ._line_index import LineIndexes
+from ._paging import scan_window
 from ._render import render_read
 from ._values import ReadValue
 from ._window import MAX_LINE_CHARS, MAX_LINES, LineWindow
@@ -53,6 +55,12 @@ class ReadTool(FsTool[ReadArguments, ReadValue]):
         Param(name="limit", type="number"),
     )
 
+    def __init__(self, line_indexes: LineIndexes | None = None) -> None:
+        """`line_indexes`: where this tool keeps the line indexes of large files it scanned
+        (one per workspace); a fresh one by default."""
+        super().__init__()
+        self._line_indexes = line_indexes if line_indexes is not None else LineIndexes()
+
     def parse_values(self, raw: Mapping[str, Any]) -> ReadArguments:
         """`file_path` not blank; `offset` and `limit` whole numbers of at least 1, `limit` at
         most 2000. An offset past the end is the out-of-range error, not an argument error.
@@ -86,14 +94,14 @@ class ReadTool(FsTool[ReadArguments, ReadValue]):
         if info.type is not FsFileType.FILE:
             # Never opened: a FIFO or a device must not block the call.
             raise messages.not_regular_file("read", path)
-        window = LineWindow(args.offset, args.limit)
         if info.size <= WHOLE_READ_BYTES:
+            window = LineWindow(args.offset, args.limit)
             window.feed(await fs.read_text(target))
+            result = window.finish()
         else:
-            async with fs.stream_text(target) as chunks:
-                async for chunk in chunks:
-                    window.feed(chunk)
-        result = window.finish()
+            result = await scan_window(
+                fs, target, info, args.offset, args.limit, self._line_indexes
+            )
         if result.out_of_range:
             raise FsError(
                 FsErrorCode.NOT_FOUND,
