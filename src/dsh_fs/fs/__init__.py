@@ -12,6 +12,7 @@ from dsh_fs.errors import FsError, FsErrorCode
 
 from ._contract import FileSystem
 from ._edit import apply_edit
+from ._encoded import EncodedText
 from ._events import FS, FS_EDIT_INTENT, FS_OBSERVED, FS_WRITE_INTENT, FsIntent, FsObserved
 from ._text_stream import FsTextChunk, FsTextStream
 from ._types import (
@@ -43,6 +44,7 @@ __all__ = [
     "FS_WRITE_INTENT",
     "Absent",
     "CreateIfAbsent",
+    "EncodedText",
     "FileSystem",
     "FsCapabilities",
     "FsDirEntry",
