@@ -14,6 +14,8 @@ line 1's text as the model would type it, and the edit tool keeps it untouched a
 
 from __future__ import annotations
 
+import bisect
+import itertools
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -225,22 +227,71 @@ class LineWindow:
 
     def _keep_whole_lines(self, chunk: str, pos: int) -> tuple[int, int]:
         """Keep the lines that end inside `chunk` from `pos` on, until a cap; returns where
-        it stopped and how many newlines it passed. `_complete_line` inlined: this loop is
-        most of a read's time once the file is indexed."""
+        it stopped and how many newlines it passed.
+
+        Runs of short lines without a CR (the usual text) are split and sized in C, a run
+        at a time; any other line goes through `_keep_lines`, one by one.
+        """
+        passed = 0
+        short = self._max_line_chars // 2  # can't exceed the limit even in UTF-16 units
+        while not self._done:
+            # Kept lines cost at least a byte a character, plus a separator each: the last
+            # line that can fit ends with a newline before this (unless it is truncated).
+            stop = chunk.rfind("\n", pos, pos + self._max_bytes - self._bytes + 1)
+            if stop == -1:
+                moved, count = self._keep_lines(chunk, pos, 1)
+                if count == 0:
+                    break
+                pos, passed = moved, passed + count
+                continue
+            run = chunk[pos:stop]
+            parts = run.split("\n", self._limit - len(self._lines))
+            if len(parts) > self._limit - len(self._lines):
+                parts.pop()
+            if "\r" in run or max(map(len, parts)) > short:
+                moved, count = self._keep_lines(chunk, pos, len(parts))
+                pos, passed = moved, passed + count
+                continue
+            kept = self._keep_run(run, parts)
+            pos += sum(map(len, parts[:kept])) + kept
+            passed += kept
+        return pos, passed
+
+    def _keep_run(self, run: str, parts: list[str]) -> int:
+        """Keep the first of `parts` (short lines without a CR, split from `run`) that fit
+        the byte cap; returns how many."""
+        if run.isascii():
+            sizes = list(map(len, parts))
+        else:
+            sizes = list(map(len, run.encode("utf-8").split(b"\n", len(parts))[: len(parts)]))
+        ends = list(itertools.accumulate(size + 1 for size in sizes))  # each with a separator
+        first = 1 if self._lines else 0  # the first line kept pays no separator
+        kept = bisect.bisect_right(ends, self._max_bytes - self._bytes + 1 - first)
+        if kept:
+            self._lines.extend(parts[:kept])
+            self._bytes += ends[kept - 1] - 1 + first
+        if kept < len(parts):
+            self._capped = self._done = True
+        elif len(self._lines) == self._limit:
+            self._done = True
+        return kept
+
+    def _keep_lines(self, chunk: str, pos: int, most: int) -> tuple[int, int]:
+        """Keep up to `most` lines that end inside `chunk` from `pos` on, one by one, until
+        a cap; returns where it stopped and how many newlines it passed."""
         lines = self._lines
         limit = self._limit
-        short = self._max_line_chars // 2  # can't exceed the limit even in UTF-16 units
         room = self._max_bytes - self._bytes
         passed = 0
         find = chunk.find
-        while True:
+        while passed < most:
             end = find("\n", pos)
             if end == -1:
                 break
             text = chunk[pos:end]
             if text.endswith("\r"):
                 text = text[:-1]
-            if len(text) > short:
+            if len(text) > self._max_line_chars // 2:
                 text = self._truncated(text, False)
             size = len(text) if text.isascii() else len(text.encode("utf-8"))
             if lines:
