@@ -48,9 +48,6 @@ async def _ok(result: Any) -> Any:
 async def run(spec: Spec) -> dict[str, Any]:
     """Run the workload `spec` describes and return its measurements."""
     workload, impl, repeats = spec["workload"], spec["impl"], spec["repeats"]
-    if impl == "baseline+dirsync":
-        _baselines._sync_directory = True
-        impl = "baseline"
     path = Path(spec["path"])
     if workload in ("edit", "write"):
         # Mutating workloads work on a private copy, so the generated data stays pristine.
@@ -66,9 +63,11 @@ async def run(spec: Spec) -> dict[str, Any]:
         offset = spec["offset"]
         if impl == "dsh-fs":
             args = {"file_path": str(path), "offset": offset, "limit": 2000}
+            # A first read every time: each call gets a workspace whose line index is empty.
+            fresh = [Workspace.local(str(path.parent)).session() for _ in range(repeats + 1)]
 
             async def step(i: int) -> None:
-                await _ok(await session.call("read", args))
+                await _ok(await fresh[i].call("read", args))
         else:
 
             async def step(i: int) -> None:
@@ -112,6 +111,26 @@ async def run(spec: Spec) -> dict[str, Any]:
             else:
                 for _ in range(batch):
                     _baselines.read_small(path)
+
+    elif workload == "paging":
+        offsets: list[int] = spec["offsets"]
+        by_offset: dict[str, list[float]] = {str(o): [] for o in offsets}
+        await _ok(await session.call("read", {"file_path": str(path), "limit": 2000}))
+
+        async def step(i: int) -> None:
+            for offset in offsets:
+                args = {"file_path": str(path), "offset": offset, "limit": 2000}
+                start = time.perf_counter()
+                await _ok(await session.call("read", args))
+                by_offset[str(offset)].append(time.perf_counter() - start)
+
+        await step(0)
+        for samples in by_offset.values():
+            samples.clear()  # the warm-up's
+        before = _rss_kib()
+        times = await _timed(repeats, step)
+        await ws.aclose()
+        return {"times": times, "rss_kib": _rss_kib() - before, "by_offset": by_offset}
 
     elif workload == "responsiveness":
         big = Path(spec["big_path"])
