@@ -99,11 +99,12 @@ median moved 30% between back-to-back runs), and alternating puts the drift on b
 def interleaved(spec: dict[str, Any], impls: list[str]) -> list[dict[str, Any]]:
     """Run `spec` for every impl in `impls`, alternating children over `ROUNDS` rounds."""
     per_round = max(1, spec["repeats"] // ROUNDS)
-    pooled: list[dict[str, Any]] = [{"times": [], "rss_kib": 0} for _ in impls]
+    pooled: list[dict[str, Any]] = [{"times": [], "cpu": [], "rss_kib": 0} for _ in impls]
     for _ in range(ROUNDS):
         for impl, into in zip(impls, pooled, strict=True):
             result = child({**spec, "impl": impl, "repeats": per_round})
             into["times"].extend(result["times"])
+            into["cpu"].extend(result["cpu"])
             into["rss_kib"] = max(into["rss_kib"], result["rss_kib"])
     return pooled
 
@@ -135,9 +136,9 @@ def _rss(measured: dict[str, Any] | None) -> str:
 
 def render(rows: list[Row]) -> str:
     head = (
-        "| workload | dsh-fs median | dsh-fs min | baseline median | ratio | "
+        "| workload | dsh-fs median | dsh-fs min | baseline median | ratio | CPU-time ratio | "
         "peak RSS growth (dsh-fs / baseline) | target | met |\n"
-        "|---|---|---|---|---|---|---|---|\n"
+        "|---|---|---|---|---|---|---|---|---|\n"
     )
     lines = []
     for row in rows:
@@ -148,6 +149,10 @@ def render(rows: list[Row]) -> str:
             base_s, ratio = fmt_time(base), f"{ours / base:.2f}×"
         else:
             base_s, ratio = "–", "–"
+        cpu = "–"
+        if row.baseline is not None and row.ours.get("cpu") and row.baseline.get("cpu"):
+            ours_cpu = statistics.median(row.ours["cpu"]) / row.per_call
+            cpu = f"{ours_cpu / (statistics.median(row.baseline['cpu']) / row.per_call):.2f}×"
         rss = f"{_rss(row.ours)} / {_rss(row.baseline)}"
         if "p99" in row.ours:
             base_s = f"p50 {fmt_time(row.ours['p50'])}"
@@ -155,7 +160,7 @@ def render(rows: list[Row]) -> str:
         met = {True: "yes", False: "**no**", None: "–"}[row.target.met(row)]
         lines.append(
             f"| {row.workload} | {fmt_time(ours)} | {fmt_time(ours_min)} | {base_s} | {ratio} "
-            f"| {rss} | {row.target.text} | {met} |"
+            f"| {cpu} | {rss} | {row.target.text} | {met} |"
         )
     return head + "\n".join(lines) + "\n"
 
