@@ -43,7 +43,7 @@ from ._local_io import read_bytes_capped, read_fd
 from ._local_mutations import LocalMutations
 from ._local_open import file_type, open_regular, unchanged
 from ._local_publish import process_umask
-from ._local_ranged import stream_text_from
+from ._local_ranged import RESUMED_CHUNK_SIZE, stream_text_from
 from ._local_stream import STREAM_CHUNK_SIZE, stream_text
 from ._locks import TargetLocks
 from ._oserrors import map_os_errors
@@ -295,7 +295,7 @@ class LocalFileSystem(FileSystem):
             target.target_key,
             target.display_path,
             start,
-            STREAM_CHUNK_SIZE,
+            STREAM_CHUNK_SIZE if start == 0 else RESUMED_CHUNK_SIZE,
             self._versions,
             self._guards,
             lambda: self._closed,

@@ -6,8 +6,6 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 
-from anyio import to_thread
-
 from dsh_fs.fs import FsTextChunk, FsTextStream, FsVersion
 
 from ._local_guards import LocalGuards
@@ -15,7 +13,11 @@ from ._local_open import open_regular
 from ._local_stream import TextChunks
 from ._versions import VersionBook
 
-__all__ = ["RangedText", "stream_text_from"]
+__all__ = ["RESUMED_CHUNK_SIZE", "RangedText", "stream_text_from"]
+
+RESUMED_CHUNK_SIZE = 256 * 1024
+"""Bytes per read of a stream that starts past 0: such a stream is usually a short ranged
+read (a window from a line index), so less is decoded past what its reader needs."""
 
 
 @asynccontextmanager
@@ -37,7 +39,8 @@ async def stream_text_from(
     """
     if start < 0:
         raise ValueError("start must be at least 0")
-    opened = await to_thread.run_sync(open_regular, key, "read", display, guards)
+    # A few metadata calls, cheaper on the loop than a thread hop (as `read_text` opens).
+    opened = open_regular(key, "read", display, guards)
     chunks = TextChunks(opened.fd, display, chunk_size, opened.info, versions, closed, start)
     vouched = None if versions.is_racy(opened.info) else versions.version(opened.info)
     try:
