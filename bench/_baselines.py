@@ -15,11 +15,13 @@ from pathlib import Path
 __all__ = ["edit_line", "read_small", "read_window", "replace_file"]
 
 _CHUNK = 1 << 20
+MAX_BYTES = 51200
+"""The read output cap (SPEC §6): lines past it are not formatted."""
 
 
 def read_window(path: Path, offset: int, limit: int = 2000) -> tuple[list[str], int]:
-    """Read the bytes, refuse a NUL, validate UTF-8 strictly, count newlines, decode only
-    the window.
+    """Read the bytes, refuse a NUL, validate UTF-8 strictly, count newlines, decode and
+    format only the window, up to the output cap.
 
     Returns the formatted window lines and the exact total line count.
     """
@@ -38,7 +40,7 @@ def read_window(path: Path, offset: int, limit: int = 2000) -> tuple[list[str], 
             if line_no + newlines >= first and line_no <= last:
                 parts = (pending + chunk).split(b"\n")
                 pending = parts.pop()
-                window.extend(part for i, part in enumerate(parts) if first <= line_no + i <= last)
+                window.extend(parts[max(0, first - line_no) : max(0, last - line_no + 1)])
             else:
                 pending = b""
             line_no += newlines
@@ -47,7 +49,13 @@ def read_window(path: Path, offset: int, limit: int = 2000) -> tuple[list[str], 
     total = line_no - 1 if ends_with_newline else line_no
     if pending and first <= line_no <= last:
         window.append(pending)
-    lines = [f"{first + i}: {b.decode('utf-8').rstrip(chr(13))}" for i, b in enumerate(window)]
+    lines: list[str] = []
+    used = 0
+    for i, raw in enumerate(window):
+        used += len(raw) + (1 if lines else 0)
+        if used > MAX_BYTES:  # the output cap (bench lines are never long enough to cut)
+            break
+        lines.append(f"{first + i}: {raw.decode('utf-8').rstrip(chr(13))}")
     return lines, total
 
 
