@@ -1,8 +1,9 @@
 """The provider contract (`ctx.fs`): the `FileSystem` ABC and its vocabulary.
 
 This layer defines targets, opaque versions, infos, write guards, edit requests and
-outcomes, observations, the fs/* event keys and the `FS` service key, and the literal-edit
-algorithm every provider applies. It does no I/O. Providers (`dsh_fs.providers`) implement
+outcomes, ranged text streams, text kept as its encoding (`EncodedText`), observations, the
+fs/* event keys and the `FS` service key, and the literal-edit algorithm every provider
+applies. It does no I/O. Providers (`dsh_fs.providers`) implement
 it; the tools and the policy consume it. Below it sit only `dsh_fs.runtime` (for event and
 service keys) and `dsh_fs.errors`. The exact messages live in the private `_messages`
 module, which the package's own providers and policy share.
