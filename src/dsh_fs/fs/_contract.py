@@ -13,6 +13,7 @@ from contextlib import AbstractAsyncContextManager
 
 from . import _messages as messages
 from ._search import FsGlobQuery, FsGrepHit, FsGrepQuery
+from ._text_stream import FsTextStream, derived_text_stream
 from ._types import (
     FsCapabilities,
     FsDeleteOutcome,
@@ -239,3 +240,21 @@ class FileSystem(ABC):
         """Release what the provider holds (connections, thread pools); later calls fail
         with `FS_ABORTED`. Idempotent. (The default does nothing: a provider that holds
         nothing may keep working.)"""
+
+    def stream_text_from(
+        self, target: FsTarget, start: int = 0
+    ) -> AbstractAsyncContextManager[FsTextStream]:
+        """`stream_text` from byte `start` on, chunks tagged with their byte offsets, and the
+        version of what was opened when the provider vouches for it (`FsTextStream`).
+
+        `start` must be a character boundary: 0, or the offset of a chunk a stream of the
+        same version reported. Only the bytes from `start` on are checked as text; a
+        consumer starting past 0 knows the earlier ones from a stream at that version.
+        A `start` past the end yields no chunk. Providers with ranged reads override this;
+        the default reads and decodes from the start and never vouches.
+
+        Raises:
+            FsError: those of `stream_text`, when the block is entered or mid-stream.
+            ValueError: a negative `start`.
+        """
+        return derived_text_stream(self.stream_text(target), target, start)

@@ -32,6 +32,7 @@ from dsh_fs.fs import (
     FsPathInfo,
     FsTarget,
     FsTargetKey,
+    FsTextStream,
     FsVersion,
     FsWalkEntry,
     FsWriteOutcome,
@@ -44,6 +45,7 @@ from dsh_fs.fs import _messages as messages
 from ._fsspec_digests import ContentDigests
 from ._fsspec_errors import map_backend_errors
 from ._fsspec_paths import normalize
+from ._fsspec_ranged import stream_text_from
 from ._fsspec_store import DIRECTORY_VERSION, Blob, Store, is_content_version, store_for
 from ._fsspec_stream import TextChunks
 from ._fsspec_walk import batches_by_directory
@@ -120,6 +122,7 @@ class FsspecFileSystem(FileSystem):
         self.capabilities = FsCapabilities(
             cross_process_guards=self._store.cross_process_guards,
             directories=self._store.directories,
+            content_versions=self._store.content_versions,
         )
 
     @classmethod
@@ -376,6 +379,20 @@ class FsspecFileSystem(FileSystem):
     async def aclose(self) -> None:
         """Refuse every later call with `FS_ABORTED` (the fsspec instance stays the caller's)."""
         self._closed = True
+
+    def stream_text_from(
+        self, target: FsTarget, start: int = 0
+    ) -> AbstractAsyncContextManager[FsTextStream]:
+        """A ranged read from byte `start`; on S3 and memory, with the version every read
+        is pinned to (S3 reads carry ``If-Match``; memory reads a snapshot)."""
+        return stream_text_from(
+            self._call,
+            self._store,
+            self._path(target),
+            target.display_path,
+            start,
+            STREAM_CHUNK_SIZE,
+        )
 
     def walk(
         self, root: FsTarget, *, descend: Callable[[str], bool] | None = None

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import errno
 import hashlib
+import io
 from dataclasses import dataclass
 from datetime import datetime
 from typing import IO, Any
@@ -237,6 +238,23 @@ class Store:
                 return
             path, parent = parent, self.fs._parent(parent)
 
+    content_versions = False
+    """Whether `open_from` vouches for versions (reads pinned to one content)."""
+
+    def open_from(
+        self, path: str, block_size: int, start: int
+    ) -> tuple[IO[bytes], FsVersion | None]:
+        """`open`, positioned at byte `start`, with the version the reads are pinned to when
+        the family can pin them (None here: a generic backend's later reads may see newer
+        bytes than its info described)."""
+        stream = self.open(path, block_size)
+        try:
+            stream.seek(start)
+        except BaseException:
+            stream.close()
+            raise
+        return stream, None
+
 
 class MemoryStore(Store):
     """``memory://``: content is in process memory, so a digest version is cheap and exact."""
@@ -280,6 +298,22 @@ class MemoryStore(Store):
         self._check_parents(path)
         self.fs.pipe_file(path, data, mode="create" if if_absent else "overwrite")
         return digest_version(data)
+
+    content_versions = True
+
+    def open_from(
+        self, path: str, block_size: int, start: int
+    ) -> tuple[IO[bytes], FsVersion | None]:
+        """A snapshot of the bytes, positioned at `start`, and their digest: the version of
+        exactly what will be read."""
+        del block_size
+        blob = self.read(path, None)
+        if blob is None:
+            raise FileNotFoundError(errno.ENOENT, "not found", path)
+        assert blob.data is not None
+        stream = io.BytesIO(blob.data)
+        stream.seek(start)
+        return stream, blob.version
 
 
 def store_for(fs: Any) -> Store:

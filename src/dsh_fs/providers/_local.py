@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import stat as st_mode
+import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager
 from functools import partial
@@ -33,6 +34,7 @@ from dsh_fs.fs import (
     FsPathInfo,
     FsTarget,
     FsTargetKey,
+    FsTextStream,
     FsVersion,
     FsWalkEntry,
     FsWriteOutcome,
@@ -46,6 +48,7 @@ from ._local_io import read_bytes_capped, read_bytes_within, read_fd
 from ._local_mutations import LocalMutations
 from ._local_open import file_type, open_regular, unchanged
 from ._local_publish import process_umask
+from ._local_ranged import RESUMED_CHUNK_SIZE, stream_text_from
 from ._local_stream import STREAM_CHUNK_SIZE, stream_text
 from ._local_walk import walk
 from ._locks import TargetLocks
@@ -72,6 +75,8 @@ class LocalFileSystem(FileSystem):
             every publication (`SandboxFileSystem` passes its fence); none by default.
         timestamp_granularity_ns: Resolution of the filesystem's timestamps, for one that
             keeps coarser times than it reports (see `_versions.VersionBook`).
+        clock: The wall clock in nanoseconds, which tells how recently a file changed
+            (tests pass one that runs ahead instead of waiting).
 
     Versions are stat tuples backed by content digests where the tuple can't decide: a
     same-size rewrite within one coarse timestamp tick is still stale, and a `touch` or an
@@ -106,7 +111,11 @@ class LocalFileSystem(FileSystem):
     """
 
     capabilities: FsCapabilities = FsCapabilities(
-        symlinks=True, special_files=True, posix_modes=True, cross_process_guards=True
+        symlinks=True,
+        special_files=True,
+        posix_modes=True,
+        cross_process_guards=True,
+        content_versions=True,
     )
 
     def __init__(
@@ -115,11 +124,12 @@ class LocalFileSystem(FileSystem):
         *,
         guards: LocalGuards = UNGUARDED,
         timestamp_granularity_ns: int = 1,
+        clock: Callable[[], int] = time.time_ns,
     ) -> None:
         self._base = os.path.abspath(os.fspath(base)) if base is not None else os.getcwd()
         self._guards = guards
         self._locks = TargetLocks()
-        self._versions = VersionBook(timestamp_granularity_ns)
+        self._versions = VersionBook(timestamp_granularity_ns, clock)
         self._mutations = LocalMutations(self._versions, guards, 0o666 & ~process_umask())
         self._closed = False
 
@@ -353,4 +363,20 @@ class LocalFileSystem(FileSystem):
         return FsTarget(
             target_key=FsTargetKey(key + path if key.endswith("/") else f"{key}/{path}"),
             display_path=display + path if display.endswith("/") else f"{display}/{path}",
+        )
+
+    def stream_text_from(
+        self, target: FsTarget, start: int = 0
+    ) -> AbstractAsyncContextManager[FsTextStream]:
+        """`stream_text` from byte `start`, with the opened file's version once it is settled
+        (changed long enough ago that a same-size rewrite could not share its timestamps)."""
+        self._alive("read", target.display_path)
+        return stream_text_from(
+            target.target_key,
+            target.display_path,
+            start,
+            STREAM_CHUNK_SIZE if start == 0 else RESUMED_CHUNK_SIZE,
+            self._versions,
+            self._guards,
+            lambda: self._closed,
         )

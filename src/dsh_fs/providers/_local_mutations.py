@@ -20,9 +20,11 @@ from dsh_fs.errors import FsError
 from dsh_fs.fs import (
     BEFORE_LIMIT,
     CreateIfAbsent,
+    EncodedText,
     FsDeleteOutcome,
     FsEdit,
     FsEditOutcome,
+    FsEditRequest,
     FsTarget,
     FsVersion,
     FsWriteOutcome,
@@ -31,6 +33,7 @@ from dsh_fs.fs import (
     apply_change,
 )
 from dsh_fs.fs import _messages as messages
+from dsh_fs.fs._edit_encoded import apply_edit_encoded
 
 from ._local_dirs import directory_lock, make_parents
 from ._local_guards import LocalGuards
@@ -40,7 +43,7 @@ from ._local_publish import Staged, publish, writable_in_place
 from ._oserrors import map_os_errors
 from ._staging import sweep_stage_dirs
 from ._text import decode_or_none, encode_text
-from ._versions import Published, RecentlyPublished, VersionBook, digest
+from ._versions import Published, RecentlyPublished, VersionBook, digest_parts
 
 __all__ = ["BACKGROUND_DIGEST_BYTES", "LocalMutations"]
 
@@ -58,7 +61,9 @@ class _Prior:
     info: os.stat_result | None
     """Its stat; None when there is no file (a create)."""
     before: str | None = None
-    """Its text, for the outcome (a write may leave it out)."""
+    """Its text, for a write's outcome (which may leave it out)."""
+    content: EncodedText | None = None
+    """Its bytes, checked as text, for an edit."""
 
 
 class LocalMutations:
@@ -90,7 +95,7 @@ class LocalMutations:
                 prior = self._prior_for_write(key, display, dir_fd, expected)
                 published = self._publish("write", display, dir_fd, parent, name, data, prior)
         version = self._versions.remember(published, data_digest.result())
-        self._recent.keep(key, version, data, content)
+        self._recent.keep(key, version, EncodedText((data,), text=content))
         return FsWriteOutcome(
             operation="create" if prior.info is None else "update",
             version=version,
@@ -109,14 +114,13 @@ class LocalMutations:
         ):
             prior = self._prior_for_edit(key, display, dir_fd, expected)
             assert prior.info is not None
-            assert prior.before is not None
-            after, count = apply_change(prior.before, edit, display)
-            data = encode_text(after, "edit", display)
-            data_digest = _Digest(data, self._hasher)
-            published = self._publish("edit", display, dir_fd, parent, name, data, prior)
+            assert prior.content is not None
+            after, count = _edited(prior.content, edit, display)
+            data_digest = _Digest(after, self._hasher)
+            published = self._publish("edit", display, dir_fd, parent, name, after, prior)
         version = self._versions.remember(published, data_digest.result())
-        self._recent.keep(key, version, data, after)
-        return FsEditOutcome(version=version, before=prior.before, after=after, replacements=count)
+        self._recent.keep(key, version, after)
+        return FsEditOutcome(version=version, before=prior.content, after=after, replacements=count)
 
     def delete(self, target: FsTarget, expected: FsVersion | None) -> FsDeleteOutcome:
         """`delete` inside the critical section (see `LocalFileSystem.delete`): the entry the
@@ -202,10 +206,13 @@ class LocalMutations:
             ours = self._ours(key, opened, content)
             if expected is not None and not self._is_current(expected, opened, content, ours):
                 raise messages.edit_stale(display)
-            before = ours.text if ours is not None else content.text("edit", display)
+            if ours is not None:
+                before = EncodedText((ours.data,), text=ours.known_text)
+            else:
+                before = EncodedText((content.checked("edit", display),))
             self._refuse_read_only(key, dir_fd, "edit", display)
-            # Only the text goes on: a large file's peak memory is text, not text and bytes.
-            return _Prior(opened.info, before)
+            # Only the bytes go on, checked as text: the edit decodes them only if it must.
+            return _Prior(opened.info, content=before)
         finally:
             os.close(opened.fd)
 
@@ -216,7 +223,7 @@ class LocalMutations:
         dir_fd: int,
         parent: str,
         name: str,
-        data: bytes,
+        data: bytes | EncodedText,
         prior: _Prior,
     ) -> os.stat_result:
         """Sweep dead writers' staging residue once per directory, then publish `data` as
@@ -281,18 +288,38 @@ def _not_found_delete(display: str) -> FsError:
     return messages.not_found("delete", display)
 
 
+def _edited(before: EncodedText, edit: FsEdit, display: str) -> tuple[EncodedText, int]:
+    """`edit` applied to `before`: a literal replacement on its bytes when that is the same
+    edit (the result is views of them), anything else on its text (which also raises the
+    match errors, with their diagnosis).
+
+    Raises:
+        FsError: `FS_EDIT_NOT_FOUND`, `FS_AMBIGUOUS_EDIT`, `FS_NOT_TEXT` (a replacement
+            with no UTF-8 form).
+    """
+    if isinstance(edit, FsEditRequest):
+        data = before.parts[0] if len(before.parts) == 1 else before.to_bytes()
+        assert not isinstance(data, memoryview)
+        edited = apply_edit_encoded(data, edit)
+        if edited is not None:
+            return edited
+    text, count = apply_change(before.text, edit, display)
+    return EncodedText((encode_text(text, "edit", display),), text=text), count
+
+
 class _Digest:
     """The digest of content being published; above `BACKGROUND_DIGEST_BYTES` it is computed
     by the provider's helper thread while the publication waits on the disk (hashlib
     releases the GIL; a pool's submit costs far less than a thread start). Below that a
     thread costs about what it saves, so small content is hashed inline."""
 
-    def __init__(self, data: bytes, helper: ThreadPoolExecutor) -> None:
+    def __init__(self, data: bytes | EncodedText, helper: ThreadPoolExecutor) -> None:
         self._value: bytes | Future[bytes]
-        if len(data) <= BACKGROUND_DIGEST_BYTES:
-            self._value = digest(data)
+        parts = data.parts if isinstance(data, EncodedText) else (data,)
+        if sum(len(part) for part in parts) <= BACKGROUND_DIGEST_BYTES:
+            self._value = digest_parts(parts)
         else:
-            self._value = helper.submit(digest, data)
+            self._value = helper.submit(digest_parts, parts)
 
     def result(self) -> bytes:
         """The sha256 digest (waits for the helper thread)."""

@@ -25,6 +25,7 @@ from dsh_fs.fs import (
     FsInfo,
     FsPathInfo,
     FsTarget,
+    FsTextStream,
     FsVersion,
     FsWalkEntry,
     FsWriteOutcome,
@@ -308,6 +309,18 @@ class SandboxFileSystem(FileSystem):
     async def aclose(self) -> None:
         """Close the inner provider."""
         await self._inner.aclose()
+
+    def stream_text_from(
+        self, target: FsTarget, start: int = 0
+    ) -> AbstractAsyncContextManager[FsTextStream]:
+        """The local `stream_text_from`, confined (checked when the block is entered)."""
+        return self._stream_text_from(target, start)
+
+    @asynccontextmanager
+    async def _stream_text_from(self, target: FsTarget, start: int) -> AsyncIterator[FsTextStream]:
+        self._check_read(target)
+        async with self._inner.stream_text_from(target, start) as stream:
+            yield stream
 
     async def delete(self, target: FsTarget, expected: FsVersion | None = None) -> FsDeleteOutcome:
         """The local `delete`, fenced by the mode and confined like a read (its version check
