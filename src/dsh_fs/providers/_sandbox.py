@@ -70,11 +70,14 @@ class _Fence(LocalGuards):
     def may_reveal(self, opened: str) -> bool:
         return self.readable(opened)
 
-    def check_publish(self, verb: Literal["write", "edit"], display: str, directory: str) -> None:
+    def check_directory(self, verb: Literal["write", "edit"], display: str, directory: str) -> None:
         if self.mode == "read-only":
             raise self.deny(verb, display, "the sandbox is read-only")
         if not self.writable(directory):
             raise self.deny(verb, display, "outside the sandbox")
+
+    def check_publish(self, verb: Literal["write", "edit"], display: str, directory: str) -> None:
+        self.check_directory(verb, display, directory)
 
 
 class SandboxFileSystem(FileSystem):
@@ -106,16 +109,16 @@ class SandboxFileSystem(FileSystem):
     - each primitive re-checks its target when called (a target resolved earlier may have
       been swapped for a link since);
     - then the inner provider applies this fence as its `LocalGuards` to what the kernel
-      says it opened (before reading a byte) and to the locked directory it publishes into
-      (right before the rename or link), so a path swapped for a link to the outside between
-      the check and the system call is refused, and a write's outcome never carries the
-      prior text of a file outside the readable area.
+      says it opened (before reading a byte) and to every directory a mutation changes
+      (before a missing parent is created in it, before residue is swept or a copy staged
+      in it, and again right before the rename or link), so a path swapped for a link to the
+      outside between the check and the system call is refused with nothing changed
+      anywhere, and a write's outcome never carries the prior text of a file outside the
+      readable area.
 
     Residual risks (see SECURITY.md), against other local processes racing the provider; a
     model choosing hostile paths through the tools has none of these powers:
 
-    - a write creates missing parent directories before its publication check: a racing
-      swap can make those (empty) directories appear outside;
     - a hard link inside a root to an outside inode is inside by path: reading it shows the
       outside file's content. Writing through it does not modify the outside file: the
       atomic replace publishes a new inode under the inside name and breaks the link;
