@@ -10,7 +10,6 @@ the event loop.
 from __future__ import annotations
 
 import os
-import stat as st_mode
 from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager
 from functools import partial
@@ -44,6 +43,7 @@ from ._local_publish import process_umask
 from ._local_stream import STREAM_CHUNK_SIZE, stream_text
 from ._locks import TargetLocks
 from ._oserrors import map_os_errors
+from ._realpath import LinkChanged, lstat_link, real_path
 from ._staging import sweep_stage_dirs
 from ._text import check_usable_path, decode_text
 from ._versions import VersionBook, digest
@@ -78,7 +78,11 @@ class LocalFileSystem(FileSystem):
     yet, the real path of its parent plus the name); `display_path` is the absolute path as
     spelled, normalized lexically (``..`` removed, symlinks not followed). ``~`` is an
     ordinary name, as upstream reads it: ``~/x`` is the file ``x`` in a directory named
-    ``~`` under the base, never the home directory.
+    ``~`` under the base, never the home directory. A path that needs more symbolic links
+    than the kernel follows in one lookup (40: a loop, a long chain) keeps its spelling as
+    its key, and every primitive fails on it as the kernel does (`FS_NOT_FOUND`, too many
+    levels of symbolic links); a link swapped while it is resolved is taken as it was when
+    it was looked at (`_realpath`).
 
     Mutations (`write_text`, `edit_text`) are serialized per target by an in-process lock
     and, across processes, by an advisory ``flock`` on the parent directory. The directory
@@ -139,8 +143,8 @@ class LocalFileSystem(FileSystem):
 
     async def resolve(self, path: str, cwd: str | None = None) -> FsTarget:
         display = self._display(path, cwd)
-        # A handful of lstat calls on a local disk: cheaper on the loop than a thread hop.
-        key = os.path.realpath(display)  # noqa: ASYNC240
+        # A handful of readlink calls on a local disk: cheaper on the loop than a thread hop.
+        key = real_path(display)
         return FsTarget(target_key=FsTargetKey(key), display_path=display)
 
     async def process_path(self, target: FsTarget) -> str:
@@ -175,10 +179,11 @@ class LocalFileSystem(FileSystem):
         self._alive("read", display)
         with map_os_errors("read", display):
             try:
-                info = os.lstat(display)
-                link = os.readlink(display) if st_mode.S_ISLNK(info.st_mode) else None
+                info, link = lstat_link(display)
             except FileNotFoundError:
                 return None
+            except LinkChanged as exc:
+                raise messages.kept_changing("read", display) from exc
         kind = FsFileType.SYMLINK if link is not None else file_type(info.st_mode)
         return FsPathInfo(display_path=display, type=kind, size=info.st_size, link_target=link)
 
@@ -217,7 +222,7 @@ class LocalFileSystem(FileSystem):
         Only directories whose owner is a process of this host that no longer runs are
         removed; returns how many. Mutations do this once per directory on their own.
         """
-        parent = os.path.realpath(os.fspath(directory))  # noqa: ASYNC240
+        parent = real_path(os.path.abspath(os.fspath(directory)))  # noqa: ASYNC240
         return await to_thread.run_sync(sweep_stage_dirs, parent)
 
     def _read_small(self, key: str, display: str) -> str | None:

@@ -29,6 +29,7 @@ from dsh_fs.fs import _messages as messages
 
 from ._local import LocalFileSystem
 from ._local_guards import LocalGuards
+from ._oserrors import map_os_errors
 from ._sandbox_paths import canonical, canonical_root, within_any
 from ._text import check_usable_path
 
@@ -104,6 +105,8 @@ class SandboxFileSystem(FileSystem):
     - a symlink inside a root that points outside is outside; one outside that points inside
       is inside;
     - ``~`` is an ordinary name (as in `LocalFileSystem`): ``~/x`` is inside the first root;
+    - a path that needs more symbolic links than the kernel follows in one lookup (40: a
+      loop, a long chain) lands nowhere: `FS_NOT_FOUND`, too many levels of symbolic links;
     - an empty or NUL-bearing path is `FS_NOT_FOUND` (the local provider's message), never
       an exception of another kind;
     - each primitive re-checks its target when called (a target resolved earlier may have
@@ -189,17 +192,17 @@ class SandboxFileSystem(FileSystem):
         return self._inner
 
     def _check_read(self, target: FsTarget, verb: messages.Verb = "read") -> None:
-        if not self._fence.readable(canonical(target.target_key)):
+        if not self._fence.readable(_canonical(target.target_key, verb, target.display_path)):
             raise self._fence.deny(verb, target.display_path, "outside the sandbox")
 
     def _check_write(self, target: FsTarget, verb: Literal["write", "edit"]) -> None:
         if self._fence.mode == "read-only":
             raise self._fence.deny(verb, target.display_path, "the sandbox is read-only")
-        if not self._fence.writable(canonical(target.target_key)):
+        if not self._fence.writable(_canonical(target.target_key, verb, target.display_path)):
             raise self._fence.deny(verb, target.display_path, "outside the sandbox")
 
     def _check_any(self, target: FsTarget) -> None:
-        real = canonical(target.target_key)
+        real = _canonical(target.target_key, "access", target.display_path)
         if not (self._fence.readable(real) or self._fence.writable(real)):
             raise self._fence.deny("access", target.display_path, "outside the sandbox")
 
@@ -245,7 +248,11 @@ class SandboxFileSystem(FileSystem):
         # final component is the link itself, so only its parent is followed.
         display = (await self._inner.resolve(path, base)).display_path
         head, name = os.path.split(display)
-        real = os.path.join(canonical(head), name) if name else canonical(display)
+        real = (
+            os.path.join(_canonical(head, "read", display), name)
+            if name
+            else _canonical(display, "read", display)
+        )
         if not self._fence.readable(real):
             raise self._fence.deny("read", display, "outside the sandbox")
         return await self._inner.lstat(path, base)
@@ -294,6 +301,13 @@ class SandboxFileSystem(FileSystem):
     async def aclose(self) -> None:
         """Close the inner provider."""
         await self._inner.aclose()
+
+
+def _canonical(path: str, verb: messages.Verb, display: str) -> str:
+    """`canonical`, a path no operation could land on (too many links) refused as the kernel
+    refuses it: `FS_NOT_FOUND`, too many levels of symbolic links."""
+    with map_os_errors(verb, display):
+        return canonical(path)
 
 
 def _check_usable(path: str, cwd: str | None) -> None:
