@@ -21,6 +21,10 @@ __all__ = ["directory_lock", "list_dir", "make_parents"]
 
 _OPEN_DIRECTORY = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
 
+_OPEN_PARENT = getattr(os, "O_PATH", os.O_RDONLY) | os.O_DIRECTORY | os.O_CLOEXEC
+"""A descriptor to create and open names in: O_PATH (Linux) needs no read permission, as
+`mkdir` by path needs none, so a write-only ancestor works as it did."""
+
 
 def list_dir(key: str, display: str) -> list[FsDirEntry]:
     """The directory's children by name, with `lstat` metadata (no content, no recursion)."""
@@ -56,7 +60,7 @@ def make_parents(parent: str, check: Callable[[int, str], None]) -> None:
     path = parent
     while True:
         try:
-            fd = os.open(path, _OPEN_DIRECTORY)
+            fd = os.open(path, _OPEN_PARENT)
             break
         except FileNotFoundError:
             above, name = os.path.split(path)
@@ -70,7 +74,7 @@ def make_parents(parent: str, check: Callable[[int, str], None]) -> None:
             # Made meanwhile by another writer: opened (and checked) like one we made.
             with contextlib.suppress(FileExistsError):
                 os.mkdir(name, dir_fd=fd)
-            child = os.open(name, _OPEN_DIRECTORY, dir_fd=fd)
+            child = os.open(name, _OPEN_PARENT, dir_fd=fd)
             os.close(fd)
             fd, path = child, os.path.join(path, name)
     finally:
