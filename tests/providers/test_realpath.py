@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 from dsh_fs import Workspace
 from dsh_fs.errors import FsError, FsErrorCode
 from dsh_fs.providers import LocalFileSystem, SandboxFileSystem
-from dsh_fs.providers._realpath import MAX_SYMLINKS, lstat_link, real_path
+from dsh_fs.providers._realpath import MAX_SYMLINKS, PATH_MAX, lstat_link, real_path
 
 pytestmark = pytest.mark.anyio
 
@@ -112,6 +112,45 @@ def test_a_chain_of_1200_links_is_not_a_recursion_error(top: Path) -> None:
     with pytest.raises(OSError, match="symbolic links") as strict:
         real_path(str(head), strict=True)
     assert strict.value.errno == errno.ELOOP
+
+
+def test_a_path_longer_than_the_kernel_accepts_is_not_walked(top: Path) -> None:
+    (top / "out").symlink_to("/", target_is_directory=True)
+    long = str(top / "out") + "/a" * (PATH_MAX // 2)
+    assert real_path(long) == long  # as spelled: the kernel refuses it whole
+    with pytest.raises(OSError, match="File name too long") as strict:
+        real_path(long, strict=True)
+    assert strict.value.errno == errno.ENAMETOOLONG
+
+
+@pytest.mark.parametrize("sandboxed", [False, True], ids=["local", "sandbox"])
+async def test_a_path_of_many_components_is_refused_without_looking_at_each(
+    top: Path, sandboxed: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # os.path.realpath made one lstat per component, each on a longer string: quadratic
+    # time on the event loop (a read of a 1 MB path of 500,000 components took minutes).
+    (top / "root").mkdir()
+    calls = [0]
+    real_lstat, real_readlink = os.lstat, os.readlink
+
+    def counted(call: Callable[..., Any]) -> Callable[..., Any]:
+        def count(*args: Any, **kwargs: Any) -> Any:
+            calls[0] += 1
+            return call(*args, **kwargs)
+
+        return count
+
+    spelled = "/".join(["d"] * 20_000)
+    workspace = (Workspace.sandbox if sandboxed else Workspace.local)(top / "root", policy=False)
+    async with workspace:
+        session = workspace.session()
+        monkeypatch.setattr(os, "lstat", counted(real_lstat))
+        monkeypatch.setattr(os, "readlink", counted(real_readlink))
+        result = await session.call("read", {"file_path": spelled})
+        monkeypatch.undo()
+    assert result.code == "FS_IO_ERROR"
+    assert result.text.endswith(": file name too long")
+    assert calls[0] < 10, calls
 
 
 def workspaces(top: Path) -> list[Workspace]:

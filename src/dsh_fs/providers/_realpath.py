@@ -14,11 +14,22 @@ import errno
 import os
 import stat as st_mode
 
-__all__ = ["MAX_SYMLINKS", "LinkChanged", "lstat_link", "real_path"]
+__all__ = ["MAX_SYMLINKS", "PATH_MAX", "LinkChanged", "lstat_link", "real_path"]
 
 MAX_SYMLINKS = 40
 """Links one resolution may follow: Linux's limit for one path lookup (``MAXSYMLINKS``), past
 which the kernel itself answers ELOOP, "too many levels of symbolic links"."""
+
+
+def _path_max() -> int:
+    try:
+        return os.pathconf("/", "PC_PATH_MAX")
+    except (OSError, ValueError):
+        return 4096
+
+
+PATH_MAX = _path_max()
+"""Bytes in a path the kernel accepts (with its NUL); a longer one is ENAMETOOLONG."""
 
 
 def real_path(path: str, *, strict: bool = False) -> str:
@@ -33,11 +44,17 @@ def real_path(path: str, *, strict: bool = False) -> str:
 
     A path that needs more links (a loop, or a chain longer than the kernel follows) is
     returned as spelled, so that opening it fails as the kernel fails it (ELOOP); with
-    `strict` it raises that error here instead.
+    `strict` it raises that error here instead. So is a path longer than the kernel accepts
+    (ENAMETOOLONG), without looking at its components: resolving thousands of them one
+    system call each costs time quadratic in the length, for a path nothing can open.
 
     Raises:
-        OSError: ELOOP, with `strict` only.
+        OSError: ELOOP or ENAMETOOLONG, with `strict` only.
     """
+    if len(os.fsencode(path)) >= PATH_MAX:
+        if strict:
+            raise OSError(errno.ENAMETOOLONG, os.strerror(errno.ENAMETOOLONG), path)
+        return path
     pending = path.split("/")[::-1]  # components still to walk, the next one last
     resolved = ""  # the walked prefix ("/a/b"); "" is the root
     links = 0

@@ -304,8 +304,9 @@ class SandboxFileSystem(FileSystem):
 
 
 def _canonical(path: str, verb: messages.Verb, display: str) -> str:
-    """`canonical`, a path no operation could land on (too many links) refused as the kernel
-    refuses it: `FS_NOT_FOUND`, too many levels of symbolic links."""
+    """`canonical`, a path no operation could land on refused as the kernel refuses it: too
+    many links (`FS_NOT_FOUND`, too many levels of symbolic links) or too long
+    (`FS_IO_ERROR`, file name too long)."""
     with map_os_errors(verb, display):
         return canonical(path)
 

@@ -8,6 +8,7 @@ cased spelling of a root is outside (the fence fails closed).
 
 from __future__ import annotations
 
+import errno
 import os
 from collections.abc import Sequence
 
@@ -28,7 +29,12 @@ def canonical_root(root: str | os.PathLike[str]) -> str:
     try:
         real = real_path(os.path.abspath(text), strict=True)
     except OSError as exc:
-        raise ValueError(f"sandbox root {text!r}: too many levels of symbolic links") from exc
+        reason = (
+            "file name too long"
+            if exc.errno == errno.ENAMETOOLONG
+            else "too many levels of symbolic links"
+        )
+        raise ValueError(f"sandbox root {text!r}: {reason}") from exc
     if not os.path.isdir(real):
         what = "is not a directory" if os.path.lexists(real) else "does not exist"
         raise ValueError(f"sandbox root {text!r} {what}")
@@ -44,7 +50,8 @@ def canonical(path: str) -> str:
 
     Raises:
         OSError: ELOOP when resolving it needs more links than the kernel follows (a loop, or
-            a long chain): no operation could land anywhere, and no answer is guessed.
+            a long chain), ENAMETOOLONG when it is longer than the kernel accepts: no
+            operation could land anywhere, and no answer is guessed.
     """
     return real_path(path, strict=True)
 
