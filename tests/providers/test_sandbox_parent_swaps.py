@@ -8,11 +8,16 @@ control showing what the same swap does without the fence.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import shutil
+import threading
 from pathlib import Path
 
+import anyio
 import pytest
 
+from dsh_fs import Workspace
 from dsh_fs.errors import FsError, FsErrorCode
 from dsh_fs.fs import CreateIfAbsent, FsEditRequest, WriteGuard
 from dsh_fs.providers import LocalFileSystem
@@ -120,3 +125,55 @@ async def test_missing_parents_are_created_inside_as_before(tree: Path) -> None:
     assert (tree / "root" / "sub" / "a" / "b" / "c" / "new.txt").read_text(
         encoding="utf-8"
     ) == "new\n"
+
+
+RACING_WRITES = 300
+
+
+async def test_writes_racing_a_process_that_swaps_the_parent_never_touch_the_outside(
+    tree: Path,
+) -> None:
+    victim, elsewhere = tree / "root" / "sub", tree / "outside"
+    residue = residue_of(elsewhere, dead_pid())
+    outside_before = snapshot(elsewhere)
+    stop = threading.Event()
+    swaps = [0]
+
+    def swap_forever() -> None:
+        # The parent is a directory or a link to the outside, flipping as fast as it can.
+        aside = victim.with_name("sub.orig")
+        while not stop.is_set():
+            victim.rename(aside)
+            with contextlib.suppress(FileExistsError):  # a write made a new `sub` meanwhile
+                victim.symlink_to(elsewhere, target_is_directory=True)
+            swaps[0] += 1
+            while True:
+                with contextlib.suppress(FileNotFoundError):
+                    if victim.is_symlink():
+                        victim.unlink()
+                    else:  # a new `sub` a write made inside the root while it was missing
+                        shutil.rmtree(victim, ignore_errors=True)
+                try:
+                    aside.rename(victim)
+                    break
+                except OSError:
+                    continue
+
+    codes: dict[str | None, int] = {}
+    thread = threading.Thread(target=swap_forever, name="swapper", daemon=True)
+    async with Workspace.sandbox(tree / "root", policy=False) as workspace:
+        session = workspace.session()
+        thread.start()
+        try:
+            with anyio.fail_after(120):
+                for n in range(RACING_WRITES):
+                    name = f"sub/new-{n % 7}.txt" if n % 2 else f"sub/d{n % 5}/new.txt"
+                    result = await session.call("write", {"file_path": name, "content": "x\n"})
+                    codes[result.code] = codes.get(result.code, 0) + 1
+        finally:
+            stop.set()
+            thread.join()
+    assert swaps[0] > 0
+    assert "TOOL_INTERNAL_ERROR" not in codes, codes
+    assert residue.is_dir()
+    assert snapshot(elsewhere) == outside_before, codes
