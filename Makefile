@@ -1,23 +1,51 @@
 # Every target bootstraps its own virtual environment on first use: on a fresh machine the
-# only prerequisites are python3 (3.10+) and make.
+# only prerequisites are python3 (3.10+) and make. `make demo` installs only the package and
+# the MCP SDK (seconds); the targets that need the dev tools add them to the same .venv.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+RUN_STAMP := $(VENV)/.installed-mcp
 
 .DEFAULT_GOAL := help
-.PHONY: help venv test lint format typecheck imports pytest demo bench bench-peers torture fuzz differential clean
+.PHONY: help venv install test lint format typecheck imports pytest demo bench bench-peers torture fuzz differential edit-recovery clean
 
 help:  ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
+
+# The package and the MCP SDK, nothing else. Bytecode is compiled by the imports that need
+# it, and the venv gets no pip of its own when this python's pip can install into it
+# (--python, pip 22.3+): the targets that need the dev tools add pip and them later.
+$(RUN_STAMP): pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv --without-pip $(VENV)
+	@if $(BIN)/python -m pip --version >/dev/null 2>&1; then \
+		$(BIN)/python -m pip install --quiet --no-compile -e '.[mcp]'; \
+	elif $(PYTHON) -m pip --python $(BIN)/python --version >/dev/null 2>&1; then \
+		$(PYTHON) -m pip --python $(BIN)/python install --quiet --no-compile -e '.[mcp]'; \
+	else \
+		$(PYTHON) -m venv $(VENV) && $(BIN)/python -m pip install --quiet --no-compile -e '.[mcp]'; \
+	fi
+	@touch $@
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
-	@touch $@
+	@touch $@ $(RUN_STAMP)
 
 venv: $(STAMP)  ## Create .venv with the project and its dev tools
+
+install:  ## Put the dsh-fs command on your PATH: pipx if you have it, else pip install --user
+	@if command -v pipx >/dev/null 2>&1; then \
+		pipx install --force '.[mcp]'; \
+	else \
+		$(PYTHON) -m pip install --quiet --user '.[mcp]' && \
+		bin="$$($(PYTHON) -m site --user-base)/bin" && \
+		case ":$$PATH:" in \
+			*":$$bin:"*) echo "installed $$bin/dsh-fs";; \
+			*) echo "installed $$bin/dsh-fs; $$bin is not on your PATH: add it, or use that full path";; \
+		esac; \
+	fi
 
 test: lint typecheck imports pytest  ## Every check CI runs: ruff, mypy --strict, import layers, pytest
 
@@ -29,7 +57,7 @@ format: $(STAMP)  ## Apply ruff's fixes and formatting
 	$(BIN)/ruff check --fix .
 	$(BIN)/ruff format .
 
-typecheck: $(STAMP)  ## mypy --strict on src, tests, examples, bench and differential
+typecheck: $(STAMP)  ## mypy --strict on src, tests, examples, bench, differential, edit_recovery
 	$(BIN)/mypy
 
 imports: $(STAMP)  ## Import-layer contracts (import-linter)
@@ -38,7 +66,7 @@ imports: $(STAMP)  ## Import-layer contracts (import-linter)
 pytest: $(STAMP)  ## The quick test suite
 	$(BIN)/pytest -q -m "not slow"
 
-demo: $(STAMP)  ## Run the MCP demo: an agent session over stdio, with a stale edit refused
+demo: $(RUN_STAMP)  ## Run the MCP demo: an agent session over stdio, with a stale edit refused
 	$(BIN)/dsh-fs demo
 
 bench: $(STAMP)  ## Benchmarks against raw-Python baselines (writes bench/results.md)
@@ -55,6 +83,9 @@ fuzz: $(STAMP)  ## Long hypothesis runs of the hostile-input and property suites
 
 differential: $(STAMP)  ## Compare with the recorded upstream results (writes differential/REPORT.md)
 	$(BIN)/python -m differential
+
+edit-recovery: $(STAMP)  ## Run the edit-recovery corpus: how many near-misses are diagnosed, wrong edits
+	$(BIN)/python -m edit_recovery
 
 clean:  ## Remove the virtual environment and caches
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache build dist

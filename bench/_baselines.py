@@ -6,7 +6,7 @@ import codecs
 import os
 from pathlib import Path
 
-__all__ = ["edit_line", "read_small", "read_window", "replace_file"]
+__all__ = ["count_matches", "edit_line", "read_small", "read_window", "replace_file"]
 
 _sync_directory = False
 """Set by ``impl: baseline+dirsync``: also fsync the directory after `os.replace` (what
@@ -52,6 +52,11 @@ def edit_line(path: Path, old: str, new: str) -> None:
     if text.count(old) != 1:
         raise ValueError("old must occur exactly once")
     _publish(path, text.replace(old, new, 1))
+
+
+def count_matches(path: Path, old: str) -> int:
+    """Read and count: what a raw edit does before it can say "not found"."""
+    return path.read_text(encoding="utf-8").count(old)
 
 
 def replace_file(path: Path, content: str) -> None:

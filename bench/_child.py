@@ -18,7 +18,7 @@ from typing import Any
 
 import anyio
 
-from bench import _baselines
+from bench import _baselines, edit_diagnosis
 from bench._data import MARKER
 from dsh_fs import Workspace
 
@@ -87,6 +87,31 @@ async def run(spec: Spec) -> dict[str, Any]:
             async def step(i: int) -> None:
                 old, new = (MARKER, MARKER_ALT) if i % 2 == 0 else (MARKER_ALT, MARKER)
                 _baselines.edit_line(path, old, new)
+
+    elif workload == "edit-miss":
+        # A near-miss through the tool: read, version check, no match, diagnosis, error.
+        old, new = edit_diagnosis.edit_near_miss()
+        if impl == "dsh-fs":
+            await _ok(await session.call("read", {"file_path": str(path), "limit": 1}))
+            args = {"file_path": str(path), "old_string": old, "new_string": new}
+
+            async def step(i: int) -> None:
+                result = await session.call("edit", args)
+                assert result.code == "FS_EDIT_NOT_FOUND", result.text
+        else:
+
+            async def step(i: int) -> None:
+                assert _baselines.count_matches(path, old) == 0
+
+    elif workload == "diagnosis":
+        text = path.read_text(encoding="utf-8")
+        start = _rss_kib()
+        slowest = max(
+            edit_diagnosis.diagnose_each(text, repeats).items(),
+            key=lambda item: statistics.median(item[1]),
+        )
+        await ws.aclose()
+        return {"times": slowest[1], "rss_kib": _rss_kib() - start, "kind": slowest[0]}
 
     elif workload == "write":
         contents = [path.read_text(encoding="utf-8"), path.read_text(encoding="utf-8") + "# v2\n"]

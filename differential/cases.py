@@ -1188,6 +1188,52 @@ def _edit_cases() -> Iterator[Case]:
     )
 
 
+# ---------------------------------------------------------------------------------------
+# Added with the fidelity fixes (issue 16): where the first run could not tell.
+# ---------------------------------------------------------------------------------------
+
+
+def _fidelity_cases() -> Iterator[Case]:
+    # a path through a regular file, also under the policy (which asks edits for a read)
+    deep = "a.txt/x/y.txt"
+    yield (
+        _b().file("a.txt", "hello\n").read({"file_path": deep}).case("path.read.through-file-deep")
+    )
+    yield (
+        _b()
+        .file("a.txt", "hello\n")
+        .write({"file_path": deep, "content": "x"})
+        .case("path.write.through-file-deep", policy=False)
+    )
+    for label, path in (("through-file", "a.txt/child"), ("through-file-deep", deep)):
+        yield (
+            _b()
+            .file("a.txt", "hello\n")
+            .edit({"file_path": path, "old_string": "hello", "new_string": "bye"})
+            .case(f"path.edit-observed.{label}")
+        )
+    yield (
+        _b()
+        .file("a.txt", "hello\n")
+        .read({"file_path": "a.txt/child"})
+        .edit({"file_path": "a.txt/child", "old_string": "hello", "new_string": "bye"})
+        .case("path.edit-observed.through-file-after-read")
+    )
+    # negative zero written other ways, and deep inside an argument
+    body = "one\ntwo\n"
+    for label, raw in (("neg0e0", "-0e0"), ("neg0E+2", "-0E+2")):
+        args = Raw(f'{{"file_path": "f.txt", "offset": {raw}}}')
+        yield _b().file("f.txt", body).read(args).case(f"args.read.offset.{label}")
+    nested = Raw('{"file_path": "f.txt", "extra": {"a": [1, -0]}}')
+    yield _b().file("f.txt", body).read(nested).case("args.read.extra.negative-zero-nested")
+    yield (
+        _b()
+        .file("f.txt", body)
+        .read(Raw('{"file_path": "f.txt", "offset": 1, "limit": -0}'))
+        .case("args.read.limit.neg0-beside-valid")
+    )
+
+
 def generate() -> list[Case]:
     """All cases, in a stable order, with unique ids."""
     cases: list[Case] = []
@@ -1199,6 +1245,7 @@ def generate() -> list[Case]:
         _path_cases,
         _policy_cases,
         _edit_cases,
+        _fidelity_cases,
     ):
         cases.extend(group())
     seen: set[str] = set()

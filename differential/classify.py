@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import base64
 import json
-import pwd
+import os
+import posixpath
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -42,11 +43,8 @@ SCHEMA_KEYS = {
     "edit": {"file_path", "old_string", "new_string", "replace_all"},
 }
 _SURROGATE = re.compile("[\ud800-\udfff]")
-# JavaScript's String.prototype.trim() white space and line terminators
-_JS_SPACE = (
-    "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008"
-    "\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
-)
+UPSTREAM_NUL_SNIFF = 8192
+"""Upstream's read looks for a NUL in the first 8 KiB only."""
 
 
 class RawInt(str):
@@ -60,16 +58,6 @@ class RawFloat(str):
 def parse_args(text: str) -> Any:
     """The arguments with every number kept as its JSON token (`RawInt`/`RawFloat`)."""
     return json.loads(text, parse_int=RawInt, parse_float=RawFloat)
-
-
-def _numbers(value: Any) -> list[str]:
-    if isinstance(value, (RawInt, RawFloat)):
-        return [value]
-    if isinstance(value, dict):
-        return [token for item in value.values() for token in _numbers(item)]
-    if isinstance(value, list):
-        return [token for item in value for token in _numbers(item)]
-    return []
 
 
 @dataclass(frozen=True)
@@ -191,69 +179,120 @@ def _canonical_text(data: bytes) -> str | None:
     return text
 
 
-def _expands_tilde(path: str) -> bool:
-    if path == "~" or path.startswith("~/"):
-        return True
-    if not path.startswith("~"):
-        return False
-    user = path[1:].split("/", 1)[0]
-    try:
-        pwd.getpwnam(user)
-    except KeyError:
-        return False
-    return True
+def _display(item: StepItem) -> str | None:
+    """The display path of the call's relative file_path, as both sides normalize it."""
+    path = item.arg("file_path")
+    if not isinstance(path, str) or not path or path.startswith("/"):
+        return None
+    return posixpath.normpath(f"<cwd>/{path}")
+
+
+def _escaped_path(path: str) -> str:
+    """A path as dsh-fs shows one it refuses: NUL as two characters, backslash and 0; a lone
+    surrogate as its ``\\u`` escape."""
+    return "".join(
+        "\\0" if char == "\0" else f"\\u{ord(char):04x}" if _SURROGATE.match(char) else char
+        for char in path
+    )
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 # ---------------------------------------------------------------------------------------
-# predicates over diverging calls
+# predicates over diverging calls: each checks dsh-fs's exact answer
 # ---------------------------------------------------------------------------------------
 
 
-def _lossless(item: StepItem) -> bool:
-    tokens = _numbers(item.args)
-    return item.upstream["text"].endswith("arguments must be losslessly JSON-serializable") and any(
-        (t.startswith("-") and float(t) == 0) or abs(float(t)) == float("inf") for t in tokens
+def _value_check_code(item: StepItem) -> bool:
+    return (
+        item.upstream["is_error"]
+        and item.ours["is_error"]
+        and item.upstream["text"] == item.ours["text"]
+        and item.upstream["code"] is None
+        and item.ours["code"] == "INVALID_ARGS"
     )
 
 
 def _extra_args(item: StepItem) -> bool:
     args = item.args
     keys = SCHEMA_KEYS.get(item.name)
-    return (
-        keys is not None
-        and isinstance(args, dict)
-        and bool(set(args) - keys)
-        and 'unexpected argument "' in item.ours["text"]
+    if keys is None or not isinstance(args, dict):
+        return False
+    extra = [key for key in args if key not in keys]
+    expected = "Error: invalid arguments: " + "; ".join(
+        f'"{key}" is not a declared property (additionalProperties: false)' for key in extra
     )
+    return bool(extra) and item.ours["code"] == "INVALID_ARGS" and item.ours["text"] == expected
+
+
+def _invalid_path(item: StepItem, what: str, pattern: str) -> bool:
+    path = item.arg("file_path")
+    if not isinstance(path, str) or not re.search(pattern, path):
+        return False
+    expected = f'Error: cannot resolve "{_escaped_path(path)}": the path contains {what}'
+    return item.ours["code"] == "FS_NOT_FOUND" and item.ours["text"] == expected
+
+
+def _nul_in_path(item: StepItem) -> bool:
+    return item.upstream["is_error"] and _invalid_path(item, "a NUL byte", "\x00")
+
+
+def _surrogate_path(item: StepItem) -> bool:
+    return _invalid_path(item, "a lone surrogate", _SURROGATE.pattern)
 
 
 def _lone_surrogate_written(item: StepItem) -> bool:
     written = item.arg("content") if item.name == "write" else item.arg("new_string")
+    display = _display(item)
     return (
         item.name in {"write", "edit"}
         and isinstance(written, str)
         and bool(_SURROGATE.search(written))
         and _ok(item.upstream)
-        and item.ours["is_error"]
+        and item.ours["code"] == "FS_NOT_TEXT"
+        and item.ours["text"] == f'Error: cannot {item.name} "{display}": invalid UTF-8 text'
     )
 
 
-def _nul_in_path(item: StepItem) -> bool:
-    path = item.arg("file_path")
-    return isinstance(path, str) and "\x00" in path and item.upstream["is_error"]
+def _half_pair_not_matched(item: StepItem) -> bool:
+    old = item.arg("old_string")
+    return (
+        item.name == "edit"
+        and isinstance(old, str)
+        and bool(_SURROGATE.search(old))
+        and _ok(item.upstream)
+        and item.ours["code"] == "FS_EDIT_NOT_FOUND"
+        # The first line, then (SPEC §8.2) the diagnosis: nothing in the file is close.
+        and item.ours["text"].split("\n", 1)[0]
+        == f'Error: old_string was not found in "{_display(item)}"'
+    )
 
 
 def _nul_binary(item: StepItem) -> bool:
+    data = _content_at(item)
     return (
         item.name == "read"
+        and data is not None
+        and b"\x00" not in data[:UPSTREAM_NUL_SNIFF]
+        and b"\x00" in data
         and _ok(item.upstream)
         and item.ours["code"] == "FS_NOT_TEXT"
-        and item.ours["text"].endswith(": binary file")
+        and item.ours["text"] == f'Error: cannot read "{_display(item)}": binary file'
     )
 
 
-def _sandbox_remedy(item: StepItem) -> bool:
-    return item.upstream["code"] == item.ours["code"] == "FS_SANDBOX_DENIED"
+def _edit_diagnosis(item: StepItem) -> bool:
+    """A missed or ambiguous edit: the same code and first line, then our diagnosis."""
+    upstream, ours = item.upstream, item.ours
+    return (
+        upstream["code"] == ours["code"]
+        and ours["code"] in ("FS_EDIT_NOT_FOUND", "FS_AMBIGUOUS_EDIT")
+        and ours["text"].startswith(upstream["text"] + "\n")
+    )
 
 
 def _edit_endings_read(item: StepItem) -> bool:
@@ -273,7 +312,7 @@ def _edit_endings_read(item: StepItem) -> bool:
     return earlier_edit and strip(item.upstream["text"]) == strip(item.ours["text"])
 
 
-def _line_cap_utf16(item: StepItem) -> bool:
+def _cut_before_pair(item: StepItem) -> bool:
     if item.name != "read" or not (_ok(item.upstream) and _ok(item.ours)):
         return False
     data = _content_at(item)
@@ -283,92 +322,18 @@ def _line_cap_utf16(item: StepItem) -> bool:
     limit = _int_value(item.arg("limit")) or 2000
     first = item.upstream["text"].split("\n", 1)[0]
     display = first.removeprefix("<path>").removesuffix("</path>")
-    utf16 = render_read(display, data, offset, limit, "utf16")
-    codepoints = render_read(display, data, offset, limit, "codepoints")
+    halves = render_read(display, data, offset, limit, "utf16")
+    whole = render_read(display, data, offset, limit, "utf16-pair")
     return (
-        utf16 is not None
-        and utf16 != codepoints
-        and item.upstream["text"] == utf16
-        and item.ours["text"] == codepoints
-    )
-
-
-def _tilde(item: StepItem) -> bool:
-    path = item.arg("file_path")
-    return isinstance(path, str) and _expands_tilde(path)
-
-
-def _whole_float(item: StepItem) -> bool:
-    for key in ("offset", "limit"):
-        value = item.arg(key)
-        if isinstance(value, RawFloat) and float(value).is_integer() and float(value) >= 1:
-            return item.ours["text"] == f"Error: {key} must be a positive integer"
-    return False
-
-
-def _beyond_int64(item: StepItem) -> bool:
-    value = item.arg("offset")
-    return (
-        isinstance(value, RawInt)
-        and int(value) > 2**63 - 1
-        and "must be less than or equal to 9223372036854775807" in item.ours["text"]
-    )
-
-
-def _double_precision(item: StepItem) -> bool:
-    value = item.arg("offset")
-    if not isinstance(value, RawInt) or abs(int(value)) <= 2**53:
-        return False
-    rounded = int(float(value))
-    return rounded != int(value) and str(rounded) in item.upstream["text"]
-
-
-def _value_check_code(item: StepItem) -> bool:
-    return (
-        item.upstream["is_error"]
-        and item.ours["is_error"]
-        and item.upstream["text"] == item.ours["text"]
-        and item.upstream["code"] is None
-        and item.ours["code"] is not None
-    )
-
-
-def _schema_wording(item: StepItem) -> bool:
-    return (
-        item.upstream["code"] == "INVALID_ARGS"
-        and item.upstream["text"].startswith("Error: invalid arguments: ")
-        and '"arguments" must be an object' not in item.upstream["text"]
-    )
-
-
-def _not_object(item: StepItem) -> bool:
-    return item.upstream["text"] == 'Error: invalid arguments: "arguments" must be an object'
-
-
-def _unknown_tool(item: StepItem) -> bool:
-    return item.upstream["code"] == "UNKNOWN_TOOL"
-
-
-def _whitespace_path(item: StepItem) -> bool:
-    path = item.arg("file_path")
-    return (
-        isinstance(path, str)
-        and path != ""
-        and path.strip(_JS_SPACE) == ""
-        and item.upstream["text"] == "Error: file_path must be a non-empty string"
-    )
-
-
-def _edit_missing_wording(item: StepItem) -> bool:
-    return (
-        item.upstream["code"] == item.ours["code"] == "FS_STALE_VERSION"
-        and "file changed since it was read" in item.upstream["text"]
-        and "file no longer exists" in item.ours["text"]
+        halves is not None
+        and halves != whole
+        and item.upstream["text"] == halves
+        and item.ours["text"] == whole
     )
 
 
 def _metadata_version(item: StepItem) -> bool:
-    if item.upstream["code"] != "FS_STALE_VERSION" or item.ours["is_error"]:
+    if item.upstream["code"] != "FS_STALE_VERSION" or not _ok(item.ours):
         return False
     path = item.arg("file_path")
     last = None
@@ -383,35 +348,20 @@ def _metadata_version(item: StepItem) -> bool:
     return last["op"] == "put" and base64.b64decode(last.get("b64", "")) == initial
 
 
-def _parent_not_directory(item: StepItem) -> bool:
-    return "a parent path segment is not a directory" in item.upstream["text"]
+_NODE_ERRORS = {
+    # Node's code → (dsh-fs's code, dsh-fs's wording after `cannot <verb> "<p>": `)
+    "ELOOP": ("FS_NOT_FOUND", "too many levels of symbolic links"),
+    "ENAMETOOLONG": ("FS_IO_ERROR", "file name too long"),
+}
 
 
 def _raw_node_error(item: StepItem) -> bool:
-    return item.upstream["code"] is None and bool(
-        re.match(r"Error: E[A-Z]+: ", item.upstream["text"])
-    )
-
-
-def _surrogate_path(item: StepItem) -> bool:
-    path = item.arg("file_path")
-    return isinstance(path, str) and bool(_SURROGATE.search(path))
-
-
-def _surrogate_old(item: StepItem) -> bool:
-    old = item.arg("old_string")
-    return item.name == "edit" and isinstance(old, str) and bool(_SURROGATE.search(old))
-
-
-def _bom_matchable(item: StepItem) -> bool:
-    old = item.arg("old_string")
-    return (
-        item.name == "edit"
-        and isinstance(old, str)
-        and "\ufeff" in old
-        and item.upstream["code"] == "FS_EDIT_NOT_FOUND"
-        and _ok(item.ours)
-    )
+    match = re.match(r"Error: (E[A-Z]+): ", item.upstream["text"])
+    if item.upstream["code"] is not None or match is None or match[1] not in _NODE_ERRORS:
+        return False
+    code, wording = _NODE_ERRORS[match[1]]
+    expected = f'Error: cannot {item.name} "{_display(item)}": {wording}'
+    return item.ours["code"] == code and item.ours["text"] == expected
 
 
 # ---------------------------------------------------------------------------------------
@@ -419,14 +369,41 @@ def _bom_matchable(item: StepItem) -> bool:
 # ---------------------------------------------------------------------------------------
 
 
+def _literal_edits(item: FileItem) -> bytes | None:
+    """The file's bytes after the case's edits applied as plain byte replacements (what
+    "only the replaced span changes" means), or None when that is not computable here: an
+    edit's strings hold a line break (the replacement then takes the file's ending)."""
+    rel = item.path.removeprefix("work/")
+    data = _initial_bytes(item.case, rel)
+    for _i, name, args in _calls(item.case):
+        if _file_path(args) != rel:
+            continue
+        if name == "write":
+            data = str(args["content"]).encode("utf-8", "surrogatepass")
+        elif name == "edit" and data is not None:
+            old, new = str(args["old_string"]), str(args["new_string"])
+            if any(c in old + new for c in "\r\n"):
+                return None
+            count = -1 if args.get("replace_all") is True else 1
+            data = data.replace(
+                old.encode("utf-8", "surrogatepass"), new.encode("utf-8", "surrogatepass"), count
+            )
+    return data
+
+
 def _file_endings(item: FileItem) -> bool:
+    """Upstream's bytes differ from ours only in CR and BOM characters, and ours are exactly
+    the literal replacement where that can be computed."""
     up, ours = _entry_bytes(item.upstream), _entry_bytes(item.ours)
     if up is None or ours is None or up == ours:
         return False
     if not any(name == "edit" for _i, name, _args in _calls(item.case)):
         return False
     a, b = _canonical_text(up), _canonical_text(ours)
-    return a is not None and a == b
+    if a is None or a != b:
+        return False
+    expected = _literal_edits(item)
+    return expected is None or ours == expected
 
 
 def _file_mode(item: FileItem) -> bool:
@@ -434,43 +411,67 @@ def _file_mode(item: FileItem) -> bool:
     if up is None or ours is None or up["type"] != "file" or ours["type"] != "file":
         return False
     same = all(up.get(k) == ours.get(k) for k in ("b64", "sha256", "size"))
-    return same and up.get("mode") == 0o600 and ours.get("mode") != 0o600
+    return same and up.get("mode") == 0o600 and ours.get("mode") == 0o666 & ~_umask()
 
 
 def _file_dangling(item: FileItem) -> bool:
+    """The link stays a link to its target, and the target holds what upstream put in the
+    link's place (with the mode of a new file)."""
     links = {
         step["path"]: step.get("target", "")
         for step in item.case["files"]
         if step["op"] == "symlink"
     }
     for link, target in links.items():
-        made = link.rsplit("/", 1)[0] + "/" + target
-        if item.path == link and item.upstream is not None and item.upstream["type"] == "file":
-            return item.ours is not None and item.ours["type"] == "symlink"
+        made = posixpath.join(posixpath.dirname(link), target)
+        if item.path == link:
+            return (
+                item.upstream is not None
+                and item.upstream["type"] == "file"
+                and item.ours == {"type": "symlink", "target": target}
+            )
         if item.path == made and item.upstream is None and item.ours is not None:
             return True
     return False
 
 
-def _file_tilde(item: FileItem) -> bool:
+def _file_surrogate_name(item: FileItem) -> bool:
+    """Upstream created the file under a name with U+FFFD for the lone surrogate; dsh-fs
+    refused the path, so there is no such file."""
     paths = [_file_path(args) or "" for _i, _name, args in _calls(item.case)]
-    return any(_expands_tilde(p) for p in paths) and (
-        item.path.startswith("home/") or item.path.startswith("work/~")
+    return (
+        item.ours is None
+        and item.upstream is not None
+        and any(
+            _SURROGATE.search(p) and item.path == "work/" + _SURROGATE.sub("\ufffd", p)
+            for p in paths
+        )
     )
 
 
 CLASSES: list[CauseClass] = [
-    # -- the deliberate differences (see decisions.json) come first where they overlap --
     CauseClass(
-        "lossless-json-check",
-        "A negative zero or an overflowing number anywhere in the arguments",
-        "Upstream's tool runtime snapshots the arguments as lossless JSON before anything "
-        "else (packages/core/tools `createExecution` → `snapshotJsonValue`); `-0`, `-0.0` "
-        "and numbers that overflow to infinity (`1e400`) are not lossless, so the call "
-        "fails with `tool execution arguments must be losslessly JSON-serializable` and no "
-        "code — even for an unknown tool or in an unknown extra argument. dsh-fs parses them "
-        "as numbers and judges them like any other value.",
-        step=_lossless,
+        "value-check-code",
+        "Same text; upstream has no code, dsh-fs says INVALID_ARGS",
+        "Upstream's value checks after the schema (`file_path must be a non-empty string`, "
+        "also for a path of only white space; `offset/limit must be a positive integer`; "
+        "`limit must be less than or equal to 2000`; `old_string must be a non-empty "
+        "string`; `old_string and new_string must differ`) throw a plain Error, and its "
+        "runtime's lossless-JSON check (`tool execution arguments must be losslessly "
+        "JSON-serializable`, for `-0`, `-0.0`, `1e400` anywhere in the arguments) a "
+        "TypeError: the result has no code. dsh-fs gives the same text with the code "
+        "INVALID_ARGS, so one code means one thing (issue 16 asks for it).",
+        step=_value_check_code,
+    ),
+    CauseClass(
+        "extra-args-refused",
+        "Unknown extra arguments",
+        "Upstream's parameter schema is an open object: undeclared keys are ignored (so "
+        "`edit` with `dry_run: true` edits), and `sandbox_permissions`/`justification` reach "
+        "its sandbox-escalation check on write and edit (`invalid escalation: …`). dsh-fs "
+        'refuses every undeclared key: `invalid arguments: "foo" is not a declared property '
+        "(additionalProperties: false)` (INVALID_ARGS), one clause per key, joined by `; `.",
+        step=_extra_args,
     ),
     CauseClass(
         "nul-path-message",
@@ -482,12 +483,14 @@ CLASSES: list[CauseClass] = [
         step=_nul_in_path,
     ),
     CauseClass(
-        "extra-args-refused",
-        "Unknown extra arguments",
-        "Upstream's parameter schema is an open object: undeclared keys are ignored (and "
-        "`sandbox_permissions`/`justification` reach its sandbox-escalation check on write "
-        'and edit: `invalid escalation: …`). dsh-fs refuses them: `unexpected argument "foo"`.',
-        step=_extra_args,
+        "lone-surrogate-in-path",
+        "A lone surrogate in file_path",
+        "Upstream encodes it as U+FFFD in the file name: a write creates `a\\ufffd.txt` while "
+        "it displays `a\\ud800.txt`, a read says `not found` for the name it displays. dsh-fs "
+        'refuses the path: `cannot resolve "a\\ud800.txt": the path contains a lone '
+        "surrogate` (FS_NOT_FOUND), and creates nothing.",
+        step=_surrogate_path,
+        file=_file_surrogate_name,
     ),
     CauseClass(
         "lone-surrogate-refused",
@@ -496,6 +499,15 @@ CLASSES: list[CauseClass] = [
         'text. dsh-fs refuses the call (FS_NOT_TEXT `cannot write/edit "<p>": invalid UTF-8 '
         "text`) and leaves the file unchanged.",
         step=_lone_surrogate_written,
+    ),
+    CauseClass(
+        "half-pair-not-matched",
+        "old_string that is half of a surrogate pair",
+        "Upstream searches UTF-16 code units: `\\ud83d` matches the first half of 😀, and the "
+        "edit then writes U+FFFD for the other half (corrupting the file). dsh-fs matches "
+        'whole characters: `old_string was not found in "<p>"` (FS_EDIT_NOT_FOUND), the file '
+        "unchanged. (Other lone surrogates are not found on both sides.)",
+        step=_half_pair_not_matched,
     ),
     CauseClass(
         "nul-anywhere-binary",
@@ -516,172 +528,53 @@ CLASSES: list[CauseClass] = [
         file=_file_endings,
     ),
     CauseClass(
-        "sandbox-denied-remedy",
-        "Our remedy appended to FS_SANDBOX_DENIED",
-        "dsh-fs appends a recovery hint to FS_SANDBOX_DENIED (upstream: the `[sandbox: …]` "
-        "marker). The local stack never raises it; listed for completeness.",
-        step=_sandbox_remedy,
-    ),
-    # -- undocumented --
-    CauseClass(
-        "line-cap-utf16",
-        "The 2000-character line cap counts UTF-16 code units upstream",
-        "Upstream truncates with JavaScript `line.length`/`substring(0, 2000)`, i.e. UTF-16 "
-        "code units: an astral character (emoji, CJK Extension B) counts 2, a line of 1001 "
-        "emoji is cut to 1000, and a cut between the two halves of a pair emits a lone "
-        "surrogate (`\\ud83d... (line truncated to 2000 chars)`). dsh-fs counts code points. "
-        "Every item here is proven by the read-window model (simulate.py): upstream's text "
-        "equals the model in UTF-16 mode and ours equals it in code-point mode; the byte cap "
-        "then differs as a consequence (7 lines of 2000 emoji fit upstream, not in ours).",
-        step=_line_cap_utf16,
+        "cut-before-surrogate-pair",
+        "A line cut that would split a surrogate pair",
+        "Both sides cut a long line at 2000 UTF-16 code units. Where the 2000th unit is the "
+        "first half of a pair (an emoji, CJK Extension B), upstream's `substring` emits that "
+        "lone half (`\\ud83d... (line truncated to 2000 chars)`); dsh-fs cuts before the "
+        "pair (1999 units). Proven per item by the read-window model (simulate.py): "
+        "upstream's text equals it in `utf16` mode and ours in `utf16-pair` mode.",
+        step=_cut_before_pair,
     ),
     CauseClass(
-        "tilde-literal",
-        "`~` in file_path",
-        "Upstream resolves `~`, `~/x` and `~user/x` literally against the working directory "
-        "(`<cwd>/~/x`, creating a folder named `~`); dsh-fs expands them to the home "
-        "directory (`<home>/x`, `/root/x`).",
-        step=_tilde,
-        file=_file_tilde,
-    ),
-    CauseClass(
-        "whole-float-accepted",
-        "Whole floats for offset/limit (2.0, 1e3, 2E0)",
-        "JSON `2.0` and `1e3` are JavaScript numbers equal to integers, so upstream accepts "
-        "them (`Number.isInteger(2.0)`), including `1e21` (then `offset 1e+21 is out of "
-        "range …` / `limit must be less than or equal to 2000`). dsh-fs parses them as "
-        "Python floats and refuses: `offset must be a positive integer`.",
-        step=_whole_float,
-    ),
-    CauseClass(
-        "offset-beyond-int64",
-        "An integer offset above 2^63-1",
-        "Upstream accepts any integral number and reports the out-of-range offset "
-        '(`offset 100000000000000000000 is out of range for "<p>" (5 lines)`, FS_NOT_FOUND; '
-        "JavaScript prints 10^21 and above as `1e+21`). dsh-fs refuses with `offset must be "
-        "less than or equal to 9223372036854775807` (TOOL_INVALID_ARGUMENTS).",
-        step=_beyond_int64,
-    ),
-    CauseClass(
-        "js-double-precision",
-        "Integers above 2^53 are rounded upstream",
-        "JSON.parse turns 9007199254740993 into the double 9007199254740992, which upstream "
-        "echoes in its message; dsh-fs keeps the exact integer.",
-        step=_double_precision,
-    ),
-    CauseClass(
-        "arguments-not-object",
-        "Arguments that are not a JSON object",
-        'Upstream: `invalid arguments: "arguments" must be an object` (INVALID_ARGS); dsh-fs: '
-        "`arguments must be a JSON object` (TOOL_INVALID_ARGUMENTS).",
-        step=_not_object,
-    ),
-    CauseClass(
-        "unknown-tool-code",
-        "The code of an unknown tool",
-        'Same text (`unknown tool "x"`); upstream\'s code is UNKNOWN_TOOL, ours TOOL_NOT_FOUND.',
-        step=_unknown_tool,
-    ),
-    CauseClass(
-        "whitespace-path",
-        "A whitespace-only file_path",
-        "Upstream checks `file_path.trim().length === 0` (JavaScript white space: space, tab, "
-        "newline, U+00A0, U+3000, …) and fails with `file_path must be a non-empty string` "
-        "(no code). dsh-fs only refuses the empty string: it reads `<cwd>/ ` (not found), "
-        "creates a file named ` `, or reports a stale edit.",
-        step=_whitespace_path,
-    ),
-    CauseClass(
-        "schema-error-wording",
-        "Wrong types and missing arguments",
-        "Upstream reports JSON-schema violations, all of them, joined by `; `, in schema "
-        "order (missing required properties first, then each present property's type), "
-        "prefixed once with `invalid arguments: ` and coded INVALID_ARGS: `invalid arguments: "
-        '"offset" must be a number`, `invalid arguments: missing required property '
-        '"file_path"`. dsh-fs uses its own sentences (`offset must be a positive integer`, '
-        "`file_path must be a non-empty string` for a missing path) and "
-        "TOOL_INVALID_ARGUMENTS. See the exact list below.",
-        step=_schema_wording,
-    ),
-    CauseClass(
-        "value-check-code",
-        "Value checks: same text, different code",
-        "Upstream's value checks after the schema (`file_path must be a non-empty string`, "
-        "`offset/limit must be a positive integer`, `limit must be less than or equal to "
-        "2000`, `old_string must be a non-empty string`, `old_string and new_string must "
-        "differ`) throw a plain Error: the result has no code. dsh-fs codes them "
-        "TOOL_INVALID_ARGUMENTS.",
-        step=_value_check_code,
-    ),
-    CauseClass(
-        "edit-missing-wording",
-        "Editing a file that does not exist",
-        'Both FS_STALE_VERSION; upstream says `cannot edit "<p>": file changed since it was '
-        "read — re-read the file, then retry` for a missing file too, dsh-fs says `cannot "
-        'edit "<p>": file no longer exists — re-read the file, then retry`.',
-        step=_edit_missing_wording,
+        "edit-diagnosis",
+        "Our diagnosis after a missed or ambiguous edit's message",
+        "dsh-fs keeps upstream's first line for FS_EDIT_NOT_FOUND and FS_AMBIGUOUS_EDIT and "
+        "adds a diagnosis after it (SPEC §8.2): the closest lines and why they differ, or "
+        "that nothing is close; the line where each match starts.",
+        step=_edit_diagnosis,
     ),
     CauseClass(
         "version-ignores-metadata",
         "A touch or a same-bytes rewrite is not a change in dsh-fs",
         "Upstream's version is dev:ino:size:mtime:ctime, so after a read an mtime-only touch "
         "or a rewrite with identical bytes makes write/edit fail FS_STALE_VERSION. dsh-fs's "
-        "version ignores those (the content is what the model saw) and the call succeeds.",
+        "versions are backed by a content digest: the content is what the model saw, and "
+        "the call succeeds.",
         step=_metadata_version,
-    ),
-    CauseClass(
-        "parent-not-directory",
-        "A path through a regular file (`a.txt/child`)",
-        'Upstream: `cannot resolve "<p>": a parent path segment is not a directory` '
-        '(FS_NOT_FOUND) for all three tools. dsh-fs: `cannot read/write "<p>": not a '
-        "directory` (FS_NOT_DIRECTORY), and for edit `file no longer exists` "
-        "(FS_STALE_VERSION).",
-        step=_parent_not_directory,
     ),
     CauseClass(
         "raw-node-errors",
         "Symlink loops and over-long names",
         "Upstream lets Node's own error text through with no code (`ELOOP: too many symbolic "
         "links encountered, realpath '<p>'`, `ENAMETOOLONG: name too long, realpath '<p>'`). "
-        'dsh-fs: `cannot read "<p>": too many levels of symbolic links` (FS_NOT_FOUND), '
-        '`cannot read "<p>": …` (FS_IO_ERROR).',
+        'dsh-fs: `cannot <verb> "<p>": too many levels of symbolic links` (FS_NOT_FOUND) and '
+        '`cannot <verb> "<p>": file name too long` (FS_IO_ERROR).',
         step=_raw_node_error,
-    ),
-    CauseClass(
-        "lone-surrogate-in-path",
-        "A lone surrogate in file_path",
-        "Upstream encodes it as U+FFFD in the file name (a write creates `a\\ufffd.txt` and "
-        "displays `a\\ud800.txt`). dsh-fs refuses with a misleading `file_path must be a "
-        "non-empty string`.",
-        step=_surrogate_path,
-    ),
-    CauseClass(
-        "lone-surrogate-in-old-string",
-        "A lone surrogate in old_string",
-        "Upstream searches UTF-16 code units: a lone surrogate is usually not found "
-        "(FS_EDIT_NOT_FOUND) but `\\ud83d` matches half of an emoji and the edit then writes "
-        "U+FFFD for the other half (corrupting the file). dsh-fs refuses with a misleading "
-        "`old_string must be a non-empty string`.",
-        step=_surrogate_old,
-    ),
-    CauseClass(
-        "bom-matchable-by-edit",
-        "old_string containing the BOM",
-        "Upstream's edit never sees the BOM (stripped at decode), so an old_string with "
-        "U+FEFF at the start of a BOM file is not found. dsh-fs's edit matches the BOM, "
-        "although its read hides it: `\\ufeffhello` is replaced.",
-        step=_bom_matchable,
     ),
     CauseClass(
         "new-file-mode",
         "The mode of a newly created file",
-        "Upstream stages a new file with mode 0600 and publishes it as is (it only restores "
-        "the mode of an existing file), so created files are 0600. dsh-fs creates them 0666 "
-        "minus the umask (0644 here). Same bytes.",
+        "Upstream stages a new file with mode 0600 and publishes it as is (its README: an "
+        "existing file's mode is preserved, new files default to 0600), so created files "
+        "are private to the owner whatever the umask. dsh-fs stages privately too but "
+        "publishes a new file with 0666 less the umask (0644 here), as editors and `open()` "
+        "do. Same bytes.",
         file=_file_mode,
     ),
     CauseClass(
-        "dangling-symlink-replaced",
+        "dangling-symlink-kept",
         "Writing through a dangling symlink",
         "Upstream resolves a dangling link to the link's own path and renames the new file "
         "over it: the symlink becomes a regular file. dsh-fs writes through the link (creates "

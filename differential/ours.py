@@ -13,6 +13,7 @@ import tempfile
 from typing import Any
 
 from dsh_fs import Session, Workspace
+from dsh_fs.runtime import parse_json
 
 from . import fsops
 from .model import Case, Result, StepResult, case_sha
@@ -109,7 +110,8 @@ async def run_case(case: Case, scratch_base: str | None = None) -> Result:
 
 
 async def _call(session: Session, name: str, args_json: str) -> StepResult:
-    arguments = json.loads(args_json)
+    # as the OpenAI adapter and the MCP pipe transport parse them (`-0` stays negative)
+    arguments = parse_json(args_json)
     try:
         result = await session.call(name, arguments)
     except Exception as exc:  # a tool failure must be a result; record the escape

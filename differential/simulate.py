@@ -1,8 +1,10 @@
 """A model of the read window (SPEC §6), parameterized by how line length is counted.
 
 Used by the classifier to prove a cause rather than guess it: a read divergence is put in
-the "line cap counts UTF-16 code units" class only when upstream's text equals this model
-run in UTF-16 mode *and* ours equals the same model run in code-point mode.
+the "cut before a surrogate pair" class only when upstream's text equals this model run in
+``utf16`` mode (the cut may fall between the two halves of a pair, as JavaScript's
+`substring` does) *and* ours equals it in ``utf16-pair`` mode (such a cut is made before the
+pair).
 """
 
 from __future__ import annotations
@@ -15,19 +17,16 @@ MAX_LINES = 2000
 MAX_LINE = 2000
 MAX_BYTES = 51200
 
-Counting = Literal["utf16", "codepoints"]
+Counting = Literal["utf16", "utf16-pair"]
 
 
 def _truncate(line: str, counting: Counting) -> str:
-    if counting == "codepoints":
-        if len(line) <= MAX_LINE:
-            return line
-        head = line[:MAX_LINE]
-    else:
-        units = line.encode("utf-16-le", "surrogatepass")
-        if len(units) <= 2 * MAX_LINE:
-            return line
-        head = units[: 2 * MAX_LINE].decode("utf-16-le", "surrogatepass")
+    units = line.encode("utf-16-le", "surrogatepass")
+    if len(units) <= 2 * MAX_LINE:
+        return line
+    head = units[: 2 * MAX_LINE].decode("utf-16-le", "surrogatepass")
+    if counting == "utf16-pair" and "\ud800" <= head[-1] <= "\udbff":
+        head = head[:-1]
     return f"{head}... (line truncated to {MAX_LINE} chars)"
 
 

@@ -1,27 +1,160 @@
-"""The top-level public API: exactly these names, each importable."""
+"""Every public surface, pinned: the top level and each subpackage export exactly these names.
+
+A change here is a change of the public API: make it on purpose. Internals (windowing,
+renderers, messages, argument checks, the providers' system-call modules) live in private
+`_name.py` modules and are not listed.
+"""
 
 from __future__ import annotations
 
+import importlib
+
+import pytest
+
 import dsh_fs
 
-
-def test_the_top_level_exports_are_pinned() -> None:
-    assert dsh_fs.__all__ == [
+SURFACES: dict[str, list[str]] = {
+    "dsh_fs": ["FsError", "FsErrorCode", "Session", "ToolResult", "Workspace", "__version__"],
+    "dsh_fs.errors": ["FsError", "FsErrorCode", "ToolErrorCode"],
+    "dsh_fs.runtime": [
+        "AgentSession",
+        "Context",
+        "Dispose",
+        "EventBus",
+        "Next",
+        "Plugin",
+        "PluginHandle",
+        "PluginScope",
+        "ProgressReporter",
+        "PromptRegistry",
+        "PromptSection",
+        "ServiceKey",
+        "Signal",
+        "Tool",
+        "ToolAnnotations",
+        "ToolArgumentError",
+        "ToolError",
+        "ToolExecution",
+        "ToolRegistry",
+        "ToolResult",
+        "Waterfall",
+        "WaterfallListener",
+        "parse_json",
+    ],
+    "dsh_fs.fs": [
+        "BEFORE_LIMIT",
+        "FS",
+        "FS_DELETE_INTENT",
+        "FS_EDIT_INTENT",
+        "FS_OBSERVED",
+        "FS_WRITE_INTENT",
+        "Absent",
+        "CreateIfAbsent",
+        "FileSystem",
+        "FsCapabilities",
+        "FsDeleteOutcome",
+        "FsDirEntry",
+        "FsEdit",
+        "FsEditOutcome",
+        "FsEditRequest",
         "FsError",
         "FsErrorCode",
-        "Session",
-        "ToolResult",
-        "Workspace",
-        "__version__",
-    ]
+        "FsFileType",
+        "FsInfo",
+        "FsInsertRequest",
+        "FsIntent",
+        "FsObserved",
+        "FsPatchHunk",
+        "FsPatchRequest",
+        "FsPathInfo",
+        "FsTarget",
+        "FsTargetKey",
+        "FsVersion",
+        "FsWriteOutcome",
+        "Observation",
+        "PatchOp",
+        "Present",
+        "ReplaceIfVersion",
+        "WriteGuard",
+        "apply_change",
+        "apply_edit",
+    ],
+    "dsh_fs.providers": [
+        "FsspecFileSystem",
+        "LocalFileSystem",
+        "LocalGuards",
+        "SandboxFileSystem",
+        "SandboxMode",
+    ],
+    "dsh_fs.policy": ["ObservationPolicy"],
+    "dsh_fs.tools": [
+        "DeleteTool",
+        "DeleteValue",
+        "DialectToolsPlugin",
+        "EditTool",
+        "EditValue",
+        "FsToolsPlugin",
+        "InsertTool",
+        "PatchTool",
+        "ReadTool",
+        "ReadValue",
+        "WriteTool",
+        "WriteValue",
+    ],
+    "dsh_fs.workspace": ["Session", "Workspace"],
+    "dsh_fs.adapters": [
+        "AnthropicTool",
+        "AnthropicToolResult",
+        "ApplyPatchCallOutput",
+        "EditorOutcome",
+        "FunctionCallOutput",
+        "OpenAIFunction",
+        "OpenAITool",
+        "OpenAIToolMessage",
+        "PatchOutcome",
+        "ResponsesFunctionTool",
+        "SyncSession",
+        "SyncWorkspace",
+        "TextEditorTool",
+        "WorkspaceEditor",
+        "WorkspaceToolset",
+        "agents_tools",
+        "anthropic_tool_results",
+        "anthropic_tools",
+        "execute_openai_response",
+        "execute_openai_tool_calls",
+        "openai_responses_tools",
+        "openai_tools",
+        "run_apply_patch",
+        "run_text_editor",
+    ],
+    "dsh_fs.mcp": [
+        "CODE_META_KEY",
+        "ERROR_META_KEY",
+        "bind_socket",
+        "call_tool_result",
+        "create_server",
+        "mcp_tools",
+        "serve_http",
+        "serve_stdio",
+    ],
+    "dsh_fs.cli": ["main"],
+}
 
 
-def test_every_exported_name_is_defined() -> None:
-    for name in dsh_fs.__all__:
-        assert getattr(dsh_fs, name) is not None, name
+@pytest.mark.parametrize("module", sorted(SURFACES))
+def test_each_public_surface_is_pinned(module: str) -> None:
+    assert importlib.import_module(module).__all__ == SURFACES[module]
 
 
-def test_the_lower_level_pieces_are_importable_to_compose_a_stack() -> None:
+@pytest.mark.parametrize("module", sorted(SURFACES))
+def test_every_exported_name_is_defined(module: str) -> None:
+    imported = importlib.import_module(module)
+    for name in imported.__all__:
+        assert getattr(imported, name) is not None, f"{module}.{name}"
+
+
+def test_the_lower_level_pieces_compose_a_stack() -> None:
     from dsh_fs.policy import ObservationPolicy
     from dsh_fs.providers import LocalFileSystem
     from dsh_fs.runtime import Context
@@ -31,3 +164,4 @@ def test_the_lower_level_pieces_are_importable_to_compose_a_stack() -> None:
     assert FsToolsPlugin.name == "fs-tools"
     assert callable(LocalFileSystem)
     assert callable(Context)
+    assert dsh_fs.__version__

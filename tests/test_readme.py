@@ -38,6 +38,14 @@ def test_the_python_quickstart_is_the_example_file_verbatim() -> None:
     assert example in fenced_blocks("python")
 
 
+def test_the_agent_loop_in_the_readme_is_the_example_s_code_verbatim() -> None:
+    example = (ROOT / "examples" / "openai_agent.py").read_text(encoding="utf-8")
+    loops = [block for block in fenced_blocks("python") if "execute_openai_tool_calls" in block]
+    assert loops
+    for block in loops:
+        assert block in example
+
+
 def test_the_quickstart_prints_what_the_readme_shows() -> None:
     run = subprocess.run(
         [sys.executable, str(ROOT / "examples" / "quickstart.py")],

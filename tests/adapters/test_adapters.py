@@ -102,6 +102,18 @@ async def test_malformed_openai_arguments_become_an_error_message_not_an_excepti
     assert await execute_openai_tool_calls(workspace.session(), None) == []
 
 
+async def test_a_negative_zero_in_openai_arguments_is_refused_as_upstream_refuses_it(
+    workspace: Any,
+) -> None:
+    calls = [
+        {"id": "c1", "type": "function", "function": {"name": "read", "arguments": args}}
+        for args in ('{"file_path": "a.txt", "offset": -0}', '{"file_path": "a.txt", "x": [-0]}')
+    ]
+    messages = await execute_openai_tool_calls(workspace.session(), calls)
+    lossy = "Error: tool execution arguments must be losslessly JSON-serializable"
+    assert [m["content"] for m in messages] == [lossy, lossy]
+
+
 async def test_anthropic_tool_use_blocks_become_tool_results_with_is_error(
     workspace: Any,
 ) -> None:

@@ -76,22 +76,58 @@ async def test_edit_of_a_missing_file_is_stale_guarded_or_not(put: ProviderUnder
     assert not put.outside.exists("a.py")
 
 
+async def test_edit_under_a_file_names_nothing(put: ProviderUnderTest) -> None:
+    require(put, "directories")
+    put.outside.write_bytes("a.txt", b"x")
+    message = (
+        f'cannot resolve "{put.display("a.txt/inner.txt")}": '
+        "a parent path segment is not a directory"
+    )
+    with fails(FsErrorCode.NOT_FOUND, message):
+        await put.fs.edit_text(await put.fs.resolve("a.txt/inner.txt"), edit("x", "y"))
+    assert put.outside.read_bytes("a.txt") == b"x"
+
+
 async def test_edit_without_a_match_is_edit_not_found(put: ProviderUnderTest) -> None:
     put.outside.write_bytes("a.py", b"x = 1\n")
-    message = f'old_string was not found in "{put.display("a.py")}"'
-    with fails(FsErrorCode.EDIT_NOT_FOUND, message):
+    message = (
+        f'old_string was not found in "{put.display("a.py")}"\n'
+        "Nothing in the file is close to old_string: read the file to find the text you "
+        "meant to change, or check the path."
+    )
+    with fails(FsErrorCode.EDIT_NOT_FOUND, message) as missing:
         await put.fs.edit_text(await put.fs.resolve("a.py"), edit("y = 1", "y = 2"))
+    assert missing.value.details["closest"] is None
     assert put.outside.read_bytes("a.py") == b"x = 1\n"
+
+
+async def test_a_near_miss_names_the_closest_lines_and_the_reason(put: ProviderUnderTest) -> None:
+    put.outside.write_bytes("a.py", b"def f():\n    return 1\n")
+    with fails(FsErrorCode.EDIT_NOT_FOUND) as missing:
+        await put.fs.edit_text(
+            await put.fs.resolve("a.py"), edit("def f():\n  return 1", "def f():\n  return 2")
+        )
+    assert missing.value.message.split("\n")[:4] == [
+        f'old_string was not found in "{put.display("a.py")}"',
+        "The closest text in the file is at lines 1-2; it differs from old_string:",
+        "- indentation: line 2 is indented 2 more spaces in the file than in old_string "
+        "(line 2: 4 spaces vs 2 spaces)",
+        "1: def f():",
+    ]
+    assert missing.value.details["closest"] == {"start": 1, "end": 2}
+    assert put.outside.read_bytes("a.py") == b"def f():\n    return 1\n"
 
 
 async def test_edit_with_several_matches_is_ambiguous(put: ProviderUnderTest) -> None:
     put.outside.write_bytes("a.py", b"x = 1\nx = 1\nx = 1\n")
     message = (
         f'old_string matched 3 times in "{put.display("a.py")}"; '
-        "provide a more specific old_string or set replace_all to true"
+        "provide a more specific old_string or set replace_all to true\n"
+        "The matches start at lines 1, 2 and 3."
     )
-    with fails(FsErrorCode.AMBIGUOUS_EDIT, message):
+    with fails(FsErrorCode.AMBIGUOUS_EDIT, message) as twice:
         await put.fs.edit_text(await put.fs.resolve("a.py"), edit("x = 1", "x = 2"))
+    assert dict(twice.value.details) == {"lines": [1, 2, 3], "count": 3}
     assert put.outside.read_bytes("a.py") == b"x = 1\nx = 1\nx = 1\n"
 
 

@@ -102,17 +102,21 @@ def test_lf_file_with_a_stray_crlf_keeps_it_and_writes_lf() -> None:
     assert out == "a\r\nb\nx\ny\nd"
 
 
-def test_exact_messages_for_not_found_and_ambiguous() -> None:
+def test_exact_messages_for_not_found_and_ambiguous_then_the_diagnosis() -> None:
     with pytest.raises(FsError) as missing:
         apply_edit("abc", FsEditRequest(old_string="z", new_string="y"), P)
-    assert missing.value.message == 'old_string was not found in "/w/f.txt"'
+    first, diagnosis = missing.value.message.split("\n", 1)
+    assert first == 'old_string was not found in "/w/f.txt"'
+    assert diagnosis.startswith("Nothing in the file is close to old_string")
     with pytest.raises(FsError) as twice:
         apply_edit("a a a", FsEditRequest(old_string="a", new_string="b"), P)
     assert twice.value.code is FsErrorCode.AMBIGUOUS_EDIT
     assert twice.value.message == (
         'old_string matched 3 times in "/w/f.txt"; '
-        "provide a more specific old_string or set replace_all to true"
+        "provide a more specific old_string or set replace_all to true\n"
+        "The matches start at lines 1, 1 and 1."
     )
+    assert dict(twice.value.details) == {"lines": [1, 1, 1], "count": 3}
 
 
 @pytest.mark.parametrize(

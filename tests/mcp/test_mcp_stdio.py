@@ -52,6 +52,23 @@ async def test_tools_are_exactly_read_write_edit_with_the_workspace_schemas(root
         assert tool.input_schema == schema["parameters"]
     assert instructions == workspace.system_prompt()
     await workspace.aclose()
+    # Hosts auto-approve read-only tools by these hints: they must be true to the tools.
+    hints = {
+        t.name: (
+            t.title,
+            t.annotations.title if t.annotations else None,
+            t.annotations.read_only_hint if t.annotations else None,
+            t.annotations.destructive_hint if t.annotations else None,
+            t.annotations.idempotent_hint if t.annotations else None,
+            t.annotations.open_world_hint if t.annotations else None,
+        )
+        for t in listing.tools
+    }
+    assert hints == {
+        "read": ("Read file", "Read file", True, None, None, False),
+        "write": ("Write file", "Write file", False, True, True, False),
+        "edit": ("Edit file", "Edit file", False, True, False, False),
+    }
 
 
 async def test_read_edit_and_stale_edit_round_trip_with_exact_text(root: Path) -> None:
@@ -205,3 +222,44 @@ async def test_malformed_messages_get_protocol_errors_and_the_server_keeps_servi
     finally:
         process.kill()
         await process.aclose()
+
+
+async def test_a_negative_zero_sent_over_the_pipe_is_refused_as_upstream_refuses_it(
+    root: Path,
+) -> None:
+    """``-0`` is written raw (``json.dumps`` never writes it): pydantic alone would read 0."""
+    initialize = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "0"},
+        },
+    }
+    process = await anyio.open_process(
+        [sys.executable, "-m", "dsh_fs", "mcp", str(root)], stderr=None
+    )
+    try:
+        with anyio.fail_after(TIMEOUT):
+            await _exchange(process, json.dumps(initialize).encode())
+            assert process.stdin is not None
+            await process.stdin.send(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
+            replies = []
+            for ident, arguments in (
+                (2, b'{"file_path": "notes.txt", "offset": -0}'),
+                (3, b'{"file_path": "notes.txt", "offset": 1, "x": [-0]}'),
+                (4, b'{"file_path": "notes-0.txt", "offset": 1}'),
+            ):
+                line = (
+                    b'{"jsonrpc": "2.0", "id": %d, "method": "tools/call", "params": '
+                    b'{"name": "read", "arguments": %s}}' % (ident, arguments)
+                )
+                replies.append((await _exchange(process, line))["result"])
+    finally:
+        process.kill()
+        await process.aclose()
+    lossy = "Error: tool execution arguments must be losslessly JSON-serializable"
+    assert [r["content"][0]["text"] for r in replies[:2]] == [lossy, lossy]
+    assert replies[2]["content"][0]["text"].endswith('notes-0.txt": not found')

@@ -9,6 +9,7 @@ import pytest
 
 from dsh_fs.errors import FsError, FsErrorCode
 from dsh_fs.fs import (
+    FS_DELETE_INTENT,
     FS_EDIT_INTENT,
     FS_OBSERVED,
     FS_WRITE_INTENT,
@@ -109,6 +110,44 @@ async def test_edit_after_observing_a_version_is_guarded_by_it() -> None:
     session = AgentSession()
     observe(context, session, Present(V1))
     assert await edit_guard(context, actor(session)) == V1
+
+
+async def delete_guard(context: Context, who: object) -> FsVersion | None:
+    return await context.events.waterfall(
+        FS_DELETE_INTENT, FsIntent(target=TARGET, actor=who), None
+    )
+
+
+async def test_delete_of_an_unseen_target_requires_a_read_first() -> None:
+    context, _ = make_context()
+    with pytest.raises(FsError) as caught:
+        await delete_guard(context, actor(AgentSession(), "delete"))
+    assert caught.value.code is FsErrorCode.NOT_OBSERVED
+    assert caught.value.message == 'delete requires reading "/w/a.txt" first'
+
+
+async def test_delete_after_observing_absence_is_not_found() -> None:
+    context, _ = make_context()
+    session = AgentSession()
+    observe(context, session, Absent())
+    with pytest.raises(FsError) as caught:
+        await delete_guard(context, actor(session, "delete"))
+    assert caught.value.code is FsErrorCode.NOT_FOUND
+    assert caught.value.message == 'cannot delete "/w/a.txt": not found'
+
+
+async def test_delete_after_observing_a_version_is_guarded_by_it() -> None:
+    context, _ = make_context()
+    session = AgentSession()
+    observe(context, session, Present(V1))
+    assert await delete_guard(context, actor(session, "delete")) == V1
+
+
+async def test_delete_by_an_actor_without_a_session_is_never_authorized() -> None:
+    context, _ = make_context()
+    with pytest.raises(FsError) as caught:
+        await delete_guard(context, object())
+    assert caught.value.code is FsErrorCode.NOT_OBSERVED
 
 
 async def test_the_latest_observation_replaces_the_previous_one() -> None:

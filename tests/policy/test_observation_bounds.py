@@ -16,9 +16,11 @@ import pytest
 from dsh_fs import Workspace
 from dsh_fs.errors import FsError, FsErrorCode
 from dsh_fs.fs import (
+    FS_DELETE_INTENT,
     FS_OBSERVED,
     Absent,
     CreateIfAbsent,
+    FsIntent,
     FsObserved,
     FsTarget,
     FsTargetKey,
@@ -56,6 +58,11 @@ async def test_a_session_forgets_its_least_recently_used_target_first() -> None:
     with pytest.raises(FsError) as caught:
         await edit_guard(context, actor(session), b)
     assert caught.value.code is FsErrorCode.NOT_OBSERVED
+    with pytest.raises(FsError) as deleting:
+        await context.events.waterfall(
+            FS_DELETE_INTENT, FsIntent(target=b, actor=actor(session)), None
+        )
+    assert deleting.value.code is FsErrorCode.NOT_OBSERVED
     assert await edit_guard(context, actor(session), a) == V1
     assert await edit_guard(context, actor(session), c) == V1
     assert await edit_guard(context, actor(session), d) == V2

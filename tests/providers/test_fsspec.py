@@ -269,6 +269,29 @@ async def test_s3_replace_of_an_object_deleted_before_the_put_is_gone(
     )
 
 
+async def test_s3_conditional_delete_refuses_an_object_replaced_after_the_check(
+    s3: S3Server, bucket: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fs = s3_provider(s3, f"s3://{bucket}/ws")
+    target = await fs.resolve("a.py")
+    created = await fs.write_text(target, "base\n")
+    client = fs.fs.s3
+    delete_object = client.delete_object
+
+    async def racing_delete_object(**kwargs: Any) -> Any:
+        s3.client().put_object(Bucket=bucket, Key="ws/a.py", Body=b"rival\n")
+        return await delete_object(**kwargs)
+
+    monkeypatch.setattr(client, "delete_object", racing_delete_object)
+    with pytest.raises(FsError) as info:
+        await fs.delete(target, created.version)
+    assert (info.value.code, info.value.message) == (
+        FsErrorCode.STALE_VERSION,
+        f'cannot delete "s3://{bucket}/ws/a.py": file changed since it was read',
+    )
+    assert s3.client().get_object(Bucket=bucket, Key="ws/a.py")["Body"].read() == b"rival\n"
+
+
 async def test_two_s3_providers_racing_settle_exactly_one_winner(s3: S3Server, bucket: str) -> None:
     url = f"s3://{bucket}/ws"
     racers = [s3_provider(s3, url), s3_provider(s3, url)]

@@ -25,7 +25,13 @@ from hypothesis import strategies as st
 from dsh_fs import Workspace
 from dsh_fs.errors import FsError, FsErrorCode
 from dsh_fs.providers import LocalFileSystem, SandboxFileSystem
-from dsh_fs.providers._realpath import MAX_SYMLINKS, PATH_MAX, lstat_link, real_path
+from dsh_fs.providers._realpath import (
+    MAX_SYMLINKS,
+    PATH_MAX,
+    lstat_link,
+    real_path,
+    resolve_path,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -77,6 +83,14 @@ def test_real_path_agrees_with_os_path_realpath(
     path = f"{links_world}/{start}{'/'.join(parts)}"
     assert real_path(path) == os.path.realpath(path)
     assert real_path(path, strict=True) == os.path.realpath(path)
+    # What failed on the way is what os.path.realpath(strict=True) raises (resolve says a
+    # path through a file names nothing from it).
+    try:
+        os.path.realpath(path, strict=True)
+        expected = 0
+    except OSError as error:
+        expected = error.errno or 0
+    assert resolve_path(path).failed == expected
 
 
 # --- long chains and loops: the kernel's limit, the kernel's error ----------------------------
@@ -187,6 +201,25 @@ async def test_a_long_chain_is_not_found_for_every_tool_and_stays_as_it_was(
         ], workspace
     assert sorted(os.listdir(top / "root")) == before
     assert (top / "root" / "data.txt").read_text(encoding="utf-8") == "data\n"
+
+
+@pytest.mark.parametrize("spelled", ["link0", "link0/inner.txt"])
+@pytest.mark.parametrize("sandboxed", [False, True], ids=["local", "sandbox"])
+async def test_a_delete_through_a_long_chain_is_not_found_and_removes_nothing(
+    top: Path, spelled: str, sandboxed: bool
+) -> None:
+    (top / "root").mkdir()
+    (top / "root" / "data.txt").write_text("data\n", encoding="utf-8")
+    chain(top / "root", 1200)
+    before = sorted(os.listdir(top / "root"))
+    fs = SandboxFileSystem([top / "root"]) if sandboxed else LocalFileSystem(top / "root")
+    with pytest.raises(FsError) as caught:
+        await fs.delete(await fs.resolve(spelled))
+    assert (caught.value.code, caught.value.message) == (
+        FsErrorCode.NOT_FOUND,
+        f'cannot delete "{top / "root" / spelled}": {LOOP}',
+    )
+    assert sorted(os.listdir(top / "root")) == before
 
 
 async def test_the_sandbox_refuses_a_long_chain_at_every_check(top: Path) -> None:

@@ -18,6 +18,7 @@ import pytest
 from dsh_fs.errors import FsError, FsErrorCode
 from dsh_fs.fs import (
     CreateIfAbsent,
+    FsEdit,
     FsEditOutcome,
     FsEditRequest,
     FsFileType,
@@ -108,6 +109,7 @@ async def assert_every_access_refused(
         tree, lambda: fs.write_text(target, "pwned\n", CreateIfAbsent()), denied("write", shown)
     )
     await assert_refused(tree, lambda: fs.edit_text(target, edit), denied("edit", shown))
+    await assert_refused(tree, lambda: fs.delete(target), denied("delete", shown))
 
 
 # --- construction --------------------------------------------------------------------------
@@ -426,6 +428,10 @@ class _SwapAtPublication(LocalGuards):
         self.swapper.at("after-lock")
         self.guards.check_publish(verb, display, directory)
 
+    def check_delete(self, display: str, directory: str) -> None:
+        self.swapper.at("after-lock")
+        self.guards.check_delete(display, directory)
+
 
 class _SwappingLocal(LocalFileSystem):
     """A local provider whose mutations swap at the swapper's moment."""
@@ -441,7 +447,7 @@ class _SwappingLocal(LocalFileSystem):
         return await super().write_text(target, content, expected)
 
     async def edit_text(
-        self, target: FsTarget, edit: FsEditRequest, expected: FsVersion | None = None
+        self, target: FsTarget, edit: FsEdit, expected: FsVersion | None = None
     ) -> FsEditOutcome:
         self.swapper.at("before-lock")
         return await super().edit_text(target, edit, expected)
@@ -533,6 +539,30 @@ async def test_a_parent_swapped_after_the_lock_cannot_redirect_the_publication(
     assert sorted(os.listdir(landed)) == ["deep.txt", "new.txt"]
 
 
+async def test_a_parent_swapped_after_the_lock_cannot_redirect_a_delete(tree: Path) -> None:
+    victim, elsewhere = tree / "root" / "sub", tree / "outside"
+    (elsewhere / "deep.txt").write_text("outside twin\n", encoding="utf-8")
+    swapper = _Swapper(victim, elsewhere, "after-lock")
+    fs = _InstrumentedSandbox(tree / "root", lambda base, g: _SwappingLocal(base, swapper, g))
+    target = await fs.resolve("sub/deep.txt")
+    info = await fs.stat(target)
+    assert info is not None
+    await fs.delete(target, info.version)
+    assert swapper.swapped
+    assert (elsewhere / "deep.txt").read_text(encoding="utf-8") == "outside twin\n"
+    assert os.listdir(tree / "root" / "sub.orig") == []
+
+
+async def test_a_delete_outside_is_refused_at_the_directory_even_with_reads_unconfined(
+    tree: Path,
+) -> None:
+    fs = SandboxFileSystem([tree / "root"], confine_reads=False)
+    shown = tree / "outside" / "secret.txt"
+    target = await fs.inner.resolve(str(shown))
+    await assert_refused(tree, lambda: fs.inner.delete(target), denied("delete", shown))
+    await assert_refused(tree, lambda: fs.delete(target), denied("delete", shown))
+
+
 async def test_the_sandboxs_inner_provider_is_fenced_too(tree: Path) -> None:
     # The fence is the inner provider's guards, not a check around the sandbox's own calls:
     # reaching the inner provider directly does not get around it.
@@ -606,6 +636,8 @@ async def test_read_only_refuses_writes_and_edits_but_allows_reads(tree: Path) -
         lambda: fs.edit_text(target, FsEditRequest(old_string="inside", new_string="x")),
         read_only("edit", shown),
     )
+    await assert_refused(tree, lambda: fs.delete(target), read_only("delete", shown))
+    await assert_refused(tree, lambda: fs.inner.delete(target), read_only("delete", shown))
 
 
 async def test_read_only_still_confines_reads(tree: Path) -> None:

@@ -433,7 +433,9 @@ async def test_edit_of_a_missing_old_string_is_edit_not_found(
     failed(
         await edit(session, "a.txt", "xyz", "q"),
         "FS_EDIT_NOT_FOUND",
-        f'Error: old_string was not found in "{root / "a.txt"}"',
+        f'Error: old_string was not found in "{root / "a.txt"}"\n'
+        "Nothing in the file is close to old_string: read the file to find the text you meant "
+        "to change, or check the path.",
     )
 
 
@@ -447,7 +449,8 @@ async def test_edit_of_an_ambiguous_old_string_is_refused(
         await edit(session, "a.txt", "foo", "bar"),
         "FS_AMBIGUOUS_EDIT",
         f'Error: old_string matched 3 times in "{root / "a.txt"}"; '
-        "provide a more specific old_string or set replace_all to true",
+        "provide a more specific old_string or set replace_all to true\n"
+        "The matches start at lines 1, 2 and 3.",
     )
     assert (root / "a.txt").read_bytes() == b"foo\nfoo\nfoo\n"
 

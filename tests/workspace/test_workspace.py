@@ -7,6 +7,7 @@ import os
 import weakref
 from pathlib import Path
 
+import anyio
 import pytest
 
 from dsh_fs import Session, Workspace
@@ -23,9 +24,22 @@ def root(tmp_path: Path) -> Path:
 
 async def test_a_local_workspace_has_the_tools_the_policy_and_the_fs_service(root: Path) -> None:
     async with Workspace.local(root) as workspace:
-        assert workspace.context.plugin_names() == ["fs-tools", "fs-observation-policy"]
+        assert workspace.context.plugin_names() == [
+            "fs-tools",
+            "fs-dialect-tools",
+            "fs-observation-policy",
+        ]
         assert workspace.context.get(FS) is workspace.fs
         assert workspace.cwd == str(root)
+        # The dialect adapters' internal tools run through the context but are not offered.
+        assert workspace.context.tools.names() == [
+            "read",
+            "write",
+            "edit",
+            "insert",
+            "patch",
+            "delete",
+        ]
         assert [s["name"] for s in workspace.tool_schemas()] == ["read", "write", "edit"]
         assert all(
             set(schema) == {"name", "description", "parameters"}
@@ -36,7 +50,7 @@ async def test_a_local_workspace_has_the_tools_the_policy_and_the_fs_service(roo
 
 async def test_a_workspace_without_the_policy_has_only_the_tools(root: Path) -> None:
     async with Workspace.local(root, policy=False) as workspace:
-        assert workspace.context.plugin_names() == ["fs-tools"]
+        assert workspace.context.plugin_names() == ["fs-tools", "fs-dialect-tools"]
 
 
 async def test_a_local_workspace_defaults_to_the_process_working_directory() -> None:
@@ -109,6 +123,52 @@ async def test_closing_removes_the_plugins_and_is_idempotent(root: Path) -> None
     assert workspace.context.plugin_names() == []
     assert not workspace.context.has(FS)
     assert workspace.tool_schemas() == []
+
+
+async def test_a_call_on_a_closed_workspace_is_aborted_and_runs_nothing(root: Path) -> None:
+    workspace = Workspace.local(root)
+    session = workspace.session()
+    await workspace.aclose()
+    result = await session.call("write", {"file_path": "new.txt", "content": "x"})
+    assert (result.code, result.text) == (
+        "FS_ABORTED",
+        "Error: cannot run write: the workspace is closed",
+    )
+    assert not (root / "new.txt").exists()
+
+
+async def test_a_cancelled_write_leaves_the_file_and_the_observation_consistent(
+    root: Path,
+) -> None:
+    (root / "a.txt").write_text("one\n", encoding="utf-8")
+    async with Workspace.local(root) as workspace:
+        session = workspace.session()
+        await session.call("read", {"file_path": "a.txt"})
+        with anyio.CancelScope() as scope:
+            scope.cancel()
+            await session.call("write", {"file_path": "a.txt", "content": "two\n"})
+        assert scope.cancelled_caught
+        # Cancelled before its write ran: nothing changed, and the read still authorizes.
+        assert (root / "a.txt").read_text(encoding="utf-8") == "one\n"
+        edited = await session.call(
+            "edit", {"file_path": "a.txt", "old_string": "one", "new_string": "1"}
+        )
+        assert not edited.is_error
+        # Cancelled in flight: a write whose worker thread started finishes (never a torn
+        # file) and records what it published; either way the session's next edit sees the
+        # file as it is: authorized against what is there, never against what is not.
+        big = "three\n" * 200_000 + "end\n"
+        for delay in (0.0005, 0.002, 0.01):
+            with anyio.move_on_after(delay):
+                await session.call("write", {"file_path": "a.txt", "content": big})
+            content = (root / "a.txt").read_text(encoding="utf-8")
+            assert content in ("1\n", big)
+            old = "1\n" if content == "1\n" else "end\n"
+            after = await session.call(
+                "edit", {"file_path": "a.txt", "old_string": old, "new_string": "2\n"}
+            )
+            assert not after.is_error, after.text
+            await session.call("write", {"file_path": "a.txt", "content": "1\n"})
 
 
 async def test_a_workspace_over_a_sandbox_refuses_outside_writes_with_the_remedy(

@@ -1,11 +1,17 @@
 """The adapters layer: the workspace's tools for agent frameworks and synchronous code.
 
 Top layer, beside `dsh_fs.mcp`; below it sits `dsh_fs.workspace`. OpenAI-compatible
-function calling, Anthropic tool use (neither SDK is needed at runtime) and a blocking
-facade built on an anyio portal.
+function calling, the Responses API with ``apply_patch``, Anthropic tool use with Claude's
+own text editor (no vendor SDK is needed at runtime) and a blocking facade built on an
+anyio portal. The OpenAI Agents SDK (`agents_tools`, `WorkspaceEditor`) and pydantic-ai
+(`WorkspaceToolset`) integrations load their framework on first use.
 """
 
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from ._anthropic import AnthropicTool, AnthropicToolResult, anthropic_tool_results, anthropic_tools
+from ._anthropic_editor import EditorOutcome, TextEditorTool, run_text_editor
 from ._openai import (
     OpenAIFunction,
     OpenAITool,
@@ -13,18 +19,60 @@ from ._openai import (
     execute_openai_tool_calls,
     openai_tools,
 )
+from ._openai_responses import (
+    ApplyPatchCallOutput,
+    FunctionCallOutput,
+    PatchOutcome,
+    ResponsesFunctionTool,
+    execute_openai_response,
+    openai_responses_tools,
+    run_apply_patch,
+)
 from ._sync import SyncSession, SyncWorkspace
+
+if TYPE_CHECKING:
+    from ._agents import WorkspaceEditor, agents_tools
+    from ._pydantic_ai import WorkspaceToolset
+
+# These need their framework installed (`dsh-fs[agents]`, `dsh-fs[pydantic-ai]`), so they
+# are imported on first use, not with the package.
+_LAZY = {
+    "WorkspaceEditor": "._agents",
+    "WorkspaceToolset": "._pydantic_ai",
+    "agents_tools": "._agents",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(module, __name__), name)
+
 
 __all__ = [
     "AnthropicTool",
     "AnthropicToolResult",
+    "ApplyPatchCallOutput",
+    "EditorOutcome",
+    "FunctionCallOutput",
     "OpenAIFunction",
     "OpenAITool",
     "OpenAIToolMessage",
+    "PatchOutcome",
+    "ResponsesFunctionTool",
     "SyncSession",
     "SyncWorkspace",
+    "TextEditorTool",
+    "WorkspaceEditor",
+    "WorkspaceToolset",
+    "agents_tools",
     "anthropic_tool_results",
     "anthropic_tools",
+    "execute_openai_response",
     "execute_openai_tool_calls",
+    "openai_responses_tools",
     "openai_tools",
+    "run_apply_patch",
+    "run_text_editor",
 ]

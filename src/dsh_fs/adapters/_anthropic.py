@@ -1,13 +1,15 @@
 """Anthropic tool use: tool definitions and ``tool_use`` → ``tool_result`` blocks.
 
-The `anthropic` package is not needed at runtime.
+With ``text_editor=True`` Claude gets its own editing tool (`_anthropic_editor`) in place of
+read/write/edit. The `anthropic` package is not needed at runtime.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any, Literal, TypedDict
+from typing import TYPE_CHECKING, Any, Literal, TypedDict, overload
 
+from ._anthropic_editor import TEXT_EDITOR_NAME, TextEditorTool, run_text_editor, text_editor_tool
 from ._calls import field
 
 if TYPE_CHECKING:
@@ -33,12 +35,40 @@ class AnthropicToolResult(TypedDict):
     is_error: bool
 
 
-def anthropic_tools(workspace: Workspace) -> list[AnthropicTool]:
-    """The workspace's tools in the Messages API ``tools=`` shape."""
-    return [
+_EDITOR_REPLACES = frozenset({"read", "write", "edit"})
+"""The tools the text editor stands in for."""
+
+
+@overload
+def anthropic_tools(
+    workspace: Workspace, *, text_editor: Literal[False] = False
+) -> list[AnthropicTool]: ...
+
+
+@overload
+def anthropic_tools(
+    workspace: Workspace, *, text_editor: bool
+) -> list[AnthropicTool | TextEditorTool]: ...
+
+
+def anthropic_tools(
+    workspace: Workspace, *, text_editor: bool = False
+) -> list[AnthropicTool] | list[AnthropicTool | TextEditorTool]:
+    """The workspace's tools in the Messages API ``tools=`` shape.
+
+    Args:
+        workspace: Whose tools to offer.
+        text_editor: Offer Claude's own ``str_replace_based_edit_tool``
+            (``text_editor_20250728``) instead of read/write/edit; the other tools (discovery)
+            stay ordinary tools. `anthropic_tool_results` runs either kind.
+    """
+    tools: list[AnthropicTool | TextEditorTool] = [text_editor_tool()] if text_editor else []
+    tools += [
         {"name": s["name"], "description": s["description"], "input_schema": s["parameters"]}
         for s in workspace.tool_schemas()
+        if not (text_editor and s["name"] in _EDITOR_REPLACES)
     ]
+    return tools
 
 
 async def anthropic_tool_results(
@@ -46,9 +76,10 @@ async def anthropic_tool_results(
 ) -> list[AnthropicToolResult]:
     """Run the ``tool_use`` blocks of an assistant message, in order, as ``tool_result`` blocks.
 
-    Other blocks (text, thinking) are skipped. Never raises for a bad call: a failure is a
-    block with ``is_error: true`` and ``Error: ...`` content. Put the returned blocks in
-    the next ``user`` message.
+    Other blocks (text, thinking) are skipped. Calls of ``str_replace_based_edit_tool`` run
+    as the text editor's commands. Never raises for a bad call: a failure is a block with
+    ``is_error: true`` and ``Error: ...`` content. Put the returned blocks in the next
+    ``user`` message.
 
     Args:
         session: The observation owner the calls run in.
@@ -61,15 +92,21 @@ async def anthropic_tool_results(
             continue
         tool_use_id = str(field(block, "id") or "")
         arguments = field(block, "input")
-        result = await session.call(
-            str(field(block, "name")), {} if arguments is None else arguments, call_id=tool_use_id
-        )
+        name = str(field(block, "name"))
+        if name == TEXT_EDITOR_NAME:
+            outcome = await run_text_editor(session, arguments, call_id=tool_use_id or None)
+            text, is_error = outcome.text, outcome.is_error
+        else:
+            result = await session.call(
+                name, {} if arguments is None else arguments, call_id=tool_use_id
+            )
+            text, is_error = result.text, result.is_error
         results.append(
             {
                 "type": "tool_result",
                 "tool_use_id": tool_use_id,
-                "content": result.text,
-                "is_error": result.is_error,
+                "content": text,
+                "is_error": is_error,
             }
         )
     return results

@@ -10,6 +10,8 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
+from dsh_fs.runtime import parse_json
+
 from ._calls import field
 
 if TYPE_CHECKING:
@@ -71,7 +73,7 @@ def _arguments(raw: object) -> tuple[object, str | None]:
     if not isinstance(raw, str):
         return None, "arguments must be a JSON object"
     try:
-        return json.loads(raw), None
+        return parse_json(raw), None
     except (ValueError, RecursionError) as exc:
         detail = exc.msg if isinstance(exc, json.JSONDecodeError) else type(exc).__name__
         return None, f"arguments are not valid JSON ({detail}); send a JSON object"

@@ -10,6 +10,7 @@ import argparse
 import json
 import logging
 import os
+import shlex
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal, NoReturn
@@ -17,6 +18,8 @@ from typing import TYPE_CHECKING, Any, Literal, NoReturn
 import anyio
 
 from dsh_fs._version import __version__
+
+from ._config import HOSTS, host_config, launcher, paste_hint
 
 if TYPE_CHECKING:
     from dsh_fs.workspace import Workspace
@@ -53,8 +56,9 @@ def _build_parser() -> _Parser:
         description="Serve the read, write and edit tools to an MCP client. Paths are fenced "
         "to the given folders (the sandbox); each client session owns its observations, so an "
         "edit is refused if the file changed since that session read it.",
-        epilog="Example client configuration: "
-        '{"mcpServers": {"files": {"command": "dsh-fs", "args": ["mcp", "/path/to/project"]}}}',
+        epilog="To add it to an MCP host, print its configuration entry with absolute paths, "
+        "e.g. 'dsh-fs mcp --print-config claude /path/to/project', and paste it where the "
+        "note on stderr says.",
     )
     mcp.add_argument(
         "roots",
@@ -100,6 +104,13 @@ def _build_parser() -> _Parser:
         default="warning",
         help="logging threshold; logs always go to stderr (default: %(default)s)",
     )
+    mcp.add_argument(
+        "--print-config",
+        choices=HOSTS,
+        metavar="HOST",
+        help="print the JSON that makes HOST (claude, cursor or vscode) start this server "
+        "with these options, by absolute paths, instead of serving",
+    )
 
     schema = commands.add_parser(
         "schema",
@@ -139,13 +150,42 @@ def _parse_http(value: str) -> tuple[str, int]:
     return host, port
 
 
+def _mcp_roots(args: argparse.Namespace) -> list[str]:
+    roots = [os.path.abspath(root) for root in (args.roots or [os.getcwd()])]
+    for root in roots:
+        if not os.path.exists(root):
+            raise _UsageError(f"dsh-fs mcp: {root}: does not exist")
+        if not os.path.isdir(root):
+            raise _UsageError(f"dsh-fs mcp: {root}: not a directory")
+    return roots
+
+
+def _print_config(args: argparse.Namespace) -> int:
+    if args.http is not None:
+        raise _UsageError("dsh-fs mcp: --print-config describes a stdio server; drop --http")
+    flags = [
+        flag
+        for flag, on in (
+            ("--read-only", args.read_only),
+            ("--full-access", args.full_access),
+            ("--read-anywhere", args.read_anywhere),
+            ("--no-policy", args.no_policy),
+            ("--structured", args.structured),
+        )
+        if on
+    ]
+    if args.log_level != "warning":
+        flags += ["--log-level", args.log_level]
+    command = [*launcher(), "mcp", *flags, *_mcp_roots(args)]
+    print(json.dumps(host_config(args.print_config, command), indent=2, ensure_ascii=False))
+    print(paste_hint(args.print_config, command), file=sys.stderr)
+    return 0
+
+
 def _mcp_workspace(args: argparse.Namespace) -> Workspace:
     from dsh_fs.workspace import Workspace
 
-    roots = [os.path.abspath(root) for root in (args.roots or [os.getcwd()])]
-    for root in roots:
-        if not os.path.isdir(root):
-            raise _UsageError(f"dsh-fs mcp: {root}: not a directory")
+    roots = _mcp_roots(args)
     mode: Literal["read-only", "workspace-write", "full-access"] = (
         "read-only" if args.read_only else "full-access" if args.full_access else "workspace-write"
     )
@@ -159,6 +199,8 @@ def _mcp_workspace(args: argparse.Namespace) -> Workspace:
 
 
 def _run_mcp(args: argparse.Namespace) -> int:
+    if args.print_config is not None:
+        return _print_config(args)
     address = _parse_http(args.http) if args.http is not None else None
     logging.basicConfig(
         stream=sys.stderr,
@@ -256,7 +298,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if exc.name is None or exc.name.split(".")[0] not in ("mcp", "mcp_types", "uvicorn"):
             raise
         print(
-            f"dsh-fs: this command needs the MCP SDK: pip install 'dsh-fs[mcp]' ({exc})",
+            f"dsh-fs: this command needs the MCP SDK ({exc}); install it into this "
+            f"environment with: {shlex.quote(sys.executable)} -m pip install 'mcp>=2.3,<3' "
+            "(from a dsh-fs checkout, 'pip install .[mcp]' or 'make install' brings it too)",
             file=sys.stderr,
         )
         return 1

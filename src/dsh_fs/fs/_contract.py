@@ -11,11 +11,13 @@ from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager
 
+from . import _messages as messages
 from ._types import (
     FsCapabilities,
+    FsDeleteOutcome,
     FsDirEntry,
+    FsEdit,
     FsEditOutcome,
-    FsEditRequest,
     FsInfo,
     FsPathInfo,
     FsTarget,
@@ -30,8 +32,17 @@ __all__ = ["FileSystem"]
 class FileSystem(ABC):
     """A filesystem seen through opaque targets and versions.
 
-    All primitives are async; cancellation comes through the async framework (anyio).
-    Guarded mutations are compare-and-swap operations inside one critical section per target.
+    All primitives are async. Guarded mutations are compare-and-swap operations inside one
+    critical section per target.
+
+    Cancellation comes through the async framework (anyio) and propagates as cancellation,
+    never as a result. A cancelled mutation takes effect whole or not at all: one cancelled
+    before its critical section changes nothing; one whose publication started finishes it
+    (never a torn file or staging residue) and its caller records what was published before
+    the cancellation reaches it. A cancelled read leaves nothing open.
+
+    Closing (`aclose`) is the one source of `FS_ABORTED`: every later call fails with it, and
+    a stream in progress stops with it at its next chunk.
     """
 
     capabilities: FsCapabilities = FsCapabilities()
@@ -126,15 +137,34 @@ class FileSystem(ABC):
 
     @abstractmethod
     async def edit_text(
-        self, target: FsTarget, edit: FsEditRequest, expected: FsVersion | None = None
+        self, target: FsTarget, edit: FsEdit, expected: FsVersion | None = None
     ) -> FsEditOutcome:
-        """Replace literal text inside one critical section: version check (before matching),
-        match, atomic rewrite. A missing target is `FS_STALE_VERSION`, guarded or not.
+        """Change the text inside one critical section: version check (before matching),
+        `apply_change` (a literal replacement, an insert or a patch), atomic rewrite. A
+        missing target is `FS_STALE_VERSION`, guarded or not.
 
         Raises:
-            FsError: `FS_STALE_VERSION`, `FS_EDIT_NOT_FOUND`, `FS_AMBIGUOUS_EDIT`, and the
-                read and write errors.
+            FsError: `FS_STALE_VERSION`, `FS_EDIT_NOT_FOUND`, `FS_AMBIGUOUS_EDIT`,
+                `FS_NOT_FOUND` (an insert past the end), and the read and write errors.
         """
 
+    async def delete(self, target: FsTarget, expected: FsVersion | None = None) -> FsDeleteOutcome:
+        """Remove the regular file `target` inside one critical section: version check, then
+        the removal, made durable. `expected`: None removes whatever file is there; a
+        version removes the file only at that version. A symbolic link named by the path is
+        removed itself; what it points to stays.
+
+        The default refuses: a provider that can delete overrides it.
+
+        Raises:
+            FsError: `FS_STALE_VERSION` (guarded: another version, or no file any more),
+                `FS_NOT_FOUND` (unguarded, no file), `FS_NOT_REGULAR_FILE`,
+                `FS_PERMISSION_DENIED`, `FS_SANDBOX_DENIED`, `FS_IO_ERROR`.
+        """
+        del expected
+        raise messages.delete_unsupported(target.display_path)
+
     async def aclose(self) -> None:  # noqa: B027 - optional hook, a no-op by default
-        """Release what the provider holds (connections, thread pools). Idempotent."""
+        """Release what the provider holds (connections, thread pools); later calls fail
+        with `FS_ABORTED`. Idempotent. (The default does nothing: a provider that holds
+        nothing may keep working.)"""

@@ -9,18 +9,28 @@ spans is kept as it was: the BOM, mixed endings, a missing final newline.
 The common cases stay on `str.count`/`str.replace` (a file without CRLF, or an
 `old_string` without line breaks, where normalized and original offsets coincide). Only an
 `old_string` spanning a line break in a CRLF file uses a regular expression, whose pattern
-accepts CRLF or LF at each break; a lone CR at the very end of `old_string` must not be the
-CR of a CRLF pair, which is what the normalized text says.
+accepts CRLF or LF at each break (`_lf_search`).
+
+No match, or several without `replace_all`, raises the SPEC error with a diagnosis after its
+first line (SPEC §8.2, `_diagnosis`): the closest text and why it differs, or where each
+match starts. The diagnosis only explains; what is applied is decided above, exactly.
 """
 
 from __future__ import annotations
 
-import re
+import logging
+from collections.abc import Callable
 
+from dsh_fs.errors import FsError
+
+from ._diagnosis import Diagnosis, diagnose_ambiguous, diagnose_not_found
+from ._lf_search import crlf_tolerant_pattern, has_crlf
 from ._messages import ambiguous_edit, edit_not_found
 from ._types import FsEditRequest
 
-__all__ = ["apply_edit", "dominant_line_ending"]
+__all__ = ["apply_edit", "dominant_line_ending", "safely_diagnosed"]
+
+logger = logging.getLogger(__name__)
 
 _BOM = "\ufeff"
 
@@ -51,42 +61,58 @@ def apply_edit(text: str, edit: FsEditRequest, display_path: str) -> tuple[str, 
 def _apply(text: str, edit: FsEditRequest, display_path: str) -> tuple[str, int]:
     old = edit.old_string.replace("\r\n", "\n")
     new = edit.new_string.replace("\r\n", "\n")
-    # One-character search first: `in` for a two-character needle is an order of magnitude
-    # slower on text stored two bytes per character.
-    has_crlf = "\r" in text and "\r\n" in text
-    if has_crlf and dominant_line_ending(text) == "\r\n":
+    crlf = has_crlf(text)
+    if crlf and dominant_line_ending(text) == "\r\n":
         new = new.replace("\n", "\r\n")
 
-    if not has_crlf or ("\n" not in old and "\r" not in old):
+    if not crlf or ("\n" not in old and "\r" not in old):
         # Offsets in the normalized text and in `text` coincide for every match.
         count = text.count(old)
-        _check_count(count, edit.replace_all, display_path)
+        _check_count(count, text, edit, crlf, display_path)
         return text.replace(old, new, -1 if edit.replace_all else 1), count
 
-    pattern = _crlf_tolerant_pattern(old)
+    pattern = crlf_tolerant_pattern(old)
     if edit.replace_all:
         result, count = pattern.subn(lambda _m: new, text)
-        _check_count(count, True, display_path)
+        _check_count(count, text, edit, crlf, display_path)
         return result, count
     matches = pattern.finditer(text)
     first = next(matches, None)
     if first is None:
-        raise edit_not_found(display_path)
+        raise _not_found(text, edit, crlf, display_path)
     if next(matches, None) is not None:
         count = 2 + sum(1 for _ in matches)
-        raise ambiguous_edit(display_path, count)
+        raise _ambiguous(text, edit, count, crlf, display_path)
     return text[: first.start()] + new + text[first.end() :], 1
 
 
-def _check_count(count: int, replace_all: bool, display_path: str) -> None:
+def _check_count(count: int, text: str, edit: FsEditRequest, crlf: bool, display_path: str) -> None:
     if count == 0:
-        raise edit_not_found(display_path)
-    if count > 1 and not replace_all:
-        raise ambiguous_edit(display_path, count)
+        raise _not_found(text, edit, crlf, display_path)
+    if count > 1 and not edit.replace_all:
+        raise _ambiguous(text, edit, count, crlf, display_path)
 
 
-def _crlf_tolerant_pattern(old: str) -> re.Pattern[str]:
-    body = r"\r?\n".join(re.escape(part) for part in old.split("\n"))
-    if old.endswith("\r"):
-        body += r"(?!\n)"
-    return re.compile(body)
+def _not_found(text: str, edit: FsEditRequest, crlf: bool, display_path: str) -> FsError:
+    old = edit.old_string.replace("\r\n", "\n")
+    new = edit.new_string.replace("\r\n", "\n")
+    diagnosis = safely_diagnosed(lambda: diagnose_not_found(text, old, new, crlf=crlf))
+    return edit_not_found(display_path, diagnosis.text, diagnosis.details)
+
+
+def _ambiguous(
+    text: str, edit: FsEditRequest, count: int, crlf: bool, display_path: str
+) -> FsError:
+    old = edit.old_string.replace("\r\n", "\n")
+    diagnosis = safely_diagnosed(lambda: diagnose_ambiguous(text, old, count, crlf=crlf))
+    return ambiguous_edit(display_path, count, diagnosis.text, diagnosis.details)
+
+
+def safely_diagnosed(diagnose: Callable[[], Diagnosis]) -> Diagnosis:
+    """The diagnosis, or none if it fails: a bug in the explanation must never replace the
+    error it explains."""
+    try:
+        return diagnose()
+    except Exception:
+        logger.exception("edit diagnosis failed")
+        return Diagnosis(text="")

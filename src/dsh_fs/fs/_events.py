@@ -16,12 +16,21 @@ from ._types import FsTarget, FsVersion, Observation, WriteGuard
 if TYPE_CHECKING:
     from ._contract import FileSystem
 
-__all__ = ["FS", "FS_EDIT_INTENT", "FS_OBSERVED", "FS_WRITE_INTENT", "FsIntent", "FsObserved"]
+__all__ = [
+    "FS",
+    "FS_DELETE_INTENT",
+    "FS_EDIT_INTENT",
+    "FS_OBSERVED",
+    "FS_WRITE_INTENT",
+    "FsIntent",
+    "FsObserved",
+]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class FsIntent:
-    """Payload of `fs/write-intent` and `fs/edit-intent`: who is about to mutate what."""
+    """Payload of `fs/write-intent`, `fs/edit-intent` and `fs/delete-intent`: who is about
+    to mutate what."""
 
     target: FsTarget
     """The resolved target."""
@@ -49,6 +58,9 @@ FS_WRITE_INTENT: Waterfall[FsIntent, WriteGuard | None] = Waterfall("fs/write-in
 
 FS_EDIT_INTENT: Waterfall[FsIntent, FsVersion | None] = Waterfall("fs/edit-intent")
 """Decides the version guard of the next `edit_text`; default None (unguarded)."""
+
+FS_DELETE_INTENT: Waterfall[FsIntent, FsVersion | None] = Waterfall("fs/delete-intent")
+"""Decides the version guard of the next `delete`; default None (unguarded)."""
 
 FS_OBSERVED: Signal[FsObserved] = Signal("fs/observed")
 """Records that an actor observed a target present at a version, or absent."""

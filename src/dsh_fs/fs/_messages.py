@@ -16,10 +16,16 @@ __all__ = [
     "aborted",
     "ambiguous_edit",
     "binary_file",
+    "delete_gone",
+    "delete_not_observed",
+    "delete_stale",
+    "delete_unsupported",
     "edit_gone",
     "edit_not_found",
     "edit_not_observed",
     "edit_stale",
+    "hunk_not_found",
+    "insert_out_of_range",
     "invalid_path",
     "invalid_utf8",
     "io_error",
@@ -208,7 +214,8 @@ def edit_not_found(
     path: str, diagnosis: str = "", details: Mapping[str, Any] | None = None
 ) -> FsError:
     """`old_string was not found in "<p>"` (FS_EDIT_NOT_FOUND), then the diagnosis lines
-    that help the model find what it meant (SPEC §8.2), if any."""
+    that help the model find what it meant (SPEC §8.2, worded in `_diagnosis_text`), if
+    any."""
     message = f'old_string was not found in "{path}"'
     if diagnosis:
         message += "\n" + diagnosis
@@ -227,3 +234,47 @@ def ambiguous_edit(
     if diagnosis:
         message += "\n" + diagnosis
     return FsError(FsErrorCode.AMBIGUOUS_EDIT, message, path=path, details=details)
+
+
+# --- guarded deletes and the edits of vendor dialects -------------------------------------
+
+
+def delete_not_observed(path: str) -> FsError:
+    """The policy: a delete of a file this session never read (FS_NOT_OBSERVED)."""
+    return FsError(FsErrorCode.NOT_OBSERVED, f'delete requires reading "{path}" first', path=path)
+
+
+def delete_stale(path: str) -> FsError:
+    """A guarded delete found another version (FS_STALE_VERSION)."""
+    return _error(FsErrorCode.STALE_VERSION, "delete", path, "file changed since it was read")
+
+
+def delete_gone(path: str) -> FsError:
+    """A guarded delete found no file (FS_STALE_VERSION): someone else removed it."""
+    return _error(FsErrorCode.STALE_VERSION, "delete", path, "file no longer exists")
+
+
+def delete_unsupported(path: str) -> FsError:
+    """A provider without a delete primitive (FS_PERMISSION_DENIED)."""
+    return permission_denied("delete", path, "this storage does not support deleting files")
+
+
+def insert_out_of_range(path: str, line: int, total_lines: int) -> FsError:
+    """An insert after a line the file does not have (FS_NOT_FOUND, as `read`'s offset)."""
+    return FsError(
+        FsErrorCode.NOT_FOUND,
+        f'insert line {line} is out of range for "{path}" ({total_lines} lines); '
+        f"insert after a line from 0 (the top) to {total_lines}",
+        path=path,
+    )
+
+
+def hunk_not_found(
+    path: str, hunk: int, diagnosis: str = "", details: Mapping[str, Any] | None = None
+) -> FsError:
+    """A patch hunk whose lines (or ``@@`` line) do not occur where the hunk must be
+    (FS_EDIT_NOT_FOUND, as an edit's `old_string`), then the diagnosis lines, if any."""
+    message = f'hunk {hunk} of the patch was not found in "{path}"'
+    if diagnosis:
+        message += "\n" + diagnosis
+    return FsError(FsErrorCode.EDIT_NOT_FOUND, message, path=path, details=details)

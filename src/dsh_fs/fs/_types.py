@@ -15,17 +15,23 @@ __all__ = [
     "Absent",
     "CreateIfAbsent",
     "FsCapabilities",
+    "FsDeleteOutcome",
     "FsDirEntry",
+    "FsEdit",
     "FsEditOutcome",
     "FsEditRequest",
     "FsFileType",
     "FsInfo",
+    "FsInsertRequest",
+    "FsPatchHunk",
+    "FsPatchRequest",
     "FsPathInfo",
     "FsTarget",
     "FsTargetKey",
     "FsVersion",
     "FsWriteOutcome",
     "Observation",
+    "PatchOp",
     "Present",
     "ReplaceIfVersion",
     "WriteGuard",
@@ -133,6 +139,55 @@ class FsEditRequest:
     """Replace every occurrence; otherwise exactly one occurrence is required."""
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FsInsertRequest:
+    """Insert text as whole lines after line `line` (0: before the first line).
+
+    Lines are counted as `read` counts them. The text is inserted as lines: each of its
+    lines ends with the file's dominant line ending, and a final line without a newline in
+    the file gets one before text inserted after it.
+    """
+
+    line: int
+    """The line the text goes after: 0 to the file's number of lines."""
+    text: str
+    """The text to insert; a trailing newline inserts an empty line after it."""
+
+
+PatchOp: TypeAlias = Literal[" ", "-", "+"]
+"""One line of a hunk: kept context (`` ``), removed (``-``) or added (``+``)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FsPatchHunk:
+    """One located change of a patch: the old lines (context and removed, in order) must
+    match the file exactly (line endings aside); they become the new lines (context and
+    added, in order)."""
+
+    anchors: tuple[str, ...] = ()
+    """Lines to find first, in order, each after the previous one (a patch's ``@@``
+    headers: the line as written, or as written once surrounding white space is set
+    aside); the hunk is then looked for after the last of them."""
+    lines: tuple[tuple[PatchOp, str], ...]
+    """The hunk's lines, without line endings."""
+    at_end: bool = False
+    """The old lines must be the last lines of the file."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FsPatchRequest:
+    """Several hunks applied together, all or nothing, in file order: each is located at
+    the first exact match after the previous one. Any hunk that does not match fails the
+    whole request and changes nothing."""
+
+    hunks: tuple[FsPatchHunk, ...]
+    """The hunks, in file order; at least one."""
+
+
+FsEdit: TypeAlias = FsEditRequest | FsInsertRequest | FsPatchRequest
+"""What `edit_text` applies inside its critical section."""
+
+
 BEFORE_LIMIT = 16 * 1024 * 1024
 """A write's outcome carries the prior text only for files up to this many bytes (else
 `FsWriteOutcome.before` is None): a write never needs the old content, only reports it."""
@@ -164,7 +219,16 @@ class FsEditOutcome:
     after: str
     """The text after the edit."""
     replacements: int
-    """How many occurrences were replaced (1 unless `replace_all`)."""
+    """How many occurrences were replaced (1 unless `replace_all`); for an insert 1, for a
+    patch the number of hunks."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FsDeleteOutcome:
+    """What a successful `delete` did."""
+
+    version: FsVersion
+    """The version of the file that was removed."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import logging
 import socket
-import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final
 
@@ -18,7 +17,10 @@ from mcp.server import Server, ServerRequestContext
 from mcp.shared.exceptions import MCPError
 
 from dsh_fs._version import __version__
+from dsh_fs.runtime import ToolAnnotations
 
+from ._connection import check_connection_lookup, connection_of
+from ._progress import progress_notifier
 from ._stdio import stdio_streams
 
 if TYPE_CHECKING:
@@ -46,37 +48,35 @@ ERROR_META_KEY: Final = "dsh-fs/error"
 _Context = ServerRequestContext[Any, Any]
 
 
+_OWNER_KEY: Final = "dsh-fs/session"
+"""Key of the observation owner in an HTTP connection's per-connection `state`."""
+
+
 class _Owners:
-    """Maps MCP client sessions to workspace sessions (the observation owners).
+    """Maps MCP client connections to workspace sessions (the observation owners).
 
     Over stdio the process serves exactly one client, so a single session owns every
     observation whichever protocol era the client speaks. Over HTTP each connection (one
-    ``Mcp-Session-Id``) gets its own session, keyed weakly so it goes with the connection.
+    ``Mcp-Session-Id``) gets its own session, kept in the connection's `state`, so it ends
+    with the connection.
     """
 
-    __slots__ = ("_by_connection", "_single", "_workspace")
+    __slots__ = ("_single", "_workspace")
 
     def __init__(self, workspace: Workspace, *, single: bool) -> None:
         self._workspace = workspace
         self._single: Session | None = workspace.session(id="mcp-stdio") if single else None
-        self._by_connection: weakref.WeakKeyDictionary[object, Session] = (
-            weakref.WeakKeyDictionary()
-        )
+        if not single:
+            check_connection_lookup()
 
     def session_for(self, ctx: _Context) -> Session:
         if self._single is not None:
             return self._single
-        # Handlers get a per-request `ServerSession`; the per-client `Connection` behind it
-        # lives exactly as long as the MCP session, so it is the key. mcp 2.3 has no public
-        # accessor for it on `ServerRequestContext`; tests/mcp pin that two HTTP clients
-        # never share observations, so an SDK change cannot slip by.
-        connection = getattr(ctx.session, "_connection", None)
-        if connection is None:  # pragma: no cover - fail safe: a fresh owner, never a shared one
-            return self._workspace.session()
-        session = self._by_connection.get(connection)
+        connection = connection_of(ctx)
+        session: Session | None = connection.state.get(_OWNER_KEY)
         if session is None:
-            session = self._workspace.session(id=getattr(connection, "session_id", None))
-            self._by_connection[connection] = session
+            session = self._workspace.session(id=connection.session_id)
+            connection.state[_OWNER_KEY] = session
         return session
 
 
@@ -100,11 +100,29 @@ def call_tool_result(result: ToolResult, *, structured: bool = False) -> types.C
 
 
 def mcp_tools(workspace: Workspace) -> list[types.Tool]:
-    """The workspace's tools as MCP `Tool` definitions (exact schemas and descriptions)."""
-    return [
-        types.Tool(name=s["name"], description=s["description"], input_schema=s["parameters"])
-        for s in workspace.tool_schemas()
-    ]
+    """The workspace's tools as MCP `Tool` definitions (exact schemas and descriptions, and
+    each tool's own annotations: hosts auto-approve read-only tools by them)."""
+    tools = []
+    for s in workspace.tool_schemas():
+        tool = workspace.context.tools.get(s["name"])
+        facts = tool.annotations if tool is not None else ToolAnnotations()
+        annotations = types.ToolAnnotations(
+            title=facts.title,
+            read_only_hint=facts.read_only,
+            destructive_hint=None if facts.read_only else facts.destructive,
+            idempotent_hint=None if facts.read_only else facts.idempotent,
+            open_world_hint=facts.open_world,
+        )
+        tools.append(
+            types.Tool(
+                name=s["name"],
+                title=facts.title,
+                description=s["description"],
+                input_schema=s["parameters"],
+                annotations=annotations,
+            )
+        )
+    return tools
 
 
 def create_server(
@@ -120,6 +138,10 @@ def create_server(
             `structuredContent`. Off by default: some hosts show structured content to the
             model instead of the rendered text, and a write's value carries the file twice.
             A failure's code is always in `_meta` under `CODE_META_KEY`.
+
+    Raises:
+        RuntimeError: With one owner per connection, the installed MCP SDK no longer lets
+            dsh-fs find a request's connection (see `dsh_fs.mcp._connection`).
     """
     tools = mcp_tools(workspace)
     listing = types.ListToolsResult(tools=tools)
@@ -137,7 +159,14 @@ def create_server(
             raise MCPError(types.INVALID_PARAMS, f"Unknown tool: {params.name}")
         session = owners.session_for(ctx)
         call_id = None if ctx.request_id is None else str(ctx.request_id)
-        result = await session.call(params.name, params.arguments or {}, call_id=call_id)
+        # `notifications/cancelled` cancels this handler's scope: the call stops at its next
+        # await and, like any cancelled call, records no observation and no partial file.
+        result = await session.call(
+            params.name,
+            params.arguments or {},
+            call_id=call_id,
+            progress=progress_notifier(ctx),
+        )
         if result.is_error:
             logger.info("%s refused (%s): %s", params.name, result.code, result.text)
         return call_tool_result(result, structured=structured)

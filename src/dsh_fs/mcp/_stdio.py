@@ -1,29 +1,34 @@
-"""A stdio transport without worker threads, for pipes (what MCP hosts give a server).
+"""The stdio transport: JSON-RPC lines over stdin/stdout, without worker threads.
 
-The SDK's `stdio_server` does three thread hops per exchange (readline, write, flush),
-a large share of a small read's round trip. On a pipe, waiting for readiness on the event
-loop and reading/writing the non-blocking descriptor needs no thread.
-Anything else (a terminal, a file) falls back to the SDK's transport.
+The SDK's `stdio_server` does three thread hops per exchange (readline, write, flush), a
+large share of a small read's round trip, and its reader thread, blocked on a terminal,
+kept Ctrl-C from stopping the server. Here the event loop waits for readiness on pipes,
+sockets and terminals (a regular file or /dev/null is always ready), so cancellation stops
+the transport at once. When stdin ends, every request already read is answered before the
+server sees the end of its input (the server cancels whatever is still running then).
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
-import json
 import logging
 import os
+import re
 import stat
 import sys
 from collections.abc import AsyncIterator
 
 import anyio
+import anyio.lowlevel
 import mcp_types as types
 from anyio.abc import ObjectReceiveStream, ObjectSendStream
-from mcp.server.stdio import stdio_server
-from mcp.shared.message import SessionMessage
-from mcp_types.jsonrpc import JSONRPCError
+from mcp.shared.message import ServerMessageMetadata, SessionMessage
+from mcp_types.jsonrpc import JSONRPCError, JSONRPCRequest, JSONRPCResponse
 from pydantic import ValidationError
+
+from dsh_fs.runtime import parse_json
 
 __all__ = ["malformed_reply", "stdio_streams"]
 
@@ -37,6 +42,9 @@ unprivileged processes, ``/proc/sys/fs/pipe-max-size``)."""
 
 _JSON_LOADS_BYTES = 1 << 16
 """Lines longer than this are parsed with `json.loads` (see `_parse`)."""
+
+_NEGATIVE_ZERO = re.compile(rb"-0(?![0-9.eE])")
+"""The integer token ``-0`` (or the same characters inside a string: harmless)."""
 
 
 def _widen_pipe(fd: int) -> None:
@@ -56,14 +64,22 @@ def _is_pipe(fd: int) -> bool:
     return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
 
 
+def _waits_for_input(fd: int) -> bool:
+    """Whether a read of `fd` can block (a pipe, a socket, a terminal): then the loop waits
+    for readiness. A regular file or /dev/null is always ready, and epoll refuses it."""
+    return _is_pipe(fd) or os.isatty(fd)
+
+
 def _parse(line: bytes) -> types.JSONRPCMessage:
-    """One JSON-RPC message. A long line is parsed by `json.loads`, then validated as Python
-    data, which is about twice as fast for a large `write` message; under 64 KiB pydantic's
-    JSON path is the faster one. A line `json.loads` refuses goes through the JSON path too,
-    so a parse error is reported the same way."""
-    if len(line) > _JSON_LOADS_BYTES:
+    """One JSON-RPC message. A long line is parsed by `json.loads` (through `parse_json`),
+    then validated as Python data, which is about twice as fast for a large `write` message;
+    under 64 KiB pydantic's JSON path is the faster one. A line `json.loads` refuses goes
+    through the JSON path too, so a parse error is reported the same way. A line that may hold
+    the number ``-0`` takes the `parse_json` path whatever its length: pydantic reads ``-0``
+    as ``0``, and the runtime must see the negative zero to refuse it as upstream does."""
+    if len(line) > _JSON_LOADS_BYTES or _NEGATIVE_ZERO.search(line):
         try:
-            data = json.loads(line)
+            data = parse_json(line)
         except ValueError:
             pass
         else:
@@ -88,45 +104,82 @@ def malformed_reply(error: Exception) -> SessionMessage:
     return SessionMessage(reply)
 
 
-async def _answer_malformed(
-    lines: ObjectReceiveStream[SessionMessage | Exception],
-    messages: ObjectSendStream[SessionMessage],
-    replies: ObjectSendStream[SessionMessage],
-) -> None:
-    """Forward parsed messages and answer malformed lines (for the SDK's transport, which
-    passes them on as exceptions)."""
-    async with messages:
-        async for item in lines:
-            if isinstance(item, Exception):
-                with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
-                    await replies.send(malformed_reply(item))
-            else:
-                await messages.send(item)
+class _Unsettled:
+    """Requests read from stdin that the server has not settled yet.
+
+    A request settles when its answer is written, or when the server drops it unanswered
+    (a request the client cancelled), which the SDK reports through
+    `ServerMessageMetadata.on_request_unanswered`.
+    """
+
+    __slots__ = ("_count", "_settled")
+
+    def __init__(self) -> None:
+        self._count = 0
+        self._settled = anyio.Event()
+        self._settled.set()
+
+    def metadata(self) -> ServerMessageMetadata:
+        """Count one more request; its metadata reports when it goes unanswered."""
+        if self._count == 0:
+            self._settled = anyio.Event()
+        self._count += 1
+        return ServerMessageMetadata(on_request_unanswered=self._unanswered)
+
+    def answered(self) -> None:
+        """One request was answered (its response or error was written)."""
+        self._count -= 1
+        if self._count <= 0:
+            self._count = 0
+            self._settled.set()
+
+    async def _unanswered(self) -> None:
+        self.answered()
+
+    async def wait(self) -> None:
+        """Until every request counted so far has settled."""
+        await self._settled.wait()
+
+
+async def _read_chunk(fd: int, waits: bool) -> bytes:
+    """The next bytes of `fd`; empty at the end (a hung-up terminal's EIO included)."""
+    while True:
+        if waits:
+            await anyio.wait_readable(fd)
+        else:
+            await anyio.lowlevel.checkpoint()
+        try:
+            return os.read(fd, _PIPE_SIZE)
+        except BlockingIOError:
+            continue
+        except OSError as exc:
+            if exc.errno == errno.EIO:
+                return b""
+            raise
 
 
 async def _read_lines(
     fd: int,
+    waits: bool,
     send: ObjectSendStream[SessionMessage],
     replies: ObjectSendStream[SessionMessage],
+    unsettled: _Unsettled,
 ) -> None:
     # The unfinished line's pieces, joined once its newline arrives: re-joining and
     # re-splitting the whole prefix per read made a 1 MB `write` message quadratic.
     pending: list[bytes] = []
     async with send, replies:
         while True:
-            await anyio.wait_readable(fd)
-            try:
-                chunk = os.read(fd, _PIPE_SIZE)
-            except BlockingIOError:
-                continue
+            chunk = await _read_chunk(fd, waits)
             if not chunk:
-                return
-            if b"\n" not in chunk:
+                lines = [b"".join(pending)]
+            elif b"\n" not in chunk:
                 pending.append(chunk)
                 continue
-            pending.append(chunk)
-            *lines, rest = b"".join(pending).split(b"\n")
-            pending = [rest] if rest else []
+            else:
+                pending.append(chunk)
+                *lines, rest = b"".join(pending).split(b"\n")
+                pending = [rest] if rest else []
             for line in lines:
                 if not line.strip():
                     continue
@@ -135,20 +188,30 @@ async def _read_lines(
                 except Exception as exc:  # a protocol error, answered right here
                     await replies.send(malformed_reply(exc))
                     continue
-                await send.send(SessionMessage(message))
+                metadata = unsettled.metadata() if isinstance(message, JSONRPCRequest) else None
+                await send.send(SessionMessage(message, metadata=metadata))
+            if not chunk:
+                # Closing `send` ends the server, which cancels the calls still running.
+                await unsettled.wait()
+                return
 
 
-async def _write_lines(fd: int, receive: ObjectReceiveStream[SessionMessage]) -> None:
+async def _write_lines(
+    fd: int, receive: ObjectReceiveStream[SessionMessage], unsettled: _Unsettled
+) -> None:
     async with receive:
         async for item in receive:
+            message = item.message
             data = memoryview(
-                item.message.model_dump_json(by_alias=True, exclude_unset=True).encode() + b"\n"
+                message.model_dump_json(by_alias=True, exclude_unset=True).encode() + b"\n"
             )
             while data:
                 try:
                     data = data[os.write(fd, data) :]
                 except BlockingIOError:
                     await anyio.wait_writable(fd)
+            if isinstance(message, JSONRPCResponse | JSONRPCError) and message.id is not None:
+                unsettled.answered()
 
 
 @contextlib.asynccontextmanager
@@ -159,17 +222,11 @@ async def stdio_streams() -> AsyncIterator[
     answered with a protocol error (`malformed_reply`) and never reaches the server.
 
     While serving, fds 0 and 1 point at /dev/null and stderr, so stray output from a
-    handler or a library cannot corrupt the wire (as the SDK's transport does). On a pipe
-    the reader answers malformed lines itself: a relay task in between cost a task switch
-    per message.
+    handler or a library cannot corrupt the wire (as the SDK's transport does). Pipes and
+    sockets are made non-blocking (a terminal is left as it is: its mode is shared with
+    the shell). At the end of stdin the input stream stays open until every request read
+    has been answered.
     """
-    if not (_is_pipe(0) and _is_pipe(1)):
-        async with stdio_server() as (lines, replies), anyio.create_task_group() as tg:
-            send, receive = anyio.create_memory_object_stream[SessionMessage](0)
-            tg.start_soon(_answer_malformed, lines, send, replies)
-            yield receive, replies
-            tg.cancel_scope.cancel()
-        return
     sys.stdout.flush()
     wire_in, wire_out = os.dup(0), os.dup(1)
     saved = os.dup(0), os.dup(1)
@@ -177,21 +234,23 @@ async def stdio_streams() -> AsyncIterator[
     os.dup2(null, 0)
     os.dup2(2, 1)
     os.close(null)
-    _widen_pipe(wire_in)
-    _widen_pipe(wire_out)
-    os.set_blocking(wire_in, False)
-    os.set_blocking(wire_out, False)
+    waits = _waits_for_input(wire_in)
+    pipes = [fd for fd in (wire_in, wire_out) if _is_pipe(fd)]
+    for fd in pipes:
+        _widen_pipe(fd)
+        os.set_blocking(fd, False)
+    unsettled = _Unsettled()
     in_send, in_receive = anyio.create_memory_object_stream[SessionMessage](0)
     out_send, out_receive = anyio.create_memory_object_stream[SessionMessage](0)
     try:
         async with anyio.create_task_group() as tg:
-            tg.start_soon(_read_lines, wire_in, in_send, out_send.clone())
-            tg.start_soon(_write_lines, wire_out, out_receive)
+            tg.start_soon(_read_lines, wire_in, waits, in_send, out_send.clone(), unsettled)
+            tg.start_soon(_write_lines, wire_out, out_receive, unsettled)
             yield in_receive, out_send
             tg.cancel_scope.cancel()
     finally:
-        os.set_blocking(wire_in, True)
-        os.set_blocking(wire_out, True)
+        for fd in pipes:
+            os.set_blocking(fd, True)
         os.dup2(saved[0], 0)
         os.dup2(saved[1], 1)
         for fd in (*saved, wire_in, wire_out):

@@ -1,9 +1,9 @@
 """`ObservationPolicy`: who observed which file at which version, and the guards that follow.
 
 State per owner (the `AgentSession` of the acting `ToolExecution`, held weakly) per target
-key: unseen (no entry), `Absent`, or `Present(version)`. The write and edit intents are
-decided from that state without deferring to `next()`; `fs/observed` records into it. Each
-owner keeps at most `max_observations` entries, least recently used first out.
+key: unseen (no entry), `Absent`, or `Present(version)`. The write, edit and delete
+intents are decided from that state without deferring to `next()`; `fs/observed` records into it.
+Each owner keeps at most `max_observations` entries, least recently used first out.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import weakref
 from collections import OrderedDict
 
 from dsh_fs.fs import (
+    FS_DELETE_INTENT,
     FS_EDIT_INTENT,
     FS_OBSERVED,
     FS_WRITE_INTENT,
@@ -45,22 +46,23 @@ def _owner(actor: object) -> AgentSession | None:
 class ObservationPolicy(Plugin[None]):
     """The default `fs-observation-policy`: overwrite and edit only what this session saw.
 
-    | event        | unseen                  | Absent                  | Present(v)             |
-    |--------------|-------------------------|-------------------------|------------------------|
-    | write-intent | `CreateIfAbsent`        | `CreateIfAbsent`        | `ReplaceIfVersion(v)`  |
-    | edit-intent  | raise `FS_NOT_OBSERVED` | raise `FS_NOT_FOUND`    | guard `v`              |
-    | observed     | record                  | record                  | record                 |
+    | event         | unseen                  | Absent                  | Present(v)            |
+    |---------------|-------------------------|-------------------------|-----------------------|
+    | write-intent  | `CreateIfAbsent`        | `CreateIfAbsent`        | `ReplaceIfVersion(v)` |
+    | edit-intent   | raise `FS_NOT_OBSERVED` | raise `FS_NOT_FOUND`    | guard `v`             |
+    | delete-intent | raise `FS_NOT_OBSERVED` | raise `FS_NOT_FOUND`    | guard `v`             |
+    | observed      | record                  | record                  | record                |
 
-    An actor without a session can create files but never overwrite or edit one, and its
-    observations are not recorded. Apply with ``context.use(ObservationPolicy(), None)``;
+    An actor without a session can create files but never overwrite, edit or delete one,
+    and its observations are not recorded. Apply with ``context.use(ObservationPolicy(), None)``;
     disposing the handle removes the listeners and drops every recorded observation.
 
     Memory is bounded: a session remembers its `max_observations` (default 4096) most
     recently used targets (observed, or guarded by an intent), and forgets the least
     recently used one to make room. Forgetting is always safe: a forgotten target is unseen
     again, so the next write may only create (`FS_NOT_OBSERVED` for an existing file) and
-    the next edit is `FS_NOT_OBSERVED`, both with the remedy "read the file, then retry";
-    never a guard for the wrong version. Only the model's re-read is lost.
+    the next edit or delete is `FS_NOT_OBSERVED`, each with the remedy "read the file, then
+    retry"; never a guard for the wrong version. Only the model's re-read is lost.
 
     Args:
         max_observations: Targets remembered per session (at least 1).
@@ -78,7 +80,7 @@ class ObservationPolicy(Plugin[None]):
         """Targets remembered per session."""
 
     def apply(self, scope: PluginScope, config: None) -> None:
-        """Install the three listeners over fresh, empty state."""
+        """Install the four listeners over fresh, empty state."""
         capacity = self.max_observations
         # Created here, reachable only from the listeners' closures: disposal drops it. Per
         # owner, targets in least-recently-used order (the first one goes first).
@@ -114,6 +116,14 @@ class ObservationPolicy(Plugin[None]):
                 raise messages.not_found("edit", intent.target.display_path)
             raise messages.edit_not_observed(intent.target.display_path)
 
+        async def on_delete_intent(intent: FsIntent, next: Next[FsVersion | None]) -> FsVersion:
+            observation = seen(intent.actor, intent.target.target_key)
+            if isinstance(observation, Present):
+                return observation.version
+            if isinstance(observation, Absent):
+                raise messages.not_found("delete", intent.target.display_path)
+            raise messages.delete_not_observed(intent.target.display_path)
+
         def on_observed(event: FsObserved) -> None:
             owner = _owner(event.actor)
             if owner is None:
@@ -129,5 +139,6 @@ class ObservationPolicy(Plugin[None]):
 
         scope.on_waterfall(FS_WRITE_INTENT, on_write_intent)
         scope.on_waterfall(FS_EDIT_INTENT, on_edit_intent)
+        scope.on_waterfall(FS_DELETE_INTENT, on_delete_intent)
         scope.on_signal(FS_OBSERVED, on_observed)
         scope.add_disposer(state.clear)

@@ -23,9 +23,10 @@ from dsh_fs.fs import (
     CreateIfAbsent,
     FileSystem,
     FsCapabilities,
+    FsDeleteOutcome,
     FsDirEntry,
+    FsEdit,
     FsEditOutcome,
-    FsEditRequest,
     FsFileType,
     FsInfo,
     FsPathInfo,
@@ -35,7 +36,7 @@ from dsh_fs.fs import (
     FsWriteOutcome,
     ReplaceIfVersion,
     WriteGuard,
-    apply_edit,
+    apply_change,
 )
 from dsh_fs.fs import _messages as messages
 
@@ -45,6 +46,7 @@ from ._fsspec_paths import normalize
 from ._fsspec_store import DIRECTORY_VERSION, Blob, Store, is_content_version, store_for
 from ._fsspec_stream import TextChunks
 from ._locks import TargetLocks
+from ._oserrors import FramesDropped
 from ._text import check_usable_path, decode_or_none, decode_text, encode_text
 
 __all__ = ["STREAM_CHUNK_SIZE", "FsspecFileSystem"]
@@ -200,7 +202,10 @@ class FsspecFileSystem(FileSystem):
         After `aclose`, nothing is called: `FS_ABORTED`."""
         if self._closed:
             raise messages.aborted(verb, display)
-        with map_backend_errors(verb, display, on_conflict=on_conflict, on_gone=on_gone):
+        with (
+            FramesDropped(),
+            map_backend_errors(verb, display, on_conflict=on_conflict, on_gone=on_gone),
+        ):
             return await to_thread.run_sync(partial(func, *args))
 
     async def stat(self, target: FsTarget) -> FsInfo | None:
@@ -299,7 +304,7 @@ class FsspecFileSystem(FileSystem):
         return FsWriteOutcome(operation=operation, version=version, before=before, after=content)
 
     async def edit_text(
-        self, target: FsTarget, edit: FsEditRequest, expected: FsVersion | None = None
+        self, target: FsTarget, edit: FsEdit, expected: FsVersion | None = None
     ) -> FsEditOutcome:
         async with self._locks.hold(str(target.target_key)):
             return await self._call(
@@ -339,7 +344,7 @@ class FsspecFileSystem(FileSystem):
         return "update", version, before
 
     def _edit_locked(
-        self, target: FsTarget, edit: FsEditRequest, expected: FsVersion | None
+        self, target: FsTarget, edit: FsEdit, expected: FsVersion | None
     ) -> FsEditOutcome:
         display, path = target.display_path, self._path(target)
         prior = self._store.read(path, None)
@@ -350,7 +355,7 @@ class FsspecFileSystem(FileSystem):
             raise messages.edit_stale(display)
         assert prior.data is not None
         before = decode_text(prior.data, "edit", display)
-        after, count = apply_edit(before, edit, display)
+        after, count = apply_change(before, edit, display)
         data = encode_text(after, "edit", display)
         # Even an unguarded edit is a read-modify-write: publish only over what was read.
         version = self._store.put(path, data, if_match=prior.version)
@@ -369,3 +374,36 @@ class FsspecFileSystem(FileSystem):
     async def aclose(self) -> None:
         """Refuse every later call with `FS_ABORTED` (the fsspec instance stays the caller's)."""
         self._closed = True
+
+    async def delete(self, target: FsTarget, expected: FsVersion | None = None) -> FsDeleteOutcome:
+        """Remove the file inside the per-target critical section, checked against
+        `expected`. On S3 the removal is a `DeleteObject` conditional on the ETag that was
+        checked where the store honours it (see `S3Store.delete`); elsewhere it holds
+        within this provider instance."""
+        gone = messages.delete_gone if expected is not None else _not_found_delete
+        async with self._locks.hold(str(target.target_key)):
+            return await self._call(
+                "delete",
+                target.display_path,
+                self._delete_locked,
+                target,
+                expected,
+                on_conflict=messages.delete_stale,
+                on_gone=gone,
+            )
+
+    def _delete_locked(self, target: FsTarget, expected: FsVersion | None) -> FsDeleteOutcome:
+        display, path = target.display_path, self._path(target)
+        prior = self._store.read(path, BEFORE_LIMIT)
+        if prior is None:
+            if expected is not None:
+                raise messages.delete_gone(display)
+            raise messages.not_found("delete", display)
+        if expected is not None and not self._is_current(target, expected, prior):
+            raise messages.delete_stale(display)
+        self._store.delete(path, if_match=prior.version)
+        return FsDeleteOutcome(version=prior.version)
+
+
+def _not_found_delete(display: str) -> FsError:
+    return messages.not_found("delete", display)

@@ -1,4 +1,5 @@
-"""The S3 family of `FsspecFileSystem`: ETag versions and conditional `PutObject` publication."""
+"""The S3 family of `FsspecFileSystem`: ETag versions, conditional `PutObject` publication and
+conditional `DeleteObject` removal."""
 
 from __future__ import annotations
 
@@ -62,6 +63,23 @@ class S3Store(Store):
         )
         self.fs.invalidate_cache(path)
         return etag_version(out["ETag"])
+
+    def delete(self, path: str, *, if_match: FsVersion) -> None:
+        """``DeleteObject`` with ``If-Match: <etag>``: the service itself refuses to remove
+        another version (412, the caller's stale error) or a missing object (404). Stores
+        that ignore the condition on deletes (older S3-compatible servers) remove the object
+        unconditionally; the caller's critical section still holds within this instance."""
+        bucket, key, _ = self.fs.split_path(path)
+        try:
+            self._sync(
+                self._client_call,
+                "delete_object",
+                Bucket=bucket,
+                Key=key,
+                IfMatch=if_match.removeprefix("etag:"),
+            )
+        finally:
+            self.fs.invalidate_cache(path)
 
     def open(self, path: str, block_size: int) -> IO[bytes]:
         self.fs.invalidate_cache(path)

@@ -133,6 +133,12 @@ class Store:
             raise FileNotFoundError(errno.ENOENT, "vanished right after publication", path)
         return entry.version
 
+    def delete(self, path: str, *, if_match: FsVersion) -> None:
+        """Remove the file at `path`. `if_match` (the version the caller checked) is
+        enforced by the caller's in-process critical section only here."""
+        del if_match
+        self.fs.rm_file(path)
+
     def list_dir(self, path: str) -> list[FsDirEntry]:
         """The direct children of the directory `path`, sorted by name.
 

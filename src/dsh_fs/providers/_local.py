@@ -9,6 +9,7 @@ the event loop.
 
 from __future__ import annotations
 
+import errno
 import os
 from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager
@@ -20,9 +21,10 @@ from anyio import to_thread
 from dsh_fs.fs import (
     FileSystem,
     FsCapabilities,
+    FsDeleteOutcome,
     FsDirEntry,
+    FsEdit,
     FsEditOutcome,
-    FsEditRequest,
     FsFileType,
     FsInfo,
     FsPathInfo,
@@ -42,8 +44,8 @@ from ._local_open import file_type, open_regular, unchanged
 from ._local_publish import process_umask
 from ._local_stream import STREAM_CHUNK_SIZE, stream_text
 from ._locks import TargetLocks
-from ._oserrors import map_os_errors
-from ._realpath import LinkChanged, lstat_link, real_path
+from ._oserrors import FramesDropped, map_os_errors
+from ._realpath import LinkChanged, lstat_link, real_path, resolve_path
 from ._staging import sweep_stage_dirs
 from ._text import check_usable_path, decode_text
 from ._versions import VersionBook, digest
@@ -144,7 +146,13 @@ class LocalFileSystem(FileSystem):
     async def resolve(self, path: str, cwd: str | None = None) -> FsTarget:
         display = self._display(path, cwd)
         # A handful of readlink calls on a local disk: cheaper on the loop than a thread hop.
-        key = real_path(display)
+        # A path through a regular file is refused here, before any policy asks for a read
+        # first (as upstream does); a wrapper that may not reveal that path gets the target
+        # and refuses it later.
+        resolved = resolve_path(display)
+        key = resolved.path
+        if resolved.failed == errno.ENOTDIR and self._guards.may_reveal(key):
+            raise messages.parent_not_directory(display)
         return FsTarget(target_key=FsTargetKey(key), display_path=display)
 
     async def process_path(self, target: FsTarget) -> str:
@@ -197,7 +205,8 @@ class LocalFileSystem(FileSystem):
         small = self._read_small(key, display)
         if small is not None:
             return small
-        return await to_thread.run_sync(self._read_whole, key, display)
+        with FramesDropped():
+            return await to_thread.run_sync(self._read_whole, key, display)
 
     async def read_bytes(self, target: FsTarget, max_bytes: int) -> bytes:
         self._alive("read", target.display_path)
@@ -265,17 +274,31 @@ class LocalFileSystem(FileSystem):
     ) -> FsWriteOutcome:
         async with self._locks.hold(target.target_key):
             self._alive("write", target.display_path)
-            return await to_thread.run_sync(
-                partial(self._mutations.write, target, content, expected)
-            )
+            with FramesDropped():
+                return await to_thread.run_sync(
+                    partial(self._mutations.write, target, content, expected)
+                )
 
     async def edit_text(
-        self, target: FsTarget, edit: FsEditRequest, expected: FsVersion | None = None
+        self, target: FsTarget, edit: FsEdit, expected: FsVersion | None = None
     ) -> FsEditOutcome:
         async with self._locks.hold(target.target_key):
             self._alive("edit", target.display_path)
-            return await to_thread.run_sync(partial(self._mutations.edit, target, edit, expected))
+            with FramesDropped():
+                return await to_thread.run_sync(
+                    partial(self._mutations.edit, target, edit, expected)
+                )
 
     async def aclose(self) -> None:
         """Refuse every later call with `FS_ABORTED`, and stop streams in progress."""
         self._closed = True
+
+    async def delete(self, target: FsTarget, expected: FsVersion | None = None) -> FsDeleteOutcome:
+        """Remove the entry the display path names, in its locked directory: checked against
+        `expected`, unlinked through the directory's descriptor (a symbolic link is removed
+        itself, never what it points to), and the directory fsynced so the removal survives
+        a power loss. A read-only file is refused, as for a write."""
+        async with self._locks.hold(target.target_key):
+            self._alive("delete", target.display_path)
+            with FramesDropped():
+                return await to_thread.run_sync(partial(self._mutations.delete, target, expected))

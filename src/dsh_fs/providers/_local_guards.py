@@ -1,11 +1,11 @@
 """`LocalGuards`: the checks a wrapper makes on what the local provider really opens and where
-it really publishes.
+it really publishes or removes.
 
 A path checked before a call can be swapped (for a symbolic link to elsewhere) before the
 provider uses it. These checks see the kernel's own path of what was opened or locked, so a
 wrapper such as the sandbox fence catches the swap. They are passed to `LocalFileSystem`
-when it is built, and the provider calls them on every open of content and every
-publication: no call can skip them.
+when it is built, and the provider calls them on every open of content, every
+publication and every removal: no call can skip them.
 """
 
 from __future__ import annotations
@@ -36,7 +36,8 @@ class LocalGuards:
 
     def may_reveal(self, opened: str) -> bool:
         """Whether a write's outcome may carry the prior text of the file it replaces, opened
-        at kernel path `opened` (a write may replace what it may not show)."""
+        at kernel path `opened` (a write may replace what it may not show). `resolve` asks it
+        too, with the resolved path, before it says that a path through a file names nothing."""
         del opened
         return True
 
@@ -55,6 +56,14 @@ class LocalGuards:
 
         Raises:
             FsError: refuse the publication; nothing is published, the staged copy is removed.
+        """
+
+    def check_delete(self, display: str, directory: str) -> None:
+        """A delete is about to remove an entry of the locked directory whose kernel path is
+        `directory` (locks held, right before the unlink).
+
+        Raises:
+            FsError: refuse the removal; nothing is removed.
         """
 
 

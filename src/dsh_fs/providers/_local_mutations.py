@@ -1,4 +1,5 @@
-"""The local provider's critical sections: a write and an edit as compare-and-swap steps.
+"""The local provider's critical sections: a write, an edit and a delete as compare-and-swap
+steps.
 
 Each runs in one worker thread with the target's in-process lock held, and takes the
 cross-process `flock` of the parent directory (a write first creates missing parents, each
@@ -11,23 +12,26 @@ fsync. The steps are the methods below, in that order.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+import stat as st_mode
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Literal
 
+from dsh_fs.errors import FsError
 from dsh_fs.fs import (
     BEFORE_LIMIT,
     CreateIfAbsent,
+    FsDeleteOutcome,
+    FsEdit,
     FsEditOutcome,
-    FsEditRequest,
     FsTarget,
     FsVersion,
     FsWriteOutcome,
     ReplaceIfVersion,
     WriteGuard,
-    apply_edit,
+    apply_change,
 )
 from dsh_fs.fs import _messages as messages
 
@@ -37,6 +41,7 @@ from ._local_io import LazyContent
 from ._local_open import Opened, fd_path, open_existing
 from ._local_publish import Staged, publish, writable_in_place
 from ._oserrors import map_os_errors
+from ._realpath import real_path
 from ._staging import sweep_stage_dirs_at
 from ._text import decode_or_none, encode_text
 from ._versions import Published, RecentlyPublished, VersionBook, digest
@@ -97,9 +102,7 @@ class LocalMutations:
             after=content,
         )
 
-    def edit(
-        self, target: FsTarget, edit: FsEditRequest, expected: FsVersion | None
-    ) -> FsEditOutcome:
+    def edit(self, target: FsTarget, edit: FsEdit, expected: FsVersion | None) -> FsEditOutcome:
         """`edit_text` inside the critical section (see `LocalFileSystem.edit_text`)."""
         key, display = target.target_key, target.display_path
         parent, name = os.path.split(key)
@@ -111,13 +114,54 @@ class LocalMutations:
             prior = self._prior_for_edit(key, display, dir_fd, expected)
             assert prior.info is not None
             assert prior.before is not None
-            after, count = apply_edit(prior.before, edit, display)
+            after, count = apply_change(prior.before, edit, display)
             data = encode_text(after, "edit", display)
             data_digest = _Digest(data, self._hasher)
             published = self._publish("edit", display, dir_fd, parent, name, data, prior)
         version = self._versions.remember(published, data_digest.result())
         self._recent.keep(key, version, data, after)
         return FsEditOutcome(version=version, before=prior.before, after=after, replacements=count)
+
+    def delete(self, target: FsTarget, expected: FsVersion | None) -> FsDeleteOutcome:
+        """`delete` inside the critical section (see `LocalFileSystem.delete`): the entry the
+        path names is removed from its locked directory; a symbolic link is removed itself."""
+        display = target.display_path
+        # The entry as spelled: its directory's real path, and its own name unresolved.
+        parent = real_path(os.path.dirname(display))
+        name = os.path.basename(display)
+        gone = messages.delete_gone if expected is not None else _not_found_delete
+        with (
+            map_os_errors("delete", display),
+            _gone_without_directory(parent, display, gone),
+            directory_lock(parent) as dir_fd,
+        ):
+            try:
+                entry = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+            except FileNotFoundError:
+                raise gone(display) from None
+            opened = open_existing(
+                os.path.join(parent, name), "delete", display, self._guards, dir_fd
+            )
+            if opened is None:
+                raise gone(display)
+            try:
+                content = LazyContent(opened.fd, opened.info.st_size)
+                ours = self._ours(target.target_key, opened, content)
+                if expected is not None and not self._is_current(expected, opened, content, ours):
+                    raise messages.delete_stale(display)
+                if not st_mode.S_ISLNK(entry.st_mode):
+                    self._refuse_read_only(name, dir_fd, "delete", display)
+                version = self._versions.version(opened.info)
+            finally:
+                os.close(opened.fd)
+            self._guards.check_delete(display, fd_path(dir_fd, parent))
+            # The entry must still be the one checked: not a file swapped in meanwhile.
+            now = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+            if (now.st_dev, now.st_ino) != (entry.st_dev, entry.st_ino):
+                raise messages.delete_stale(display)
+            os.unlink(name, dir_fd=dir_fd)
+            os.fsync(dir_fd)
+        return FsDeleteOutcome(version=version)
 
     def _prior_for_write(
         self, key: str, display: str, dir_fd: int, expected: WriteGuard | None
@@ -232,15 +276,23 @@ class LocalMutations:
 
 
 @contextmanager
-def _gone_without_directory(parent: str, display: str) -> Iterator[None]:
-    """An edit whose parent directory is missing (or is a file) finds no file to edit: that is
-    `FS_STALE_VERSION`, like any vanished target, not `FS_NOT_FOUND`."""
+def _gone_without_directory(
+    parent: str, display: str, gone: Callable[[str], FsError] = messages.edit_gone
+) -> Iterator[None]:
+    """An edit whose parent directory is missing finds no file to edit: that is
+    `FS_STALE_VERSION`, like any vanished target, not `FS_NOT_FOUND` (a delete says what
+    `gone` says). (A parent that is a file is `map_os_errors`' case: the path names nothing,
+    as in `resolve`.)"""
     try:
         yield
-    except (FileNotFoundError, NotADirectoryError) as exc:
+    except FileNotFoundError as exc:
         if exc.filename != parent:
             raise
-        raise messages.edit_gone(display) from exc
+        raise gone(display) from exc
+
+
+def _not_found_delete(display: str) -> FsError:
+    return messages.not_found("delete", display)
 
 
 class _Digest:

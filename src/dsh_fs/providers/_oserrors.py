@@ -11,11 +11,12 @@ import errno
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
+from types import TracebackType
 
 from dsh_fs.errors import FsError
 from dsh_fs.fs import _messages as messages
 
-__all__ = ["map_os_errors", "not_a_directory", "os_error"]
+__all__ = ["FramesDropped", "map_os_errors", "not_a_directory", "os_error", "without_frames"]
 
 _NOT_REGULAR = frozenset({errno.EISDIR, errno.ENXIO, errno.ENODEV})
 """`open` on a directory for writing, a socket, or a device without a driver."""
@@ -77,3 +78,37 @@ def map_os_errors(verb: messages.Verb, path: str) -> Iterator[None]:
         yield
     except OSError as exc:
         raise os_error(exc, verb, path) from exc
+
+
+def without_frames(error: FsError) -> FsError:
+    """`error` with no traceback along its cause chain, to raise across a thread boundary.
+
+    An expected failure needs no frames, and keeping them keeps their locals: a missed edit
+    of a large file held its whole text (in the critical section's frames) until the cyclic
+    garbage collector ran, one copy per failure.
+    """
+    seen: BaseException | None = error
+    while seen is not None:
+        seen.__traceback__ = None
+        seen = seen.__cause__ or seen.__context__
+    return error
+
+
+class FramesDropped:
+    """``with FramesDropped():`` around a call into a worker thread: an `FsError` leaving the
+    block carries no frames (`without_frames`). A class, not a generator context manager,
+    whose own frame would hold the error."""
+
+    __slots__ = ()
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        if isinstance(exc, FsError):
+            without_frames(exc)

@@ -13,8 +13,17 @@ from __future__ import annotations
 import errno
 import os
 import stat as st_mode
+from dataclasses import dataclass
 
-__all__ = ["MAX_SYMLINKS", "PATH_MAX", "LinkChanged", "lstat_link", "real_path"]
+__all__ = [
+    "MAX_SYMLINKS",
+    "PATH_MAX",
+    "LinkChanged",
+    "Resolved",
+    "lstat_link",
+    "real_path",
+    "resolve_path",
+]
 
 MAX_SYMLINKS = 40
 """Links one resolution may follow: Linux's limit for one path lookup (``MAXSYMLINKS``), past
@@ -30,6 +39,18 @@ def _path_max() -> int:
 
 PATH_MAX = _path_max()
 """Bytes in a path the kernel accepts (with its NUL); a longer one is ENAMETOOLONG."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Resolved:
+    """A path resolved by `resolve_path`."""
+
+    path: str
+    """What `real_path` answers."""
+    failed: int
+    """The errno of the first component the kernel could not look up: ENOENT (missing),
+    ENOTDIR (below something that is not a directory), ELOOP, ENAMETOOLONG, ...; 0 when
+    every component exists (what `os.path.realpath(strict=True)` would have raised)."""
 
 
 def real_path(path: str, *, strict: bool = False) -> str:
@@ -51,13 +72,23 @@ def real_path(path: str, *, strict: bool = False) -> str:
     Raises:
         OSError: ELOOP or ENAMETOOLONG, with `strict` only.
     """
+    return resolve_path(path, strict=strict).path
+
+
+def resolve_path(path: str, *, strict: bool = False) -> Resolved:
+    """`real_path`, and whether every component of the way exists (see `Resolved.failed`).
+
+    Raises:
+        OSError: ELOOP or ENAMETOOLONG, with `strict` only.
+    """
     if len(os.fsencode(path)) >= PATH_MAX:
         if strict:
             raise OSError(errno.ENAMETOOLONG, os.strerror(errno.ENAMETOOLONG), path)
-        return path
+        return Resolved(path=path, failed=errno.ENAMETOOLONG)
     pending = path.split("/")[::-1]  # components still to walk, the next one last
     resolved = ""  # the walked prefix ("/a/b"); "" is the root
     links = 0
+    failed = 0
     while pending:
         name = pending.pop()
         if not name or name == ".":
@@ -68,20 +99,22 @@ def real_path(path: str, *, strict: bool = False) -> str:
         candidate = f"{resolved}/{name}"
         try:
             target = os.readlink(candidate)
-        except OSError:
-            # Not a link (EINVAL), missing (ENOENT), below a file (ENOTDIR), unsearchable,
-            # too long: the name stays as spelled, as realpath keeps it.
+        except OSError as exc:
+            # Not a link (EINVAL: it exists), missing (ENOENT), below a file (ENOTDIR),
+            # unsearchable, too long: the name stays as spelled, as realpath keeps it.
+            if exc.errno != errno.EINVAL and not failed:
+                failed = exc.errno or errno.EIO
             resolved = candidate
             continue
         links += 1
         if links > MAX_SYMLINKS:
             if strict:
                 raise OSError(errno.ELOOP, os.strerror(errno.ELOOP), path)
-            return path
+            return Resolved(path=path, failed=errno.ELOOP)
         if target.startswith("/"):
             resolved = ""
         pending.extend(target.split("/")[::-1])
-    return resolved or "/"
+    return Resolved(path=resolved or "/", failed=failed)
 
 
 _LSTAT_ATTEMPTS = 8

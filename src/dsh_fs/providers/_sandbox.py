@@ -15,9 +15,10 @@ from dsh_fs.errors import FsError
 from dsh_fs.fs import (
     FileSystem,
     FsCapabilities,
+    FsDeleteOutcome,
     FsDirEntry,
+    FsEdit,
     FsEditOutcome,
-    FsEditRequest,
     FsInfo,
     FsPathInfo,
     FsTarget,
@@ -80,11 +81,17 @@ class _Fence(LocalGuards):
     def check_publish(self, verb: Literal["write", "edit"], display: str, directory: str) -> None:
         self.check_directory(verb, display, directory)
 
+    def check_delete(self, display: str, directory: str) -> None:
+        if self.mode == "read-only":
+            raise self.deny("delete", display, "the sandbox is read-only")
+        if not self.writable(directory):
+            raise self.deny("delete", display, "outside the sandbox")
+
 
 class SandboxFileSystem(FileSystem):
     """The local filesystem, fenced in to one or more root directories.
 
-    Modes (what may be mutated): ``read-only`` refuses every write and edit;
+    Modes (what may be mutated): ``read-only`` refuses every write, edit and delete;
     ``workspace-write`` allows them inside the roots only; ``full-access`` puts no fence
     around mutations. Reads (``stat``, ``read_*``, ``list_dir``, ``lstat``, …) are confined to
     the roots too unless ``confine_reads=False``. An edit both reads and writes, so it needs
@@ -195,7 +202,7 @@ class SandboxFileSystem(FileSystem):
         if not self._fence.readable(_canonical(target.target_key, verb, target.display_path)):
             raise self._fence.deny(verb, target.display_path, "outside the sandbox")
 
-    def _check_write(self, target: FsTarget, verb: Literal["write", "edit"]) -> None:
+    def _check_write(self, target: FsTarget, verb: Literal["write", "edit", "delete"]) -> None:
         if self._fence.mode == "read-only":
             raise self._fence.deny(verb, target.display_path, "the sandbox is read-only")
         if not self._fence.writable(_canonical(target.target_key, verb, target.display_path)):
@@ -291,7 +298,7 @@ class SandboxFileSystem(FileSystem):
         return await self._inner.write_text(target, content, expected)
 
     async def edit_text(
-        self, target: FsTarget, edit: FsEditRequest, expected: FsVersion | None = None
+        self, target: FsTarget, edit: FsEdit, expected: FsVersion | None = None
     ) -> FsEditOutcome:
         """The local `edit_text`, fenced by the mode and confined like a read."""
         self._check_write(target, "edit")
@@ -301,6 +308,13 @@ class SandboxFileSystem(FileSystem):
     async def aclose(self) -> None:
         """Close the inner provider."""
         await self._inner.aclose()
+
+    async def delete(self, target: FsTarget, expected: FsVersion | None = None) -> FsDeleteOutcome:
+        """The local `delete`, fenced by the mode and confined like a read (its version check
+        reads the file); the inner provider re-checks the directory it removes from."""
+        self._check_write(target, "delete")
+        self._check_read(target, "delete")
+        return await self._inner.delete(target, expected)
 
 
 def _canonical(path: str, verb: messages.Verb, display: str) -> str:

@@ -7,11 +7,12 @@ keys defined here; the tools and the policy plug into a `Context` through `Plugi
 
 from ._context import Context, Plugin, PluginHandle, PluginScope, ServiceKey
 from ._events import Dispose, EventBus, Next, Signal, Waterfall, WaterfallListener
+from ._json import parse_json
 from ._prompts import PromptRegistry, PromptSection
 from ._registry import ToolRegistry
 from ._result import ToolResult
-from ._session import AgentSession, ToolExecution
-from ._tool import Tool, ToolArgumentError, ToolError
+from ._session import AgentSession, ProgressReporter, ToolExecution
+from ._tool import Tool, ToolAnnotations, ToolArgumentError, ToolError
 
 __all__ = [
     "AgentSession",
@@ -22,11 +23,13 @@ __all__ = [
     "Plugin",
     "PluginHandle",
     "PluginScope",
+    "ProgressReporter",
     "PromptRegistry",
     "PromptSection",
     "ServiceKey",
     "Signal",
     "Tool",
+    "ToolAnnotations",
     "ToolArgumentError",
     "ToolError",
     "ToolExecution",
@@ -34,4 +37,5 @@ __all__ = [
     "ToolResult",
     "Waterfall",
     "WaterfallListener",
+    "parse_json",
 ]

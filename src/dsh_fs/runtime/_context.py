@@ -109,10 +109,19 @@ class Context:
         return list(self._plugins)
 
     async def execute(
-        self, name: str, arguments: object, execution: ToolExecution | None = None
+        self,
+        name: str,
+        arguments: object,
+        execution: ToolExecution | None = None,
+        *,
+        internal: bool = False,
     ) -> ToolResult:
         """Validate `arguments`, run tool `name` and return its result; never raises for a
         failure.
+
+        An internal tool (`Tool.internal`) is an unknown tool unless `internal` is true: a
+        model calling a name it was never offered reaches nothing; adapters that carry out
+        a vendor dialect's operations pass ``internal=True``.
 
         `arguments` is whatever the model sent (normally a JSON object): anything else, an
         unknown tool, an `FsError`, a `ToolError` or an unexpected bug comes back as an error
@@ -128,7 +137,7 @@ class Context:
                 error_name="ToolArgumentError",
             )
         tool = self.tools.get(name)
-        if tool is None:
+        if tool is None or (tool.internal and not internal):
             return ToolResult.failure(
                 name,
                 code=ToolErrorCode.UNKNOWN_TOOL.value,

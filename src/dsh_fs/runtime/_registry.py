@@ -51,12 +51,14 @@ class ToolRegistry:
         return self._tools.get(name)
 
     def names(self) -> list[str]:
-        """Registered tool names, in registration order."""
+        """Registered tool names, in registration order (internal tools included)."""
         return list(self._tools)
 
     def schemas(self) -> list[dict[str, Any]]:
-        """``[{"name", "description", "parameters"}]`` for every tool, in order."""
+        """``[{"name", "description", "parameters"}]`` for every tool offered to models, in
+        order (internal tools are left out)."""
         return [
             {"name": t.name, "description": t.description, "parameters": t.parameters_schema()}
             for t in self._tools.values()
+            if not t.internal
         ]

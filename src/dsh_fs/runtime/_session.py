@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass, field
+from typing import Protocol
 
-__all__ = ["AgentSession", "ToolExecution"]
+__all__ = ["AgentSession", "ProgressReporter", "ToolExecution"]
 
 _session_ids = itertools.count(1)
 
@@ -29,6 +30,20 @@ class AgentSession:
         return f"AgentSession(id={self.id!r}, cwd={self.cwd!r})"
 
 
+class ProgressReporter(Protocol):
+    """Where a long tool call says how far it got (an MCP client's progress token, a UI).
+
+    A tool calls it with a `progress` that only grows (bytes read, files searched) and the
+    `total` when it is known, as often as it has news: the reporter decides what to pass on
+    and how often. Awaiting it is a cancellation point, so a cancelled call stops there.
+    """
+
+    async def __call__(
+        self, progress: float, total: float | None = None, message: str | None = None
+    ) -> None:
+        """Report that the call has done `progress` of `total` units."""
+
+
 @dataclass(frozen=True, slots=True, kw_only=True, eq=False)
 class ToolExecution:
     """One call of one tool: the actor that events carry (opaque to the fs contract)."""
@@ -41,3 +56,6 @@ class ToolExecution:
     """The model's tool-call id, when it gave one."""
     extra: dict[str, object] = field(default_factory=dict)
     """Host data that travels with the call (e.g. an MCP request id); never interpreted."""
+    progress: ProgressReporter | None = None
+    """Where the tool may report its progress; None when nobody asked for it (then a tool
+    skips the work of measuring)."""

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 from dsh_fs.errors import FsError, ToolErrorCode
 
@@ -13,7 +14,7 @@ from ._session import ToolExecution
 if TYPE_CHECKING:
     from ._context import Context
 
-__all__ = ["Tool", "ToolArgumentError", "ToolError"]
+__all__ = ["Tool", "ToolAnnotations", "ToolArgumentError", "ToolError"]
 
 A = TypeVar("A")
 V = TypeVar("V")
@@ -43,6 +44,23 @@ class ToolArgumentError(ToolError):
         super().__init__(ToolErrorCode.INVALID_ARGS.value, message)
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolAnnotations:
+    """What a host may assume about a tool's effects (MCP's tool annotations): hints for
+    deciding what to auto-approve, never a security boundary."""
+
+    title: str | None = None
+    """A human-readable name for UIs."""
+    read_only: bool = False
+    """The tool never changes its environment."""
+    destructive: bool = True
+    """A change may overwrite or remove what was there (meaningful when not read-only)."""
+    idempotent: bool = False
+    """Repeating a call with the same arguments has no further effect (when not read-only)."""
+    open_world: bool = False
+    """The tool reaches beyond a closed domain (the web, other services)."""
+
+
 class Tool(ABC, Generic[A, V]):
     """A model-facing tool: schema, argument parsing, execution and rendering.
 
@@ -53,6 +71,12 @@ class Tool(ABC, Generic[A, V]):
     """Unique in a registry; matches ``[A-Za-z0-9_-]{1,64}``."""
     description: str
     """What the model reads about the tool."""
+    annotations: ClassVar[ToolAnnotations] = ToolAnnotations()
+    """What a host may assume about the tool's effects (the default assumes the worst)."""
+    internal: ClassVar[bool] = False
+    """An internal tool runs like any other (same events, same policy) but is not offered
+    to models: `ToolRegistry.schemas` leaves it out. Adapters call internal tools to carry
+    out a vendor dialect's operations (an insert, a patch, a delete)."""
 
     @abstractmethod
     def parameters_schema(self) -> dict[str, Any]:

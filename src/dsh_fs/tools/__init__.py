@@ -1,41 +1,34 @@
-"""The tools layer: `read`, `write` and `edit` (SPEC §6).
+"""The tools layer: `read`, `write` and `edit` (SPEC §6), and the internal `insert`, `patch`
+and `delete` the vendor dialect adapters call.
 
-Argument models and schemas, read windowing, rendering, remedies, and the executors that
+Argument checks and schemas, read windowing, rendering, remedies, and the executors that
 call the context's `fs` service and dispatch the fs/* events. It sits on the provider
 contract (`dsh_fs.fs`) and the runtime; above it, `dsh_fs.workspace` assembles a usable
 stack. It never imports a provider or the policy: whoever answers the intents is a plugin.
+
+Public: the plugins that register the tools, the tool classes (to compose a stack by hand)
+and their canonical values (what `ToolResult.data` holds). Windowing, rendering and argument
+checking are internal.
 """
 
-from ._arguments import EditArguments, ReadArguments, WriteArguments
+from ._dialects import DeleteTool, DeleteValue, DialectToolsPlugin, InsertTool, PatchTool
 from ._edit import EditTool
-from ._errors import REMEDIES, message_with_remedy
 from ._plugin import FsToolsPlugin
 from ._read import ReadTool
-from ._render import render_edit, render_read, render_write
 from ._values import EditValue, ReadValue, WriteValue
-from ._window import MAX_BYTES, MAX_LINE_CHARS, MAX_LINES, LineWindow, Window, window_text
 from ._write import WriteTool
 
 __all__ = [
-    "MAX_BYTES",
-    "MAX_LINES",
-    "MAX_LINE_CHARS",
-    "REMEDIES",
-    "EditArguments",
+    "DeleteTool",
+    "DeleteValue",
+    "DialectToolsPlugin",
     "EditTool",
     "EditValue",
     "FsToolsPlugin",
-    "LineWindow",
-    "ReadArguments",
+    "InsertTool",
+    "PatchTool",
     "ReadTool",
     "ReadValue",
-    "Window",
-    "WriteArguments",
     "WriteTool",
     "WriteValue",
-    "message_with_remedy",
-    "render_edit",
-    "render_read",
-    "render_write",
-    "window_text",
 ]

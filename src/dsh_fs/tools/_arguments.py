@@ -98,7 +98,7 @@ class EditArguments(_Arguments):
     )
 
 
-JsonType = Literal["string", "number", "boolean"]
+JsonType = Literal["string", "number", "boolean", "array"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -142,6 +142,8 @@ def _type_problem(param: Param, value: object) -> str | None:
         return None if isinstance(value, str) else f'"{param.name}" must be a string'
     if param.type == "boolean":
         return None if isinstance(value, bool) else f'"{param.name}" must be a boolean'
+    if param.type == "array":
+        return None if isinstance(value, list) else f'"{param.name}" must be an array'
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return f'"{param.name}" must be a number'
     if not _finite(value):

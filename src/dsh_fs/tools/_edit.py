@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from dsh_fs.fs import FS, FS_EDIT_INTENT, FsEditRequest, FsIntent, Present
-from dsh_fs.runtime import Context, ToolArgumentError, ToolExecution
+from dsh_fs.runtime import Context, ToolAnnotations, ToolArgumentError, ToolExecution
 
 from ._arguments import EditArguments, Param, non_blank
 from ._base import FsTool, observe, session_cwd
@@ -38,6 +38,7 @@ class EditTool(FsTool[EditArguments, EditValue]):
 
     name = "edit"
     description = DESCRIPTION
+    annotations = ToolAnnotations(title="Edit file", destructive=True, idempotent=False)
     arguments = EditArguments
 
     params = (

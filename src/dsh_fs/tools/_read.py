@@ -1,14 +1,24 @@
-"""The `read` tool: one `stat`, a streamed read, the exact window, then `fs/observed`."""
+"""The `read` tool: one `stat`, a streamed read, the exact window, then `fs/observed`.
+
+A large file's read reports its progress in bytes when the call has a progress reporter.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
+from contextlib import AbstractAsyncContextManager
 from typing import Any
 
 from dsh_fs.errors import FsError, FsErrorCode
 from dsh_fs.fs import FS, Absent, FsFileType, Present
 from dsh_fs.fs import _messages as messages
-from dsh_fs.runtime import Context, ToolArgumentError, ToolExecution
+from dsh_fs.runtime import (
+    Context,
+    ProgressReporter,
+    ToolAnnotations,
+    ToolArgumentError,
+    ToolExecution,
+)
 
 from ._arguments import Param, ReadArguments, js_number, non_blank, positive_integer
 from ._base import FsTool, observe, session_cwd
@@ -40,11 +50,30 @@ PROMPT = (
 """The tool's guidance section (SPEC §6, verbatim)."""
 
 
+async def _stream_reporting(
+    stream: AbstractAsyncContextManager[AsyncIterator[str]],
+    window: LineWindow,
+    size: int,
+    progress: ProgressReporter,
+) -> None:
+    """Feed `window` from `stream`, reporting the UTF-8 bytes consumed of `size` after each
+    chunk (an estimate the file's `stat` bounds: a file may change while it is read)."""
+    done = 0
+    async with stream as chunks:
+        async for chunk in chunks:
+            window.feed(chunk)
+            done += len(chunk) if chunk.isascii() else len(chunk.encode())
+            await progress(min(done, size), size)
+
+
 class ReadTool(FsTool[ReadArguments, ReadValue]):
     """`read(file_path, offset=1, limit=2000)`."""
 
     name = "read"
     description = DESCRIPTION
+    annotations = ToolAnnotations(
+        title="Read file", read_only=True, destructive=False, idempotent=True
+    )
     arguments = ReadArguments
 
     params = (
@@ -89,10 +118,12 @@ class ReadTool(FsTool[ReadArguments, ReadValue]):
         window = LineWindow(args.offset, args.limit)
         if info.size <= WHOLE_READ_BYTES:
             window.feed(await fs.read_text(target))
-        else:
+        elif execution.progress is None:
             async with fs.stream_text(target) as chunks:
                 async for chunk in chunks:
                     window.feed(chunk)
+        else:
+            await _stream_reporting(fs.stream_text(target), window, info.size, execution.progress)
         result = window.finish()
         if result.out_of_range:
             raise FsError(

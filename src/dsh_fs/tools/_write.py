@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from dsh_fs.fs import FS, FS_WRITE_INTENT, FsIntent, Present
-from dsh_fs.runtime import Context, ToolExecution
+from dsh_fs.runtime import Context, ToolAnnotations, ToolExecution
 
 from ._arguments import Param, WriteArguments, non_blank
 from ._base import FsTool, observe, session_cwd
@@ -35,6 +35,7 @@ class WriteTool(FsTool[WriteArguments, WriteValue]):
 
     name = "write"
     description = DESCRIPTION
+    annotations = ToolAnnotations(title="Write file", destructive=True, idempotent=True)
     arguments = WriteArguments
     params = (
         Param(name="file_path", type="string", required=True),

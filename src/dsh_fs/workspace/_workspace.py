@@ -9,8 +9,15 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 from dsh_fs.fs import FS, FileSystem
 from dsh_fs.fs import _messages as messages
 from dsh_fs.policy import ObservationPolicy
-from dsh_fs.runtime import AgentSession, Context, Dispose, ToolExecution, ToolResult
-from dsh_fs.tools import FsToolsPlugin
+from dsh_fs.runtime import (
+    AgentSession,
+    Context,
+    Dispose,
+    ProgressReporter,
+    ToolExecution,
+    ToolResult,
+)
+from dsh_fs.tools import DialectToolsPlugin, FsToolsPlugin
 
 if TYPE_CHECKING:
     from dsh_fs.providers import SandboxMode
@@ -47,6 +54,7 @@ class Workspace:
         self._closed = False
         self._disposers: list[Dispose] = [self.context.provide(FS, fs)]
         self._disposers.append(self.context.use(FsToolsPlugin(), None).dispose)
+        self._disposers.append(self.context.use(DialectToolsPlugin(), None).dispose)
         if policy:
             self._disposers.append(self.context.use(ObservationPolicy(), None).dispose)
 
@@ -90,7 +98,8 @@ class Workspace:
 
         Raises:
             ValueError, ImportError: From fsspec: an unknown protocol, or its backend
-                package is not installed (``pip install 'dsh-fs[s3]'`` for S3).
+                package is not installed (for S3, the ``s3`` extra: ``pip install '.[s3]'``
+                in a dsh-fs checkout, or ``pip install s3fs``).
         """
         from dsh_fs.providers import FsspecFileSystem
 
@@ -172,20 +181,31 @@ class Session:
         """Working directory of relative paths (None: the provider's base)."""
         return self.agent.cwd
 
-    async def call(self, name: str, arguments: object, *, call_id: str | None = None) -> ToolResult:
+    async def call(
+        self,
+        name: str,
+        arguments: object,
+        *,
+        call_id: str | None = None,
+        progress: ProgressReporter | None = None,
+        internal: bool = False,
+    ) -> ToolResult:
         """Run tool `name` with the model's `arguments` (normally a JSON object).
 
         Never raises for a tool failure: the result has `is_error`, `text` (``Error: …``)
-        and `code`. Only cancellation propagates. On a closed workspace every call fails
-        with `FS_ABORTED`.
+        and `code`. Only cancellation propagates: a cancelled call leaves no partial file,
+        and records only what it completed before the cancellation reached it. On a closed
+        workspace every call fails with `FS_ABORTED`. `progress` receives the progress of
+        long calls (a large read). `internal` reaches the internal tools (`insert`, `patch`,
+        `delete`) that the dialect adapters use; a model's call never sets it.
         """
         if self.workspace.closed:
             error = messages.workspace_closed(name)
             return ToolResult.failure(
                 name, code=error.code.value, message=error.message, error_name="FsError"
             )
-        execution = ToolExecution(tool=name, session=self.agent, call_id=call_id)
-        return await self._context.execute(name, arguments, execution)
+        execution = ToolExecution(tool=name, session=self.agent, call_id=call_id, progress=progress)
+        return await self._context.execute(name, arguments, execution, internal=internal)
 
     def __repr__(self) -> str:
         return f"Session(id={self.agent.id!r}, cwd={self.agent.cwd!r})"

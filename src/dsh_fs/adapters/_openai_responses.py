@@ -1,0 +1,229 @@
+"""OpenAI's Responses API: function tools, and ``apply_patch`` executed behind the policy.
+
+GPT-5-class models edit files with the built-in ``apply_patch`` tool: each
+``apply_patch_call`` carries one operation (``create_file``, ``update_file`` or
+``delete_file``) with a V4A diff. Every operation runs through the workspace's tools:
+``create_file`` is `write` (it never overwrites a file the session did not read),
+``update_file`` is the internal `patch` tool (the file must have been read at its current
+version; all hunks apply or none), ``delete_file`` the internal `delete` tool (same guard).
+The `openai` package is not needed at runtime.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Final, Literal, TypedDict
+
+from dsh_fs.errors import FsErrorCode
+
+from ._calls import field
+from ._v4a import V4AError, parse_create_diff, parse_update_diff
+from ._vocabulary import Vocabulary
+
+if TYPE_CHECKING:
+    from dsh_fs.runtime import ToolResult
+    from dsh_fs.workspace import Session, Workspace
+
+__all__ = [
+    "ApplyPatchCallOutput",
+    "FunctionCallOutput",
+    "PatchOutcome",
+    "ResponsesFunctionTool",
+    "execute_openai_response",
+    "openai_responses_tools",
+    "run_apply_patch",
+]
+
+_PATCH_REPLACES: Final = frozenset({"write", "edit"})
+"""The tools ``apply_patch`` stands in for (``read`` stays: the model reads before it patches)."""
+
+VOCABULARY: Final = Vocabulary(
+    phrases=(("edit requires reading ", "update_file requires reading "),),
+    remedies={
+        FsErrorCode.STALE_VERSION.value: "read the file again, then send a new patch",
+        FsErrorCode.EDIT_NOT_FOUND.value: (
+            "read the file, then send the hunk with its context and - lines copied exactly"
+        ),
+    },
+)
+"""Our failures in ``apply_patch``'s words."""
+
+
+class ResponsesFunctionTool(TypedDict):
+    """A Responses API function tool (``openai.types.responses.FunctionToolParam``)."""
+
+    type: Literal["function"]
+    name: str
+    description: str
+    parameters: dict[str, Any]
+    strict: bool
+
+
+class ApplyPatchTool(TypedDict):
+    """The built-in tool (``openai.types.responses.ApplyPatchToolParam``)."""
+
+    type: Literal["apply_patch"]
+
+
+class FunctionCallOutput(TypedDict):
+    """A ``function_call_output`` input item answering one ``function_call``."""
+
+    type: Literal["function_call_output"]
+    call_id: str
+    output: str
+
+
+class ApplyPatchCallOutput(TypedDict):
+    """An ``apply_patch_call_output`` input item answering one ``apply_patch_call``."""
+
+    type: Literal["apply_patch_call_output"]
+    call_id: str
+    status: Literal["completed", "failed"]
+    output: str
+
+
+def openai_responses_tools(
+    workspace: Workspace, *, apply_patch: bool = False
+) -> list[ResponsesFunctionTool | ApplyPatchTool]:
+    """The workspace's tools in the Responses API ``tools=`` shape.
+
+    Args:
+        workspace: Whose tools to offer.
+        apply_patch: Offer the built-in ``{"type": "apply_patch"}`` instead of write and
+            edit (read and the other tools stay function tools).
+    """
+    tools: list[ResponsesFunctionTool | ApplyPatchTool] = [
+        {
+            "type": "function",
+            "name": s["name"],
+            "description": s["description"],
+            "parameters": s["parameters"],
+            # Our schemas have optional parameters, which strict mode does not allow.
+            "strict": False,
+        }
+        for s in workspace.tool_schemas()
+        if not (apply_patch and s["name"] in _PATCH_REPLACES)
+    ]
+    if apply_patch:
+        tools.append({"type": "apply_patch"})
+    return tools
+
+
+class PatchOutcome(TypedDict):
+    """What one ``apply_patch`` operation did."""
+
+    status: Literal["completed", "failed"]
+    output: str
+
+
+async def execute_openai_response(
+    session: Session, output_items: Iterable[object] | None
+) -> list[FunctionCallOutput | ApplyPatchCallOutput]:
+    """Run a response's tool calls in order; returns the input items that answer them.
+
+    ``function_call`` items run the named tool (``function_call_output``);
+    ``apply_patch_call`` items apply their operation (``apply_patch_call_output`` with
+    ``status`` ``completed`` or ``failed``). Other items (messages, reasoning) are skipped.
+    Never raises for a bad call. Send the returned items as the next request's input,
+    after the response's own output items (or with ``previous_response_id``).
+
+    Args:
+        session: The observation owner the calls run in.
+        output_items: ``response.output`` as the ``openai`` SDK returns it, or the
+            equivalent dicts.
+    """
+    replies: list[FunctionCallOutput | ApplyPatchCallOutput] = []
+    for item in output_items or ():
+        kind = field(item, "type")
+        call_id = str(field(item, "call_id") or "")
+        if kind == "function_call":
+            output = await _function_call(session, item, call_id)
+            replies.append({"type": "function_call_output", "call_id": call_id, "output": output})
+        elif kind == "apply_patch_call":
+            outcome = await run_apply_patch(session, field(item, "operation"), call_id=call_id)
+            replies.append(
+                {
+                    "type": "apply_patch_call_output",
+                    "call_id": call_id,
+                    "status": outcome["status"],
+                    "output": outcome["output"],
+                }
+            )
+    return replies
+
+
+async def _function_call(session: Session, item: object, call_id: str) -> str:
+    name = field(item, "name")
+    if not isinstance(name, str):
+        return "Error: the function call has no name"
+    raw = field(item, "arguments")
+    arguments: object
+    if isinstance(raw, Mapping):
+        arguments = raw
+    elif raw is None or (isinstance(raw, str) and not raw.strip()):
+        arguments = {}
+    elif isinstance(raw, str):
+        try:
+            arguments = json.loads(raw)
+        except (ValueError, RecursionError) as exc:
+            detail = exc.msg if isinstance(exc, json.JSONDecodeError) else type(exc).__name__
+            return f"Error: arguments are not valid JSON ({detail}); send a JSON object"
+    else:
+        return "Error: arguments must be a JSON object"
+    result = await session.call(name, arguments, call_id=call_id or None)
+    return result.text
+
+
+def _failed(output: str) -> PatchOutcome:
+    return {"status": "failed", "output": output}
+
+
+def _from(result: ToolResult, verb: str) -> PatchOutcome:
+    """``<verb> file <display path>``, or the failure in ``apply_patch``'s words."""
+    if result.is_error or result.value is None:
+        return _failed(VOCABULARY.reword(result.text, result.code))
+    if verb == "Created" and result.value.get("operation") == "update":
+        verb = "Updated"
+    return {"status": "completed", "output": f"{verb} file {result.value['path']}"}
+
+
+async def run_apply_patch(
+    session: Session, operation: object, *, call_id: str | None = None
+) -> PatchOutcome:
+    """Apply one ``apply_patch`` operation in `session`; never raises for a bad operation.
+
+    Args:
+        session: The observation owner (one per conversation).
+        operation: The call's ``operation`` (``{"type", "path", "diff"}``), an SDK object
+            or a dict.
+        call_id: The call's id, passed to the tool execution.
+    """
+    kind, path, diff = field(operation, "type"), field(operation, "path"), field(operation, "diff")
+    if kind not in ("create_file", "update_file", "delete_file"):
+        return _failed(
+            f"Error: unknown operation type {kind!r}; expected create_file, update_file or "
+            "delete_file"
+        )
+    if not isinstance(path, str) or not path.strip():
+        return _failed(f"Error: the {kind} operation has no path")
+    call = call_id or None
+    if kind == "delete_file":
+        result = await session.call("delete", {"file_path": path}, call_id=call, internal=True)
+        return _from(result, "Deleted")
+    if not isinstance(diff, str):
+        return _failed(f"Error: the {kind} operation has no diff")
+    try:
+        if kind == "create_file":
+            content = parse_create_diff(diff)
+        else:
+            hunks = parse_update_diff(diff)
+    except V4AError as error:
+        return _failed(f"Error: invalid diff for {path}: {error.message}")
+    if kind == "create_file":
+        result = await session.call("write", {"file_path": path, "content": content}, call_id=call)
+        return _from(result, "Created")
+    result = await session.call(
+        "patch", {"file_path": path, "hunks": hunks}, call_id=call, internal=True
+    )
+    return _from(result, "Updated")

@@ -1,0 +1,57 @@
+"""`dsh-fs mcp --print-config HOST`: the server entry an MCP host needs, ready to paste.
+
+Hosts start a stdio server with their own environment, where `dsh-fs` is often not on
+`PATH`; the entry therefore names the running launcher and the roots by absolute path.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import sys
+from typing import Any, Final, Literal
+
+__all__ = ["HOSTS", "SERVER_NAME", "Host", "host_config", "launcher", "paste_hint"]
+
+Host = Literal["claude", "cursor", "vscode"]
+HOSTS: Final[tuple[Host, ...]] = ("claude", "cursor", "vscode")
+"""The hosts `--print-config` knows (VS Code's format differs from the other two)."""
+
+SERVER_NAME: Final = "dsh-fs"
+"""The key of the server in the printed configuration."""
+
+
+def launcher() -> list[str]:
+    """The command that starts this dsh-fs, by absolute path: the `dsh-fs` script that is
+    running (a venv's, pipx's or ``pip --user``'s), else this interpreter with
+    ``-m dsh_fs``. Symlinks are kept, so a pipx upgrade keeps the entry valid."""
+    script = sys.argv[0] if sys.argv else ""
+    if os.path.basename(script) == "dsh-fs" and os.path.isfile(script):
+        return [os.path.abspath(script)]
+    return [sys.executable, "-m", "dsh_fs"]
+
+
+def host_config(host: Host, command: list[str]) -> dict[str, Any]:
+    """The configuration file content that makes `host` start `command` over stdio:
+    ``{"mcpServers": …}`` for Claude (Code and Desktop) and Cursor, ``{"servers": …}``
+    with an explicit ``type`` for VS Code."""
+    entry: dict[str, Any] = {"command": command[0], "args": command[1:]}
+    if host == "vscode":
+        return {"servers": {SERVER_NAME: {"type": "stdio", **entry}}}
+    if host == "claude":
+        return {"mcpServers": {SERVER_NAME: {"type": "stdio", **entry}}}
+    return {"mcpServers": {SERVER_NAME: entry}}
+
+
+def paste_hint(host: Host, command: list[str]) -> str:
+    """One line for stderr: where the printed configuration goes (and, for Claude Code,
+    the command that adds it instead)."""
+    if host == "claude":
+        added = shlex.join(["claude", "mcp", "add", SERVER_NAME, "--", *command])
+        return (
+            "dsh-fs: paste into .mcp.json (Claude Code, this project) or "
+            f"claude_desktop_config.json (Claude Desktop), or run: {added}"
+        )
+    if host == "cursor":
+        return "dsh-fs: paste into .cursor/mcp.json (this project) or ~/.cursor/mcp.json"
+    return "dsh-fs: paste into .vscode/mcp.json (this workspace) or your user mcp.json"

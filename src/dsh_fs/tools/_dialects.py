@@ -1,0 +1,266 @@
+"""Internal tools behind the vendors' editing dialects: `insert`, `patch` and `delete`.
+
+They are not offered to models (`Tool.internal`): the adapters for Anthropic's text editor
+and OpenAI's ``apply_patch`` call them, so every dialect operation runs through the same
+intents, policy, provider and fence as `edit`. Insert and patch are `edit_text` changes
+guarded by the edit-intent; delete is guarded by the delete-intent and records `Absent`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, cast
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from dsh_fs.fs import (
+    FS,
+    FS_DELETE_INTENT,
+    FS_EDIT_INTENT,
+    Absent,
+    FsEdit,
+    FsInsertRequest,
+    FsIntent,
+    FsPatchHunk,
+    FsPatchRequest,
+    PatchOp,
+    Present,
+)
+from dsh_fs.runtime import (
+    Context,
+    Plugin,
+    PluginScope,
+    ToolAnnotations,
+    ToolArgumentError,
+    ToolExecution,
+)
+
+from ._arguments import Param, non_blank
+from ._base import FsTool, observe, session_cwd
+from ._values import EditValue
+
+__all__ = ["DeleteTool", "DeleteValue", "DialectToolsPlugin", "InsertTool", "PatchTool"]
+
+_OPS: tuple[PatchOp, ...] = (" ", "-", "+")
+
+
+class _Arguments(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class InsertArguments(_Arguments):
+    """Arguments of `insert`."""
+
+    file_path: str = Field(min_length=1, description="Path of the file to insert into.")
+    insert_line: int = Field(ge=0, description="The line the text goes after (0: the top).")
+    text: str = Field(description="The text to insert, as whole lines.")
+
+
+class HunkArguments(_Arguments):
+    """One hunk of `patch`."""
+
+    anchors: list[str] = Field(default=[], description="Lines to find first, in order.")
+    lines: list[str] = Field(description='Hunk lines, each starting with " ", "-" or "+".')
+    at_end: bool = Field(default=False, description="The old lines end the file.")
+
+
+class PatchArguments(_Arguments):
+    """Arguments of `patch`."""
+
+    file_path: str = Field(min_length=1, description="Path of the file to patch.")
+    hunks: list[HunkArguments] = Field(min_length=1, description="The hunks, in file order.")
+
+
+class DeleteArguments(_Arguments):
+    """Arguments of `delete`."""
+
+    file_path: str = Field(min_length=1, description="Path of the file to delete.")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DeleteValue:
+    """A successful delete."""
+
+    path: str
+    """The display path of the removed file."""
+
+    def to_json(self) -> dict[str, Any]:
+        """``{path}``."""
+        return {"path": self.path}
+
+
+class _ChangeTool(FsTool[Any, EditValue]):
+    """An `edit_text` change guarded by the edit-intent, like `edit`."""
+
+    annotations = ToolAnnotations(destructive=True, idempotent=False)
+    internal = True
+
+    async def run(self, context: Context, execution: ToolExecution, args: Any) -> EditValue:
+        """Ask the edit-intent for a version guard, change the text, record the new version.
+
+        Raises:
+            FsError: the edit-intent's refusals, `FS_STALE_VERSION`, `FS_EDIT_NOT_FOUND`,
+                `FS_NOT_FOUND` (an insert past the end), and the provider's errors.
+        """
+        file_path, change = args
+        fs = context.get(FS)
+        target = await fs.resolve(file_path, session_cwd(execution))
+        expected = await context.events.waterfall(
+            FS_EDIT_INTENT, FsIntent(target=target, actor=execution), None
+        )
+        outcome = await fs.edit_text(target, change, expected)
+        observe(context, execution, target, Present(outcome.version))
+        return EditValue(
+            path=target.display_path,
+            before=outcome.before,
+            after=outcome.after,
+            replacements=outcome.replacements,
+        )
+
+    def render(self, value: EditValue) -> str:
+        """One sentence (the adapters render the dialect's own text from the value)."""
+        return f"The file {value.path} has been updated successfully."
+
+    def to_json(self, value: EditValue) -> dict[str, Any]:
+        """``{path, before, after, replacements, replace_all}``."""
+        return value.to_json()
+
+
+class InsertTool(_ChangeTool):
+    """`insert(file_path, insert_line, text)`: whole lines after a line (0: the top)."""
+
+    name = "insert"
+    description = "Insert text as whole lines after a line of an existing text file."
+    arguments = InsertArguments
+    params = (
+        Param(name="file_path", type="string", required=True),
+        Param(name="insert_line", type="number", required=True),
+        Param(name="text", type="string", required=True),
+    )
+
+    def parse_values(self, raw: Mapping[str, Any]) -> tuple[str, FsEdit]:
+        """`file_path` not blank, `insert_line` a whole number of at least 0.
+
+        Raises:
+            ToolArgumentError: the first rule broken.
+        """
+        file_path = non_blank(raw["file_path"], "file_path")
+        line = raw["insert_line"]
+        if isinstance(line, float) and line.is_integer():
+            line = int(line)
+        if not isinstance(line, int) or line < 0:
+            raise ToolArgumentError("insert_line must be a non-negative integer")
+        return file_path, FsInsertRequest(line=line, text=raw["text"])
+
+
+class PatchTool(_ChangeTool):
+    """`patch(file_path, hunks)`: hunks located by exact lines, applied all or nothing."""
+
+    name = "patch"
+    description = "Apply hunks located by exact context lines to an existing text file."
+    arguments = PatchArguments
+    params = (
+        Param(name="file_path", type="string", required=True),
+        Param(name="hunks", type="array", required=True),
+    )
+
+    def parse_values(self, raw: Mapping[str, Any]) -> tuple[str, FsEdit]:
+        """`file_path` not blank; at least one hunk, each with lines that start with
+        `` ``, ``-`` or ``+``.
+
+        Raises:
+            ToolArgumentError: the first rule broken.
+        """
+        file_path = non_blank(raw["file_path"], "file_path")
+        hunks = raw["hunks"]
+        if not hunks:
+            raise ToolArgumentError("hunks must be a non-empty array")
+        return file_path, FsPatchRequest(
+            hunks=tuple(_hunk(hunk, number) for number, hunk in enumerate(hunks, 1))
+        )
+
+
+def _hunk(raw: object, number: int) -> FsPatchHunk:
+    """One hunk from its JSON form."""
+    if not isinstance(raw, dict) or not set(raw) <= {"anchors", "lines", "at_end"}:
+        raise ToolArgumentError(
+            f"hunk {number} must be an object with lines and optional anchors and at_end"
+        )
+    anchors, lines, at_end = raw.get("anchors", []), raw.get("lines"), raw.get("at_end", False)
+    if not isinstance(anchors, list) or not all(isinstance(a, str) for a in anchors):
+        raise ToolArgumentError(f"hunk {number}: anchors must be an array of strings")
+    if (
+        not isinstance(lines, list)
+        or not lines
+        or not all(isinstance(line, str) and line[:1] in _OPS for line in lines)
+    ):
+        raise ToolArgumentError(
+            f'hunk {number}: lines must be a non-empty array of strings starting with " ", '
+            '"-" or "+"'
+        )
+    if not isinstance(at_end, bool):
+        raise ToolArgumentError(f"hunk {number}: at_end must be a boolean")
+    ops = tuple((cast(PatchOp, line[0]), line[1:]) for line in lines)
+    return FsPatchHunk(anchors=tuple(anchors), lines=ops, at_end=at_end)
+
+
+class DeleteTool(FsTool[DeleteArguments, DeleteValue]):
+    """`delete(file_path)`: remove a file this session saw, at the version it saw."""
+
+    name = "delete"
+    description = "Delete a file you have read in this session, if it is unchanged since."
+    annotations = ToolAnnotations(destructive=True, idempotent=False)
+    internal = True
+    arguments = DeleteArguments
+    params = (Param(name="file_path", type="string", required=True),)
+
+    def parse_values(self, raw: Mapping[str, Any]) -> DeleteArguments:
+        """`file_path` not blank.
+
+        Raises:
+            ToolArgumentError: a blank `file_path`.
+        """
+        file_path = non_blank(raw["file_path"], "file_path")
+        return DeleteArguments.model_construct(file_path=file_path)
+
+    async def run(
+        self, context: Context, execution: ToolExecution, args: DeleteArguments
+    ) -> DeleteValue:
+        """Ask the delete-intent for a version guard, delete, and record the absence.
+
+        Raises:
+            FsError: `FS_NOT_OBSERVED`, `FS_NOT_FOUND` (from the policy),
+                `FS_STALE_VERSION`, and the provider's errors.
+        """
+        fs = context.get(FS)
+        target = await fs.resolve(args.file_path, session_cwd(execution))
+        expected = await context.events.waterfall(
+            FS_DELETE_INTENT, FsIntent(target=target, actor=execution), None
+        )
+        await fs.delete(target, expected)
+        observe(context, execution, target, Absent())
+        return DeleteValue(path=target.display_path)
+
+    def render(self, value: DeleteValue) -> str:
+        """One sentence."""
+        return f"The file {value.path} has been deleted."
+
+    def to_json(self, value: DeleteValue) -> dict[str, Any]:
+        """``{path}``."""
+        return value.to_json()
+
+
+class DialectToolsPlugin(Plugin[None]):
+    """The internal tools the dialect adapters call: `insert`, `patch`, `delete`.
+
+    Apply with ``context.use(DialectToolsPlugin(), None)`` after providing `FS`; the
+    workspace applies it. Like the file tools they obey whatever policy answers the intents.
+    """
+
+    name = "fs-dialect-tools"
+
+    def apply(self, scope: PluginScope, config: None) -> None:
+        """Register the three internal tools (no prompt sections: models never see them)."""
+        for tool in (InsertTool(), PatchTool(), DeleteTool()):
+            scope.register_tool(tool)

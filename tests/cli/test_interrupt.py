@@ -1,0 +1,75 @@
+"""Ctrl-C in a terminal stops ``dsh-fs mcp`` at once: one press, status 130, no traceback."""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import subprocess
+import sys
+import termios
+from pathlib import Path
+
+TIMEOUT = 30
+
+# The child makes the pty its controlling terminal, so ^C typed on it is a real SIGINT
+# from the terminal's line discipline, sent to the child's process group.
+LAUNCH = (
+    "import fcntl, os, sys, termios; os.setsid(); fcntl.ioctl(0, termios.TIOCSCTTY, 0); "
+    "os.execv(sys.executable, [sys.executable, *sys.argv[1:]])"
+)
+
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "terminal", "version": "0"},
+    },
+}
+
+
+def _read_until(master: int, done: bytes | None) -> bytes:
+    """What the terminal shows until `done` appears (None: until the child is gone)."""
+    seen = b""
+    while done is None or done not in seen:
+        ready, _, _ = select.select([master], [], [], TIMEOUT)
+        assert ready, f"nothing on the terminal for {TIMEOUT} s; so far: {seen!r}"
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:  # EIO: every process holding the terminal has exited
+            return seen
+        if not chunk:
+            return seen
+        seen += chunk
+    return seen
+
+
+def test_one_ctrl_c_stops_the_stdio_server_in_a_terminal_with_status_130(tmp_path: Path) -> None:
+    master, slave = os.openpty()
+    mode = termios.tcgetattr(slave)
+    mode[3] &= ~termios.ECHO  # what the test types is not shown back to it
+    termios.tcsetattr(slave, termios.TCSANOW, mode)
+    child = subprocess.Popen(
+        [sys.executable, "-c", LAUNCH, "-m", "dsh_fs", "mcp", str(tmp_path)],
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+    )
+    os.close(slave)
+    try:
+        os.write(master, json.dumps(INITIALIZE).encode() + b"\n")
+        greeting = _read_until(master, b"\n")
+        assert b'"serverInfo"' in greeting, greeting
+        os.write(master, termios.tcgetattr(master)[6][termios.VINTR])
+        status = child.wait(timeout=TIMEOUT)
+        after = _read_until(master, None)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+        os.close(master)
+    assert status == 130
+    assert after.strip() == b"", after.decode(errors="replace")

@@ -1,0 +1,109 @@
+"""`dsh-fs mcp --print-config HOST`: a host configuration that works as printed."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+
+from dsh_fs.cli import main
+
+SCRIPT = Path(sys.executable).parent / "dsh-fs"
+
+
+def _printed(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[Any, str]:
+    assert main(argv) == 0
+    captured = capsys.readouterr()
+    return json.loads(captured.out), captured.err
+
+
+def test_claude_config_names_this_interpreter_and_absolute_roots(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "project").mkdir()
+    monkeypatch.chdir(tmp_path)
+    config, hint = _printed(["mcp", "--print-config", "claude", "project"], capsys)
+    command = [sys.executable, "-m", "dsh_fs", "mcp", str(tmp_path / "project")]
+    assert config == {
+        "mcpServers": {"dsh-fs": {"type": "stdio", "command": command[0], "args": command[1:]}}
+    }
+    assert hint.endswith(f"or run: claude mcp add dsh-fs -- {' '.join(command)}\n")
+
+
+def test_cursor_and_vscode_configs_have_their_hosts_shapes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cursor, _ = _printed(["mcp", "--print-config", "cursor", str(tmp_path)], capsys)
+    vscode, hint = _printed(["mcp", "--print-config", "vscode", str(tmp_path)], capsys)
+    entry = {"command": sys.executable, "args": ["-m", "dsh_fs", "mcp", str(tmp_path)]}
+    assert cursor == {"mcpServers": {"dsh-fs": entry}}
+    assert vscode == {"servers": {"dsh-fs": {"type": "stdio", **entry}}}
+    assert ".vscode/mcp.json" in hint
+
+
+def test_the_printed_command_keeps_the_server_options(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["mcp", "--read-only", "--structured", "--log-level", "info", "--print-config"]
+    config, _ = _printed([*argv, "claude", str(tmp_path), str(tmp_path)], capsys)
+    assert config["mcpServers"]["dsh-fs"]["args"][3:] == [
+        "--read-only",
+        "--structured",
+        "--log-level",
+        "info",
+        str(tmp_path),
+        str(tmp_path),
+    ]
+
+
+def test_the_installed_script_prints_itself_as_the_command(tmp_path: Path) -> None:
+    assert SCRIPT.is_file(), "the package's console script is installed beside the interpreter"
+    done = subprocess.run(
+        [str(SCRIPT), "mcp", "--print-config", "cursor", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    entry = json.loads(done.stdout)["mcpServers"]["dsh-fs"]
+    assert entry == {"command": str(SCRIPT), "args": ["mcp", str(tmp_path)]}
+
+
+@pytest.mark.anyio
+async def test_a_host_starting_the_printed_entry_gets_the_tools(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "notes.txt").write_text("alpha\n", encoding="utf-8")
+    config, _ = _printed(["mcp", "--print-config", "claude", str(tmp_path)], capsys)
+    entry = config["mcpServers"]["dsh-fs"]
+    server = StdioServerParameters(command=entry["command"], args=entry["args"], cwd="/")
+    with anyio.fail_after(30):
+        async with Client(server) as client:
+            result = await client.call_tool("read", {"file_path": "notes.txt"})
+    assert not result.is_error
+    assert "1: alpha" in getattr(result.content[0], "text", "")
+
+
+def test_a_missing_mcp_sdk_says_how_to_install_it_into_this_environment(tmp_path: Path) -> None:
+    without_sdk = (
+        "import sys; sys.modules['mcp'] = None; from dsh_fs.cli import main; "
+        f"sys.exit(main(['mcp', {str(tmp_path)!r}]))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", without_sdk],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 1
+    assert "Traceback" not in done.stderr
+    assert f"{sys.executable} -m pip install 'mcp>=2.3,<3'" in done.stderr
+    assert "dsh-fs[mcp]" not in done.stderr

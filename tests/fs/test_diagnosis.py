@@ -1,0 +1,378 @@
+"""The edit diagnosis (SPEC §8.2): what the model reads after a missed or ambiguous edit.
+
+Snapshots pin the whole message for one case of each cause; the other tests pin the
+bounds (size, scan budget), the edges (CRLF, BOM, huge needles) and the block API.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from dsh_fs.errors import FsError, FsErrorCode
+from dsh_fs.fs import FsEditRequest, apply_edit
+from dsh_fs.fs._diagnosis import (
+    diagnose_ambiguous,
+    diagnose_block,
+    diagnose_not_found,
+)
+from dsh_fs.fs._diagnosis_text import MAX_BYTES
+
+P = "/w/f.py"
+PY = (
+    "def area(width, height):\n"
+    '    """Rectangle area."""\n'
+    "    return width * height\n"
+    "\n"
+    "\n"
+    "def main():\n"
+    "    print(area(2, 3))\n"
+)
+MISS = 'old_string was not found in "/w/f.py"\n'
+COPY = 'To edit these lines, copy old_string from them exactly, without the "<n>: " prefixes.'
+
+
+def edit_error(text: str, old: str, new: str = "x") -> FsError:
+    with pytest.raises(FsError) as info:
+        apply_edit(text, FsEditRequest(old_string=old, new_string=new), P)
+    return info.value
+
+
+def causes(error: FsError) -> list[str]:
+    return [reason["cause"] for reason in error.details["reasons"]]
+
+
+# --- one snapshot per cause ------------------------------------------------------------------
+
+SNAPSHOTS: dict[str, tuple[str, str, str, str]] = {
+    "indentation": (
+        PY,
+        'def area(width, height):\n  """Rectangle area."""\n  return width * height',
+        "x",
+        "The closest text in the file is at lines 1-3; it differs from old_string:\n"
+        "- indentation: lines 2-3 are indented 2 more spaces in the file than in old_string "
+        "(line 2: 4 spaces vs 2 spaces)\n"
+        "1: def area(width, height):\n"
+        '2:     """Rectangle area."""\n'
+        "3:     return width * height\n" + COPY,
+    ),
+    "tabs_vs_spaces": (
+        "all:\n\tcc -o app main.c\n\tstrip app\n",
+        "all:\n    cc -o app main.c",
+        "x",
+        "The closest text in the file is at lines 1-2; it differs from old_string:\n"
+        "- tabs vs spaces: line 2 is indented with tabs in the file, with spaces in "
+        "old_string (line 2: 1 tab vs 4 spaces)\n"
+        "1: all:\n"
+        "2: \tcc -o app main.c\n" + COPY,
+    ),
+    "trailing_whitespace": (
+        "one  \ntwo\n",
+        "one\ntwo",
+        "x",
+        "The closest text in the file is at lines 1-2; it differs from old_string:\n"
+        "- trailing whitespace: line 1 ends with 2 spaces in the file, with nothing in "
+        "old_string\n"
+        "1: one  \n"
+        "2: two\n" + COPY,
+    ),
+    "line_number_prefixes": (
+        PY,
+        "6: def main():\n7:     print(area(2, 3))",
+        "x",
+        "The closest text in the file is at lines 6-7; it differs from old_string:\n"
+        "- line-number prefixes: old_string starts its lines with numbers like '6: ' copied "
+        "from read output; they are not part of the file's text\n"
+        "6: def main():\n"
+        "7:     print(area(2, 3))\n" + COPY,
+    ),
+    "lookalike": (
+        "print(\u201chello\u201d)\n",
+        'print("hello")',
+        "x",
+        "The closest text in the file is at line 1; it differs from old_string:\n"
+        "- look-alike characters: line 1, column 7 has \u201c (U+201C LEFT DOUBLE QUOTATION "
+        'MARK) in the file where old_string has " (U+0022 QUOTATION MARK) (1 more on line 1)\n'
+        "1: print(\u201chello\u201d)\n" + COPY,
+    ),
+    "escaped_line_breaks": (
+        PY,
+        "def main():\\n    print(area(2, 3))",
+        "x",
+        "The closest text in the file is at lines 6-7; it differs from old_string:\n"
+        '- escaped characters: old_string has "\\n" written as a backslash and a letter '
+        "where the file has real line breaks\n"
+        "6: def main():\n"
+        "7:     print(area(2, 3))\n" + COPY,
+    ),
+    "line_differs": (
+        PY,
+        "    return width * depth",
+        "x",
+        "The closest text in the file is at line 3; it differs from old_string:\n"
+        "- line 3 differs at column 20: the file has 'height' where old_string has 'depth'\n"
+        "3:     return width * height\n" + COPY,
+    ),
+    "spacing": (
+        PY,
+        "    return width *height",
+        "x",
+        "The closest text in the file is at line 3; it differs from old_string:\n"
+        "- spacing: line 3, column 19 has 1 space in the file where old_string has nothing\n"
+        "3:     return width * height\n" + COPY,
+    ),
+    "missing_line": (
+        PY,
+        'def area(width, height):\n    """Rectangle area."""\n    assert width > 0\n'
+        "    return width * height",
+        "x",
+        "The closest text in the file is at lines 1-3; it differs from old_string:\n"
+        "- old_string's line 3 ('assert width > 0') is not in the file here (after line 2)\n"
+        "1: def area(width, height):\n"
+        '2:     """Rectangle area."""\n'
+        "3:     return width * height\n" + COPY,
+    ),
+    "line_order": (
+        PY,
+        'def area(width, height):\n    return width * height\n    """Rectangle area."""',
+        "x",
+        "The closest text in the file is at lines 1-3; it differs from old_string:\n"
+        '- line order: old_string\'s line 3 (\'"""Rectangle area."""\') is line 2 in the '
+        "file, not after line 3\n"
+        "1: def area(width, height):\n"
+        '2:     """Rectangle area."""\n'
+        "3:     return width * height\n" + COPY,
+    ),
+    "extra_line": (
+        PY,
+        "def area(width, height):\n    return width * height",
+        "x",
+        "The closest text in the file is at lines 1-3; it differs from old_string:\n"
+        '- the file has line 2 (\'"""Rectangle area."""\') here, which old_string lacks\n'
+        "1: def area(width, height):\n"
+        '2:     """Rectangle area."""\n'
+        "3:     return width * height\n" + COPY,
+    ),
+    "edge_line_break": (
+        "a = 1\nb = 2",
+        "a = 1\nb = 2\n",
+        "x",
+        "The closest text in the file is at lines 1-2; it differs from old_string:\n"
+        "- line break: old_string ends with a line break, but line 2, the file's last line, "
+        "has none\n"
+        "1: a = 1\n"
+        "2: b = 2\n" + COPY,
+    ),
+    "already_applied": (
+        PY,
+        "    print(area(2, 4))",
+        "    print(area(2, 3))",
+        "new_string is already in the file at line 7, and old_string is not: the edit looks "
+        "already applied.\n"
+        "7:     print(area(2, 3))\n"
+        "Read the file to check before editing it again.",
+    ),
+    "nothing_close": (
+        PY,
+        "class Shape:\n    sides = 4",
+        "x",
+        "Nothing in the file is close to old_string: read the file to find the text you meant "
+        "to change, or check the path.",
+    ),
+    "not_distinctive": (
+        "".join(f"    if ok:\n        return {i}\n" for i in range(100)),
+        "    if ok:\n        return None",
+        "x",
+        "Nothing close to old_string was found, and the parts of it that are in the file, "
+        "such as 'if ok:', occur too often (over 64 times) to tell which place you meant: "
+        "read that part of the file and include a line that occurs only there.",
+    ),
+}
+
+
+@pytest.mark.parametrize("cause", sorted(SNAPSHOTS))
+def test_each_cause_is_explained_in_these_exact_words(cause: str) -> None:
+    text, old, new, diagnosis = SNAPSHOTS[cause]
+    error = edit_error(text, old, new)
+    assert error.code is FsErrorCode.EDIT_NOT_FOUND
+    assert error.message == MISS + diagnosis
+    assert causes(error) == [cause]
+
+
+def test_an_ambiguous_edit_names_the_line_where_each_match_starts() -> None:
+    with pytest.raises(FsError) as info:
+        apply_edit(PY, FsEditRequest(old_string="(", new_string="[ "), P)
+    assert info.value.code is FsErrorCode.AMBIGUOUS_EDIT
+    assert info.value.message == (
+        'old_string matched 4 times in "/w/f.py"; provide a more specific old_string or set '
+        "replace_all to true\nThe matches start at lines 1, 6, 7 and 7."
+    )
+    assert dict(info.value.details) == {"lines": [1, 6, 7, 7], "count": 4}
+
+
+def test_an_ambiguous_edit_names_the_first_twenty_starts_then_the_count() -> None:
+    with pytest.raises(FsError) as info:
+        apply_edit("x\n" * 30, FsEditRequest(old_string="x", new_string="y"), P)
+    assert info.value.message.split("\n")[1] == (
+        "The first 20 matches start at lines 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, "
+        "16, 17, 18, 19 and 20."
+    )
+    assert info.value.details["lines"] == list(range(1, 21))
+    assert info.value.details["count"] == 30
+
+
+def test_ambiguous_starts_in_a_crlf_file_are_counted_like_read() -> None:
+    text = "a\r\nkey: 1\r\nb\r\nkey: 1\r\n"
+    diagnosis = diagnose_ambiguous(text, "key: 1\n", 2, crlf=True)
+    assert diagnosis.text == "The matches start at lines 2 and 4."
+
+
+def test_ambiguous_starts_past_the_scan_budget_are_counted_not_named() -> None:
+    text = "key\n" + "filler line\n" * 1000 + "key\n"
+    diagnosis = diagnose_ambiguous(text, "key", 2, crlf=False, budget=100)
+    assert diagnosis.text == (
+        "The first matches start at lines 1; the file is too large to locate the other 1."
+    )
+
+
+# --- bounds ----------------------------------------------------------------------------------
+
+
+def test_the_diagnosis_stays_under_its_byte_bound_with_long_lines_and_many_reasons() -> None:
+    long = "x" * 5000
+    text = "".join(f"    \u201cline\u201d {k} {long} \t\n" for k in range(40))
+    old = "".join(f'  "line" {k} {long}y\n' for k in range(40))
+    error = edit_error(text, old)
+    diagnosis = error.message.split("\n", 1)[1]
+    assert len(diagnosis.encode("utf-8")) <= MAX_BYTES
+    assert "... (line truncated to 160 chars)" in diagnosis
+    assert error.details["closest"] == {"start": 1, "end": 40}
+    assert "(showing lines 1-" in diagnosis
+
+
+def test_a_file_larger_than_the_scan_budget_is_not_searched_and_says_so() -> None:
+    diagnosis = diagnose_not_found("a\n" * 600, "b", "c", crlf=False, budget=1000)
+    assert diagnosis.text == (
+        "The file is too large (1,200 characters; the search covers up to 1,000) to look for "
+        "text close to old_string: read the lines you meant to change and copy old_string "
+        "from the read output."
+    )
+    assert diagnosis.details == {
+        "closest": None,
+        "reasons": [{"cause": "too_large", "line": None, "message": diagnosis.text}],
+    }
+
+
+def test_a_search_cut_short_by_the_budget_says_a_closer_text_may_exist() -> None:
+    text = "alpha = 1\n" * 40 + "def target(value):\n    return value\n"
+    budget = len(text) + 50
+    found = diagnose_not_found(
+        text, "def target(value):\n  return value", "x", crlf=False, budget=budget
+    )
+    assert found.details["closest"] == {"start": 41, "end": 42}
+    assert found.text.endswith(
+        "(The file is large, so the search stopped early: a closer text may exist.)"
+    )
+    nothing = diagnose_not_found(
+        text, "def missing_one(value):\n  return value", "x", crlf=False, budget=budget
+    )
+    assert nothing.text == (
+        f"Nothing close to old_string was found, but the file is large ({len(text)} "
+        "characters) and the search stopped early: read the lines you meant to change and "
+        "copy old_string from the read output."
+    )
+    assert nothing.details["closest"] is None
+
+
+def test_a_very_long_old_string_is_compared_by_its_first_lines() -> None:
+    text = "".join(f"item_{k} = {k}\n" for k in range(400))
+    old = "".join(f"item_{k} = {k + (k == 3)}\n" for k in range(300))
+    error = edit_error(text, old)
+    assert "(only the first lines of old_string were compared)" in error.message
+    assert error.details["closest"] == {"start": 1, "end": 200}
+    assert causes(error) == ["line_differs"]
+
+
+# --- edges -----------------------------------------------------------------------------------
+
+
+def test_crlf_lines_are_shown_and_numbered_as_read_shows_them() -> None:
+    text = "\ufeffone\r\n    two\r\nthree\r\n"
+    error = edit_error(text, "one\n  two")
+    assert error.message.split("\n")[1:5] == [
+        "The closest text in the file is at lines 1-2; it differs from old_string:",
+        "- indentation: line 2 is indented 2 more spaces in the file than in old_string "
+        "(line 2: 4 spaces vs 2 spaces)",
+        "1: one",
+        "2:     two",
+    ]
+
+
+def test_a_byte_order_mark_in_old_string_is_named_it_cannot_match() -> None:
+    error = edit_error("\ufeffhello world\n", "\ufeffhello world")
+    assert causes(error) == ["lookalike"]
+    assert "U+FEFF ZERO WIDTH NO-BREAK SPACE, a byte order mark" in error.message
+
+
+def test_equally_close_places_are_all_named() -> None:
+    text = "def a():\n    return 1\n\n\ndef b():\n    return 1\n"
+    error = edit_error(text, "    return 2")
+    assert error.details["closest"] == {"start": 2, "end": 2}
+    assert error.details["also"] == [{"start": 6, "end": 6}]
+    assert "(equally close: line 6)" in error.message
+
+
+def test_new_string_elsewhere_does_not_hide_a_close_miss() -> None:
+    text = "x = compute(1)\n\n\ny = compute(2)\nz = 3\n"
+    error = edit_error(text, "y = compute(20)\nz = 3", "x = compute(1)")
+    assert error.details["closest"] == {"start": 4, "end": 5}
+    assert causes(error) == ["line_differs"]
+
+
+def test_new_string_that_is_part_of_old_string_is_not_taken_for_an_applied_edit() -> None:
+    error = edit_error(PY, "    return width * height * 2", "    return width * height")
+    assert causes(error) == ["line_differs"]
+
+
+def test_the_block_api_explains_expected_lines_without_an_edit() -> None:
+    diagnosis = diagnose_block(PY.replace("\n", "\r\n"), "def main():\n  print(area(2, 3))", P)
+    assert diagnosis.details["closest"] == {"start": 6, "end": 7}
+    assert diagnosis.text.splitlines()[:2] == [
+        "The closest text in the file is at lines 6-7; it differs from the expected lines:",
+        "- indentation: line 7 is indented 2 more spaces in the file than in the expected "
+        "lines (line 7: 4 spaces vs 2 spaces)",
+    ]
+    partial = diagnose_block(PY, "area(width, height):\n    return width * height", P)
+    assert partial.details["closest"] == {"start": 1, "end": 3}
+    # A block is whole lines: "area(...)" is not the end of line 1, it differs from it.
+    assert [r["cause"] for r in partial.details["reasons"]] == ["line_differs", "extra_line"]
+    nothing = diagnose_block(PY, "class Shape:\n    sides = 4", P)
+    assert nothing.text == (
+        'Nothing in "/w/f.py" is close to the expected lines: read the file to find the text '
+        "you meant to change, or check the path."
+    )
+
+
+# --- never a crash, always bounded -----------------------------------------------------------
+
+chars = st.sampled_from(list("ab xy\t\n\r\u00a0\u2019'\"-\u2014:1\ufeff"))
+
+
+@given(text=st.text(chars, max_size=300), old=st.text(chars, min_size=1, max_size=60))
+def test_any_miss_gets_a_bounded_json_diagnosis_naming_only_real_lines(text: str, old: str) -> None:
+    body = text.removeprefix("\ufeff")
+    crlf = "\r\n" in body
+    if old.replace("\r\n", "\n") in body.replace("\r\n", "\n"):
+        return
+    diagnosis = diagnose_not_found(body, old.replace("\r\n", "\n"), "zz", crlf=crlf)
+    assert len(diagnosis.text.encode("utf-8")) <= MAX_BYTES
+    details: dict[str, Any] = json.loads(json.dumps(diagnosis.details))
+    total = len(body.split("\n")) - (1 if body.endswith("\n") else 0)
+    closest = details["closest"]
+    if closest is not None:
+        assert 1 <= closest["start"] <= closest["end"] <= max(total, 1)
+    assert details["reasons"]
