@@ -30,6 +30,7 @@ __all__ = [
     "invalid_pattern",
     "invalid_utf8",
     "io_error",
+    "kept_changing",
     "not_a_directory",
     "not_found",
     "not_regular_file",
@@ -136,6 +137,12 @@ def permission_denied(verb: Verb, path: str, what: str = "permission denied") ->
 def io_error(verb: Verb, path: str, what: str) -> FsError:
     """Any other failure, in a few plain words (FS_IO_ERROR): ``no space left on device``."""
     return _error(FsErrorCode.IO_ERROR, verb, path, what)
+
+
+def kept_changing(verb: Verb, path: str) -> FsError:
+    """Another process kept replacing the path while it was looked at (FS_IO_ERROR); the
+    next step is to try again."""
+    return _error(FsErrorCode.IO_ERROR, verb, path, "it kept changing while it was read; retry")
 
 
 def aborted(verb: Verb, path: str) -> FsError:

@@ -9,6 +9,7 @@ the event loop.
 
 from __future__ import annotations
 
+import errno
 import os
 import stat as st_mode
 import time
@@ -54,6 +55,7 @@ from ._local_walk import walk
 from ._locks import TargetLocks
 from ._oserrors import FramesDropped, map_os_errors
 from ._ripgrep import closing, find_rg, rg_glob, rg_grep
+from ._realpath import LinkChanged, lstat_link, real_path, resolve_path
 from ._staging import sweep_stage_dirs
 from ._text import check_usable_path, decode_text
 from ._versions import VersionBook, digest
@@ -90,7 +92,11 @@ class LocalFileSystem(FileSystem):
     yet, the real path of its parent plus the name); `display_path` is the absolute path as
     spelled, normalized lexically (``..`` removed, symlinks not followed). ``~`` is an
     ordinary name, as upstream reads it: ``~/x`` is the file ``x`` in a directory named
-    ``~`` under the base, never the home directory.
+    ``~`` under the base, never the home directory. A path that needs more symbolic links
+    than the kernel follows in one lookup (40: a loop, a long chain) keeps its spelling as
+    its key, and every primitive fails on it as the kernel does (`FS_NOT_FOUND`, too many
+    levels of symbolic links); a link swapped while it is resolved is taken as it was when
+    it was looked at (`_realpath`).
 
     Mutations (`write_text`, `edit_text`) are serialized per target by an in-process lock
     and, across processes, by an advisory ``flock`` on the parent directory. The directory
@@ -156,16 +162,14 @@ class LocalFileSystem(FileSystem):
 
     async def resolve(self, path: str, cwd: str | None = None) -> FsTarget:
         display = self._display(path, cwd)
-        # A handful of lstat calls on a local disk: cheaper on the loop than a thread hop.
-        # Strict first (the same calls for a file that exists), so a path through a regular
-        # file is refused here, before any policy asks for a read first (as upstream does);
-        # a wrapper that may not reveal that path gets the target and refuses it later.
-        try:
-            key = os.path.realpath(display, strict=True)  # noqa: ASYNC240
-        except OSError as exc:
-            key = os.path.realpath(display)  # noqa: ASYNC240
-            if isinstance(exc, NotADirectoryError) and self._guards.may_reveal(key):
-                raise messages.parent_not_directory(display) from exc
+        # A handful of readlink calls on a local disk: cheaper on the loop than a thread hop.
+        # A path through a regular file is refused here, before any policy asks for a read
+        # first (as upstream does); a wrapper that may not reveal that path gets the target
+        # and refuses it later.
+        resolved = resolve_path(display)
+        key = resolved.path
+        if resolved.failed == errno.ENOTDIR and self._guards.may_reveal(key):
+            raise messages.parent_not_directory(display)
         return FsTarget(target_key=FsTargetKey(key), display_path=display)
 
     async def process_path(self, target: FsTarget) -> str:
@@ -200,10 +204,11 @@ class LocalFileSystem(FileSystem):
         self._alive("read", display)
         with map_os_errors("read", display):
             try:
-                info = os.lstat(display)
-                link = os.readlink(display) if st_mode.S_ISLNK(info.st_mode) else None
+                info, link = lstat_link(display)
             except FileNotFoundError:
                 return None
+            except LinkChanged as exc:
+                raise messages.kept_changing("read", display) from exc
         kind = FsFileType.SYMLINK if link is not None else file_type(info.st_mode)
         return FsPathInfo(display_path=display, type=kind, size=info.st_size, link_target=link)
 
@@ -249,7 +254,7 @@ class LocalFileSystem(FileSystem):
         Only directories whose owner is a process of this host that no longer runs are
         removed; returns how many. Mutations do this once per directory on their own.
         """
-        parent = os.path.realpath(os.fspath(directory))  # noqa: ASYNC240
+        parent = real_path(os.path.abspath(os.fspath(directory)))  # noqa: ASYNC240
         return await to_thread.run_sync(sweep_stage_dirs, parent)
 
     def _read_small(self, key: str, display: str) -> str | None:

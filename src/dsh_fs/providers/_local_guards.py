@@ -52,6 +52,15 @@ class LocalGuards:
         del real
         return True
 
+    def check_directory(self, verb: Literal["write", "edit"], display: str, directory: str) -> None:
+        """A write or edit is about to change the directory whose kernel path is `directory`:
+        create a missing parent in it, or (its lock held) sweep staging residue and stage.
+        This comes before any change, so a refused call changes nothing anywhere.
+
+        Raises:
+            FsError: refuse the mutation; nothing was created or removed.
+        """
+
     def check_publish(self, verb: Literal["write", "edit"], display: str, directory: str) -> None:
         """A write or edit is about to publish into the locked directory whose kernel path is
         `directory` (locks held, right before the rename or link).

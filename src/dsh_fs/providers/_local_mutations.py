@@ -2,9 +2,11 @@
 steps.
 
 Each runs in one worker thread with the target's in-process lock held, and takes the
-cross-process `flock` of the parent directory. Inside it, everything goes through the locked
-directory's descriptor: open the prior file, check its version, stage, let the guards look,
-publish, fsync. The steps are the methods below, in that order.
+cross-process `flock` of the parent directory (a write first creates missing parents, each
+in a directory the guards saw). Inside it, everything goes through the locked directory's
+descriptor: open the prior file, check its version, let the guards look at the directory
+before anything in it changes, sweep residue, stage, let the guards look again, publish,
+fsync. The steps are the methods below, in that order.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Literal
 
 from dsh_fs.errors import FsError
 from dsh_fs.fs import (
@@ -41,7 +44,8 @@ from ._local_io import LazyContent
 from ._local_open import Opened, fd_path, open_existing
 from ._local_publish import Staged, publish, writable_in_place
 from ._oserrors import map_os_errors
-from ._staging import sweep_stage_dirs
+from ._realpath import real_path
+from ._staging import sweep_stage_dirs_at
 from ._text import decode_or_none, encode_text
 from ._versions import Published, RecentlyPublished, VersionBook, digest_parts
 
@@ -90,7 +94,7 @@ class LocalMutations:
         data_digest = _Digest(data, self._hasher)
         parent, name = os.path.split(key)
         with map_os_errors("write", display):
-            make_parents(parent)
+            make_parents(parent, lambda fd, path: self._check_directory("write", display, fd, path))
             with directory_lock(parent) as dir_fd:
                 prior = self._prior_for_write(key, display, dir_fd, expected)
                 published = self._publish("write", display, dir_fd, parent, name, data, prior)
@@ -127,7 +131,7 @@ class LocalMutations:
         path names is removed from its locked directory; a symbolic link is removed itself."""
         display = target.display_path
         # The entry as spelled: its directory's real path, and its own name unresolved.
-        parent = os.path.realpath(os.path.dirname(display))
+        parent = real_path(os.path.dirname(display))
         name = os.path.basename(display)
         gone = messages.delete_gone if expected is not None else _not_found_delete
         with (
@@ -226,13 +230,16 @@ class LocalMutations:
         data: bytes | EncodedText,
         prior: _Prior,
     ) -> os.stat_result:
-        """Sweep dead writers' staging residue once per directory, then publish `data` as
-        `name` with the guards' last look at the locked directory."""
+        """Let the guards look at the locked directory before anything in it changes, sweep
+        dead writers' staging residue once per directory (through its descriptor), then
+        publish `data` as `name` with the guards' last look at it."""
+        assert verb in ("write", "edit")
+        self._check_directory(verb, display, dir_fd, parent)
         if parent not in self._swept:
             if len(self._swept) >= _SWEPT_DIRECTORIES:
                 self._swept.clear()
             self._swept.add(parent)
-            sweep_stage_dirs(parent)
+            sweep_stage_dirs_at(dir_fd)
 
         def check() -> None:
             assert verb in ("write", "edit")
@@ -241,6 +248,13 @@ class LocalMutations:
 
         staged = Staged(data=data, prior=prior.info, new_file_mode=self._new_file_mode)
         return publish(dir_fd, name, staged, display, check)
+
+    def _check_directory(
+        self, verb: Literal["write", "edit"], display: str, dir_fd: int, path: str
+    ) -> None:
+        """The guards' look at a directory the mutation is about to change, on the kernel's
+        path of its open descriptor (not a path that could be swapped)."""
+        self._guards.check_directory(verb, display, fd_path(dir_fd, path))
 
     def _ours(self, key: str, opened: Opened, content: LazyContent) -> Published | None:
         """What this provider published last at `key`, if the file still holds exactly that."""

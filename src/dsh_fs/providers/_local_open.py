@@ -15,6 +15,7 @@ from dsh_fs.fs import _messages as messages
 
 from ._local_guards import LocalGuards
 from ._oserrors import map_os_errors
+from ._realpath import real_path
 
 __all__ = [
     "OPEN_READ",
@@ -68,7 +69,7 @@ def fd_path(fd: int, fallback: str) -> str:
     try:
         return os.readlink(f"/proc/self/fd/{fd}")
     except OSError:
-        return os.path.realpath(fallback)
+        return real_path(os.path.abspath(fallback))
 
 
 def open_regular(

@@ -35,6 +35,7 @@ from dsh_fs.fs import _messages as messages
 
 from ._local import LocalFileSystem
 from ._local_guards import LocalGuards
+from ._oserrors import map_os_errors
 from ._sandbox_paths import canonical, canonical_root, within_any
 from ._text import check_usable_path
 
@@ -82,11 +83,14 @@ class _Fence(LocalGuards):
     def may_see(self, real: str) -> bool:
         return self.readable(real)
 
-    def check_publish(self, verb: Literal["write", "edit"], display: str, directory: str) -> None:
+    def check_directory(self, verb: Literal["write", "edit"], display: str, directory: str) -> None:
         if self.mode == "read-only":
             raise self.deny(verb, display, "the sandbox is read-only")
         if not self.writable(directory):
             raise self.deny(verb, display, "outside the sandbox")
+
+    def check_publish(self, verb: Literal["write", "edit"], display: str, directory: str) -> None:
+        self.check_directory(verb, display, directory)
 
     def check_delete(self, display: str, directory: str) -> None:
         if self.mode == "read-only":
@@ -119,21 +123,23 @@ class SandboxFileSystem(FileSystem):
     - a symlink inside a root that points outside is outside; one outside that points inside
       is inside;
     - ``~`` is an ordinary name (as in `LocalFileSystem`): ``~/x`` is inside the first root;
+    - a path that needs more symbolic links than the kernel follows in one lookup (40: a
+      loop, a long chain) lands nowhere: `FS_NOT_FOUND`, too many levels of symbolic links;
     - an empty or NUL-bearing path is `FS_NOT_FOUND` (the local provider's message), never
       an exception of another kind;
     - each primitive re-checks its target when called (a target resolved earlier may have
       been swapped for a link since);
     - then the inner provider applies this fence as its `LocalGuards` to what the kernel
-      says it opened (before reading a byte) and to the locked directory it publishes into
-      (right before the rename or link), so a path swapped for a link to the outside between
-      the check and the system call is refused, and a write's outcome never carries the
-      prior text of a file outside the readable area.
+      says it opened (before reading a byte) and to every directory a mutation changes
+      (before a missing parent is created in it, before residue is swept or a copy staged
+      in it, and again right before the rename or link), so a path swapped for a link to the
+      outside between the check and the system call is refused with nothing changed
+      anywhere, and a write's outcome never carries the prior text of a file outside the
+      readable area.
 
     Residual risks (see SECURITY.md), against other local processes racing the provider; a
     model choosing hostile paths through the tools has none of these powers:
 
-    - a write creates missing parent directories before its publication check: a racing
-      swap can make those (empty) directories appear outside;
     - a hard link inside a root to an outside inode is inside by path: reading it shows the
       outside file's content. Writing through it does not modify the outside file: the
       atomic replace publishes a new inode under the inside name and breaks the link;
@@ -204,17 +210,17 @@ class SandboxFileSystem(FileSystem):
         return self._inner
 
     def _check_read(self, target: FsTarget, verb: messages.Verb = "read") -> None:
-        if not self._fence.readable(canonical(target.target_key)):
+        if not self._fence.readable(_canonical(target.target_key, verb, target.display_path)):
             raise self._fence.deny(verb, target.display_path, "outside the sandbox")
 
     def _check_write(self, target: FsTarget, verb: Literal["write", "edit", "delete"]) -> None:
         if self._fence.mode == "read-only":
             raise self._fence.deny(verb, target.display_path, "the sandbox is read-only")
-        if not self._fence.writable(canonical(target.target_key)):
+        if not self._fence.writable(_canonical(target.target_key, verb, target.display_path)):
             raise self._fence.deny(verb, target.display_path, "outside the sandbox")
 
     def _check_any(self, target: FsTarget) -> None:
-        real = canonical(target.target_key)
+        real = _canonical(target.target_key, "access", target.display_path)
         if not (self._fence.readable(real) or self._fence.writable(real)):
             raise self._fence.deny("access", target.display_path, "outside the sandbox")
 
@@ -260,7 +266,11 @@ class SandboxFileSystem(FileSystem):
         # final component is the link itself, so only its parent is followed.
         display = (await self._inner.resolve(path, base)).display_path
         head, name = os.path.split(display)
-        real = os.path.join(canonical(head), name) if name else canonical(display)
+        real = (
+            os.path.join(_canonical(head, "read", display), name)
+            if name
+            else _canonical(display, "read", display)
+        )
         if not self._fence.readable(real):
             raise self._fence.deny("read", display, "outside the sandbox")
         return await self._inner.lstat(path, base)
@@ -365,6 +375,14 @@ class SandboxFileSystem(FileSystem):
         self._check_read(root)
         async with inner as batches:
             yield batches
+
+
+def _canonical(path: str, verb: messages.Verb, display: str) -> str:
+    """`canonical`, a path no operation could land on refused as the kernel refuses it: too
+    many links (`FS_NOT_FOUND`, too many levels of symbolic links) or too long
+    (`FS_IO_ERROR`, file name too long)."""
+    with map_os_errors(verb, display):
+        return canonical(path)
 
 
 def _check_usable(path: str, cwd: str | None) -> None:
