@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import errno
 import os
-import stat as st_mode
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager
@@ -54,8 +53,8 @@ from ._local_stream import STREAM_CHUNK_SIZE, stream_text
 from ._local_walk import walk
 from ._locks import TargetLocks
 from ._oserrors import FramesDropped, map_os_errors
-from ._ripgrep import closing, find_rg, rg_glob, rg_grep
 from ._realpath import LinkChanged, lstat_link, real_path, resolve_path
+from ._ripgrep import closing, find_rg, rg_glob, rg_grep
 from ._staging import sweep_stage_dirs
 from ._text import check_usable_path, decode_text
 from ._versions import VersionBook, digest
