@@ -28,6 +28,9 @@ TOKEN = "test-token-0123456789abcdef"
 TIMEOUT = 20
 """Seconds any one step against the server may take."""
 
+SIX_TOOLS = ["read", "write", "edit", "glob", "grep", "list"]
+"""What `tools/list` names, in order, for a server with the default tools."""
+
 ACCEPT = "application/json, text/event-stream"
 
 LIMITS_SCRIPT = Path(__file__).with_name("serve_with_limits.py")
