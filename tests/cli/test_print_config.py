@@ -51,13 +51,15 @@ def test_cursor_and_vscode_configs_have_their_hosts_shapes(
 def test_the_printed_command_keeps_the_server_options(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    argv = ["mcp", "--read-only", "--structured", "--log-level", "info", "--print-config"]
-    config, _ = _printed([*argv, "claude", str(tmp_path), str(tmp_path)], capsys)
+    argv = ["mcp", "--read-only", "--structured", "--log-level", "info", "--tools", "grep, read"]
+    config, _ = _printed([*argv, "--print-config", "claude", str(tmp_path), str(tmp_path)], capsys)
     assert config["mcpServers"]["dsh-fs"]["args"][3:] == [
         "--read-only",
         "--structured",
         "--log-level",
         "info",
+        "--tools",
+        "grep,read",
         str(tmp_path),
         str(tmp_path),
     ]

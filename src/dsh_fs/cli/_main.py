@@ -214,6 +214,8 @@ def _print_config(args: argparse.Namespace) -> int:
         from ._http import print_http_config
 
         return print_http_config(args, *_parse_http(args.http))
+    from dsh_fs.workspace import ALL_TOOLS
+
     flags = [
         flag
         for flag, on in (
@@ -227,6 +229,9 @@ def _print_config(args: argparse.Namespace) -> int:
     ]
     if args.log_level != "warning":
         flags += ["--log-level", args.log_level]
+    tools = _tools("mcp", args.tools)
+    if tools != ALL_TOOLS:
+        flags += ["--tools", ",".join(tools)]
     command = [*launcher(), "mcp", *flags, *_mcp_roots(args)]
     print(json.dumps(host_config(args.print_config, command), indent=2, ensure_ascii=False))
     print(paste_hint(args.print_config, command), file=sys.stderr)
