@@ -18,6 +18,7 @@ from ._types import (
     FsCapabilities,
     FsDeleteOutcome,
     FsDirEntry,
+    FsDirListing,
     FsEdit,
     FsEditOutcome,
     FsInfo,
@@ -123,6 +124,23 @@ class FileSystem(ABC):
         Raises:
             FsError: `FS_NOT_FOUND`, `FS_NOT_DIRECTORY`, `FS_PERMISSION_DENIED`, `FS_IO_ERROR`.
         """
+
+    async def list_dir_first(self, target: FsTarget, limit: int) -> FsDirListing:
+        """The first `limit` children of a directory in name order (as `list_dir` gives
+        them), and how many children it has.
+
+        For a caller that shows only the first entries of a possibly huge directory: a
+        provider may learn the other children's names without their metadata, and keep in
+        memory only what it returns. The default cuts `list_dir`'s answer.
+
+        Raises:
+            FsError: as `list_dir`.
+            ValueError: a negative `limit`.
+        """
+        if limit < 0:
+            raise ValueError(f"limit must not be negative, got {limit}")
+        children = await self.list_dir(target)
+        return FsDirListing(entries=tuple(children[:limit]), total=len(children))
 
     @abstractmethod
     async def write_text(

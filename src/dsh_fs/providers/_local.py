@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import errno
 import os
-import stat as st_mode
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager
@@ -25,6 +24,7 @@ from dsh_fs.fs import (
     FsCapabilities,
     FsDeleteOutcome,
     FsDirEntry,
+    FsDirListing,
     FsEdit,
     FsEditOutcome,
     FsFileType,
@@ -43,7 +43,7 @@ from dsh_fs.fs import (
 )
 from dsh_fs.fs import _messages as messages
 
-from ._local_dirs import list_dir
+from ._local_dirs import list_dir, list_dir_first
 from ._local_guards import UNGUARDED, LocalGuards
 from ._local_io import read_bytes_capped, read_bytes_within, read_fd
 from ._local_mutations import LocalMutations
@@ -54,8 +54,8 @@ from ._local_stream import STREAM_CHUNK_SIZE, stream_text
 from ._local_walk import walk
 from ._locks import TargetLocks
 from ._oserrors import FramesDropped, map_os_errors
-from ._ripgrep import closing, find_rg, rg_glob, rg_grep
 from ._realpath import LinkChanged, lstat_link, real_path, resolve_path
+from ._ripgrep import closing, find_rg, rg_glob, rg_grep
 from ._staging import sweep_stage_dirs
 from ._text import check_usable_path, decode_text
 from ._versions import VersionBook, digest
@@ -384,4 +384,13 @@ class LocalFileSystem(FileSystem):
             self._versions,
             self._guards,
             lambda: self._closed,
+        )
+
+    async def list_dir_first(self, target: FsTarget, limit: int) -> FsDirListing:
+        """Every name read, only the first `limit` looked at (see `_local_dirs`)."""
+        if limit < 0:
+            raise ValueError(f"limit must not be negative, got {limit}")
+        self._alive("read", target.display_path)
+        return await to_thread.run_sync(
+            list_dir_first, target.target_key, target.display_path, limit
         )

@@ -17,6 +17,7 @@ from dsh_fs.fs import (
     FsCapabilities,
     FsDeleteOutcome,
     FsDirEntry,
+    FsDirListing,
     FsEdit,
     FsEditOutcome,
     FsGlobQuery,
@@ -367,6 +368,11 @@ class SandboxFileSystem(FileSystem):
         re-checked against the fence."""
         inner = self._inner.native_glob(root, query)
         return None if inner is None else self._fenced(root, inner)
+
+    async def list_dir_first(self, target: FsTarget, limit: int) -> FsDirListing:
+        """The local `list_dir_first`, confined like `list_dir`."""
+        self._check_read(target)
+        return await self._inner.list_dir_first(target, limit)
 
     @asynccontextmanager
     async def _fenced(
