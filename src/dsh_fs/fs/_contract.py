@@ -240,13 +240,15 @@ class FileSystem(ABC):
 
     def native_glob(
         self, root: FsTarget, query: FsGlobQuery
-    ) -> AbstractAsyncContextManager[AsyncIterator[list[FsWalkEntry]]] | None:
+    ) -> AbstractAsyncContextManager[AsyncIterator[list[str]]] | None:
         """The provider's own file finder for `query` below the directory `root`, or None
         when it has none (the default): callers then filter `walk`, which gives the same
         files.
 
-        Regular files only, oldest modification first (files with the same time in the
-        searcher's order); `size` and `mtime_ns` may be left out (0 and None).
+        Batches of paths relative to `root` (components joined with ``/``, as `walk`
+        gives them), regular files only, oldest modification first across all batches
+        (files with the same time in the searcher's order). Paths, not entries: a glob
+        shows a hundred files out of possibly many thousands, so each costs one string.
 
         Raises:
             FsError: when iterating: `SEARCH_INVALID_PATTERN`, and the errors of `walk`.

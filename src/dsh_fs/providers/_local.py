@@ -348,9 +348,9 @@ class LocalFileSystem(FileSystem):
 
     def native_glob(
         self, root: FsTarget, query: FsGlobQuery
-    ) -> AbstractAsyncContextManager[AsyncIterator[list[FsWalkEntry]]] | None:
-        """``rg --files`` from the ``ripgrep`` wheel, then one ``lstat`` per file found (see
-        `_ripgrep`); None without the binary."""
+    ) -> AbstractAsyncContextManager[AsyncIterator[list[str]]] | None:
+        """``rg --files --sort=modified`` from the ``ripgrep`` wheel (see `_ripgrep`); None
+        without the binary."""
         binary = find_rg()
         self._alive("search", root.display_path)
         if binary is None:

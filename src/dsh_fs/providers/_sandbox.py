@@ -363,7 +363,7 @@ class SandboxFileSystem(FileSystem):
 
     def native_glob(
         self, root: FsTarget, query: FsGlobQuery
-    ) -> AbstractAsyncContextManager[AsyncIterator[list[FsWalkEntry]]] | None:
+    ) -> AbstractAsyncContextManager[AsyncIterator[list[str]]] | None:
         """The local ripgrep file finder, its root confined; every file it reports is
         re-checked against the fence."""
         inner = self._inner.native_glob(root, query)
