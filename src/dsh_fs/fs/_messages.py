@@ -62,9 +62,6 @@ def _error(
     return FsError(code, f'cannot {verb} "{path}": {what}', path=path, details=details)
 
 
-# --- the file itself ------------------------------------------------------------------------
-
-
 def not_found(verb: Verb, path: str) -> FsError:
     """`cannot <verb> "<p>": not found` (FS_NOT_FOUND). Also the policy's edit of a file it
     saw absent (SPEC §5)."""
@@ -155,9 +152,6 @@ def workspace_closed(tool: str) -> FsError:
     return FsError(FsErrorCode.ABORTED, f"cannot run {tool}: the workspace is closed")
 
 
-# --- fences ----------------------------------------------------------------------------------
-
-
 def sandbox_denied(verb: Verb, path: str, reason: str, mode: str) -> FsError:
     """A sandbox refusal (FS_SANDBOX_DENIED), naming the reason and the mode:
     `cannot write "/etc/x": outside the sandbox [sandbox: file access denied under
@@ -173,9 +167,6 @@ def sandbox_denied(verb: Verb, path: str, reason: str, mode: str) -> FsError:
 def outside_root(path: str, root: str) -> FsError:
     """A remote path outside the workspace's root URL (FS_SANDBOX_DENIED)."""
     return _error(FsErrorCode.SANDBOX_DENIED, "access", path, f"outside the workspace root {root}")
-
-
-# --- guarded mutations (SPEC §3, §5) -------------------------------------------------------
 
 
 def overwrite_unobserved(path: str) -> FsError:
@@ -239,9 +230,6 @@ def ambiguous_edit(
     return FsError(FsErrorCode.AMBIGUOUS_EDIT, message, path=path, details=details)
 
 
-# --- guarded deletes and the edits of vendor dialects -------------------------------------
-
-
 def delete_not_observed(path: str) -> FsError:
     """The policy: a delete of a file this session never read (FS_NOT_OBSERVED)."""
     return FsError(FsErrorCode.NOT_OBSERVED, f'delete requires reading "{path}" first', path=path)
@@ -281,9 +269,6 @@ def hunk_not_found(
     if diagnosis:
         message += "\n" + diagnosis
     return FsError(FsErrorCode.EDIT_NOT_FOUND, message, path=path, details=details)
-
-
-# --- searches (SPEC §8.1) ----------------------------------------------------------------
 
 
 def shown(text: str) -> str:
