@@ -56,6 +56,7 @@ SURFACES: dict[str, list[str]] = {
         "FsCapabilities",
         "FsDeleteOutcome",
         "FsDirEntry",
+        "FsDirListing",
         "FsEdit",
         "FsEditOutcome",
         "FsEditRequest",

@@ -40,7 +40,7 @@ async def test_files_ripgrep_finds_are_dropped_when_the_guards_refuse_them(root:
     async with grep as batches:
         hits = sorted([(hit.path, hit.line_number) async for batch in batches for hit in batch])
     async with glob as batches:
-        files = sorted([entry.path async for batch in batches for entry in batch])
+        files = sorted([path async for batch in batches for path in batch])
     assert hits == [("a.txt", 1), ("c/d.txt", 1)]
     assert files == ["a.txt", "c/d.txt"]
 

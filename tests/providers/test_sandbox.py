@@ -166,6 +166,9 @@ async def test_a_sibling_sharing_the_roots_prefix_is_outside(tree: Path) -> None
     await assert_every_access_refused(fs, tree, "../root-evil/evil.txt", shown)
     evil_dir = await fs.resolve(str(tree / "root-evil"))
     await assert_refused(tree, lambda: fs.list_dir(evil_dir), denied("read", tree / "root-evil"))
+    await assert_refused(
+        tree, lambda: fs.list_dir_first(evil_dir, 5), denied("read", tree / "root-evil")
+    )
 
 
 @pytest.mark.parametrize(
@@ -283,6 +286,9 @@ async def test_a_directory_symlink_pointing_outside_is_refused(tree: Path) -> No
     )
     door = await fs.resolve("door")
     await assert_refused(tree, lambda: fs.list_dir(door), denied("read", tree / "root" / "door"))
+    await assert_refused(
+        tree, lambda: fs.list_dir_first(door, 5), denied("read", tree / "root" / "door")
+    )
 
 
 async def test_a_dangling_symlink_pointing_outside_cannot_create_its_target(tree: Path) -> None:

@@ -169,7 +169,11 @@ async def test_no_path_reaches_outside_the_root(raw: str) -> None:
             return
 
         # Reads: refused exactly when the reference lands outside; never outside content.
-        for result in (await _outcome(fs.stat(target)), await _outcome(fs.list_dir(target))):
+        for result in (
+            await _outcome(fs.stat(target)),
+            await _outcome(fs.list_dir(target)),
+            await _outcome(fs.list_dir_first(target, 5)),
+        ):
             assert (result == "denied") is not inside, (path, landing)
         read, text = await attempt(fs.read_text(target))
         assert (read == "denied") is not inside, (path, landing)

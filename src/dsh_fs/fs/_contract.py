@@ -18,6 +18,7 @@ from ._types import (
     FsCapabilities,
     FsDeleteOutcome,
     FsDirEntry,
+    FsDirListing,
     FsEdit,
     FsEditOutcome,
     FsInfo,
@@ -124,6 +125,23 @@ class FileSystem(ABC):
             FsError: `FS_NOT_FOUND`, `FS_NOT_DIRECTORY`, `FS_PERMISSION_DENIED`, `FS_IO_ERROR`.
         """
 
+    async def list_dir_first(self, target: FsTarget, limit: int) -> FsDirListing:
+        """The first `limit` children of a directory in name order (as `list_dir` gives
+        them), and how many children it has.
+
+        For a caller that shows only the first entries of a possibly huge directory: a
+        provider may learn the other children's names without their metadata, and keep in
+        memory only what it returns. The default cuts `list_dir`'s answer.
+
+        Raises:
+            FsError: as `list_dir`.
+            ValueError: a negative `limit`.
+        """
+        if limit < 0:
+            raise ValueError(f"limit must not be negative, got {limit}")
+        children = await self.list_dir(target)
+        return FsDirListing(entries=tuple(children[:limit]), total=len(children))
+
     @abstractmethod
     async def write_text(
         self, target: FsTarget, content: str, expected: WriteGuard | None = None
@@ -222,13 +240,15 @@ class FileSystem(ABC):
 
     def native_glob(
         self, root: FsTarget, query: FsGlobQuery
-    ) -> AbstractAsyncContextManager[AsyncIterator[list[FsWalkEntry]]] | None:
+    ) -> AbstractAsyncContextManager[AsyncIterator[list[str]]] | None:
         """The provider's own file finder for `query` below the directory `root`, or None
         when it has none (the default): callers then filter `walk`, which gives the same
         files.
 
-        Regular files only, oldest modification first (files with the same time in the
-        searcher's order); `size` and `mtime_ns` may be left out (0 and None).
+        Batches of paths relative to `root` (components joined with ``/``, as `walk`
+        gives them), regular files only, oldest modification first across all batches
+        (files with the same time in the searcher's order). Paths, not entries: a glob
+        shows a hundred files out of possibly many thousands, so each costs one string.
 
         Raises:
             FsError: when iterating: `SEARCH_INVALID_PATTERN`, and the errors of `walk`.

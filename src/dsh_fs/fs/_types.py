@@ -19,6 +19,7 @@ __all__ = [
     "FsCapabilities",
     "FsDeleteOutcome",
     "FsDirEntry",
+    "FsDirListing",
     "FsEdit",
     "FsEditOutcome",
     "FsEditRequest",
@@ -113,6 +114,16 @@ class FsDirEntry:
     mtime_ns: int | None = None
     """Modification time in nanoseconds since the epoch (of the link itself for a symlink),
     when the backend has one."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FsDirListing:
+    """The first children of a directory in name order, and how many it has."""
+
+    entries: tuple[FsDirEntry, ...]
+    """The first children by name, as `FileSystem.list_dir` gives them."""
+    total: int
+    """How many children the directory has."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

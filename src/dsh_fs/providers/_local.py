@@ -24,6 +24,7 @@ from dsh_fs.fs import (
     FsCapabilities,
     FsDeleteOutcome,
     FsDirEntry,
+    FsDirListing,
     FsEdit,
     FsEditOutcome,
     FsFileType,
@@ -42,7 +43,7 @@ from dsh_fs.fs import (
 )
 from dsh_fs.fs import _messages as messages
 
-from ._local_dirs import list_dir
+from ._local_dirs import list_dir, list_dir_first
 from ._local_guards import UNGUARDED, LocalGuards
 from ._local_io import read_bytes_capped, read_bytes_within, read_fd
 from ._local_mutations import LocalMutations
@@ -347,9 +348,9 @@ class LocalFileSystem(FileSystem):
 
     def native_glob(
         self, root: FsTarget, query: FsGlobQuery
-    ) -> AbstractAsyncContextManager[AsyncIterator[list[FsWalkEntry]]] | None:
-        """``rg --files`` from the ``ripgrep`` wheel, then one ``lstat`` per file found (see
-        `_ripgrep`); None without the binary."""
+    ) -> AbstractAsyncContextManager[AsyncIterator[list[str]]] | None:
+        """``rg --files --sort=modified`` from the ``ripgrep`` wheel (see `_ripgrep`); None
+        without the binary."""
         binary = find_rg()
         self._alive("search", root.display_path)
         if binary is None:
@@ -383,4 +384,13 @@ class LocalFileSystem(FileSystem):
             self._versions,
             self._guards,
             lambda: self._closed,
+        )
+
+    async def list_dir_first(self, target: FsTarget, limit: int) -> FsDirListing:
+        """Every name read, only the first `limit` looked at (see `_local_dirs`)."""
+        if limit < 0:
+            raise ValueError(f"limit must not be negative, got {limit}")
+        self._alive("read", target.display_path)
+        return await to_thread.run_sync(
+            list_dir_first, target.target_key, target.display_path, limit
         )

@@ -1,4 +1,5 @@
-"""Directories: listing one, creating missing parents, and the cross-process directory lock.
+"""Directories: listing one (whole, or its first entries), creating missing parents, and the
+cross-process directory lock.
 
 Synchronous helpers: they run in worker threads unless a caller says otherwise.
 """
@@ -11,19 +12,26 @@ import os
 import stat as st_mode
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from itertools import islice
 
-from dsh_fs.fs import FsDirEntry, FsFileType
+from dsh_fs.fs import FsDirEntry, FsDirListing, FsFileType
 
 from ._local_open import file_type
 from ._oserrors import map_os_errors
 
-__all__ = ["directory_lock", "list_dir", "make_parents"]
+__all__ = ["directory_lock", "list_dir", "list_dir_first", "make_parents"]
 
 _OPEN_DIRECTORY = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
 
 _OPEN_PARENT = getattr(os, "O_PATH", os.O_RDONLY) | os.O_DIRECTORY | os.O_CLOEXEC
 """A descriptor to create and open names in: O_PATH (Linux) needs no read permission, as
 `mkdir` by path needs none, so a write-only ancestor works as it did."""
+
+NAMES_PER_PASS = 4096
+"""Names `list_dir_first` takes from the directory at once before keeping the first ones."""
+
+SPARE_NAMES = 16
+"""Names kept beyond the limit, to stand in for entries removed before their `lstat`."""
 
 
 def list_dir(key: str, display: str) -> list[FsDirEntry]:
@@ -41,6 +49,57 @@ def list_dir(key: str, display: str) -> list[FsDirEntry]:
             )
     entries.sort(key=lambda e: e.name)
     return entries
+
+
+def list_dir_first(key: str, display: str, limit: int) -> FsDirListing:
+    """The first `limit` children by name with `lstat` metadata, and how many there are.
+
+    Every name is read (the count and the order need them) but only the first ones are
+    kept and looked at: one `lstat` per shown entry instead of one per child, and memory
+    for `limit` names plus one pass of `NAMES_PER_PASS`, whatever the directory holds.
+    """
+    with map_os_errors("list", display):
+        fd = os.open(key, _OPEN_DIRECTORY)
+    try:
+        with map_os_errors("list", display):
+            names, total = _first_names(fd, limit + SPARE_NAMES)
+            entries: list[FsDirEntry] = []
+            for name in names:
+                if len(entries) >= limit:
+                    break
+                try:
+                    info = os.stat(name, dir_fd=fd, follow_symlinks=False)
+                except FileNotFoundError:
+                    total -= 1  # removed while listing
+                    continue
+                kind = (
+                    FsFileType.SYMLINK if st_mode.S_ISLNK(info.st_mode) else file_type(info.st_mode)
+                )
+                entries.append(
+                    FsDirEntry(name=name, type=kind, size=info.st_size, mtime_ns=info.st_mtime_ns)
+                )
+    finally:
+        os.close(fd)
+    return FsDirListing(entries=tuple(entries), total=total)
+
+
+def _first_names(fd: int, keep: int) -> tuple[list[str], int]:
+    """The `keep` smallest names in the directory `fd`, sorted, and how many names it has."""
+    first: list[str] = []
+    total = 0
+    with os.scandir(fd) as scan:
+        while True:
+            names = [entry.name for entry in islice(scan, NAMES_PER_PASS)]
+            if not names:
+                return first, total
+            total += len(names)
+            if len(first) >= keep:
+                last = first[-1]
+                names = [name for name in names if name < last]
+            if names:
+                first += names
+                first.sort()
+                del first[keep:]
 
 
 def make_parents(parent: str, check: Callable[[int, str], None]) -> None:

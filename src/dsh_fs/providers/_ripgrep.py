@@ -24,14 +24,7 @@ from typing import Literal, TypeVar
 import anyio
 from anyio.abc import ByteReceiveStream
 
-from dsh_fs.fs import (
-    VCS_DIRECTORIES,
-    FsFileType,
-    FsGlobQuery,
-    FsGrepHit,
-    FsGrepQuery,
-    FsWalkEntry,
-)
+from dsh_fs.fs import VCS_DIRECTORIES, FsGlobQuery, FsGrepHit, FsGrepQuery
 from dsh_fs.fs import _messages as messages
 
 from ._local_guards import LocalGuards
@@ -208,15 +201,15 @@ def _relative(path: bytes) -> bytes:
 
 def rg_glob(
     binary: str, root: str, display: str, query: FsGlobQuery, guards: LocalGuards
-) -> AsyncGenerator[list[FsWalkEntry], None]:
-    """Files matching `query` below the real directory `root`, oldest first (ties in
-    ripgrep's order), without size or time."""
+) -> AsyncGenerator[list[str], None]:
+    """Paths of the files matching `query` below the real directory `root`, oldest first
+    (ties in ripgrep's order)."""
     return _glob(binary, root, display, query, guards)
 
 
 async def _glob(
     binary: str, root: str, display: str, query: FsGlobQuery, guards: LocalGuards
-) -> AsyncGenerator[list[FsWalkEntry], None]:
+) -> AsyncGenerator[list[str], None]:
     allowed: dict[str, bool] = {}
     async with _running(_glob_argv(binary, query), root, display, query.pattern) as stdout:
         buffer = bytearray()
@@ -225,15 +218,21 @@ async def _glob(
             end = buffer.rfind(b"\0")
             if end < 0:
                 continue
-            names = bytes(buffer[:end]).split(b"\0")
+            batch = _relative_paths(os.fsdecode(bytes(buffer[:end])))
             del buffer[: end + 1]
-            batch = [
-                FsWalkEntry(path=rel, type=FsFileType.FILE, size=0)
-                for rel in map(os.fsdecode, map(_relative, names))
-                if not guards.confined or _seen(root, rel, guards, allowed)
-            ]
+            if guards.confined:
+                batch = [rel for rel in batch if _seen(root, rel, guards, allowed)]
             if batch:
                 yield batch
+
+
+def _relative_paths(text: str) -> list[str]:
+    """The NUL-separated paths ripgrep printed below ``.``, without their ``./``: one split
+    at C speed when every path has it (it does: ripgrep joins them to ``.``)."""
+    paths = text[2:].split("\0./") if text.startswith("./") else []
+    if len(paths) != text.count("\0") + 1:
+        paths = [name[2:] if name.startswith("./") else name for name in text.split("\0")]
+    return paths
 
 
 def _seen(root: str, rel: str, guards: LocalGuards, allowed: dict[str, bool]) -> bool:

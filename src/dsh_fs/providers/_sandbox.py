@@ -17,6 +17,7 @@ from dsh_fs.fs import (
     FsCapabilities,
     FsDeleteOutcome,
     FsDirEntry,
+    FsDirListing,
     FsEdit,
     FsEditOutcome,
     FsGlobQuery,
@@ -362,11 +363,16 @@ class SandboxFileSystem(FileSystem):
 
     def native_glob(
         self, root: FsTarget, query: FsGlobQuery
-    ) -> AbstractAsyncContextManager[AsyncIterator[list[FsWalkEntry]]] | None:
+    ) -> AbstractAsyncContextManager[AsyncIterator[list[str]]] | None:
         """The local ripgrep file finder, its root confined; every file it reports is
         re-checked against the fence."""
         inner = self._inner.native_glob(root, query)
         return None if inner is None else self._fenced(root, inner)
+
+    async def list_dir_first(self, target: FsTarget, limit: int) -> FsDirListing:
+        """The local `list_dir_first`, confined like `list_dir`."""
+        self._check_read(target)
+        return await self._inner.list_dir_first(target, limit)
 
     @asynccontextmanager
     async def _fenced(

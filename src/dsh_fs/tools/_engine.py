@@ -4,11 +4,13 @@ It is what runs wherever the provider has no searcher of its own (fsspec stores,
 disk without the ``rg`` binary), and it decides exactly what ripgrep decides by default
 (`FsGrepQuery`, `FsGlobQuery`), so both engines give the same results. Files are read by a
 few concurrent workers (object stores answer one request at a time per file); a file is
-read whole up to `WHOLE_READ` bytes, streamed beyond.
+read whole up to `WHOLE_READ` bytes, streamed beyond. Small files are searched several at a
+time, joined (`_scan_joined`): one regex call for many files that match nothing.
 """
 
 from __future__ import annotations
 
+import bisect
 import re
 from typing import Any
 
@@ -40,6 +42,12 @@ WHOLE_READ = 1 << 20
 
 PARCEL = 16
 """Files handed to a worker at once (a hand-over costs more than a small local read)."""
+
+JOIN_FILE_BYTES = 64 << 10
+"""Files up to this size are searched joined with others (see `_scan_joined`)."""
+
+JOIN_BYTES = 256 << 10
+"""Bytes of small files a worker joins before searching them."""
 
 IGNORE_FILE_BYTES = 1 << 20
 """An ignore file larger than this is not read."""
@@ -116,11 +124,16 @@ async def grep_tree(
 
     send, receive = anyio.create_memory_object_stream[list[tuple[str, int]]](WORKERS)
 
+    joinable = _JOIN_UNSAFE.search(query.pattern) is None
+
     async def worker(parcels: MemoryObjectReceiveStream[list[tuple[str, int]]]) -> None:
         async with parcels:
             async for parcel in parcels:
-                for rel, size in parcel:
-                    await _search_one(rel, size)
+                if joinable:
+                    await _search_joined(parcel)
+                else:
+                    for rel, size in parcel:
+                        await _search_one(rel, size)
 
     async def _search_one(rel: str, size: int) -> None:
         try:
@@ -133,6 +146,32 @@ async def grep_tree(
         if scanner is not None and scanner.count:
             found.add(rel, scanner.hits, scanner.count)
 
+    async def _search_joined(parcel: list[tuple[str, int]]) -> None:
+        """The parcel's small files read, then searched together (see `_scan_joined`)."""
+        texts: list[tuple[str, bytes]] = []
+        held = 0
+        for rel, size in parcel:
+            if size > JOIN_FILE_BYTES:
+                await _search_one(rel, size)
+                continue
+            try:
+                data = await fs.read_bytes(await fs.walk_target(root, rel), JOIN_FILE_BYTES)
+            except FsError as error:
+                if error.code is FsErrorCode.ABORTED:
+                    raise
+                if error.code is FsErrorCode.TOO_LARGE:  # grew since the walk saw it
+                    await _search_one(rel, size)
+                continue
+            if b"\0" in data:
+                continue  # binary
+            texts.append((rel, data))
+            held += len(data)
+            if held >= JOIN_BYTES:
+                _scan_joined(texts, regex, query.line_bytes, found)
+                texts, held = [], 0
+        if texts:
+            _scan_joined(texts, regex, query.line_bytes, found)
+
     async with anyio.create_task_group() as workers:
         with receive:
             for _ in range(WORKERS):
@@ -142,6 +181,45 @@ async def grep_tree(
                 files = await _searchable(fs, root, batch, rules, include)
                 for start in range(0, len(files), PARCEL):
                     await send.send(files[start : start + PARCEL])
+
+
+_JOIN_UNSAFE = re.compile(r"\\[Az]|\(\?[a-zA-Z]*-[a-zA-Z]*m")
+"""Patterns whose meaning depends on where the searched text starts or ends (``\\A``,
+``\\z``, multi-line mode turned off): their files are searched one by one."""
+
+
+def _scan_joined(
+    texts: list[tuple[str, bytes]], regex: Any, line_bytes: int, found: MatchCollector
+) -> None:
+    """Search several files' texts with one regex call over them joined by newlines, and
+    scan alone only the files a match falls in.
+
+    Lines never join across the newline between two files, and ``^``, ``$`` and ``\\b``
+    see a newline there as they see a text's start or end, so the leftmost match of the
+    joined text is in the first file that has one (`_JOIN_UNSAFE` patterns excepted). Most
+    files match nothing: one regex call per few hundred KiB instead of one per file.
+    """
+    joined = b"\n".join(data for _, data in texts)
+    starts: list[int] = []
+    offset = 0
+    for _, data in texts:
+        starts.append(offset)
+        offset += len(data) + 1
+    pos = 0
+    while pos <= len(joined):
+        match = regex.search(joined, pos)
+        if match is None:
+            return
+        index = bisect.bisect_right(starts, match.start()) - 1
+        rel, data = texts[index]
+        scanner = LineScanner(regex, line_bytes, found.limit)
+        scanner.feed(data)
+        scanner.finish()
+        if scanner.count:
+            found.add(rel, scanner.hits, scanner.count)
+        if index + 1 >= len(texts):
+            return
+        pos = starts[index + 1]
 
 
 async def _searchable(

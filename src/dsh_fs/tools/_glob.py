@@ -95,12 +95,9 @@ class GlobTool(SearchTool[GlobArguments, GlobValue]):
                 if native is None:
                     await glob_tree(fs, target, glob, found)
                 else:
-                    rank = 0
                     async with native as batches:
                         async for batch in batches:
-                            for entry in batch:  # already oldest first: the rank orders
-                                rank += 1
-                                found.add(entry.path, rank)
+                            found.add_ordered(batch)
         paths, shown, entries = found.sample()
         return GlobValue(
             root=where.shown(),

@@ -60,14 +60,14 @@ class ListTool(SearchTool[ListArguments, ListValue]):
                 provider's other errors.
         """
         where = await locate(context, execution, args.path)
-        children = await where.fs.list_dir(where.target)
+        listing = await where.fs.list_dir_first(where.target, MAX_ENTRIES)
         return ListValue(
             path=messages.shown(where.target.display_path),
             entries=tuple(
                 ListEntry(name=messages.shown(child.name), type=child.type.value, size=child.size)
-                for child in children[:MAX_ENTRIES]
+                for child in listing.entries
             ),
-            total=len(children),
+            total=listing.total,
         )
 
     def render(self, value: ListValue) -> str:
