@@ -19,7 +19,7 @@ from ._globs import compile_path_glob
 from ._search_arguments import GlobArguments, optional_path, positive_glob
 from ._search_render import MAX_PATHS, render_glob
 from ._search_values import GlobValue
-from ._searching import SearchTool, locate, time_budget
+from ._searching import SearchTool, locate
 
 __all__ = ["DESCRIPTION", "PROMPT", "GlobTool"]
 
@@ -86,7 +86,9 @@ class GlobTool(SearchTool[GlobArguments, GlobValue]):
         found = PathCollector(MAX_PATHS)
         # Version-control metadata is never listed, even when asked for by path.
         if not _in_vcs_directory(display):
-            with time_budget(self.config.time_budget, display, "pattern or path"):
+            async with self.searching(
+                execution, display, "pattern or path", lambda: f"{found.total} paths so far"
+            ):
                 native = (
                     fs.native_glob(target, FsGlobQuery(pattern=args.pattern))
                     if self.config.native

@@ -21,7 +21,7 @@ from ._regex import compile_line_regex
 from ._search_arguments import GrepArguments, check_include, optional_path
 from ._search_render import MAX_MATCHES, render_grep
 from ._search_values import GrepMatch, GrepValue
-from ._searching import LINE_BYTES, SearchTool, line_text, locate, time_budget
+from ._searching import LINE_BYTES, SearchTool, line_text, locate
 
 __all__ = ["DESCRIPTION", "PROMPT", "GrepTool"]
 
@@ -93,7 +93,12 @@ class GrepTool(SearchTool[GrepArguments, GrepValue]):
         if info is None:
             raise messages.not_found("search", display)
         found = MatchCollector(MAX_MATCHES)
-        with time_budget(self.config.time_budget, display, "pattern, path, or include"):
+        async with self.searching(
+            execution,
+            display,
+            "pattern, path, or include",
+            lambda: f"{found.total} matches so far",
+        ):
             if info.type is FsFileType.FILE:
                 scanner = await grep_file(fs, target, info.size, regex, LINE_BYTES, MAX_MATCHES)
                 if scanner is None:

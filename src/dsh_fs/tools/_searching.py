@@ -3,8 +3,8 @@ the time budget, and turning a cut line back into text."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from typing import ClassVar, Generic, TypeVar
 
@@ -16,6 +16,7 @@ from dsh_fs.fs import _messages as messages
 from dsh_fs.runtime import Context, ToolExecution
 
 from ._base import FsTool, session_cwd
+from ._heartbeat import BEAT_INTERVAL, heartbeat
 from ._search_arguments import search_schema
 
 __all__ = [
@@ -44,6 +45,9 @@ class DiscoveryConfig:
     native: bool = True
     """Use the provider's own searcher (ripgrep on local disks) when it has one; False
     always uses the pure-Python engine (the results are the same)."""
+    progress_interval: float = BEAT_INTERVAL
+    """Seconds between two progress reports of a running search, when the call has a
+    progress reporter (an MCP client's progress token)."""
 
 
 class SearchTool(FsTool[A, V], Generic[A, V]):
@@ -54,6 +58,25 @@ class SearchTool(FsTool[A, V], Generic[A, V]):
     def __init__(self, config: DiscoveryConfig | None = None) -> None:
         self._schema = search_schema(self.arguments)
         self.config = config if config is not None else DiscoveryConfig()
+
+    @asynccontextmanager
+    async def searching(
+        self, execution: ToolExecution, display: str, narrow: str, found: Callable[[], str]
+    ) -> AsyncIterator[None]:
+        """Run the block within the time budget, reporting progress while it runs: the
+        seconds spent of the budget, and `found()` as the message.
+
+        Raises:
+            FsError: `SEARCH_ABORTED` when the budget runs out; the block's own errors.
+        """
+        with time_budget(self.config.time_budget, display, narrow):
+            async with heartbeat(
+                execution.progress,
+                self.config.time_budget,
+                found,
+                interval=self.config.progress_interval,
+            ):
+                yield
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
