@@ -63,6 +63,7 @@ async def exchange(serve: Serve, lines: list[bytes], *, limit: int | None = None
             finally:
                 os.close(replies)  # the end of the output: the drain stops
     finally:
+        reader.close()
         for fd in (requests, from_server):
             os.close(fd)
     return [json.loads(line) for line in output.splitlines()]

@@ -31,7 +31,8 @@ from __future__ import annotations
 
 import importlib.util
 import logging
-from collections.abc import Mapping, Sequence
+from collections import deque
+from collections.abc import Mapping
 from functools import partial
 from typing import TYPE_CHECKING, Any, Final
 
@@ -151,12 +152,27 @@ class _Call:
 
 
 class _Server:
-    """One client's connection, in the handshake era."""
+    """One client's connection, in the handshake era.
+
+    The task that reads a call runs it (waking another task costs a loop turn, starting one
+    far more: together about a fifth of a small read's round trip). Reading goes on while
+    a call waits on something: before it runs, an idle task is woken; if the call is still
+    running when that task gets its turn, it takes over reading, and the caller becomes the
+    idle one once its call is done. So calls still run concurrently, and a
+    ``notifications/cancelled`` is read while the call it names is running.
+    """
 
     __slots__ = (
         "_accepted",
         "_calls",
+        "_drained",
+        "_idle",
+        "_lines",
         "_names",
+        "_opening",
+        "_reader",
+        "_reading_free",
+        "_running",
         "_session",
         "_structured",
         "_tg",
@@ -165,51 +181,104 @@ class _Server:
         "_writer",
     )
 
-    def __init__(self, workspace: Workspace, writer: LineWriter, *, structured: bool) -> None:
+    _MAX_IDLE = 4
+    """Idle tasks kept after a burst of concurrent calls; the others end."""
+
+    def __init__(
+        self, workspace: Workspace, reader: LineReader, writer: LineWriter, *, structured: bool
+    ) -> None:
         self._workspace = workspace
+        self._reader = reader
         self._writer = writer
         self._structured = structured
         self._accepted = False
         """`initialize` was answered, or `notifications/initialized` arrived."""
+        self._opening: list[Message] | None = []
+        """The notifications before the first request (None once it decided the era)."""
+        self._lines: deque[bytes | Oversized] = deque()
+        """Lines read and not dispatched yet."""
         self._calls: dict[RequestId, _Call] = {}
+        self._running = 0
+        self._drained = anyio.Event()
+        self._drained.set()
+        self._reading_free = False
+        """The task that reads is running a call: whoever gets the next turn reads."""
+        self._idle: list[anyio.Event] = []
         self._session: Session | None = None
         self._tools: list[dict[str, Any]] | None = None
         self._names: frozenset[str] = frozenset()
         self._tg: TaskGroup | None = None
 
-    async def run(self, reader: LineReader) -> None:
-        # The notifications before the first request (None once it decided the era).
-        opening: list[Message] | None = []
+    async def run(self) -> None:
         async with anyio.create_task_group() as tg:
             self._tg = tg
-            # At the end of the input the task group waits for the calls still running.
-            while batch := await reader.batch():
-                for index, line in enumerate(batch):
-                    message = message_of(line)
-                    if isinstance(message, Malformed):
-                        await self._refuse(message)
-                        continue
-                    if opening is not None:
-                        if not ("id" in message and "method" in message):
-                            if "method" in message and len(opening) < _REPLAY_LIMIT:
-                                opening.append(message)
-                        elif _opens_modern_era(message):
-                            opening.append(message)
-                            await self._hand_over(opening, batch[index + 1 :], reader)
-                            return
-                        else:
-                            opening = None
-                    await self._dispatch(message)
+            await self._serve(reading=True)
 
-    async def _hand_over(
-        self, opening: list[Message], rest: Sequence[bytes | Oversized], reader: LineReader
-    ) -> None:
+    async def _serve(self, *, reading: bool) -> None:
+        """One task's life: read and dispatch while it holds the reading, run the calls it
+        reads, wait while idle. Once the input has ended and every call is done, the task
+        that read the end cancels them all."""
+        while True:
+            if not reading:
+                if not self._reading_free:
+                    if len(self._idle) >= self._MAX_IDLE:
+                        return
+                    woken = anyio.Event()
+                    self._idle.append(woken)
+                    await woken.wait()
+                    continue
+                self._reading_free = False
+            call = await self._next_call()
+            if call is None:
+                # The input ended: once every call is answered, stop the idle tasks too.
+                await self._drained.wait()
+                assert self._tg is not None
+                self._tg.cancel_scope.cancel()
+                return
+            self._reading_free = True
+            if self._idle:
+                self._idle.pop().set()
+            else:
+                assert self._tg is not None
+                self._tg.start_soon(partial(self._serve, reading=False))
+            await self._call(*call)
+            reading = self._reading_free  # nobody took over: keep reading
+            self._reading_free = False
+
+    async def _next_call(self) -> tuple[RequestId, str, dict[str, Any], RequestId | None] | None:
+        """Dispatch lines until one is a call to run (returned); None at the end of input."""
+        while True:
+            if not self._lines:
+                batch = await self._reader.batch()
+                if not batch:
+                    return None
+                self._lines.extend(batch)
+            message = message_of(self._lines.popleft())
+            if isinstance(message, Malformed):
+                await self._refuse(message)
+                continue
+            if self._opening is not None:
+                if not ("id" in message and "method" in message):
+                    if "method" in message and len(self._opening) < _REPLAY_LIMIT:
+                        self._opening.append(message)
+                elif _opens_modern_era(message):
+                    await self._hand_over([*self._opening, message])
+                    return None
+                else:
+                    self._opening = None
+            call = await self._dispatch(message)
+            if call is not None:
+                return call
+
+    async def _hand_over(self, opening: list[Message]) -> None:
         from ._sdk_stdio import serve_sdk
         from ._server import create_server
 
         logger.debug("the client opened in the 2026-07-28 era: the MCP SDK serves it")
         server = create_server(self._workspace, single_session=True, structured=self._structured)
-        await serve_sdk(server, reader, self._writer, opening=opening, rest=rest)
+        rest = list(self._lines)
+        self._lines.clear()
+        await serve_sdk(server, self._reader, self._writer, opening=opening, rest=rest)
 
     async def _send(self, message: Message) -> None:
         await self._writer.send(encode(message))
@@ -220,14 +289,17 @@ class _Server:
         logger.warning("answered a malformed line with %s: %s", malformed.code, malformed.message)
         await self._send(error_response(malformed.id, malformed.code, malformed.message))
 
-    async def _dispatch(self, message: Message) -> None:
+    async def _dispatch(
+        self, message: Message
+    ) -> tuple[RequestId, str, dict[str, Any], RequestId | None] | None:
+        """Answer `message`, or return the call it asks for (checked, not run yet)."""
         method: str | None = message.get("method")
         if method is None:
-            return  # a response: this server sends no requests
+            return None  # a response: this server sends no requests
         params: dict[str, Any] = message.get("params") or {}
         if "id" not in message:
             self._notified(method, params)
-            return
+            return None
         ident: RequestId = message["id"]
         try:
             if method != "initialize" and _has_modern_envelope(params):
@@ -256,15 +328,14 @@ class _Server:
                 if name not in self._names:
                     # The host's mistake, not the model's: a protocol error.
                     raise _Refusal(INVALID_PARAMS, f"Unknown tool: {name}")
-                assert self._tg is not None
-                self._tg.start_soon(self._call, ident, name, arguments, token)
-                return
+                return ident, name, arguments, token
             else:
                 raise _Refusal(METHOD_NOT_FOUND, "Method not found", method)
         except _Refusal as refusal:
             await self._send(error_response(ident, refusal.code, refusal.message, refusal.data))
-            return
+            return None
         await self._send({"jsonrpc": "2.0", "id": ident, "result": result})
+        return None
 
     def _notified(self, method: str, params: Mapping[str, Any]) -> None:
         if method == "notifications/initialized":
@@ -314,6 +385,9 @@ class _Server:
         key = _coerce(ident)
         call = _Call()
         self._calls[key] = call
+        if self._running == 0:
+            self._drained = anyio.Event()
+        self._running += 1
         progress = None if token is None else ProgressNotifier(partial(self._progress, token))
         try:
             # A cancelled call stops at its next await and, like any cancelled call,
@@ -329,6 +403,9 @@ class _Server:
         finally:
             if self._calls.get(key) is call:
                 del self._calls[key]
+            self._running -= 1
+            if self._running == 0:
+                self._drained.set()
         if call.scope.cancel_called:
             return
         if result.is_error:
@@ -359,7 +436,7 @@ async def serve_lines(
         writer: Where the answers go.
         structured: Also return each result's canonical value as ``structuredContent``.
     """
-    await _Server(workspace, writer, structured=structured).run(reader)
+    await _Server(workspace, reader, writer, structured=structured).run()
 
 
 async def serve_stdio(
@@ -384,4 +461,7 @@ async def serve_stdio(
         raise ModuleNotFoundError("No module named 'mcp'", name="mcp")
     with stdio_fds() as (wire_in, wire_out):
         reader = LineReader(wire_in, limit=max_message_size)
-        await serve_lines(workspace, reader, LineWriter(wire_out), structured=structured)
+        try:
+            await serve_lines(workspace, reader, LineWriter(wire_out), structured=structured)
+        finally:
+            reader.close()

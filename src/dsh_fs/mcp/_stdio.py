@@ -13,6 +13,7 @@ newline, keeping only its first and last `SCAN_BYTES` (where its id can be found
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import errno
 import fcntl
@@ -38,9 +39,11 @@ __all__ = [
 ]
 
 DEFAULT_MAX_MESSAGE_SIZE: Final = 32 << 20
-"""Bytes a message (one line) may have: a `write` of a 5 MiB file fits whatever the client's
-JSON escaping (up to six bytes per character), and the parse of one at the limit peaks near
-150 MiB; a longer line is refused without being read whole."""
+"""Bytes a message (one line) may have. A model writes far less in one call (its whole output
+is at most a few hundred KB); a program may write a generated file of 5 MiB or more whatever
+its JSON escaping (up to six bytes per character), and serving a message at the limit stays
+near three times its size in memory (bench/results.md). A longer line is refused without
+being read whole (the SDK's HTTP transport refuses bodies over 4 MiB)."""
 
 _PIPE_SIZE = 1 << 20
 """Bytes read at once, and the capacity asked of the pipes (Linux's default limit for
@@ -124,14 +127,73 @@ def _waits_for_input(fd: int) -> bool:
     return _is_pipe(fd) or os.isatty(fd)
 
 
-class LineReader:
-    """The lines of `fd`, in batches (everything one read completed)."""
+class _Readable:
+    """Waits until a non-blocking fd has input.
 
-    __slots__ = ("_ended", "_fd", "_limit", "_pending", "_pending_size", "_skipping", "_waits")
+    On asyncio the fd stays registered with the loop from one wait to the next: anyio's
+    `wait_readable` registers and unregisters it per wait (two ``epoll_ctl`` and a future),
+    about a quarter of a `ping` round trip (bench/results.md). Input that arrives while
+    nobody waits unregisters it (epoll is level-triggered: it would wake every loop turn).
+    """
+
+    __slots__ = ("_fd", "_loop", "_waiter")
+
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._waiter: asyncio.Future[None] | None = None
+
+    async def wait(self) -> None:
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # another backend (trio): the portable wait
+            await anyio.wait_readable(self._fd)
+            return
+        if self._loop is not loop:
+            self.close()
+            loop.add_reader(self._fd, self._ready)
+            self._loop = loop
+        self._waiter = loop.create_future()
+        try:
+            await self._waiter
+        finally:
+            self._waiter = None
+
+    def _ready(self) -> None:
+        if self._waiter is None:
+            self.close()
+        elif not self._waiter.done():
+            self._waiter.set_result(None)
+
+    def close(self) -> None:
+        """Unregister the fd (before it is closed)."""
+        if self._loop is not None:
+            self._loop.remove_reader(self._fd)
+            self._loop = None
+
+
+class LineReader:
+    """The lines of `fd`, in batches (everything one read completed); `close` before the fd
+    is closed."""
+
+    __slots__ = (
+        "_ended",
+        "_fd",
+        "_limit",
+        "_pending",
+        "_pending_size",
+        "_readable",
+        "_skipping",
+        "_tries_first",
+        "_waits",
+    )
 
     def __init__(self, fd: int, *, limit: int = DEFAULT_MAX_MESSAGE_SIZE) -> None:
         self._fd = fd
         self._waits = _waits_for_input(fd)
+        # A non-blocking pipe is read before waiting: a pipelined request is already there.
+        self._tries_first = self._waits and not os.get_blocking(fd)
+        self._readable = _Readable(fd)
         self._limit = limit
         # The unfinished line's pieces, joined once its newline arrives: re-joining and
         # re-splitting the whole prefix per read made a 1 MB `write` message quadratic.
@@ -140,13 +202,23 @@ class LineReader:
         self._skipping: _Skipping | None = None
         self._ended = False
 
+    def close(self) -> None:
+        """Stop watching the fd (the caller closes it)."""
+        self._readable.close()
+
     async def _chunk(self) -> bytes:
         """The next bytes of the input; empty at its end (a hung-up terminal's EIO too)."""
+        waited = not self._tries_first
         while True:
-            if self._waits:
+            if not waited:
+                await anyio.lowlevel.checkpoint_if_cancelled()
+            elif self._tries_first:
+                await self._readable.wait()
+            elif self._waits:
                 await anyio.wait_readable(self._fd)
             else:
                 await anyio.lowlevel.checkpoint()
+            waited = True
             try:
                 return os.read(self._fd, _PIPE_SIZE)
             except BlockingIOError:

@@ -194,14 +194,18 @@ def _id_token(token: bytes) -> RequestId | None:
     return value if is_request_id(value) else None
 
 
+# Made once: `json.dumps` with options builds an encoder per call.
+_UTF8 = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+_ASCII = json.JSONEncoder(separators=(",", ":"), allow_nan=False)
+
+
 def encode(message: Message) -> bytes:
     """`message` as one line of compact JSON (UTF-8; escaped ASCII when a string holds a
     lone surrogate, which UTF-8 cannot carry)."""
     try:
-        text = json.dumps(message, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-        return text.encode() + b"\n"
+        return _UTF8.encode(message).encode() + b"\n"
     except UnicodeEncodeError:
-        return json.dumps(message, separators=(",", ":"), allow_nan=False).encode() + b"\n"
+        return _ASCII.encode(message).encode() + b"\n"
 
 
 def error_response(
