@@ -127,18 +127,23 @@ async def test_a_server_whose_input_ends_after_a_cancelled_call_exits_without_an
     async with process:
         assert process.stdin is not None
         assert process.stdout is not None
-        with anyio.fail_after(TIMEOUT):
-            await process.stdin.send(
-                _line(INITIALIZE)
-                + _line({"jsonrpc": "2.0", "method": "notifications/initialized"})
-                + _line({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": read})
-            )
-            async for message in _lines(process.stdout):
-                seen.append(message)
-                if message.get("method") == "notifications/progress" and len(seen) == 2:
-                    await process.stdin.send(_cancel(1))  # on the first one (after init's answer)
-                    await process.stdin.aclose()
-            status = await process.wait()
+        try:
+            with anyio.fail_after(TIMEOUT):
+                await process.stdin.send(
+                    _line(INITIALIZE)
+                    + _line({"jsonrpc": "2.0", "method": "notifications/initialized"})
+                    + _line({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": read})
+                )
+                async for message in _lines(process.stdout):
+                    seen.append(message)
+                    # On the first progress (after the answer to initialize):
+                    if message.get("method") == "notifications/progress" and len(seen) == 2:
+                        await process.stdin.send(_cancel(1))
+                        await process.stdin.aclose()
+                status = await process.wait()
+        finally:
+            if process.returncode is None:
+                process.kill()  # a server that never exits fails, not hangs
     progress = [m for m in seen if m.get("method") == "notifications/progress"]
     assert progress
     assert progress[0]["params"]["progressToken"] == 7
@@ -158,17 +163,21 @@ async def test_a_cancelled_write_leaves_the_file_whole_or_absent_and_no_staging(
     async with process:
         assert process.stdin is not None
         assert process.stdout is not None
-        with anyio.fail_after(TIMEOUT):
-            await process.stdin.send(
-                _line(INITIALIZE)
-                + _line({"jsonrpc": "2.0", "method": "notifications/initialized"})
-                + _line({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": write})
-                + _cancel(1)
-            )
-            await process.stdin.aclose()
-            async for _ in process.stdout:
-                pass
-            status = await process.wait()
+        try:
+            with anyio.fail_after(TIMEOUT):
+                await process.stdin.send(
+                    _line(INITIALIZE)
+                    + _line({"jsonrpc": "2.0", "method": "notifications/initialized"})
+                    + _line({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": write})
+                    + _cancel(1)
+                )
+                await process.stdin.aclose()
+                async for _ in process.stdout:
+                    pass
+                status = await process.wait()
+        finally:
+            if process.returncode is None:
+                process.kill()  # a server that never exits fails, not hangs
     assert status == 0
     entries = sorted(path.name for path in root.iterdir())
     assert entries in (["notes.txt"], ["notes.txt", "out.txt"])
