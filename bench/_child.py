@@ -1,7 +1,8 @@
 """One workload, one implementation, in a fresh process: ``python -m bench._child SPEC``.
 
-Prints one JSON object: the per-iteration times in seconds and the peak RSS growth in KiB
-(the rise of ``ru_maxrss`` from just before the workload's first call to its end).
+Prints one JSON object: the per-iteration wall and CPU times in seconds and the peak RSS
+growth in KiB (the rise of ``ru_maxrss`` from just before the workload's first call to its
+end).
 """
 
 from __future__ import annotations
@@ -30,13 +31,18 @@ def _rss_kib() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 
 
-async def _timed(repeats: int, step: Callable[[int], Awaitable[None]]) -> list[float]:
-    times = []
+async def _timed(
+    repeats: int, step: Callable[[int], Awaitable[None]]
+) -> tuple[list[float], list[float]]:
+    """Wall and CPU times (every thread of the process) of each step: on a shared machine,
+    waiting for a core inflates the wall time but not the CPU time."""
+    times, cpu = [], []
     for i in range(1, repeats + 1):
-        start = time.perf_counter()
+        start, used = time.perf_counter(), time.process_time()
         await step(i)
         times.append(time.perf_counter() - start)
-    return times
+        cpu.append(time.process_time() - used)
+    return times, cpu
 
 
 async def _ok(result: Any) -> Any:
@@ -48,9 +54,6 @@ async def _ok(result: Any) -> Any:
 async def run(spec: Spec) -> dict[str, Any]:
     """Run the workload `spec` describes and return its measurements."""
     workload, impl, repeats = spec["workload"], spec["impl"], spec["repeats"]
-    if impl == "baseline+dirsync":
-        _baselines._sync_directory = True
-        impl = "baseline"
     path = Path(spec["path"])
     if workload in ("edit", "write"):
         # Mutating workloads work on a private copy, so the generated data stays pristine.
@@ -66,9 +69,11 @@ async def run(spec: Spec) -> dict[str, Any]:
         offset = spec["offset"]
         if impl == "dsh-fs":
             args = {"file_path": str(path), "offset": offset, "limit": 2000}
+            # A first read every time: each call gets a workspace whose line index is empty.
+            fresh = [Workspace.local(str(path.parent)).session() for _ in range(repeats + 1)]
 
             async def step(i: int) -> None:
-                await _ok(await session.call("read", args))
+                await _ok(await fresh[i].call("read", args))
         else:
 
             async def step(i: int) -> None:
@@ -138,14 +143,40 @@ async def run(spec: Spec) -> dict[str, Any]:
                 for _ in range(batch):
                     _baselines.read_small(path)
 
+    elif workload == "paging":
+        offsets: list[int] = spec["offsets"]
+        by_offset: dict[str, list[float]] = {str(o): [] for o in offsets}
+        await _ok(await session.call("read", {"file_path": str(path), "limit": 2000}))
+
+        async def step(i: int) -> None:
+            for offset in offsets:
+                args = {"file_path": str(path), "offset": offset, "limit": 2000}
+                start = time.perf_counter()
+                await _ok(await session.call("read", args))
+                by_offset[str(offset)].append(time.perf_counter() - start)
+
+        await step(0)
+        for samples in by_offset.values():
+            samples.clear()  # the warm-up's
+        before = _rss_kib()
+        times, cpu = await _timed(repeats, step)
+        await ws.aclose()
+        return {
+            "times": times,
+            "cpu": cpu,
+            "rss_kib": _rss_kib() - before,
+            "by_offset": by_offset,
+        }
+
     elif workload == "responsiveness":
         big = Path(spec["big_path"])
         latencies: list[float] = []
-        reader = ws.session()
         big_args = {"file_path": str(big), "offset": spec["offset"], "limit": 2000}
         small_args = {"file_path": str(path)}
 
         async def step(i: int) -> None:
+            # A workspace of its own each time: a line index must not shorten the scan.
+            reader = Workspace.local(str(big.parent)).session()
             async with anyio.create_task_group() as tg:
                 done = anyio.Event()
 
@@ -160,21 +191,21 @@ async def run(spec: Spec) -> dict[str, Any]:
                     latencies.append(time.perf_counter() - start)
                     await anyio.sleep(0.001)
 
-        times = await _timed(repeats, step)
+        times, cpu = await _timed(repeats, step)
         latencies.sort()
         extra = {
             "p50": statistics.median(latencies),
             "p99": latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))],
             "samples": len(latencies),
         }
-        return {"times": times, "rss_kib": _rss_kib() - before, **extra}
+        return {"times": times, "cpu": cpu, "rss_kib": _rss_kib() - before, **extra}
     else:
         raise SystemExit(f"unknown workload {workload!r}")
 
     await step(0)  # warm-up: imports, page cache, first observation
-    times = await _timed(repeats, step)
+    times, cpu = await _timed(repeats, step)
     await ws.aclose()
-    return {"times": times, "rss_kib": _rss_kib() - before, **extra}
+    return {"times": times, "cpu": cpu, "rss_kib": _rss_kib() - before, **extra}
 
 
 def main() -> None:

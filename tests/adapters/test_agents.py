@@ -88,16 +88,20 @@ def test_the_tools_are_function_tools_with_our_schemas_plus_apply_patch(root: Pa
     tools = agents_tools(workspace.session())
     assert isinstance(tools[-1], ApplyPatchTool)
     assert isinstance(tools[-1].editor, WorkspaceEditor)
-    (read_tool,) = tools[:-1]
-    assert isinstance(read_tool, FunctionTool)
-    schema = workspace.tool_schemas()[0]
-    assert (read_tool.name, read_tool.description, read_tool.params_json_schema) == (
-        schema["name"],
-        schema["description"],
-        schema["parameters"],
-    )
+    # apply_patch replaces write and edit; read and the discovery tools stay.
+    functions = tools[:-1]
+    assert all(isinstance(tool, FunctionTool) for tool in functions)
+    schemas = {s["name"]: s for s in workspace.tool_schemas()}
+    assert [tool.name for tool in functions] == ["read", "glob", "grep", "list"]
+    for tool in functions:
+        assert isinstance(tool, FunctionTool)
+        schema = schemas[tool.name]
+        assert (tool.description, tool.params_json_schema) == (
+            schema["description"],
+            schema["parameters"],
+        )
     plain = agents_tools(workspace.session(), apply_patch=False)
-    assert [t.name for t in plain] == ["read", "write", "edit"]
+    assert [t.name for t in plain] == ["read", "write", "edit", "glob", "grep", "list"]
 
 
 async def test_an_agent_run_reads_patches_is_refused_when_stale_and_recovers(

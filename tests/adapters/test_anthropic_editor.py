@@ -52,7 +52,14 @@ def test_the_text_editor_replaces_read_write_edit_in_the_tool_list(root: Path) -
     assert [t["name"] for t in tools[1:]] == [
         s["name"] for s in workspace.tool_schemas() if s["name"] not in {"read", "write", "edit"}
     ]
-    assert [t["name"] for t in anthropic_tools(workspace)] == ["read", "write", "edit"]
+    assert [t["name"] for t in anthropic_tools(workspace)] == [
+        "read",
+        "write",
+        "edit",
+        "glob",
+        "grep",
+        "list",
+    ]
 
 
 async def test_view_edit_stale_refused_review_then_edit(session: Session, root: Path) -> None:

@@ -27,7 +27,14 @@ def test_sync_session_reads_and_edits_from_synchronous_code(tmp_path: Path) -> N
             [{"id": "c", "function": {"name": "read", "arguments": '{"file_path": "a.txt"}'}}]
         )
         assert "2: 2" in messages[0]["content"]
-        assert [t["name"] for t in ws.tool_schemas()] == ["read", "write", "edit"]
+        assert [t["name"] for t in ws.tool_schemas()] == [
+            "read",
+            "write",
+            "edit",
+            "glob",
+            "grep",
+            "list",
+        ]
         assert threading.get_ident() == main_thread
     assert (tmp_path / "a.txt").read_text(encoding="utf-8") == "one\n2\n"
 
@@ -141,3 +148,27 @@ def test_every_workspace_constructor_has_a_synchronous_twin_with_the_same_parame
     assert set(sync_constructors) == set(async_constructors)
     for name, signature in async_constructors.items():
         assert _shape(sync_constructors[name]) == _shape(signature), name
+
+
+def test_a_call_on_a_closed_sync_workspace_is_aborted_like_an_async_one(tmp_path: Path) -> None:
+    ws = SyncWorkspace.local(str(tmp_path))
+    session = ws.session()
+    ws.close()
+    result = session.call("write", {"file_path": "new.txt", "content": "x"})
+    assert (result.code, result.text) == (
+        "FS_ABORTED",
+        "Error: cannot run write: the workspace is closed",
+    )
+    assert not (tmp_path / "new.txt").exists()
+
+
+def test_sync_workspaces_offer_the_tools_they_are_given_and_grep_blocks_until_done(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "a.txt").write_text("needle\n", encoding="utf-8")
+    with SyncWorkspace.local(str(tmp_path), tools=("read", "grep")) as ws:
+        assert [t["name"] for t in ws.tool_schemas()] == ["read", "grep"]
+        found = ws.session().call("grep", {"pattern": "needle"})
+        assert found.text == "Found 1 match\n\na.txt\nLine 1: needle"
+    with SyncWorkspace.sandbox(str(tmp_path), tools=("list",)) as ws:
+        assert [t["name"] for t in ws.tool_schemas()] == ["list"]

@@ -46,6 +46,8 @@ def test_help_describes_the_commands(argv: list[str], capsys: pytest.CaptureFixt
         (["mcp", "--max-message-size", "lots"], "invalid size 'lots' (e.g. 1048576, 512K, 32M)"),
         (["mcp", "--max-message-size", "100"], "'100' is too small (at least 1K)"),
         (["schema", "--format", "yaml"], "invalid choice: 'yaml'"),
+        (["schema", "--tools", "read,find"], "dsh-fs schema: --tools: unknown tool find"),
+        (["mcp", "--tools", ""], "dsh-fs mcp: --tools: unknown tool (none)"),
         (["frobnicate"], "invalid choice: 'frobnicate'"),
     ],
 )
@@ -82,8 +84,16 @@ def test_schema_anthropic_is_messages_tools(capsys: pytest.CaptureFixture[str]) 
 
 def test_schema_mcp_is_tools_list_tools(capsys: pytest.CaptureFixture[str]) -> None:
     tools = [Tool.model_validate(t) for t in _schema("mcp", capsys)]
-    assert [t.name for t in tools] == ["read", "write", "edit"]
+    assert [t.name for t in tools] == ["read", "write", "edit", "glob", "grep", "list"]
     assert "inputSchema" in _schema("mcp", capsys)[0]
+
+
+def test_schema_exports_the_chosen_tools_in_the_usual_order(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["schema", "--tools", "grep, read,list"]) == 0
+    tools = json.loads(capsys.readouterr().out)
+    assert [tool["name"] for tool in tools] == ["read", "grep", "list"]
 
 
 def test_python_m_dsh_fs_bad_flag_exits_2_without_a_traceback() -> None:

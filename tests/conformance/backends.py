@@ -346,12 +346,14 @@ BACKENDS: list[Backend] = [
     ),
     Backend(
         name="fsspec-memory",
-        capabilities=FsCapabilities(directories=True),
+        capabilities=FsCapabilities(directories=True, content_versions=True),
         factory=fsspec_memory_backend,
     ),
     Backend(
         name="fsspec-s3",
-        capabilities=FsCapabilities(cross_process_guards=True, directories=False),
+        capabilities=FsCapabilities(
+            cross_process_guards=True, directories=False, content_versions=True
+        ),
         factory=fsspec_s3_backend,
     ),
 ]

@@ -58,7 +58,9 @@ def test_example_claude_views_then_edits_with_its_own_tool(
     assert capsys.readouterr().out == "Fixed the typo in notes.txt.\n"
     assert notes.read_text(encoding="utf-8") == "fix the typo\n"
     assert len(requests) == 3
-    assert requests[0]["tools"] == [{"type": "text_editor_20250728", "name": EDITOR}]
+    offered = requests[0]["tools"]
+    assert offered[0] == {"type": "text_editor_20250728", "name": EDITOR}
+    assert [tool["name"] for tool in offered[1:]] == ["glob", "grep", "list"]
     view_result = requests[1]["messages"][-1]["content"][0]
     assert view_result == {
         "type": "tool_result",

@@ -43,12 +43,12 @@ async def url(root: Path) -> AsyncIterator[str]:
         await process.aclose()
 
 
-async def test_http_server_lists_the_three_tools_on_loopback(url: str) -> None:
+async def test_http_server_lists_the_six_tools_on_loopback(url: str) -> None:
     assert url.startswith("http://127.0.0.1:")
     with anyio.fail_after(TIMEOUT):
         async with Client(url) as client:
             listing = await client.list_tools()
-    assert [t.name for t in listing.tools] == ["read", "write", "edit"]
+    assert [t.name for t in listing.tools] == ["read", "write", "edit", "glob", "grep", "list"]
 
 
 async def test_two_http_clients_have_separate_observations(url: str, root: Path) -> None:

@@ -60,7 +60,8 @@ def test_a_handshake_era_session_never_imports_the_sdk(tmp_path: Path) -> None:
     )
     by_id = {answer["id"]: answer for answer in answers}
     assert sorted(by_id) == [1, 2, 3, 4]
-    assert [tool["name"] for tool in by_id[2]["result"]["tools"]] == ["read", "write", "edit"]
+    tools = [tool["name"] for tool in by_id[2]["result"]["tools"]]
+    assert tools == ["read", "write", "edit", "glob", "grep", "list"]
     assert "1: alpha" in by_id[3]["result"]["content"][0]["text"]
     assert by_id[4]["error"]["code"] == -32601
     assert loaded == "[]"

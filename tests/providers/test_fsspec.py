@@ -405,3 +405,49 @@ def test_an_async_mode_fsspec_instance_is_refused() -> None:
 
     with pytest.raises(ValueError, match="asynchronous=False"):
         FsspecFileSystem(s3fs.S3FileSystem(asynchronous=True, skip_instance_cache=True), "s3://b")
+
+
+# --- ranged reads and the versions they vouch for -------------------------------------------
+
+
+async def test_s3_and_memory_vouch_for_the_version_their_ranged_reads_are_pinned_to(
+    memory: FsspecFileSystem, s3: S3Server, bucket: str
+) -> None:
+    """S3 vouches because s3fs pins each ranged GET of an open file with ``If-Match``: if a
+    new s3fs stops doing so, this fails rather than the line index serving stale lines."""
+    for fs in (memory, s3_provider(s3, f"s3://{bucket}")):
+        assert fs.capabilities.content_versions
+        target = await fs.resolve("a.txt")
+        await fs.write_text(target, "héllo\nwörld\n")
+        info = await fs.stat(target)
+        assert info is not None
+        async with fs.stream_text_from(target, 7) as stream:
+            assert [c.text async for c in stream] == ["wörld\n"]
+            assert stream.version == info.version
+
+
+async def test_an_s3_object_replaced_mid_stream_fails_the_read(
+    s3: S3Server, bucket: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_fsspec, "STREAM_CHUNK_SIZE", 1024)
+    fs = s3_provider(s3, f"s3://{bucket}")
+    target = await fs.resolve("big.txt")
+    await fs.write_text(target, "x" * 10_000)
+
+    async def read_while_replaced() -> None:
+        async with fs.stream_text_from(target) as stream:
+            async for _ in stream:
+                s3.client().put_object(Bucket=bucket, Key="big.txt", Body=b"y" * 10_000)
+
+    with pytest.raises(FsError) as failed:
+        await read_while_replaced()
+    assert failed.value.code is FsErrorCode.IO_ERROR
+
+
+async def test_size_and_mtime_versions_are_never_vouched_for(tmp_path: Path) -> None:
+    fs = FsspecFileSystem.from_url(f"file://{tmp_path}")
+    assert not fs.capabilities.content_versions
+    (tmp_path / "a.txt").write_bytes(b"abc\n")
+    async with fs.stream_text_from(await fs.resolve("a.txt")) as stream:
+        assert [c.text async for c in stream] == ["abc\n"]
+        assert stream.version is None

@@ -421,6 +421,9 @@ class _SwapAtPublication(LocalGuards):
     def may_reveal(self, opened: str) -> bool:
         return self.guards.may_reveal(opened)
 
+    def check_directory(self, verb: Literal["write", "edit"], display: str, directory: str) -> None:
+        self.guards.check_directory(verb, display, directory)
+
     def check_publish(self, verb: Literal["write", "edit"], display: str, directory: str) -> None:
         self.swapper.at("after-lock")
         self.guards.check_publish(verb, display, directory)
@@ -453,9 +456,11 @@ class _SwappingLocal(LocalFileSystem):
 class _InstrumentedSandbox(SandboxFileSystem):
     """A sandbox whose inner local provider is built by `make` (with the fence as guards)."""
 
-    def __init__(self, root: Path, make: Callable[[str, LocalGuards], LocalFileSystem]) -> None:
+    def __init__(
+        self, root: Path, make: Callable[[str, LocalGuards], LocalFileSystem], **options: Any
+    ) -> None:
         self._make = make
-        super().__init__([root])
+        super().__init__([root], **options)
 
     def _fenced_provider(
         self, base: str, guards: LocalGuards, timestamp_granularity_ns: int

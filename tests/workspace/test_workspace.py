@@ -26,6 +26,7 @@ async def test_a_local_workspace_has_the_tools_the_policy_and_the_fs_service(roo
     async with Workspace.local(root) as workspace:
         assert workspace.context.plugin_names() == [
             "fs-tools",
+            "fs-discovery",
             "fs-dialect-tools",
             "fs-observation-policy",
         ]
@@ -36,11 +37,21 @@ async def test_a_local_workspace_has_the_tools_the_policy_and_the_fs_service(roo
             "read",
             "write",
             "edit",
+            "glob",
+            "grep",
+            "list",
             "insert",
             "patch",
             "delete",
         ]
-        assert [s["name"] for s in workspace.tool_schemas()] == ["read", "write", "edit"]
+        assert [s["name"] for s in workspace.tool_schemas()] == [
+            "read",
+            "write",
+            "edit",
+            "glob",
+            "grep",
+            "list",
+        ]
         assert all(
             set(schema) == {"name", "description", "parameters"}
             for schema in workspace.tool_schemas()
@@ -50,7 +61,36 @@ async def test_a_local_workspace_has_the_tools_the_policy_and_the_fs_service(roo
 
 async def test_a_workspace_without_the_policy_has_only_the_tools(root: Path) -> None:
     async with Workspace.local(root, policy=False) as workspace:
-        assert workspace.context.plugin_names() == ["fs-tools", "fs-dialect-tools"]
+        assert workspace.context.plugin_names() == [
+            "fs-tools",
+            "fs-discovery",
+            "fs-dialect-tools",
+        ]
+
+
+async def test_a_workspace_offers_the_tools_it_is_given_in_the_usual_order(root: Path) -> None:
+    async with Workspace.local(root, tools=("grep", "read", "edit")) as workspace:
+        assert [s["name"] for s in workspace.tool_schemas()] == ["read", "edit", "grep"]
+        assert "glob tool" not in workspace.system_prompt()
+        result = await workspace.session().call("write", {"file_path": "a", "content": ""})
+        assert result.code == "UNKNOWN_TOOL"
+    async with Workspace.local(root, tools="read,write,edit") as workspace:
+        assert workspace.context.plugin_names() == [
+            "fs-tools",
+            "fs-dialect-tools",
+            "fs-observation-policy",
+        ]
+    async with Workspace.local(root, tools=("list",)) as workspace:
+        assert workspace.context.plugin_names() == [
+            "fs-discovery",
+            "fs-dialect-tools",
+            "fs-observation-policy",
+        ]
+
+
+def test_an_unknown_tool_name_is_refused_with_the_choices(root: Path) -> None:
+    with pytest.raises(ValueError, match="unknown tool\\(s\\) 'find'; choose from"):
+        Workspace.local(root, tools=("read", "find"))
 
 
 async def test_a_local_workspace_defaults_to_the_process_working_directory() -> None:

@@ -21,6 +21,8 @@ from typing import TYPE_CHECKING, Any, Final
 import anyio
 from anyio.from_thread import BlockingPortal
 
+from dsh_fs.workspace import ALL_TOOLS
+
 from ._anthropic import AnthropicToolResult, anthropic_tool_results
 from ._openai import OpenAIToolMessage, execute_openai_tool_calls
 
@@ -29,6 +31,7 @@ if TYPE_CHECKING:
 
     from dsh_fs.providers import SandboxMode
     from dsh_fs.runtime import ToolResult
+    from dsh_fs.tools import DiscoveryConfig
     from dsh_fs.workspace import Session, Workspace
 
 __all__ = ["SyncSession", "SyncWorkspace"]
@@ -128,10 +131,13 @@ class SyncSession:
         self._owner = owner
 
     def call(self, name: str, arguments: object, *, call_id: str | None = None) -> ToolResult:
-        """Run one tool call; like `Session.call`, a failure is a result, never an exception."""
-        return self._portal.call(
-            functools.partial(self.session.call, name, arguments, call_id=call_id)
-        )
+        """Run one tool call; like `Session.call`, a failure is a result, never an exception
+        (on a closed workspace, `FS_ABORTED`)."""
+        call = functools.partial(self.session.call, name, arguments, call_id=call_id)
+        if self.session.workspace.closed:
+            # Its loop may be gone; a call on a closed workspace touches nothing of it.
+            return anyio.run(call)
+        return self._portal.call(call)
 
     def execute_openai_tool_calls(
         self, tool_calls: Iterable[object] | None
@@ -181,11 +187,20 @@ class SyncWorkspace:
         self._finalizer = weakref.finalize(self, _close_left_open, self._loop, self.workspace)
 
     @classmethod
-    def local(cls, cwd: str | os.PathLike[str] | None = None, *, policy: bool = True) -> Self:
+    def local(
+        cls,
+        cwd: str | os.PathLike[str] | None = None,
+        *,
+        policy: bool = True,
+        tools: Iterable[str] = ALL_TOOLS,
+        discovery: DiscoveryConfig | None = None,
+    ) -> Self:
         """A synchronous `Workspace.local` (same arguments)."""
         from dsh_fs.workspace import Workspace
 
-        return cls(functools.partial(Workspace.local, cwd, policy=policy))
+        return cls(
+            functools.partial(Workspace.local, cwd, policy=policy, tools=tools, discovery=discovery)
+        )
 
     @classmethod
     def sandbox(
@@ -195,6 +210,8 @@ class SyncWorkspace:
         mode: SandboxMode = "workspace-write",
         policy: bool = True,
         confine_reads: bool = True,
+        tools: Iterable[str] = ALL_TOOLS,
+        discovery: DiscoveryConfig | None = None,
     ) -> Self:
         """A synchronous `Workspace.sandbox` (same arguments).
 
@@ -211,11 +228,21 @@ class SyncWorkspace:
                 mode=mode,
                 policy=policy,
                 confine_reads=confine_reads,
+                tools=tools,
+                discovery=discovery,
             )
         )
 
     @classmethod
-    def remote(cls, url: str, *, policy: bool = True, **storage_options: Any) -> Self:
+    def remote(
+        cls,
+        url: str,
+        *,
+        policy: bool = True,
+        tools: Iterable[str] = ALL_TOOLS,
+        discovery: DiscoveryConfig | None = None,
+        **storage_options: Any,
+    ) -> Self:
         """A synchronous `Workspace.remote` (same arguments): any fsspec storage.
 
         Raises:
@@ -224,7 +251,16 @@ class SyncWorkspace:
         """
         from dsh_fs.workspace import Workspace
 
-        return cls(functools.partial(Workspace.remote, url, policy=policy, **storage_options))
+        return cls(
+            functools.partial(
+                Workspace.remote,
+                url,
+                policy=policy,
+                tools=tools,
+                discovery=discovery,
+                **storage_options,
+            )
+        )
 
     def session(
         self, *, cwd: str | os.PathLike[str] | None = None, id: str | None = None

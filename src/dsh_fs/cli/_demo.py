@@ -69,7 +69,11 @@ async def _session(root: str, outside: str) -> None:
             print(f"  tools: {', '.join(t.name for t in tools.tools)}")
             agent = _Agent(client)
 
-            _say("The agent reads a file, then edits it.")
+            _say("The agent finds the file and the line to change.")
+            await agent.call("glob", {"pattern": "*.md"}, expect=None)
+            await agent.call("grep", {"pattern": "write the docs"}, expect=None)
+
+            _say("It reads the file (a grep match is not a read), then edits it.")
             await agent.call("read", {"file_path": "notes.md"}, expect=None)
             await agent.call(
                 "edit",

@@ -92,6 +92,7 @@ def _build_parser() -> _Parser:
         help="UNSAFE for agents: no observation policy, so writes and edits need no prior read "
         "and stale edits are not refused",
     )
+    _add_tools_option(mcp)
     mcp.add_argument(
         "--http",
         metavar="HOST:PORT",
@@ -137,6 +138,7 @@ def _build_parser() -> _Parser:
         help="openai: Chat Completions 'tools'; anthropic: Messages 'tools'; "
         "mcp: tools/list 'tools' (default: %(default)s)",
     )
+    _add_tools_option(schema)
 
     commands.add_parser(
         "demo",
@@ -161,6 +163,30 @@ def _message_size(value: str) -> int:
     if size < 1024:
         raise argparse.ArgumentTypeError(f"{value!r} is too small (at least 1K)")
     return size
+
+
+def _add_tools_option(command: argparse.ArgumentParser) -> None:
+    from dsh_fs.workspace import ALL_TOOLS
+
+    command.add_argument(
+        "--tools",
+        metavar="NAMES",
+        default=",".join(ALL_TOOLS),
+        help="comma-separated tools to offer (default: %(default)s)",
+    )
+
+
+def _tools(command: str, value: str) -> tuple[str, ...]:
+    from dsh_fs.workspace import ALL_TOOLS
+
+    names = tuple(name.strip() for name in value.split(",") if name.strip())
+    unknown = [name for name in names if name not in ALL_TOOLS]
+    if unknown or not names:
+        shown = ", ".join(unknown) if unknown else "(none)"
+        raise _UsageError(
+            f"dsh-fs {command}: --tools: unknown tool {shown}; choose from {','.join(ALL_TOOLS)}"
+        )
+    return names
 
 
 def _parse_http(value: str) -> tuple[str, int]:
@@ -218,12 +244,14 @@ def _mcp_workspace(args: argparse.Namespace) -> Workspace:
     mode: Literal["read-only", "workspace-write", "full-access"] = (
         "read-only" if args.read_only else "full-access" if args.full_access else "workspace-write"
     )
+    tools = _tools("mcp", args.tools)
     return Workspace.sandbox(
         roots[0],
         *roots[1:],
         mode=mode,
         policy=not args.no_policy,
         confine_reads=not (args.read_anywhere or args.full_access),
+        tools=tools,
     )
 
 
@@ -291,7 +319,7 @@ def _run_mcp(args: argparse.Namespace) -> int:
 def _run_schema(args: argparse.Namespace) -> int:
     from dsh_fs.workspace import Workspace
 
-    workspace = Workspace.local()
+    workspace = Workspace.local(tools=_tools("schema", args.tools))
     tools: list[Any]
     if args.format == "openai":
         from dsh_fs.adapters import openai_tools

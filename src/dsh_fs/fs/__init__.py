@@ -1,11 +1,12 @@
 """The provider contract (`ctx.fs`): the `FileSystem` ABC and its vocabulary.
 
 This layer defines targets, opaque versions, infos, write guards, edit requests (literal,
-insert, patch) and outcomes, observations, the fs/* event keys and the `FS` service key,
-and the edit algorithms every provider applies. It does no I/O. Providers
-(`dsh_fs.providers`) implement it; the tools and the policy consume it. Below it sit only
-`dsh_fs.runtime` (for event and service keys) and `dsh_fs.errors`. The exact messages live
-in the private `_messages` module, which the package's own providers and policy share.
+insert, patch) and outcomes, ranged text streams, text kept as its encoding
+(`EncodedText`), observations, the fs/* event keys and the `FS` service key, and the edit
+algorithms every provider applies. It does no I/O. Providers (`dsh_fs.providers`)
+implement it; the tools and the policy consume it. Below it sit only `dsh_fs.runtime` (for
+event and service keys) and `dsh_fs.errors`. The exact messages live in the private
+`_messages` module, which the package's own providers and policy share.
 """
 
 from dsh_fs.errors import FsError, FsErrorCode
@@ -13,6 +14,7 @@ from dsh_fs.errors import FsError, FsErrorCode
 from ._change import apply_change
 from ._contract import FileSystem
 from ._edit import apply_edit
+from ._encoded import EncodedText
 from ._events import (
     FS,
     FS_DELETE_INTENT,
@@ -22,6 +24,8 @@ from ._events import (
     FsIntent,
     FsObserved,
 )
+from ._search import VCS_DIRECTORIES, FsGlobQuery, FsGrepHit, FsGrepQuery
+from ._text_stream import FsTextChunk, FsTextStream
 from ._types import (
     BEFORE_LIMIT,
     Absent,
@@ -41,6 +45,7 @@ from ._types import (
     FsTarget,
     FsTargetKey,
     FsVersion,
+    FsWalkEntry,
     FsWriteOutcome,
     Observation,
     PatchOp,
@@ -56,8 +61,10 @@ __all__ = [
     "FS_EDIT_INTENT",
     "FS_OBSERVED",
     "FS_WRITE_INTENT",
+    "VCS_DIRECTORIES",
     "Absent",
     "CreateIfAbsent",
+    "EncodedText",
     "FileSystem",
     "FsCapabilities",
     "FsDeleteOutcome",
@@ -68,6 +75,9 @@ __all__ = [
     "FsError",
     "FsErrorCode",
     "FsFileType",
+    "FsGlobQuery",
+    "FsGrepHit",
+    "FsGrepQuery",
     "FsInfo",
     "FsInsertRequest",
     "FsIntent",
@@ -77,7 +87,10 @@ __all__ = [
     "FsPathInfo",
     "FsTarget",
     "FsTargetKey",
+    "FsTextChunk",
+    "FsTextStream",
     "FsVersion",
+    "FsWalkEntry",
     "FsWriteOutcome",
     "Observation",
     "PatchOp",

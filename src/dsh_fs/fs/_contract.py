@@ -8,10 +8,12 @@ they report is an `FsError` with one of the stable codes.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager
 
 from . import _messages as messages
+from ._search import FsGlobQuery, FsGrepHit, FsGrepQuery
+from ._text_stream import FsTextStream, derived_text_stream
 from ._types import (
     FsCapabilities,
     FsDeleteOutcome,
@@ -22,9 +24,11 @@ from ._types import (
     FsPathInfo,
     FsTarget,
     FsVersion,
+    FsWalkEntry,
     FsWriteOutcome,
     WriteGuard,
 )
+from ._walk import walk_by_listing
 
 __all__ = ["FileSystem"]
 
@@ -164,7 +168,93 @@ class FileSystem(ABC):
         del expected
         raise messages.delete_unsupported(target.display_path)
 
+    def walk(
+        self, root: FsTarget, *, descend: Callable[[str], bool] | None = None
+    ) -> AbstractAsyncContextManager[AsyncIterator[list[FsWalkEntry]]]:
+        """Every entry below the directory `root`, one directory at a time, metadata only.
+
+        Use as ``async with fs.walk(root) as batches: async for batch in batches: ...``.
+        Each batch is the complete list of one directory's direct children, in name order;
+        directories are visited depth first, top-down, in name order, so everything below
+        one child of `root` comes before the next child. Symbolic links are reported as
+        `SYMLINK` and never followed. A subdirectory is entered only when `descend` (if
+        given) returns True for its path; it is asked when the walk gets there, after the
+        batch that holds the directory was consumed, so a consumer may decide with what it
+        learnt from that batch. A subdirectory that cannot be listed (it vanished, access is
+        refused) is skipped; memory holds one directory's listing, not the tree.
+
+        The default is built from `list_dir` (and `stat` where a listing has no
+        modification time); providers override it with one efficient pass.
+
+        Raises:
+            FsError: when the block is entered: `FS_NOT_FOUND`, `FS_NOT_DIRECTORY` (`root`
+                is not a directory), `FS_SANDBOX_DENIED`, `FS_PERMISSION_DENIED`,
+                `FS_IO_ERROR`.
+        """
+        return walk_by_listing(self, root, descend)
+
+    async def walk_target(self, root: FsTarget, path: str) -> FsTarget:
+        """The target of `path`, an entry that `walk` of `root` reported (relative to it).
+
+        The default resolves it against the root's display path; a provider whose walk
+        already knows the entry's identity answers without touching storage.
+
+        Raises:
+            FsError: as `resolve`.
+        """
+        return await self.resolve(path, root.display_path)
+
+    def native_grep(
+        self, root: FsTarget, query: FsGrepQuery
+    ) -> AbstractAsyncContextManager[AsyncIterator[list[FsGrepHit]]] | None:
+        """The provider's own searcher for `query` below the directory `root`, or None when
+        it has none for this query (the default): callers then search with `walk` and
+        reads, which gives the same hits.
+
+        Hits come in batches, in no particular order; leaving the block stops the search.
+
+        Raises:
+            FsError: when iterating: `SEARCH_INVALID_PATTERN` for a pattern the searcher
+                refuses, and the errors of `walk`.
+        """
+        del root, query
+        return None
+
+    def native_glob(
+        self, root: FsTarget, query: FsGlobQuery
+    ) -> AbstractAsyncContextManager[AsyncIterator[list[FsWalkEntry]]] | None:
+        """The provider's own file finder for `query` below the directory `root`, or None
+        when it has none (the default): callers then filter `walk`, which gives the same
+        files.
+
+        Regular files only, oldest modification first (files with the same time in the
+        searcher's order); `size` and `mtime_ns` may be left out (0 and None).
+
+        Raises:
+            FsError: when iterating: `SEARCH_INVALID_PATTERN`, and the errors of `walk`.
+        """
+        del root, query
+        return None
+
     async def aclose(self) -> None:  # noqa: B027 - optional hook, a no-op by default
         """Release what the provider holds (connections, thread pools); later calls fail
         with `FS_ABORTED`. Idempotent. (The default does nothing: a provider that holds
         nothing may keep working.)"""
+
+    def stream_text_from(
+        self, target: FsTarget, start: int = 0
+    ) -> AbstractAsyncContextManager[FsTextStream]:
+        """`stream_text` from byte `start` on, chunks tagged with their byte offsets, and the
+        version of what was opened when the provider vouches for it (`FsTextStream`).
+
+        `start` must be a character boundary: 0, or the offset of a chunk a stream of the
+        same version reported. Only the bytes from `start` on are checked as text; a
+        consumer starting past 0 knows the earlier ones from a stream at that version.
+        A `start` past the end yields no chunk. Providers with ranged reads override this;
+        the default reads and decodes from the start and never vouches.
+
+        Raises:
+            FsError: those of `stream_text`, when the block is entered or mid-stream.
+            ValueError: a negative `start`.
+        """
+        return derived_text_stream(self.stream_text(target), target, start)

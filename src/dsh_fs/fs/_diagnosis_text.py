@@ -86,9 +86,6 @@ EXPECTED_LINES = Subject(name="the expected lines", line_of="expected line {n}")
 """A block of lines a patch expected to find (e.g. an apply_patch context)."""
 
 
-# --- reasons ---------------------------------------------------------------------------------
-
-
 def line_number_prefixes(subject: Subject, sample: str) -> Reason:
     """The needle carries read's ``<n>: `` prefixes."""
     return Reason(
@@ -279,9 +276,6 @@ def unexplained(subject: Subject, line: int) -> Reason:
     )
 
 
-# --- whole diagnoses -------------------------------------------------------------------------
-
-
 def near_miss(
     subject: Subject,
     start: int,
@@ -380,9 +374,6 @@ def match_lines(lines: Sequence[int], count: int, complete: bool) -> str:
         f"The first matches start at lines {_enumerate(lines)}; the file is too large to "
         f"locate the other {rest}."
     )
-
-
-# --- pieces ----------------------------------------------------------------------------------
 
 
 def _assemble(

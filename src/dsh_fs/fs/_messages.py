@@ -27,8 +27,10 @@ __all__ = [
     "hunk_not_found",
     "insert_out_of_range",
     "invalid_path",
+    "invalid_pattern",
     "invalid_utf8",
     "io_error",
+    "kept_changing",
     "not_a_directory",
     "not_found",
     "not_regular_file",
@@ -37,6 +39,8 @@ __all__ = [
     "parent_not_directory",
     "permission_denied",
     "sandbox_denied",
+    "search_aborted",
+    "shown",
     "symlink_loop",
     "too_large",
     "workspace_closed",
@@ -56,9 +60,6 @@ def _error(
     details: Mapping[str, Any] | None = None,
 ) -> FsError:
     return FsError(code, f'cannot {verb} "{path}": {what}', path=path, details=details)
-
-
-# --- the file itself ------------------------------------------------------------------------
 
 
 def not_found(verb: Verb, path: str) -> FsError:
@@ -135,6 +136,12 @@ def io_error(verb: Verb, path: str, what: str) -> FsError:
     return _error(FsErrorCode.IO_ERROR, verb, path, what)
 
 
+def kept_changing(verb: Verb, path: str) -> FsError:
+    """Another process kept replacing the path while it was looked at (FS_IO_ERROR); the
+    next step is to try again."""
+    return _error(FsErrorCode.IO_ERROR, verb, path, "it kept changing while it was read; retry")
+
+
 def aborted(verb: Verb, path: str) -> FsError:
     """The provider was closed before the operation took effect (FS_ABORTED)."""
     return _error(FsErrorCode.ABORTED, verb, path, "the filesystem was closed")
@@ -143,9 +150,6 @@ def aborted(verb: Verb, path: str) -> FsError:
 def workspace_closed(tool: str) -> FsError:
     """A call made after its workspace was closed (FS_ABORTED): nothing was run."""
     return FsError(FsErrorCode.ABORTED, f"cannot run {tool}: the workspace is closed")
-
-
-# --- fences ----------------------------------------------------------------------------------
 
 
 def sandbox_denied(verb: Verb, path: str, reason: str, mode: str) -> FsError:
@@ -163,9 +167,6 @@ def sandbox_denied(verb: Verb, path: str, reason: str, mode: str) -> FsError:
 def outside_root(path: str, root: str) -> FsError:
     """A remote path outside the workspace's root URL (FS_SANDBOX_DENIED)."""
     return _error(FsErrorCode.SANDBOX_DENIED, "access", path, f"outside the workspace root {root}")
-
-
-# --- guarded mutations (SPEC §3, §5) -------------------------------------------------------
 
 
 def overwrite_unobserved(path: str) -> FsError:
@@ -229,9 +230,6 @@ def ambiguous_edit(
     return FsError(FsErrorCode.AMBIGUOUS_EDIT, message, path=path, details=details)
 
 
-# --- guarded deletes and the edits of vendor dialects -------------------------------------
-
-
 def delete_not_observed(path: str) -> FsError:
     """The policy: a delete of a file this session never read (FS_NOT_OBSERVED)."""
     return FsError(FsErrorCode.NOT_OBSERVED, f'delete requires reading "{path}" first', path=path)
@@ -271,3 +269,41 @@ def hunk_not_found(
     if diagnosis:
         message += "\n" + diagnosis
     return FsError(FsErrorCode.EDIT_NOT_FOUND, message, path=path, details=details)
+
+
+def shown(text: str) -> str:
+    """`text` made safe to show and to encode as UTF-8: a lone surrogate (a name that is not
+    valid UTF-8, or a pattern that carried one) becomes a ``\\xNN`` or ``\\udXXX`` escape."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        data = text.encode("utf-8", "surrogateescape" if _escapable(text) else "backslashreplace")
+        return data.decode("utf-8", "backslashreplace")
+    return text
+
+
+def _escapable(text: str) -> bool:
+    # surrogateescape only round-trips U+DC80..U+DCFF (undecodable bytes of a file name).
+    return all(not "\ud800" <= c <= "\udfff" or "\udc80" <= c <= "\udcff" for c in text)
+
+
+def invalid_pattern(kind: Literal["regex", "glob"], pattern: str, reason: str) -> FsError:
+    """A search pattern that does not compile (SEARCH_INVALID_PATTERN), with why."""
+    hint = (
+        " (ripgrep regex syntax; lookaround and backreferences are not supported)"
+        if kind == "regex"
+        else ""
+    )
+    return FsError(
+        FsErrorCode.SEARCH_INVALID_PATTERN, f'invalid {kind} "{shown(pattern)}": {reason}{hint}'
+    )
+
+
+def search_aborted(path: str, seconds: float, narrow: str) -> FsError:
+    """A search that ran past its time budget (SEARCH_ABORTED); nothing partial is returned.
+    `narrow` names what the model can narrow (``pattern or path``)."""
+    return FsError(
+        FsErrorCode.SEARCH_ABORTED,
+        f'cannot search "{path}": stopped after {seconds:g} seconds; narrow {narrow} and retry',
+        path=path,
+    )

@@ -10,6 +10,8 @@ import enum
 from dataclasses import dataclass
 from typing import Literal, NewType, TypeAlias
 
+from ._encoded import TextLike, text_of
+
 __all__ = [
     "BEFORE_LIMIT",
     "Absent",
@@ -29,6 +31,7 @@ __all__ = [
     "FsTarget",
     "FsTargetKey",
     "FsVersion",
+    "FsWalkEntry",
     "FsWriteOutcome",
     "Observation",
     "PatchOp",
@@ -107,6 +110,30 @@ class FsDirEntry:
     """From `lstat` of the child: symlinks are reported as `SYMLINK`."""
     size: int
     """Size in bytes."""
+    mtime_ns: int | None = None
+    """Modification time in nanoseconds since the epoch (of the link itself for a symlink),
+    when the backend has one."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FsWalkEntry:
+    """One entry found by `FileSystem.walk`: metadata only, symbolic links never followed."""
+
+    path: str
+    """The entry's path relative to the walk's root, components joined with ``/`` (no
+    leading ``./``)."""
+    type: FsFileType
+    """As `lstat` sees it: a symbolic link is `SYMLINK`, whatever it points to."""
+    size: int
+    """Size in bytes; 0 for a directory or a symbolic link (only files are ever read)."""
+    mtime_ns: int | None = None
+    """A file's modification time in nanoseconds since the epoch, when the backend has one
+    (None for directories and links)."""
+
+    @property
+    def name(self) -> str:
+        """The last component of `path`."""
+        return self.path.rpartition("/")[2]
 
 
 @dataclass(frozen=True, slots=True)
@@ -208,19 +235,71 @@ class FsWriteOutcome:
     """The text now in the file."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
 class FsEditOutcome:
-    """What a successful `edit_text` did."""
+    """What a successful `edit_text` did (immutable).
+
+    A provider may hand `before` and `after` over as `EncodedText`: they are decoded on first
+    access, so a caller that never reads them (a model loop) never holds them as `str`.
+    """
+
+    __slots__ = ("_after", "_before", "replacements", "version")
 
     version: FsVersion
     """The version after publication."""
-    before: str
-    """The text before the edit."""
-    after: str
-    """The text after the edit."""
     replacements: int
     """How many occurrences were replaced (1 unless `replace_all`); for an insert 1, for a
     patch the number of hunks."""
+    _before: TextLike
+    _after: TextLike
+
+    def __init__(
+        self, *, version: FsVersion, before: TextLike, after: TextLike, replacements: int
+    ) -> None:
+        object.__setattr__(self, "version", version)
+        object.__setattr__(self, "_before", before)
+        object.__setattr__(self, "_after", after)
+        object.__setattr__(self, "replacements", replacements)
+
+    @property
+    def before(self) -> str:
+        """The text before the edit."""
+        return text_of(self._before)
+
+    @property
+    def after(self) -> str:
+        """The text after the edit."""
+        return text_of(self._after)
+
+    @property
+    def lazy_before(self) -> TextLike:
+        """`before` as held (`str`, or `EncodedText` not decoded yet): pass it on as is."""
+        return self._before
+
+    @property
+    def lazy_after(self) -> TextLike:
+        """`after` as held (`str`, or `EncodedText` not decoded yet): pass it on as is."""
+        return self._after
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"FsEditOutcome is immutable (cannot set {name!r})")
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, FsEditOutcome):
+            return NotImplemented
+        return (self.version, self.replacements, self.before, self.after) == (
+            other.version,
+            other.replacements,
+            other.before,
+            other.after,
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return (
+            f"FsEditOutcome(version={self.version!r}, before={self._before!r}, "
+            f"after={self._after!r}, replacements={self.replacements!r})"
+        )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -262,3 +341,7 @@ class FsCapabilities:
     """Guarded mutations hold against other processes using the same provider."""
     directories: bool = True
     """Directories are real objects (object stores have only prefixes)."""
+    content_versions: bool = False
+    """`stream_text_from` may vouch for the version it streams (`FsTextStream.version`): a
+    vouched version changes whenever the bytes do, so a consumer may reuse what it derived
+    from them (a line index) while `stat` reports that version."""

@@ -3,11 +3,13 @@
 State per owner (the `AgentSession` of the acting `ToolExecution`, held weakly) per target
 key: unseen (no entry), `Absent`, or `Present(version)`. The write, edit and delete
 intents are decided from that state without deferring to `next()`; `fs/observed` records into it.
+Each owner keeps at most `max_observations` entries, least recently used first out.
 """
 
 from __future__ import annotations
 
 import weakref
+from collections import OrderedDict
 
 from dsh_fs.fs import (
     FS_DELETE_INTENT,
@@ -28,7 +30,10 @@ from dsh_fs.fs import (
 from dsh_fs.fs import _messages as messages
 from dsh_fs.runtime import AgentSession, Next, Plugin, PluginScope, ToolExecution
 
-__all__ = ["ObservationPolicy"]
+__all__ = ["DEFAULT_MAX_OBSERVATIONS", "ObservationPolicy"]
+
+DEFAULT_MAX_OBSERVATIONS = 4096
+"""How many files one session's observations cover at most (see `ObservationPolicy`)."""
 
 
 def _owner(actor: object) -> AgentSession | None:
@@ -51,14 +56,35 @@ class ObservationPolicy(Plugin[None]):
     An actor without a session can create files but never overwrite, edit or delete one,
     and its observations are not recorded. Apply with ``context.use(ObservationPolicy(), None)``;
     disposing the handle removes the listeners and drops every recorded observation.
+
+    Memory is bounded: a session remembers its `max_observations` (default 4096) most
+    recently used targets (observed, or guarded by an intent), and forgets the least
+    recently used one to make room. Forgetting is always safe: a forgotten target is unseen
+    again, so the next write may only create (`FS_NOT_OBSERVED` for an existing file) and
+    the next edit or delete is `FS_NOT_OBSERVED`, each with the remedy "read the file, then
+    retry"; never a guard for the wrong version. Only the model's re-read is lost.
+
+    Args:
+        max_observations: Targets remembered per session (at least 1).
+
+    Raises:
+        ValueError: `max_observations` is less than 1.
     """
 
     name = "fs-observation-policy"
 
+    def __init__(self, *, max_observations: int = DEFAULT_MAX_OBSERVATIONS) -> None:
+        if max_observations < 1:
+            raise ValueError(f"max_observations must be at least 1, not {max_observations}")
+        self.max_observations = max_observations
+        """Targets remembered per session."""
+
     def apply(self, scope: PluginScope, config: None) -> None:
         """Install the four listeners over fresh, empty state."""
-        # Created here, reachable only from the listeners' closures: disposal drops it.
-        state: weakref.WeakKeyDictionary[AgentSession, dict[FsTargetKey, Observation]] = (
+        capacity = self.max_observations
+        # Created here, reachable only from the listeners' closures: disposal drops it. Per
+        # owner, targets in least-recently-used order (the first one goes first).
+        state: weakref.WeakKeyDictionary[AgentSession, OrderedDict[FsTargetKey, Observation]] = (
             weakref.WeakKeyDictionary()
         )
 
@@ -67,7 +93,12 @@ class ObservationPolicy(Plugin[None]):
             if owner is None:
                 return None
             observations = state.get(owner)
-            return None if observations is None else observations.get(key)
+            if observations is None:
+                return None
+            observation = observations.get(key)
+            if observation is not None:
+                observations.move_to_end(key)
+            return observation
 
         async def on_write_intent(
             intent: FsIntent, next: Next[WriteGuard | None]
@@ -99,8 +130,12 @@ class ObservationPolicy(Plugin[None]):
                 return
             observations = state.get(owner)
             if observations is None:
-                observations = state[owner] = {}
-            observations[event.target.target_key] = event.observation
+                observations = state[owner] = OrderedDict()
+            key = event.target.target_key
+            observations[key] = event.observation
+            observations.move_to_end(key)
+            if len(observations) > capacity:
+                observations.popitem(last=False)
 
         scope.on_waterfall(FS_WRITE_INTENT, on_write_intent)
         scope.on_waterfall(FS_EDIT_INTENT, on_edit_intent)

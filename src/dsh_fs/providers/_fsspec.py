@@ -32,7 +32,9 @@ from dsh_fs.fs import (
     FsPathInfo,
     FsTarget,
     FsTargetKey,
+    FsTextStream,
     FsVersion,
+    FsWalkEntry,
     FsWriteOutcome,
     ReplaceIfVersion,
     WriteGuard,
@@ -43,9 +45,12 @@ from dsh_fs.fs import _messages as messages
 from ._fsspec_digests import ContentDigests
 from ._fsspec_errors import map_backend_errors
 from ._fsspec_paths import normalize
+from ._fsspec_ranged import stream_text_from
 from ._fsspec_store import DIRECTORY_VERSION, Blob, Store, is_content_version, store_for
 from ._fsspec_stream import TextChunks
+from ._fsspec_walk import batches_by_directory
 from ._locks import TargetLocks
+from ._oserrors import FramesDropped
 from ._text import check_usable_path, decode_or_none, decode_text, encode_text
 
 __all__ = ["STREAM_CHUNK_SIZE", "FsspecFileSystem"]
@@ -117,6 +122,7 @@ class FsspecFileSystem(FileSystem):
         self.capabilities = FsCapabilities(
             cross_process_guards=self._store.cross_process_guards,
             directories=self._store.directories,
+            content_versions=self._store.content_versions,
         )
 
     @classmethod
@@ -201,7 +207,10 @@ class FsspecFileSystem(FileSystem):
         After `aclose`, nothing is called: `FS_ABORTED`."""
         if self._closed:
             raise messages.aborted(verb, display)
-        with map_backend_errors(verb, display, on_conflict=on_conflict, on_gone=on_gone):
+        with (
+            FramesDropped(),
+            map_backend_errors(verb, display, on_conflict=on_conflict, on_gone=on_gone),
+        ):
             return await to_thread.run_sync(partial(func, *args))
 
     async def stat(self, target: FsTarget) -> FsInfo | None:
@@ -370,6 +379,44 @@ class FsspecFileSystem(FileSystem):
     async def aclose(self) -> None:
         """Refuse every later call with `FS_ABORTED` (the fsspec instance stays the caller's)."""
         self._closed = True
+
+    def stream_text_from(
+        self, target: FsTarget, start: int = 0
+    ) -> AbstractAsyncContextManager[FsTextStream]:
+        """A ranged read from byte `start`; on S3 and memory, with the version every read
+        is pinned to (S3 reads carry ``If-Match``; memory reads a snapshot)."""
+        return stream_text_from(
+            self._call,
+            self._store,
+            self._path(target),
+            target.display_path,
+            start,
+            STREAM_CHUNK_SIZE,
+        )
+
+    def walk(
+        self, root: FsTarget, *, descend: Callable[[str], bool] | None = None
+    ) -> AbstractAsyncContextManager[AsyncIterator[list[FsWalkEntry]]]:
+        """One recursive listing of the prefix (`Store.find`: on S3 one request per thousand
+        keys), arranged into per-directory batches."""
+        return self._walk(root, descend)
+
+    @asynccontextmanager
+    async def _walk(
+        self, root: FsTarget, descend: Callable[[str], bool] | None
+    ) -> AsyncIterator[AsyncIterator[list[FsWalkEntry]]]:
+        display = root.display_path
+        info = await self._call("search", display, self._store.stat, self._path(root))
+        if info is None and not self._is_root(root):
+            raise messages.not_found("search", display)
+        if info is not None and info.type is not FsFileType.DIRECTORY:
+            raise messages.not_a_directory("search", display)
+        entries = await self._call("search", display, self._store.find, self._path(root))
+        batches = batches_by_directory(entries, descend)
+        try:
+            yield batches
+        finally:
+            await batches.aclose()
 
     async def delete(self, target: FsTarget, expected: FsVersion | None = None) -> FsDeleteOutcome:
         """Remove the file inside the per-target critical section, checked against

@@ -38,6 +38,13 @@ class S3Store(Store):
             self.fs.invalidate_cache(path)
         return [e for e in entries if e["name"].rstrip("/") != path.rstrip("/")]
 
+    def _find(self, path: str) -> dict[str, dict[str, Any]]:
+        try:
+            found: dict[str, dict[str, Any]] = self.fs.find(path, withdirs=True, detail=True)
+        finally:
+            self.fs.invalidate_cache(path)
+        return found
+
     def _version(self, path: str, info: dict[str, Any]) -> FsVersion:
         del path
         return etag_version(info["ETag"])
@@ -125,3 +132,20 @@ class S3Store(Store):
             MaxKeys=1,
         )
         return bool(out.get("KeyCount") or out.get("Contents"))
+
+    content_versions = True
+
+    def open_from(
+        self, path: str, block_size: int, start: int
+    ) -> tuple[IO[bytes], FsVersion | None]:
+        """s3fs pins every ranged GET of an open file to the ETag it opened with
+        (``If-Match``; a replaced object fails the read), so that ETag is the version of
+        every byte read."""
+        stream, _ = super().open_from(path, block_size, start)
+        details: dict[str, Any] = getattr(stream, "details", {})
+        read_kw: dict[str, Any] = getattr(stream, "read_kw", {})
+        etag = details.get("ETag")
+        if not isinstance(etag, str):
+            return stream, None
+        pinned = read_kw.get("IfMatch") == etag or bool(self.fs.local_expiry_check)
+        return stream, etag_version(etag) if pinned else None

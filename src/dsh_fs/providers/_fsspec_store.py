@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import errno
 import hashlib
+import io
 from dataclasses import dataclass
 from datetime import datetime
 from typing import IO, Any
 
-from dsh_fs.fs import FsDirEntry, FsFileType, FsVersion
+from dsh_fs.fs import FsDirEntry, FsFileType, FsVersion, FsWalkEntry
 
 __all__ = [
     "DIRECTORY_VERSION",
@@ -153,6 +154,35 @@ class Store:
             raise NotADirectoryError(errno.ENOTDIR, "not a directory", path)
         return _entries(path, self._ls(path))
 
+    def find(self, path: str) -> list[FsWalkEntry]:
+        """Everything below the directory `path` in one listing (paginated by the backend:
+        one request per thousand keys on S3, not one per directory), as entries relative to
+        `path`, in no particular order. Directories implied by a deeper key are included.
+        """
+        infos: dict[str, dict[str, Any]] = self._find(path)
+        base = path.rstrip("/")
+        entries: dict[str, FsWalkEntry] = {}
+        for name, info in infos.items():
+            rel = name.rstrip("/")[len(base) :].strip("/") if name.startswith(base) else ""
+            if not rel:
+                continue
+            kind = FsFileType.SYMLINK if info.get("islink") else _file_type(info)
+            entries[rel] = FsWalkEntry(
+                path=rel,
+                type=kind,
+                size=int(info.get("size") or 0) if kind is FsFileType.FILE else 0,
+                mtime_ns=_mtime_ns(info) if kind is FsFileType.FILE else None,
+            )
+            parent = rel.rpartition("/")[0]
+            while parent and parent not in entries:
+                entries[parent] = FsWalkEntry(path=parent, type=FsFileType.DIRECTORY, size=0)
+                parent = parent.rpartition("/")[0]
+        return list(entries.values())
+
+    def _find(self, path: str) -> dict[str, dict[str, Any]]:
+        found: dict[str, dict[str, Any]] = self.fs.find(path, withdirs=True, detail=True)
+        return found
+
     def open(self, path: str, block_size: int) -> IO[bytes]:
         """A binary reader of the regular file `path`.
 
@@ -208,6 +238,23 @@ class Store:
                 return
             path, parent = parent, self.fs._parent(parent)
 
+    content_versions = False
+    """Whether `open_from` vouches for versions (reads pinned to one content)."""
+
+    def open_from(
+        self, path: str, block_size: int, start: int
+    ) -> tuple[IO[bytes], FsVersion | None]:
+        """`open`, positioned at byte `start`, with the version the reads are pinned to when
+        the family can pin them (None here: a generic backend's later reads may see newer
+        bytes than its info described)."""
+        stream = self.open(path, block_size)
+        try:
+            stream.seek(start)
+        except BaseException:
+            stream.close()
+            raise
+        return stream, None
+
 
 class MemoryStore(Store):
     """``memory://``: content is in process memory, so a digest version is cheap and exact."""
@@ -252,6 +299,22 @@ class MemoryStore(Store):
         self.fs.pipe_file(path, data, mode="create" if if_absent else "overwrite")
         return digest_version(data)
 
+    content_versions = True
+
+    def open_from(
+        self, path: str, block_size: int, start: int
+    ) -> tuple[IO[bytes], FsVersion | None]:
+        """A snapshot of the bytes, positioned at `start`, and their digest: the version of
+        exactly what will be read."""
+        del block_size
+        blob = self.read(path, None)
+        if blob is None:
+            raise FileNotFoundError(errno.ENOENT, "not found", path)
+        assert blob.data is not None
+        stream = io.BytesIO(blob.data)
+        stream.seek(start)
+        return stream, blob.version
+
 
 def store_for(fs: Any) -> Store:
     """The family of `fs`: S3 for s3fs, memory for fsspec's memory filesystem, else generic.
@@ -293,6 +356,7 @@ def _entries(path: str, infos: list[dict[str, Any]]) -> list[FsDirEntry]:
             name=info["name"].rstrip("/").rsplit("/", 1)[-1],
             type=FsFileType.SYMLINK if info.get("islink") else _file_type(info),
             size=int(info.get("size") or 0),
+            mtime_ns=_mtime_ns(info),
         )
         for info in infos
         if info["name"].rstrip("/") != path.rstrip("/")

@@ -19,12 +19,17 @@ worker thread and maps its exceptions."""
 class TextChunks:
     """Decoded chunks of an open backend file; each read and decode runs in a worker thread."""
 
-    def __init__(self, call: BackendCall, stream: IO[bytes], display: str, chunk_size: int) -> None:
+    def __init__(
+        self, call: BackendCall, stream: IO[bytes], display: str, chunk_size: int, start: int = 0
+    ) -> None:
         self._call = call
         self._chunk_size = chunk_size
         self._stream = stream
         self._display = display
         self._decoder = ChunkDecoder("read", display)
+        self._position = start  # file offset of the next byte read
+        self.text_offset = start
+        """File offset of the first byte of the text `__anext__` returned last."""
         self._done = False
         self._closed = False
 
@@ -49,6 +54,8 @@ class TextChunks:
             raise RuntimeError("stream_text iterated after its block was left")
         data = self._stream.read(self._chunk_size)
         final = not data
+        offset = self._position - self._decoder.pending
+        self._position += len(data)
         try:
             text = self._decoder.decode(data, final)
         except FsError:
@@ -56,4 +63,6 @@ class TextChunks:
             raise
         if final:
             self._done = True
+        if text:
+            self.text_offset = offset
         return text

@@ -9,9 +9,10 @@ the event loop.
 
 from __future__ import annotations
 
+import errno
 import os
-import stat as st_mode
-from collections.abc import AsyncIterator
+import time
+from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager
 from functools import partial
 from pathlib import Path
@@ -26,11 +27,16 @@ from dsh_fs.fs import (
     FsEdit,
     FsEditOutcome,
     FsFileType,
+    FsGlobQuery,
+    FsGrepHit,
+    FsGrepQuery,
     FsInfo,
     FsPathInfo,
     FsTarget,
     FsTargetKey,
+    FsTextStream,
     FsVersion,
+    FsWalkEntry,
     FsWriteOutcome,
     WriteGuard,
 )
@@ -38,13 +44,17 @@ from dsh_fs.fs import _messages as messages
 
 from ._local_dirs import list_dir
 from ._local_guards import UNGUARDED, LocalGuards
-from ._local_io import read_bytes_capped, read_fd
+from ._local_io import read_bytes_capped, read_bytes_within, read_fd
 from ._local_mutations import LocalMutations
 from ._local_open import file_type, open_regular, unchanged
 from ._local_publish import process_umask
+from ._local_ranged import RESUMED_CHUNK_SIZE, stream_text_from
 from ._local_stream import STREAM_CHUNK_SIZE, stream_text
+from ._local_walk import walk
 from ._locks import TargetLocks
-from ._oserrors import map_os_errors
+from ._oserrors import FramesDropped, map_os_errors
+from ._realpath import LinkChanged, lstat_link, real_path, resolve_path
+from ._ripgrep import closing, find_rg, rg_glob, rg_grep
 from ._staging import sweep_stage_dirs
 from ._text import check_usable_path, decode_text
 from ._versions import VersionBook, digest
@@ -66,6 +76,8 @@ class LocalFileSystem(FileSystem):
             every publication (`SandboxFileSystem` passes its fence); none by default.
         timestamp_granularity_ns: Resolution of the filesystem's timestamps, for one that
             keeps coarser times than it reports (see `_versions.VersionBook`).
+        clock: The wall clock in nanoseconds, which tells how recently a file changed
+            (tests pass one that runs ahead instead of waiting).
 
     Versions are stat tuples backed by content digests where the tuple can't decide: a
     same-size rewrite within one coarse timestamp tick is still stale, and a `touch` or an
@@ -79,7 +91,11 @@ class LocalFileSystem(FileSystem):
     yet, the real path of its parent plus the name); `display_path` is the absolute path as
     spelled, normalized lexically (``..`` removed, symlinks not followed). ``~`` is an
     ordinary name, as upstream reads it: ``~/x`` is the file ``x`` in a directory named
-    ``~`` under the base, never the home directory.
+    ``~`` under the base, never the home directory. A path that needs more symbolic links
+    than the kernel follows in one lookup (40: a loop, a long chain) keeps its spelling as
+    its key, and every primitive fails on it as the kernel does (`FS_NOT_FOUND`, too many
+    levels of symbolic links); a link swapped while it is resolved is taken as it was when
+    it was looked at (`_realpath`).
 
     Mutations (`write_text`, `edit_text`) are serialized per target by an in-process lock
     and, across processes, by an advisory ``flock`` on the parent directory. The directory
@@ -100,7 +116,11 @@ class LocalFileSystem(FileSystem):
     """
 
     capabilities: FsCapabilities = FsCapabilities(
-        symlinks=True, special_files=True, posix_modes=True, cross_process_guards=True
+        symlinks=True,
+        special_files=True,
+        posix_modes=True,
+        cross_process_guards=True,
+        content_versions=True,
     )
 
     def __init__(
@@ -109,11 +129,12 @@ class LocalFileSystem(FileSystem):
         *,
         guards: LocalGuards = UNGUARDED,
         timestamp_granularity_ns: int = 1,
+        clock: Callable[[], int] = time.time_ns,
     ) -> None:
         self._base = os.path.abspath(os.fspath(base)) if base is not None else os.getcwd()
         self._guards = guards
         self._locks = TargetLocks()
-        self._versions = VersionBook(timestamp_granularity_ns)
+        self._versions = VersionBook(timestamp_granularity_ns, clock)
         self._mutations = LocalMutations(self._versions, guards, 0o666 & ~process_umask())
         self._closed = False
 
@@ -140,16 +161,14 @@ class LocalFileSystem(FileSystem):
 
     async def resolve(self, path: str, cwd: str | None = None) -> FsTarget:
         display = self._display(path, cwd)
-        # A handful of lstat calls on a local disk: cheaper on the loop than a thread hop.
-        # Strict first (the same calls for a file that exists), so a path through a regular
-        # file is refused here, before any policy asks for a read first (as upstream does);
-        # a wrapper that may not reveal that path gets the target and refuses it later.
-        try:
-            key = os.path.realpath(display, strict=True)  # noqa: ASYNC240
-        except OSError as exc:
-            key = os.path.realpath(display)  # noqa: ASYNC240
-            if isinstance(exc, NotADirectoryError) and self._guards.may_reveal(key):
-                raise messages.parent_not_directory(display) from exc
+        # A handful of readlink calls on a local disk: cheaper on the loop than a thread hop.
+        # A path through a regular file is refused here, before any policy asks for a read
+        # first (as upstream does); a wrapper that may not reveal that path gets the target
+        # and refuses it later.
+        resolved = resolve_path(display)
+        key = resolved.path
+        if resolved.failed == errno.ENOTDIR and self._guards.may_reveal(key):
+            raise messages.parent_not_directory(display)
         return FsTarget(target_key=FsTargetKey(key), display_path=display)
 
     async def process_path(self, target: FsTarget) -> str:
@@ -184,10 +203,11 @@ class LocalFileSystem(FileSystem):
         self._alive("read", display)
         with map_os_errors("read", display):
             try:
-                info = os.lstat(display)
-                link = os.readlink(display) if st_mode.S_ISLNK(info.st_mode) else None
+                info, link = lstat_link(display)
             except FileNotFoundError:
                 return None
+            except LinkChanged as exc:
+                raise messages.kept_changing("read", display) from exc
         kind = FsFileType.SYMLINK if link is not None else file_type(info.st_mode)
         return FsPathInfo(display_path=display, type=kind, size=info.st_size, link_target=link)
 
@@ -201,10 +221,17 @@ class LocalFileSystem(FileSystem):
         small = self._read_small(key, display)
         if small is not None:
             return small
-        return await to_thread.run_sync(self._read_whole, key, display)
+        with FramesDropped():
+            return await to_thread.run_sync(self._read_whole, key, display)
 
     async def read_bytes(self, target: FsTarget, max_bytes: int) -> bytes:
         self._alive("read", target.display_path)
+        # Small files on the loop, as `read_text` does (see `_read_small`).
+        small = read_bytes_within(
+            target.target_key, target.display_path, max_bytes, self._guards, INLINE_READ_BYTES
+        )
+        if small is not None:
+            return small
         return await to_thread.run_sync(
             read_bytes_capped, target.target_key, target.display_path, max_bytes, self._guards
         )
@@ -226,7 +253,7 @@ class LocalFileSystem(FileSystem):
         Only directories whose owner is a process of this host that no longer runs are
         removed; returns how many. Mutations do this once per directory on their own.
         """
-        parent = os.path.realpath(os.fspath(directory))  # noqa: ASYNC240
+        parent = real_path(os.path.abspath(os.fspath(directory)))  # noqa: ASYNC240
         return await to_thread.run_sync(sweep_stage_dirs, parent)
 
     def _read_small(self, key: str, display: str) -> str | None:
@@ -269,16 +296,20 @@ class LocalFileSystem(FileSystem):
     ) -> FsWriteOutcome:
         async with self._locks.hold(target.target_key):
             self._alive("write", target.display_path)
-            return await to_thread.run_sync(
-                partial(self._mutations.write, target, content, expected)
-            )
+            with FramesDropped():
+                return await to_thread.run_sync(
+                    partial(self._mutations.write, target, content, expected)
+                )
 
     async def edit_text(
         self, target: FsTarget, edit: FsEdit, expected: FsVersion | None = None
     ) -> FsEditOutcome:
         async with self._locks.hold(target.target_key):
             self._alive("edit", target.display_path)
-            return await to_thread.run_sync(partial(self._mutations.edit, target, edit, expected))
+            with FramesDropped():
+                return await to_thread.run_sync(
+                    partial(self._mutations.edit, target, edit, expected)
+                )
 
     async def aclose(self) -> None:
         """Refuse every later call with `FS_ABORTED`, and stop streams in progress."""
@@ -291,4 +322,65 @@ class LocalFileSystem(FileSystem):
         a power loss. A read-only file is refused, as for a write."""
         async with self._locks.hold(target.target_key):
             self._alive("delete", target.display_path)
-            return await to_thread.run_sync(partial(self._mutations.delete, target, expected))
+            with FramesDropped():
+                return await to_thread.run_sync(partial(self._mutations.delete, target, expected))
+
+    def walk(
+        self, root: FsTarget, *, descend: Callable[[str], bool] | None = None
+    ) -> AbstractAsyncContextManager[AsyncIterator[list[FsWalkEntry]]]:
+        """``os.scandir`` over descriptors opened without following links; the guards see
+        the kernel's path of the root (see `_local_walk`)."""
+        self._alive("search", root.display_path)
+        return walk(root.target_key, root.display_path, self._guards, descend, lambda: self._closed)
+
+    def native_grep(
+        self, root: FsTarget, query: FsGrepQuery
+    ) -> AbstractAsyncContextManager[AsyncIterator[list[FsGrepHit]]] | None:
+        """ripgrep from the ``ripgrep`` wheel, run in `root` (see `_ripgrep`); None without
+        the binary."""
+        binary = find_rg()
+        self._alive("search", root.display_path)
+        if binary is None:
+            return None
+        found = rg_grep(binary, root.target_key, root.display_path, query, self._guards)
+        return None if found is None else closing(found)
+
+    def native_glob(
+        self, root: FsTarget, query: FsGlobQuery
+    ) -> AbstractAsyncContextManager[AsyncIterator[list[FsWalkEntry]]] | None:
+        """``rg --files`` from the ``ripgrep`` wheel, then one ``lstat`` per file found (see
+        `_ripgrep`); None without the binary."""
+        binary = find_rg()
+        self._alive("search", root.display_path)
+        if binary is None:
+            return None
+        return closing(rg_glob(binary, root.target_key, root.display_path, query, self._guards))
+
+    async def walk_target(self, root: FsTarget, path: str) -> FsTarget:
+        """The root's key and display path joined with `path`: a walk lists real entries
+        without following links, so no `realpath` is needed (a path with ``..`` or an
+        absolute one is resolved as usual)."""
+        parts = path.split("/")
+        if not path or path.startswith("/") or ".." in parts or "" in parts or "\0" in path:
+            return await self.resolve(path, root.display_path)
+        key, display = str(root.target_key), root.display_path
+        return FsTarget(
+            target_key=FsTargetKey(key + path if key.endswith("/") else f"{key}/{path}"),
+            display_path=display + path if display.endswith("/") else f"{display}/{path}",
+        )
+
+    def stream_text_from(
+        self, target: FsTarget, start: int = 0
+    ) -> AbstractAsyncContextManager[FsTextStream]:
+        """`stream_text` from byte `start`, with the opened file's version once it is settled
+        (changed long enough ago that a same-size rewrite could not share its timestamps)."""
+        self._alive("read", target.display_path)
+        return stream_text_from(
+            target.target_key,
+            target.display_path,
+            start,
+            STREAM_CHUNK_SIZE if start == 0 else RESUMED_CHUNK_SIZE,
+            self._versions,
+            self._guards,
+            lambda: self._closed,
+        )

@@ -5,11 +5,11 @@ Synchronous helpers: they run in worker threads unless a caller says otherwise.
 
 from __future__ import annotations
 
-import errno
+import contextlib
 import fcntl
 import os
 import stat as st_mode
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from dsh_fs.fs import FsDirEntry, FsFileType
@@ -18,6 +18,12 @@ from ._local_open import file_type
 from ._oserrors import map_os_errors
 
 __all__ = ["directory_lock", "list_dir", "make_parents"]
+
+_OPEN_DIRECTORY = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
+
+_OPEN_PARENT = getattr(os, "O_PATH", os.O_RDONLY) | os.O_DIRECTORY | os.O_CLOEXEC
+"""A descriptor to create and open names in: O_PATH (Linux) needs no read permission, as
+`mkdir` by path needs none, so a write-only ancestor works as it did."""
 
 
 def list_dir(key: str, display: str) -> list[FsDirEntry]:
@@ -30,33 +36,51 @@ def list_dir(key: str, display: str) -> list[FsDirEntry]:
             except FileNotFoundError:
                 continue  # removed while listing
             kind = FsFileType.SYMLINK if st_mode.S_ISLNK(info.st_mode) else file_type(info.st_mode)
-            entries.append(FsDirEntry(name=entry.name, type=kind, size=info.st_size))
+            entries.append(
+                FsDirEntry(name=entry.name, type=kind, size=info.st_size, mtime_ns=info.st_mtime_ns)
+            )
     entries.sort(key=lambda e: e.name)
     return entries
 
 
-def make_parents(parent: str) -> None:
-    """`os.makedirs(parent, exist_ok=True)` without recursion: `makedirs` recurses once per
-    missing component, so a path of thousands of them was a `RecursionError`, not an errno.
+def make_parents(parent: str, check: Callable[[int, str], None]) -> None:
+    """Create the missing directories of `parent`, each one only where `check` allowed it.
+
+    The deepest existing ancestor is opened by path; below it, each missing component is made
+    with `mkdirat` in the descriptor of the directory above it, after ``check(fd, path)``
+    looked at that descriptor (the caller asks the guards about its kernel path), and is then
+    opened through it. So a directory is only ever created in a directory the guards saw,
+    whatever a racing process swaps meanwhile. A loop, not `os.makedirs`, which recurses once
+    per missing component (a path of thousands of them was a `RecursionError`).
 
     Raises:
-        OSError: a component can't be created, or exists and is not a directory.
+        OSError: a component can't be opened or created, or exists and is not a directory
+            (`NotADirectoryError`).
+        FsError: `check`'s refusal; nothing was created in that directory.
     """
-    pending = [parent]
-    while pending:
-        path = pending[-1]
+    missing: list[str] = []
+    path = parent
+    while True:
         try:
-            os.mkdir(path)
+            fd = os.open(path, _OPEN_PARENT)
+            break
         except FileNotFoundError:
-            above = os.path.dirname(path)
+            above, name = os.path.split(path)
             if above == path:
                 raise
-            pending.append(above)
-            continue
-        except FileExistsError as exc:
-            if not os.path.isdir(path):
-                raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), path) from exc
-        pending.pop()
+            missing.append(name)
+            path = above
+    try:
+        for name in reversed(missing):
+            check(fd, path)
+            # Made meanwhile by another writer: opened (and checked) like one we made.
+            with contextlib.suppress(FileExistsError):
+                os.mkdir(name, dir_fd=fd)
+            child = os.open(name, _OPEN_PARENT, dir_fd=fd)
+            os.close(fd)
+            fd, path = child, os.path.join(path, name)
+    finally:
+        os.close(fd)
 
 
 @contextmanager
@@ -72,7 +96,7 @@ def directory_lock(parent: str) -> Iterator[int]:
         OSError: the directory can't be opened for reading (missing, not a directory,
             permission denied); the caller maps it.
     """
-    fd = os.open(parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    fd = os.open(parent, _OPEN_DIRECTORY)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         yield fd

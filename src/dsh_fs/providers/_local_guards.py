@@ -25,10 +25,15 @@ class LocalGuards:
     `FsError` refuses the operation before it reads a byte or publishes anything.
     """
 
+    confined: bool = False
+    """Whether `may_see` can refuse anything (when False, a search need not compute the
+    canonical paths of what it found)."""
+
     def check_open(self, verb: messages.Verb, display: str, opened: str) -> None:
-        """A regular file was opened to read its content (a read, or an edit's prior file);
-        `opened` is its kernel path. (A write's prior file is asked `may_reveal` instead: a
-        write reads it only to compare versions and to report it.)
+        """A regular file was opened to read its content (a read, or an edit's prior file),
+        or a directory to walk below it; `opened` is its kernel path. (A write's prior file
+        is asked `may_reveal` instead: a write reads it only to compare versions and to
+        report it.)
 
         Raises:
             FsError: refuse to read it (the descriptor is closed by the caller).
@@ -40,6 +45,21 @@ class LocalGuards:
         too, with the resolved path, before it says that a path through a file names nothing."""
         del opened
         return True
+
+    def may_see(self, real: str) -> bool:
+        """Whether a file a search found, at canonical path `real`, may be reported (a
+        searcher that walks by path can be sent elsewhere by a link swapped in mid-walk)."""
+        del real
+        return True
+
+    def check_directory(self, verb: Literal["write", "edit"], display: str, directory: str) -> None:
+        """A write or edit is about to change the directory whose kernel path is `directory`:
+        create a missing parent in it, or (its lock held) sweep staging residue and stage.
+        This comes before any change, so a refused call changes nothing anywhere.
+
+        Raises:
+            FsError: refuse the mutation; nothing was created or removed.
+        """
 
     def check_publish(self, verb: Literal["write", "edit"], display: str, directory: str) -> None:
         """A write or edit is about to publish into the locked directory whose kernel path is

@@ -7,19 +7,21 @@ from __future__ import annotations
 
 import os
 
+from dsh_fs.fs import EncodedText
 from dsh_fs.fs import _messages as messages
 
 from ._local_guards import LocalGuards
 from ._local_open import open_regular
 from ._oserrors import map_os_errors
-from ._text import ChunkDecoder, decode_text
+from ._text import ChunkDecoder, check_text
 
 __all__ = [
     "READ_CHUNK_SIZE",
     "LazyContent",
     "read_bytes_capped",
+    "read_bytes_within",
+    "read_checked_fd",
     "read_fd",
-    "read_text_fd",
     "write_all",
 ]
 
@@ -38,16 +40,23 @@ def read_fd(fd: int, size_hint: int) -> bytes:
         chunks.append(chunk)
 
 
-def read_text_fd(fd: int, size_hint: int, verb: messages.Verb, display: str) -> str:
-    """The rest of the file as strict UTF-8 text, read and checked chunk by chunk."""
+def read_checked_fd(fd: int, verb: messages.Verb, display: str) -> bytearray:
+    """The rest of the file's bytes, checked as text chunk by chunk as they are read.
+
+    One growing buffer (large reallocations move pages, not bytes), so the peak is the file
+    plus a chunk, not the chunks plus their join.
+
+    Raises:
+        FsError: `FS_NOT_TEXT` at the first chunk that is not text.
+    """
     decoder = ChunkDecoder(verb, display)
-    parts: list[str] = []
-    want = min(max(size_hint + 1, 64 * 1024), READ_CHUNK_SIZE)
+    data = bytearray()
     while True:
-        chunk = os.read(fd, want)
-        parts.append(decoder.decode(chunk, not chunk))
+        chunk = os.read(fd, READ_CHUNK_SIZE)
+        decoder.decode(chunk, not chunk)
         if not chunk:
-            return "".join(parts)
+            return data
+        data += chunk
 
 
 class LazyContent:
@@ -57,26 +66,44 @@ class LazyContent:
     def __init__(self, fd: int, size_hint: int) -> None:
         self._fd = fd
         self._size_hint = size_hint
-        self._data: bytes | None = None
+        self._data: bytes | bytearray | None = None
 
-    def __call__(self) -> bytes:
+    def __call__(self) -> bytes | bytearray:
         if self._data is None:
             self._data = read_fd(self._fd, self._size_hint)
         return self._data
 
-    def text(self, verb: messages.Verb, display: str) -> str:
-        """The content as text. Read now, it fails at the first binary or non-UTF-8 chunk:
-        an edit of a 5 GiB sparse file must not load 5 GiB of NULs first."""
-        if self._data is not None:
-            return decode_text(self._data, verb, display)
-        return read_text_fd(self._fd, self._size_hint, verb, display)
+    def checked(self, verb: messages.Verb, display: str) -> bytes | bytearray:
+        """The content, checked as text. Read now, it fails at the first binary or
+        non-UTF-8 chunk: an edit of a 5 GiB sparse file must not load 5 GiB of NULs first.
+
+        Raises:
+            FsError: `FS_NOT_TEXT`.
+        """
+        if self._data is None:
+            self._data = read_checked_fd(self._fd, verb, display)
+        else:
+            check_text(self._data, verb, display)
+        return self._data
 
 
 def read_bytes_capped(key: str, display: str, max_bytes: int, guards: LocalGuards) -> bytes:
     """`read_bytes`: at most `max_bytes`, refusing a larger (or growing) file whole."""
+    data = read_bytes_within(key, display, max_bytes, guards, None)
+    assert data is not None
+    return data
+
+
+def read_bytes_within(
+    key: str, display: str, max_bytes: int, guards: LocalGuards, within: int | None
+) -> bytes | None:
+    """`read_bytes_capped`, or None (nothing read) when the file is larger than `within`:
+    what a caller on the event loop reads at once, leaving larger files to a thread."""
     opened = open_regular(key, "read", display, guards)
     fd = opened.fd
     try:
+        if within is not None and opened.info.st_size > within:
+            return None
         if opened.info.st_size > max_bytes:
             raise messages.too_large("read", display, max_bytes)
         # Ask for one byte more than allowed: a file that grew meanwhile is refused, never
@@ -85,11 +112,15 @@ def read_bytes_capped(key: str, display: str, max_bytes: int, guards: LocalGuard
         left = max_bytes + 1
         with map_os_errors("read", display):
             while left > 0:
-                chunk = os.read(fd, left)
+                # Sized by the file, not the cap: a 1 MiB read buffer for a 1 KiB file costs.
+                want = min(left, max(opened.info.st_size + 1, 4096))
+                chunk = os.read(fd, want)
                 if not chunk:
                     break
                 chunks.append(chunk)
                 left -= len(chunk)
+                if len(chunk) < want:
+                    break  # a short read of a regular file is its end: no read to hear EOF
     finally:
         os.close(fd)
     if left <= 0:
@@ -97,9 +128,11 @@ def read_bytes_capped(key: str, display: str, max_bytes: int, guards: LocalGuard
     return b"".join(chunks)
 
 
-def write_all(fd: int, data: bytes) -> None:
-    """Write all of `data` to `fd` (a `write` may be partial)."""
-    view = memoryview(data)
-    while view:
-        written = os.write(fd, view)
-        view = view[written:]
+def write_all(fd: int, data: bytes | EncodedText) -> None:
+    """Write all of `data` (bytes, or every piece of an encoded text) to `fd` (a `write`
+    may be partial)."""
+    for part in data.parts if isinstance(data, EncodedText) else (data,):
+        view = memoryview(part)
+        while view:
+            written = os.write(fd, view)
+            view = view[written:]

@@ -2,9 +2,11 @@
 steps.
 
 Each runs in one worker thread with the target's in-process lock held, and takes the
-cross-process `flock` of the parent directory. Inside it, everything goes through the locked
-directory's descriptor: open the prior file, check its version, stage, let the guards look,
-publish, fsync. The steps are the methods below, in that order.
+cross-process `flock` of the parent directory (a write first creates missing parents, each
+in a directory the guards saw). Inside it, everything goes through the locked directory's
+descriptor: open the prior file, check its version, let the guards look at the directory
+before anything in it changes, sweep residue, stage, let the guards look again, publish,
+fsync. The steps are the methods below, in that order.
 """
 
 from __future__ import annotations
@@ -15,14 +17,17 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Literal
 
 from dsh_fs.errors import FsError
 from dsh_fs.fs import (
     BEFORE_LIMIT,
     CreateIfAbsent,
+    EncodedText,
     FsDeleteOutcome,
     FsEdit,
     FsEditOutcome,
+    FsEditRequest,
     FsTarget,
     FsVersion,
     FsWriteOutcome,
@@ -31,6 +36,7 @@ from dsh_fs.fs import (
     apply_change,
 )
 from dsh_fs.fs import _messages as messages
+from dsh_fs.fs._edit_encoded import apply_edit_encoded
 
 from ._local_dirs import directory_lock, make_parents
 from ._local_guards import LocalGuards
@@ -38,9 +44,10 @@ from ._local_io import LazyContent
 from ._local_open import Opened, fd_path, open_existing
 from ._local_publish import Staged, publish, writable_in_place
 from ._oserrors import map_os_errors
-from ._staging import sweep_stage_dirs
+from ._realpath import real_path
+from ._staging import sweep_stage_dirs_at
 from ._text import decode_or_none, encode_text
-from ._versions import Published, RecentlyPublished, VersionBook, digest
+from ._versions import Published, RecentlyPublished, VersionBook, digest_parts
 
 __all__ = ["BACKGROUND_DIGEST_BYTES", "LocalMutations"]
 
@@ -58,7 +65,9 @@ class _Prior:
     info: os.stat_result | None
     """Its stat; None when there is no file (a create)."""
     before: str | None = None
-    """Its text, for the outcome (a write may leave it out)."""
+    """Its text, for a write's outcome (which may leave it out)."""
+    content: EncodedText | None = None
+    """Its bytes, checked as text, for an edit."""
 
 
 class LocalMutations:
@@ -85,12 +94,12 @@ class LocalMutations:
         data_digest = _Digest(data, self._hasher)
         parent, name = os.path.split(key)
         with map_os_errors("write", display):
-            make_parents(parent)
+            make_parents(parent, lambda fd, path: self._check_directory("write", display, fd, path))
             with directory_lock(parent) as dir_fd:
                 prior = self._prior_for_write(key, display, dir_fd, expected)
                 published = self._publish("write", display, dir_fd, parent, name, data, prior)
         version = self._versions.remember(published, data_digest.result())
-        self._recent.keep(key, version, data, content)
+        self._recent.keep(key, version, EncodedText((data,), text=content))
         return FsWriteOutcome(
             operation="create" if prior.info is None else "update",
             version=version,
@@ -109,21 +118,20 @@ class LocalMutations:
         ):
             prior = self._prior_for_edit(key, display, dir_fd, expected)
             assert prior.info is not None
-            assert prior.before is not None
-            after, count = apply_change(prior.before, edit, display)
-            data = encode_text(after, "edit", display)
-            data_digest = _Digest(data, self._hasher)
-            published = self._publish("edit", display, dir_fd, parent, name, data, prior)
+            assert prior.content is not None
+            after, count = _edited(prior.content, edit, display)
+            data_digest = _Digest(after, self._hasher)
+            published = self._publish("edit", display, dir_fd, parent, name, after, prior)
         version = self._versions.remember(published, data_digest.result())
-        self._recent.keep(key, version, data, after)
-        return FsEditOutcome(version=version, before=prior.before, after=after, replacements=count)
+        self._recent.keep(key, version, after)
+        return FsEditOutcome(version=version, before=prior.content, after=after, replacements=count)
 
     def delete(self, target: FsTarget, expected: FsVersion | None) -> FsDeleteOutcome:
         """`delete` inside the critical section (see `LocalFileSystem.delete`): the entry the
         path names is removed from its locked directory; a symbolic link is removed itself."""
         display = target.display_path
         # The entry as spelled: its directory's real path, and its own name unresolved.
-        parent = os.path.realpath(os.path.dirname(display))
+        parent = real_path(os.path.dirname(display))
         name = os.path.basename(display)
         gone = messages.delete_gone if expected is not None else _not_found_delete
         with (
@@ -202,10 +210,13 @@ class LocalMutations:
             ours = self._ours(key, opened, content)
             if expected is not None and not self._is_current(expected, opened, content, ours):
                 raise messages.edit_stale(display)
-            before = ours.text if ours is not None else content.text("edit", display)
+            if ours is not None:
+                before = EncodedText((ours.data,), text=ours.known_text)
+            else:
+                before = EncodedText((content.checked("edit", display),))
             self._refuse_read_only(key, dir_fd, "edit", display)
-            # Only the text goes on: a large file's peak memory is text, not text and bytes.
-            return _Prior(opened.info, before)
+            # Only the bytes go on, checked as text: the edit decodes them only if it must.
+            return _Prior(opened.info, content=before)
         finally:
             os.close(opened.fd)
 
@@ -216,16 +227,19 @@ class LocalMutations:
         dir_fd: int,
         parent: str,
         name: str,
-        data: bytes,
+        data: bytes | EncodedText,
         prior: _Prior,
     ) -> os.stat_result:
-        """Sweep dead writers' staging residue once per directory, then publish `data` as
-        `name` with the guards' last look at the locked directory."""
+        """Let the guards look at the locked directory before anything in it changes, sweep
+        dead writers' staging residue once per directory (through its descriptor), then
+        publish `data` as `name` with the guards' last look at it."""
+        assert verb in ("write", "edit")
+        self._check_directory(verb, display, dir_fd, parent)
         if parent not in self._swept:
             if len(self._swept) >= _SWEPT_DIRECTORIES:
                 self._swept.clear()
             self._swept.add(parent)
-            sweep_stage_dirs(parent)
+            sweep_stage_dirs_at(dir_fd)
 
         def check() -> None:
             assert verb in ("write", "edit")
@@ -234,6 +248,13 @@ class LocalMutations:
 
         staged = Staged(data=data, prior=prior.info, new_file_mode=self._new_file_mode)
         return publish(dir_fd, name, staged, display, check)
+
+    def _check_directory(
+        self, verb: Literal["write", "edit"], display: str, dir_fd: int, path: str
+    ) -> None:
+        """The guards' look at a directory the mutation is about to change, on the kernel's
+        path of its open descriptor (not a path that could be swapped)."""
+        self._guards.check_directory(verb, display, fd_path(dir_fd, path))
 
     def _ours(self, key: str, opened: Opened, content: LazyContent) -> Published | None:
         """What this provider published last at `key`, if the file still holds exactly that."""
@@ -281,18 +302,38 @@ def _not_found_delete(display: str) -> FsError:
     return messages.not_found("delete", display)
 
 
+def _edited(before: EncodedText, edit: FsEdit, display: str) -> tuple[EncodedText, int]:
+    """`edit` applied to `before`: a literal replacement on its bytes when that is the same
+    edit (the result is views of them), anything else on its text (which also raises the
+    match errors, with their diagnosis).
+
+    Raises:
+        FsError: `FS_EDIT_NOT_FOUND`, `FS_AMBIGUOUS_EDIT`, `FS_NOT_TEXT` (a replacement
+            with no UTF-8 form).
+    """
+    if isinstance(edit, FsEditRequest):
+        data = before.parts[0] if len(before.parts) == 1 else before.to_bytes()
+        assert not isinstance(data, memoryview)
+        edited = apply_edit_encoded(data, edit)
+        if edited is not None:
+            return edited
+    text, count = apply_change(before.text, edit, display)
+    return EncodedText((encode_text(text, "edit", display),), text=text), count
+
+
 class _Digest:
     """The digest of content being published; above `BACKGROUND_DIGEST_BYTES` it is computed
     by the provider's helper thread while the publication waits on the disk (hashlib
     releases the GIL; a pool's submit costs far less than a thread start). Below that a
     thread costs about what it saves, so small content is hashed inline."""
 
-    def __init__(self, data: bytes, helper: ThreadPoolExecutor) -> None:
+    def __init__(self, data: bytes | EncodedText, helper: ThreadPoolExecutor) -> None:
         self._value: bytes | Future[bytes]
-        if len(data) <= BACKGROUND_DIGEST_BYTES:
-            self._value = digest(data)
+        parts = data.parts if isinstance(data, EncodedText) else (data,)
+        if sum(len(part) for part in parts) <= BACKGROUND_DIGEST_BYTES:
+            self._value = digest_parts(parts)
         else:
-            self._value = helper.submit(digest, data)
+            self._value = helper.submit(digest_parts, parts)
 
     def result(self) -> bytes:
         """The sha256 digest (waits for the helper thread)."""

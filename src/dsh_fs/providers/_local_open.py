@@ -15,6 +15,7 @@ from dsh_fs.fs import _messages as messages
 
 from ._local_guards import LocalGuards
 from ._oserrors import map_os_errors
+from ._realpath import real_path
 
 __all__ = [
     "OPEN_READ",
@@ -39,7 +40,8 @@ class Opened:
     info: os.stat_result
     """Its `fstat`: the authority on what was opened."""
     path: str
-    """The kernel's path of the opened file (`fd_path`), for the guards."""
+    """The kernel's path of the opened file (`fd_path`), for the guards (just the key when
+    the guards confine nothing and the open is not a write's)."""
 
 
 def file_type(mode: int) -> FsFileType:
@@ -67,7 +69,7 @@ def fd_path(fd: int, fallback: str) -> str:
     try:
         return os.readlink(f"/proc/self/fd/{fd}")
     except OSError:
-        return os.path.realpath(fallback)
+        return real_path(os.path.abspath(fallback))
 
 
 def open_regular(
@@ -98,7 +100,8 @@ def open_regular(
             info = os.fstat(fd)
         if not st_mode.S_ISREG(info.st_mode):
             raise messages.not_regular_file(verb, display)
-        opened = fd_path(fd, key)
+        # The kernel's path is for guards that can refuse something; others never look.
+        opened = fd_path(fd, key) if guards.confined or verb == "write" else key
         if verb != "write":
             guards.check_open(verb, display, opened)
     except BaseException:

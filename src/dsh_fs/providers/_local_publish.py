@@ -13,6 +13,7 @@ import stat as st_mode
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from dsh_fs.fs import EncodedText
 from dsh_fs.fs import _messages as messages
 
 from ._local_io import write_all
@@ -30,8 +31,8 @@ _STAGED = "content"
 class Staged:
     """What a publication needs to know about the content and the file it replaces."""
 
-    data: bytes
-    """The bytes to publish."""
+    data: bytes | EncodedText
+    """The bytes to publish (an encoded text's pieces, in order)."""
     prior: os.stat_result | None
     """The replaced file's stat (its mode and owner are kept); None for a new file."""
     new_file_mode: int

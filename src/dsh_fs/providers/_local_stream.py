@@ -74,15 +74,21 @@ class TextChunks:
         info: os.stat_result,
         versions: VersionBook,
         provider_closed: Callable[[], bool],
+        start: int = 0,
     ) -> None:
         self._fd = fd
         self._display = display
         self._buffer = bytearray(chunk_size + 3)  # room for a carried partial character
-        self._offset = 0
+        self._offset = start
         self._info = info
         self._versions = versions
         self._provider_closed = provider_closed
-        self._hash = hashlib.sha256() if versions.wants_digest(info) else None
+        whole = start == 0 and versions.wants_digest(info)
+        self._hash = hashlib.sha256() if whole else None
+        self.text_offset = start
+        """File offset of the first byte of the text `__anext__` returned last."""
+        self.unchanged_at_end: bool | None = None
+        """At the end of the file: whether it still had the stat it was opened with."""
         # An unfinished character's bytes, moved to the buffer's start for the next read.
         # `codecs.utf_8_decode` on the buffer itself: an incremental decoder would first copy
         # each chunk onto its leftover.
@@ -144,6 +150,7 @@ class TextChunks:
 
     def _decode(self, count: int) -> str:
         carry, end = self._carry, self._carry + count
+        self.text_offset = self._offset - carry
         self._offset += count
         if self._buffer.find(0, carry, end) != -1:
             self._done = True
@@ -160,6 +167,7 @@ class TextChunks:
         self._buffer[: self._carry] = self._buffer[used:end]
         if final:
             self._done = True
-            if self._hash is not None and unchanged(self._fd, self._info):
+            self.unchanged_at_end = unchanged(self._fd, self._info)
+            if self._hash is not None and self.unchanged_at_end:
                 self._versions.remember(self._info, self._hash.digest())
         return text

@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import errno
 import os
-from collections.abc import Iterator
-from contextlib import contextmanager
+from types import TracebackType
 
 from dsh_fs.errors import FsError
 from dsh_fs.fs import _messages as messages
 
-__all__ = ["map_os_errors", "not_a_directory", "os_error"]
+__all__ = ["FramesDropped", "map_os_errors", "not_a_directory", "os_error", "without_frames"]
 
 _NOT_REGULAR = frozenset({errno.EISDIR, errno.ENXIO, errno.ENODEV})
 """`open` on a directory for writing, a socket, or a device without a driver."""
@@ -67,13 +66,62 @@ def not_a_directory(verb: messages.Verb, path: str) -> FsError:
     return messages.parent_not_directory(path)
 
 
-@contextmanager
-def map_os_errors(verb: messages.Verb, path: str) -> Iterator[None]:
-    """Turn an `OSError` raised in the block into its `FsError` (``raise … from exc``).
+class map_os_errors:
+    """``with map_os_errors(verb, path):`` turns an `OSError` raised in the block into its
+    `FsError` (``raise … from exc``); `FsError`s raised in the block pass through unchanged.
 
-    `FsError`s raised in the block pass through unchanged.
+    A class, not a generator-based context manager: it wraps every system call of a read,
+    and a small read makes three of them.
     """
-    try:
-        yield
-    except OSError as exc:
-        raise os_error(exc, verb, path) from exc
+
+    __slots__ = ("_path", "_verb")
+
+    def __init__(self, verb: messages.Verb, path: str) -> None:
+        self._verb: messages.Verb = verb
+        self._path = path
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        if isinstance(exc, OSError):
+            raise os_error(exc, self._verb, self._path) from exc
+
+
+def without_frames(error: FsError) -> FsError:
+    """`error` with no traceback along its cause chain, to raise across a thread boundary.
+
+    An expected failure needs no frames, and keeping them keeps their locals: a missed edit
+    of a large file held its whole text (in the critical section's frames) until the cyclic
+    garbage collector ran, one copy per failure.
+    """
+    seen: BaseException | None = error
+    while seen is not None:
+        seen.__traceback__ = None
+        seen = seen.__cause__ or seen.__context__
+    return error
+
+
+class FramesDropped:
+    """``with FramesDropped():`` around a call into a worker thread: an `FsError` leaving the
+    block carries no frames (`without_frames`). A class, not a generator context manager,
+    whose own frame would hold the error."""
+
+    __slots__ = ()
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        if isinstance(exc, FsError):
+            without_frames(exc)

@@ -7,9 +7,9 @@ the inner local provider, which re-checks the parent directory right before publ
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from typing import Literal, TypeAlias, get_args
+from typing import Literal, TypeAlias, TypeVar, get_args
 
 from dsh_fs.errors import FsError
 from dsh_fs.fs import (
@@ -19,10 +19,15 @@ from dsh_fs.fs import (
     FsDirEntry,
     FsEdit,
     FsEditOutcome,
+    FsGlobQuery,
+    FsGrepHit,
+    FsGrepQuery,
     FsInfo,
     FsPathInfo,
     FsTarget,
+    FsTextStream,
     FsVersion,
+    FsWalkEntry,
     FsWriteOutcome,
     WriteGuard,
 )
@@ -30,6 +35,7 @@ from dsh_fs.fs import _messages as messages
 
 from ._local import LocalFileSystem
 from ._local_guards import LocalGuards
+from ._oserrors import map_os_errors
 from ._sandbox_paths import canonical, canonical_root, within_any
 from ._text import check_usable_path
 
@@ -40,6 +46,8 @@ SandboxMode: TypeAlias = Literal["read-only", "workspace-write", "full-access"]
 
 _MODES: tuple[str, ...] = get_args(SandboxMode)
 
+_T = TypeVar("_T")
+
 
 class _Fence(LocalGuards):
     """The sandbox's rules, as path checks before a call and as the guards the inner local
@@ -49,6 +57,7 @@ class _Fence(LocalGuards):
         self.roots = roots
         self.mode: SandboxMode = mode
         self.confine_reads = confine_reads
+        self.confined = confine_reads
 
     def deny(self, verb: messages.Verb, path: str, reason: str) -> FsError:
         return messages.sandbox_denied(verb, path, reason, self.mode)
@@ -71,11 +80,17 @@ class _Fence(LocalGuards):
     def may_reveal(self, opened: str) -> bool:
         return self.readable(opened)
 
-    def check_publish(self, verb: Literal["write", "edit"], display: str, directory: str) -> None:
+    def may_see(self, real: str) -> bool:
+        return self.readable(real)
+
+    def check_directory(self, verb: Literal["write", "edit"], display: str, directory: str) -> None:
         if self.mode == "read-only":
             raise self.deny(verb, display, "the sandbox is read-only")
         if not self.writable(directory):
             raise self.deny(verb, display, "outside the sandbox")
+
+    def check_publish(self, verb: Literal["write", "edit"], display: str, directory: str) -> None:
+        self.check_directory(verb, display, directory)
 
     def check_delete(self, display: str, directory: str) -> None:
         if self.mode == "read-only":
@@ -108,21 +123,23 @@ class SandboxFileSystem(FileSystem):
     - a symlink inside a root that points outside is outside; one outside that points inside
       is inside;
     - ``~`` is an ordinary name (as in `LocalFileSystem`): ``~/x`` is inside the first root;
+    - a path that needs more symbolic links than the kernel follows in one lookup (40: a
+      loop, a long chain) lands nowhere: `FS_NOT_FOUND`, too many levels of symbolic links;
     - an empty or NUL-bearing path is `FS_NOT_FOUND` (the local provider's message), never
       an exception of another kind;
     - each primitive re-checks its target when called (a target resolved earlier may have
       been swapped for a link since);
     - then the inner provider applies this fence as its `LocalGuards` to what the kernel
-      says it opened (before reading a byte) and to the locked directory it publishes into
-      (right before the rename or link), so a path swapped for a link to the outside between
-      the check and the system call is refused, and a write's outcome never carries the
-      prior text of a file outside the readable area.
+      says it opened (before reading a byte) and to every directory a mutation changes
+      (before a missing parent is created in it, before residue is swept or a copy staged
+      in it, and again right before the rename or link), so a path swapped for a link to the
+      outside between the check and the system call is refused with nothing changed
+      anywhere, and a write's outcome never carries the prior text of a file outside the
+      readable area.
 
     Residual risks (see SECURITY.md), against other local processes racing the provider; a
     model choosing hostile paths through the tools has none of these powers:
 
-    - a write creates missing parent directories before its publication check: a racing
-      swap can make those (empty) directories appear outside;
     - a hard link inside a root to an outside inode is inside by path: reading it shows the
       outside file's content. Writing through it does not modify the outside file: the
       atomic replace publishes a new inode under the inside name and breaks the link;
@@ -193,17 +210,17 @@ class SandboxFileSystem(FileSystem):
         return self._inner
 
     def _check_read(self, target: FsTarget, verb: messages.Verb = "read") -> None:
-        if not self._fence.readable(canonical(target.target_key)):
+        if not self._fence.readable(_canonical(target.target_key, verb, target.display_path)):
             raise self._fence.deny(verb, target.display_path, "outside the sandbox")
 
     def _check_write(self, target: FsTarget, verb: Literal["write", "edit", "delete"]) -> None:
         if self._fence.mode == "read-only":
             raise self._fence.deny(verb, target.display_path, "the sandbox is read-only")
-        if not self._fence.writable(canonical(target.target_key)):
+        if not self._fence.writable(_canonical(target.target_key, verb, target.display_path)):
             raise self._fence.deny(verb, target.display_path, "outside the sandbox")
 
     def _check_any(self, target: FsTarget) -> None:
-        real = canonical(target.target_key)
+        real = _canonical(target.target_key, "access", target.display_path)
         if not (self._fence.readable(real) or self._fence.writable(real)):
             raise self._fence.deny("access", target.display_path, "outside the sandbox")
 
@@ -249,7 +266,11 @@ class SandboxFileSystem(FileSystem):
         # final component is the link itself, so only its parent is followed.
         display = (await self._inner.resolve(path, base)).display_path
         head, name = os.path.split(display)
-        real = os.path.join(canonical(head), name) if name else canonical(display)
+        real = (
+            os.path.join(_canonical(head, "read", display), name)
+            if name
+            else _canonical(display, "read", display)
+        )
         if not self._fence.readable(real):
             raise self._fence.deny("read", display, "outside the sandbox")
         return await self._inner.lstat(path, base)
@@ -299,12 +320,69 @@ class SandboxFileSystem(FileSystem):
         """Close the inner provider."""
         await self._inner.aclose()
 
+    def stream_text_from(
+        self, target: FsTarget, start: int = 0
+    ) -> AbstractAsyncContextManager[FsTextStream]:
+        """The local `stream_text_from`, confined (checked when the block is entered)."""
+        return self._stream_text_from(target, start)
+
+    @asynccontextmanager
+    async def _stream_text_from(self, target: FsTarget, start: int) -> AsyncIterator[FsTextStream]:
+        self._check_read(target)
+        async with self._inner.stream_text_from(target, start) as stream:
+            yield stream
+
     async def delete(self, target: FsTarget, expected: FsVersion | None = None) -> FsDeleteOutcome:
         """The local `delete`, fenced by the mode and confined like a read (its version check
         reads the file); the inner provider re-checks the directory it removes from."""
         self._check_write(target, "delete")
         self._check_read(target, "delete")
         return await self._inner.delete(target, expected)
+
+    def walk(
+        self, root: FsTarget, *, descend: Callable[[str], bool] | None = None
+    ) -> AbstractAsyncContextManager[AsyncIterator[list[FsWalkEntry]]]:
+        """The local walk, its root confined once (checked when the block is entered): the
+        walk never follows a link and lists only directories whose kernel path lies below
+        that root, so nothing outside it is ever listed."""
+        return self._fenced(root, self._inner.walk(root, descend=descend))
+
+    async def walk_target(self, root: FsTarget, path: str) -> FsTarget:
+        """The local answer; every primitive given the target checks it against the fence
+        as usual."""
+        return await self._inner.walk_target(root, path)
+
+    def native_grep(
+        self, root: FsTarget, query: FsGrepQuery
+    ) -> AbstractAsyncContextManager[AsyncIterator[list[FsGrepHit]]] | None:
+        """The local ripgrep search, its root confined; every file it reports is re-checked
+        against the fence."""
+        inner = self._inner.native_grep(root, query)
+        return None if inner is None else self._fenced(root, inner)
+
+    def native_glob(
+        self, root: FsTarget, query: FsGlobQuery
+    ) -> AbstractAsyncContextManager[AsyncIterator[list[FsWalkEntry]]] | None:
+        """The local ripgrep file finder, its root confined; every file it reports is
+        re-checked against the fence."""
+        inner = self._inner.native_glob(root, query)
+        return None if inner is None else self._fenced(root, inner)
+
+    @asynccontextmanager
+    async def _fenced(
+        self, root: FsTarget, inner: AbstractAsyncContextManager[_T]
+    ) -> AsyncIterator[_T]:
+        self._check_read(root)
+        async with inner as batches:
+            yield batches
+
+
+def _canonical(path: str, verb: messages.Verb, display: str) -> str:
+    """`canonical`, a path no operation could land on refused as the kernel refuses it: too
+    many links (`FS_NOT_FOUND`, too many levels of symbolic links) or too long
+    (`FS_IO_ERROR`, file name too long)."""
+    with map_os_errors(verb, display):
+        return canonical(path)
 
 
 def _check_usable(path: str, cwd: str | None) -> None:

@@ -8,8 +8,11 @@ cased spelling of a root is outside (the fence fails closed).
 
 from __future__ import annotations
 
+import errno
 import os
 from collections.abc import Sequence
+
+from ._realpath import real_path
 
 __all__ = ["canonical", "canonical_root", "is_within", "within_any"]
 
@@ -23,7 +26,15 @@ def canonical_root(root: str | os.PathLike[str]) -> str:
     text = os.fspath(root)
     if not text or "\0" in text:
         raise ValueError(f"sandbox root {text!r} is not a usable path")
-    real = os.path.realpath(os.path.abspath(text))
+    try:
+        real = real_path(os.path.abspath(text), strict=True)
+    except OSError as exc:
+        reason = (
+            "file name too long"
+            if exc.errno == errno.ENAMETOOLONG
+            else "too many levels of symbolic links"
+        )
+        raise ValueError(f"sandbox root {text!r}: {reason}") from exc
     if not os.path.isdir(real):
         what = "is not a directory" if os.path.lexists(real) else "does not exist"
         raise ValueError(f"sandbox root {text!r} {what}")
@@ -36,8 +47,13 @@ def canonical(path: str) -> str:
     A missing tail is kept as spelled (``..`` after a missing component is then taken
     lexically, where the kernel would fail with ENOENT), so the result is where an
     operation would land if it succeeded. `path` must be absolute.
+
+    Raises:
+        OSError: ELOOP when resolving it needs more links than the kernel follows (a loop, or
+            a long chain), ENAMETOOLONG when it is longer than the kernel accepts: no
+            operation could land anywhere, and no answer is guessed.
     """
-    return os.path.realpath(path)
+    return real_path(path, strict=True)
 
 
 def is_within(path: str, root: str) -> bool:

@@ -14,13 +14,20 @@ import contextlib
 import hashlib
 import os
 import secrets
-import shutil
 import socket
 
-__all__ = ["STAGE_PREFIX", "new_stage_dir", "new_stage_dir_at", "sweep_stage_dirs"]
+__all__ = [
+    "STAGE_PREFIX",
+    "new_stage_dir",
+    "new_stage_dir_at",
+    "sweep_stage_dirs",
+    "sweep_stage_dirs_at",
+]
 
 STAGE_PREFIX = ".dsh-fs-stage-"
 """Prefix of every staging directory."""
+
+_OPEN_DIRECTORY = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
 
 _HOST = hashlib.blake2b(socket.gethostname().encode(), digest_size=4).hexdigest()
 
@@ -39,7 +46,7 @@ def new_stage_dir_at(dir_fd: int) -> str:
 
 def new_stage_dir(parent: str) -> str:
     """Create a fresh staging directory (mode 0700) in `parent` and return its path."""
-    fd = os.open(parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    fd = os.open(parent, _OPEN_DIRECTORY)
     try:
         return os.path.join(parent, new_stage_dir_at(fd))
     finally:
@@ -47,23 +54,59 @@ def new_stage_dir(parent: str) -> str:
 
 
 def sweep_stage_dirs(parent: str) -> int:
-    """Remove the staging directories in `parent` whose owner process is gone.
-
-    Returns how many were removed. Safe to run concurrently with writers and other sweepers:
-    a live owner's directory is never touched, and losing a race to remove residue is fine.
-    """
+    """Remove the staging directories in `parent` whose owner process is gone (see
+    `sweep_stage_dirs_at`); returns how many. A `parent` that can't be opened has none."""
     try:
-        names = [name for name in os.listdir(parent) if name.startswith(STAGE_PREFIX)]
+        fd = os.open(parent, _OPEN_DIRECTORY)
     except OSError:
         return 0
-    removed = 0
-    for name in names:
-        if _owner_is_gone(name):
-            path = os.path.join(parent, name)
+    try:
+        return sweep_stage_dirs_at(fd)
+    finally:
+        os.close(fd)
+
+
+def sweep_stage_dirs_at(dir_fd: int) -> int:
+    """Remove the staging directories in the open directory `dir_fd` whose owner is gone.
+
+    Returns how many were removed. Every step is relative to a descriptor and follows no
+    link: the residue is listed through `dir_fd`, each residue directory opened from it with
+    ``O_NOFOLLOW`` and emptied through its own descriptor, so nothing outside the directory
+    the caller opened (and checked) is ever listed or removed, whatever is swapped meanwhile.
+    Only what a staging directory holds is removed: files and links (never followed), not
+    subdirectories, which we never make. Safe to run concurrently with writers and other
+    sweepers: a live owner's directory is never touched, and losing a race is fine.
+    """
+    try:
+        with os.scandir(dir_fd) as entries:
+            names = [
+                entry.name
+                for entry in entries
+                if entry.name.startswith(STAGE_PREFIX) and entry.is_dir(follow_symlinks=False)
+            ]
+    except OSError:
+        return 0
+    return sum(1 for name in names if _owner_is_gone(name) and _remove_stage_dir(dir_fd, name))
+
+
+def _remove_stage_dir(dir_fd: int, name: str) -> bool:
+    """Empty and remove the staging directory `name` in `dir_fd`; False if it resisted."""
+    try:
+        fd = os.open(name, _OPEN_DIRECTORY | os.O_NOFOLLOW, dir_fd=dir_fd)
+    except OSError:
+        return False
+    try:
+        with os.scandir(fd) as entries:
+            inside = [entry.name for entry in entries if not entry.is_dir(follow_symlinks=False)]
+        for entry in inside:
             with contextlib.suppress(OSError):
-                shutil.rmtree(path)
-                removed += 1
-    return removed
+                os.unlink(entry, dir_fd=fd)
+        os.rmdir(name, dir_fd=dir_fd)
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+    return True
 
 
 def _owner_is_gone(name: str) -> bool:

@@ -9,7 +9,15 @@ import codecs
 
 from dsh_fs.fs import _messages as messages
 
-__all__ = ["ChunkDecoder", "check_usable_path", "decode_or_none", "decode_text", "encode_text"]
+__all__ = [
+    "CHECK_SLICE",
+    "ChunkDecoder",
+    "check_text",
+    "check_usable_path",
+    "decode_or_none",
+    "decode_text",
+    "encode_text",
+]
 
 
 def check_usable_path(path: str) -> None:
@@ -44,7 +52,32 @@ def decode_text(data: bytes, verb: messages.Verb, display: str) -> str:
         raise messages.invalid_utf8(verb, display) from exc
 
 
-def decode_or_none(data: bytes) -> str | None:
+CHECK_SLICE = 1024 * 1024
+"""Bytes `check_text` decodes at a time (each slice's text is dropped at once)."""
+
+
+def check_text(data: bytes | bytearray, verb: messages.Verb, display: str) -> None:
+    """Check that `data` is text, as `decode_text` would, without holding its `str`.
+
+    Raises:
+        FsError: `FS_NOT_TEXT` (``binary file`` or ``invalid UTF-8 text``).
+    """
+    if b"\0" in data:
+        raise messages.binary_file(verb, display)
+    if data.isascii():
+        return
+    view = memoryview(data)
+    pos, size = 0, len(data)
+    try:
+        while pos < size:
+            end = pos + CHECK_SLICE
+            _, used = codecs.utf_8_decode(view[pos:end], "strict", end >= size)
+            pos += used
+    except UnicodeDecodeError as exc:
+        raise messages.invalid_utf8(verb, display) from exc
+
+
+def decode_or_none(data: bytes | bytearray) -> str | None:
     """`data` as text, or None when it is not text (a write's `before` of a binary file)."""
     if b"\0" in data:
         return None
@@ -79,6 +112,11 @@ class ChunkDecoder:
         self._decoder = codecs.getincrementaldecoder("utf-8")("strict")
         self._verb: messages.Verb = verb
         self._display = display
+
+    @property
+    def pending(self) -> int:
+        """How many bytes of an unfinished character the decoder holds."""
+        return len(self._decoder.getstate()[0])
 
     def decode(self, data: bytes, final: bool = False) -> str:
         """The text of `data` (plus any character completed by it); `final` at EOF.

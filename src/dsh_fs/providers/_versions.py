@@ -26,10 +26,10 @@ import sys
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from dsh_fs.fs import FsVersion
+from dsh_fs.fs import EncodedText, FsVersion
 
 __all__ = [
     "DIGEST_LIMIT",
@@ -40,6 +40,7 @@ __all__ = [
     "RecentlyPublished",
     "VersionBook",
     "digest",
+    "digest_parts",
 ]
 
 DIGEST_LIMIT = 4 * 1024 * 1024
@@ -62,6 +63,14 @@ def digest(data: bytes | bytearray | memoryview) -> bytes:
     return hashlib.sha256(data).digest()
 
 
+def digest_parts(parts: Iterable[bytes | bytearray | memoryview]) -> bytes:
+    """`digest` of the concatenation of `parts`, without concatenating them."""
+    hasher = hashlib.sha256()
+    for part in parts:
+        hasher.update(part)
+    return hasher.digest()
+
+
 @dataclass(frozen=True, slots=True)
 class ContentDigest:
     """What the provider knows of the content at one version."""
@@ -81,11 +90,15 @@ class VersionBook:
         timestamp_granularity_ns: Resolution of the filesystem's timestamps. Versions
             truncate mtime and ctime to it; use it for a filesystem that reports finer
             timestamps than it keeps (and in tests, to fake a coarse one).
+        clock: The wall clock in nanoseconds since the epoch (what racy is measured by).
     """
 
-    def __init__(self, timestamp_granularity_ns: int = 1) -> None:
+    def __init__(
+        self, timestamp_granularity_ns: int = 1, clock: Callable[[], int] = time.time_ns
+    ) -> None:
         if timestamp_granularity_ns < 1:
             raise ValueError("timestamp_granularity_ns must be at least 1")
+        self._clock = clock
         self._tick = timestamp_granularity_ns
         self._racy_window = max(RACY_WINDOW_NS, 2 * timestamp_granularity_ns)
         self._seen: OrderedDict[FsVersion, ContentDigest] = OrderedDict()
@@ -100,7 +113,7 @@ class VersionBook:
     def is_racy(self, info: os.stat_result) -> bool:
         """Whether a version observed now could hide a later rewrite in the same tick."""
         changed = max(info.st_mtime_ns, info.st_ctime_ns)
-        return time.time_ns() - changed < self._racy_window
+        return self._clock() - changed < self._racy_window
 
     def wants_digest(self, info: os.stat_result) -> bool:
         """Whether a whole read of this file should fingerprint what it reads."""
@@ -123,7 +136,10 @@ class VersionBook:
             return self._seen.get(version)
 
     def is_current(
-        self, expected: FsVersion, info: os.stat_result, content: Callable[[], bytes]
+        self,
+        expected: FsVersion,
+        info: os.stat_result,
+        content: Callable[[], bytes | bytearray],
     ) -> bool:
         """Whether the file (stat `info`, bytes from `content()`) is still at `expected`.
 
@@ -146,8 +162,13 @@ class Published:
     """The version the publication returned."""
     data: bytes
     """The bytes written."""
-    text: str
-    """The same content as text."""
+    known_text: str | None
+    """The same content as text, when the publisher had it (a write; an edit has bytes)."""
+
+    @property
+    def text(self) -> str:
+        """The content as text (decoded now unless known: the bytes are valid UTF-8)."""
+        return self.known_text if self.known_text is not None else self.data.decode("utf-8")
 
 
 class RecentlyPublished:
@@ -159,7 +180,7 @@ class RecentlyPublished:
     agent loop), a byte compare proves it unchanged, far cheaper, and the text is at hand.
 
     Args:
-        budget: Most bytes kept, counting the encoded content and its `str`.
+        budget: Most bytes kept, counting the encoded content and its `str` when known.
     """
 
     def __init__(self, budget: int = RECENT_BUDGET) -> None:
@@ -168,19 +189,24 @@ class RecentlyPublished:
         self._used = 0
         self._lock = threading.Lock()  # mutations run in worker threads
 
-    def keep(self, key: str, version: FsVersion, data: bytes, text: str) -> None:
-        """Remember that `key` now holds `data` (`text`) at `version`; too big is forgotten."""
-        cost = len(data) + sys.getsizeof(text)
+    def keep(self, key: str, version: FsVersion, content: EncodedText) -> None:
+        """Remember that `key` now holds `content` at `version`; too big is forgotten."""
+        text = content.decoded
+        cost = content.size + (sys.getsizeof(text) if text is not None else 0)
+        fits = cost <= self._budget // 4 and content.size <= DIGEST_LIMIT
+        published = Published(version, content.to_bytes(), text) if fits else None
         with self._lock:
             self._drop(key)
-            if cost > self._budget // 4 or len(data) > DIGEST_LIMIT:
+            if published is None:
                 return
-            self._entries[key] = (Published(version, data, text), cost)
+            self._entries[key] = (published, cost)
             self._used += cost
             while self._used > self._budget:
                 self._drop(next(iter(self._entries)))
 
-    def match(self, key: str, version: FsVersion, content: Callable[[], bytes]) -> Published | None:
+    def match(
+        self, key: str, version: FsVersion, content: Callable[[], bytes | bytearray]
+    ) -> Published | None:
         """What was published at `key`, if the file is at that `version` with those bytes.
 
         `content` is called only when a publication at `version` is remembered.

@@ -1,5 +1,5 @@
-"""The tools layer: `read`, `write` and `edit` (SPEC §6), and the internal `insert`, `patch`
-and `delete` the vendor dialect adapters call.
+"""The tools layer: `read`, `write` and `edit` (SPEC §6), `glob`, `grep`, `list` (§8.1),
+and the internal `insert`, `patch` and `delete` the vendor dialect adapters call.
 
 Argument checks and schemas, read windowing, rendering, remedies, and the executors that
 call the context's `fs` service and dispatch the fs/* events. It sits on the provider
@@ -12,9 +12,15 @@ checking are internal.
 """
 
 from ._dialects import DeleteTool, DeleteValue, DialectToolsPlugin, InsertTool, PatchTool
+from ._discovery import DiscoveryPlugin
 from ._edit import EditTool
+from ._glob import GlobTool
+from ._grep import GrepTool
+from ._list import ListTool
 from ._plugin import FsToolsPlugin
 from ._read import ReadTool
+from ._search_values import GlobValue, GrepMatch, GrepValue, ListEntry, ListValue
+from ._searching import DiscoveryConfig
 from ._values import EditValue, ReadValue, WriteValue
 from ._write import WriteTool
 
@@ -22,10 +28,20 @@ __all__ = [
     "DeleteTool",
     "DeleteValue",
     "DialectToolsPlugin",
+    "DiscoveryConfig",
+    "DiscoveryPlugin",
     "EditTool",
     "EditValue",
     "FsToolsPlugin",
+    "GlobTool",
+    "GlobValue",
+    "GrepMatch",
+    "GrepTool",
+    "GrepValue",
     "InsertTool",
+    "ListEntry",
+    "ListTool",
+    "ListValue",
     "PatchTool",
     "ReadTool",
     "ReadValue",

@@ -89,8 +89,8 @@ class EditTool(FsTool[EditArguments, EditValue]):
         observe(context, execution, target, Present(outcome.version))
         return EditValue(
             path=target.display_path,
-            before=outcome.before,
-            after=outcome.after,
+            before=outcome.lazy_before,
+            after=outcome.lazy_after,
             replacements=outcome.replacements,
             replace_all=args.replace_all,
         )

@@ -18,6 +18,10 @@ class FsToolsPlugin(Plugin[None]):
 
     name = "fs-tools"
 
+    def __init__(self, names: tuple[str, ...] = ("read", "write", "edit")) -> None:
+        self.names = names
+        """The tools registered."""
+
     def apply(self, scope: PluginScope, config: None) -> None:
         """Register the tools and their prompt sections (ids ``tools:<name>``)."""
         for tool, prompt in (
@@ -25,5 +29,7 @@ class FsToolsPlugin(Plugin[None]):
             (_write.WriteTool(), _write.PROMPT),
             (_edit.EditTool(), _edit.PROMPT),
         ):
+            if tool.name not in self.names:
+                continue
             scope.register_tool(tool)
             scope.add_prompt_section(PromptSection(id=f"tools:{tool.name}", text=prompt))

@@ -5,8 +5,7 @@ A large file's read reports its progress in bytes when the call has a progress r
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
-from contextlib import AbstractAsyncContextManager
+from collections.abc import Mapping
 from typing import Any
 
 from dsh_fs.errors import FsError, FsErrorCode
@@ -14,7 +13,6 @@ from dsh_fs.fs import FS, Absent, FsFileType, Present
 from dsh_fs.fs import _messages as messages
 from dsh_fs.runtime import (
     Context,
-    ProgressReporter,
     ToolAnnotations,
     ToolArgumentError,
     ToolExecution,
@@ -22,6 +20,8 @@ from dsh_fs.runtime import (
 
 from ._arguments import Param, ReadArguments, js_number, non_blank, positive_integer
 from ._base import FsTool, observe, session_cwd
+from ._line_index import LineIndexes
+from ._paging import scan_window
 from ._render import render_read
 from ._values import ReadValue
 from ._window import MAX_LINE_CHARS, MAX_LINES, LineWindow
@@ -50,22 +50,6 @@ PROMPT = (
 """The tool's guidance section (SPEC §6, verbatim)."""
 
 
-async def _stream_reporting(
-    stream: AbstractAsyncContextManager[AsyncIterator[str]],
-    window: LineWindow,
-    size: int,
-    progress: ProgressReporter,
-) -> None:
-    """Feed `window` from `stream`, reporting the UTF-8 bytes consumed of `size` after each
-    chunk (an estimate the file's `stat` bounds: a file may change while it is read)."""
-    done = 0
-    async with stream as chunks:
-        async for chunk in chunks:
-            window.feed(chunk)
-            done += len(chunk) if chunk.isascii() else len(chunk.encode())
-            await progress(min(done, size), size)
-
-
 class ReadTool(FsTool[ReadArguments, ReadValue]):
     """`read(file_path, offset=1, limit=2000)`."""
 
@@ -81,6 +65,12 @@ class ReadTool(FsTool[ReadArguments, ReadValue]):
         Param(name="offset", type="number"),
         Param(name="limit", type="number"),
     )
+
+    def __init__(self, line_indexes: LineIndexes | None = None) -> None:
+        """`line_indexes`: where this tool keeps the line indexes of large files it scanned
+        (one per workspace); a fresh one by default."""
+        super().__init__()
+        self._line_indexes = line_indexes if line_indexes is not None else LineIndexes()
 
     def parse_values(self, raw: Mapping[str, Any]) -> ReadArguments:
         """`file_path` not blank; `offset` and `limit` whole numbers of at least 1, `limit` at
@@ -115,16 +105,14 @@ class ReadTool(FsTool[ReadArguments, ReadValue]):
         if info.type is not FsFileType.FILE:
             # Never opened: a FIFO or a device must not block the call.
             raise messages.not_regular_file("read", path)
-        window = LineWindow(args.offset, args.limit)
         if info.size <= WHOLE_READ_BYTES:
+            window = LineWindow(args.offset, args.limit)
             window.feed(await fs.read_text(target))
-        elif execution.progress is None:
-            async with fs.stream_text(target) as chunks:
-                async for chunk in chunks:
-                    window.feed(chunk)
+            result = window.finish()
         else:
-            await _stream_reporting(fs.stream_text(target), window, info.size, execution.progress)
-        result = window.finish()
+            result = await scan_window(
+                fs, target, info, args.offset, args.limit, self._line_indexes, execution.progress
+            )
         if result.out_of_range:
             raise FsError(
                 FsErrorCode.NOT_FOUND,

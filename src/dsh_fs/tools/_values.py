@@ -9,7 +9,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from dsh_fs.fs import EncodedText
+
 __all__ = ["EditValue", "ReadValue", "WriteValue"]
+
+TextLike = str | EncodedText
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -70,20 +74,49 @@ class WriteValue:
         }
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
 class EditValue:
-    """A successful edit."""
+    """A successful edit (immutable).
+
+    `before` and `after` may be given as `EncodedText` (what the provider handed over):
+    they are decoded on first access, so a caller that only needs the rendered sentence
+    never holds a large file's text as `str`.
+    """
+
+    __slots__ = ("_after", "_before", "path", "replace_all", "replacements")
 
     path: str
     """The display path."""
-    before: str
-    """The text before the edit."""
-    after: str
-    """The text after the edit."""
-    replacements: int = 1
+    replacements: int
     """How many occurrences were replaced."""
-    replace_all: bool = False
+    replace_all: bool
     """Whether the call asked for every occurrence (this changes the rendered sentence)."""
+    _before: TextLike
+    _after: TextLike
+
+    def __init__(
+        self,
+        *,
+        path: str,
+        before: TextLike,
+        after: TextLike,
+        replacements: int = 1,
+        replace_all: bool = False,
+    ) -> None:
+        object.__setattr__(self, "path", path)
+        object.__setattr__(self, "_before", before)
+        object.__setattr__(self, "_after", after)
+        object.__setattr__(self, "replacements", replacements)
+        object.__setattr__(self, "replace_all", replace_all)
+
+    @property
+    def before(self) -> str:
+        """The text before the edit."""
+        return self._before if isinstance(self._before, str) else self._before.text
+
+    @property
+    def after(self) -> str:
+        """The text after the edit."""
+        return self._after if isinstance(self._after, str) else self._after.text
 
     def to_json(self) -> dict[str, Any]:
         """``{path, before, after, replacements, replace_all}``."""
@@ -94,3 +127,22 @@ class EditValue:
             "replacements": self.replacements,
             "replace_all": self.replace_all,
         }
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"EditValue is immutable (cannot set {name!r})")
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, EditValue):
+            return NotImplemented
+        return self._fields() == other._fields()
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return (
+            f"EditValue(path={self.path!r}, before={self._before!r}, after={self._after!r}, "
+            f"replacements={self.replacements!r}, replace_all={self.replace_all!r})"
+        )
+
+    def _fields(self) -> tuple[object, ...]:
+        return (self.path, self.before, self.after, self.replacements, self.replace_all)

@@ -14,6 +14,8 @@ line 1's text as the model would type it, and the edit tool keeps it untouched a
 
 from __future__ import annotations
 
+import bisect
+import itertools
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -65,6 +67,7 @@ class LineWindow:
     __slots__ = (
         "_bytes",
         "_capped",
+        "_count_past_window",
         "_done",
         "_limit",
         "_line",
@@ -110,6 +113,48 @@ class LineWindow:
         self._piece: list[str] = []
         self._piece_len = 0
         self._overflow = False
+        self._count_past_window = True
+
+    @classmethod
+    def resumed(
+        cls,
+        offset: int,
+        limit: int,
+        line: int,
+        *,
+        max_line_chars: int = MAX_LINE_CHARS,
+        max_bytes: int = MAX_BYTES,
+    ) -> LineWindow:
+        """A window fed text from inside a file: its first character belongs to line `line`.
+
+        `line` is at most `offset`; when equal, the text must start at that line's first
+        character. No byte order mark is looked for (only a file's first byte can be one).
+        Once `done`, it stops counting lines: `finish` it with the total from an index.
+        """
+        if line > offset:
+            raise ValueError("a resumed window starts at or before its first line")
+        window = cls(offset, limit, max_line_chars=max_line_chars, max_bytes=max_bytes)
+        window._line = line
+        window._started = True
+        # Its total comes from an index: counting the rest of the chunk would be wasted.
+        window._count_past_window = False
+        return window
+
+    @property
+    def line(self) -> int:
+        """Number of the line the next character fed belongs to (not kept up to date past
+        the window by a resumed window)."""
+        return self._line
+
+    @property
+    def at_line_start(self) -> bool:
+        """Whether the next character fed starts its line."""
+        return not self._tail_open
+
+    @property
+    def done(self) -> bool:
+        """No further line will be kept: only the total line count could still change."""
+        return self._done
 
     def feed(self, chunk: str) -> None:
         """Take the next chunk of text."""
@@ -121,43 +166,148 @@ class LineWindow:
                 chunk = chunk[1:]
                 if not chunk:
                     return
-        newlines = chunk.count("\n")
         self._tail_open = chunk[-1] != "\n"
-        if self._done or self._line + newlines < self._offset:
-            self._line += newlines
-        else:
-            self._feed_window(chunk, newlines)
+        if self._done:
+            self._line += chunk.count("\n")
+            return
+        newlines = None
+        if self._line < self._offset:
+            newlines = chunk.count("\n")
+            if self._line + newlines < self._offset:
+                self._line += newlines
+                return
+        self._feed_window(chunk, newlines)
 
-    def finish(self) -> Window:
-        """The window over everything fed so far (the text is complete)."""
-        if self._tail_open and not self._done and self._line >= self._offset:
-            self._complete_line()
+    def finish(self, total_lines: int | None = None) -> Window:
+        """The window over everything fed so far: the text is complete, or `total_lines`
+        (known from an earlier full scan) is given and the window is `done`."""
+        if total_lines is None:
+            if self._tail_open and not self._done and self._line >= self._offset:
+                self._complete_line()
+            total_lines = self._line - 1 + self._tail_open
+        elif not self._done:
+            raise ValueError("a window cut short must be done")
         return Window(
             offset=self._offset,
             lines=tuple(self._lines),
-            total_lines=self._line - 1 + self._tail_open,
+            total_lines=total_lines,
             output_capped=self._capped,
         )
 
-    def _feed_window(self, chunk: str, newlines: int) -> None:
+    def _feed_window(self, chunk: str, newlines: int | None) -> None:
+        """Keep the window's lines from `chunk` (`newlines`: its count of ``\n``, when the
+        caller had to count them)."""
         pos = 0
-        line = self._line
+        first = line = self._line
         if line < self._offset:
+            assert newlines is not None
             pos = _skip_lines(chunk, self._offset - line, len(chunk) // newlines)
             line = self._offset
-        while True:
+        if self._piece or self._overflow:
+            # The line begun in an earlier chunk ends in this one, or continues past it.
             end = chunk.find("\n", pos)
             if end == -1:
                 self._keep(chunk, pos, len(chunk))
-                break
+                self._line = line
+                return
             self._keep(chunk, pos, end)
             self._complete_line()
             line += 1
             pos = end + 1
-            if self._done:
-                line += chunk.count("\n", pos)
-                break
+        if not self._done:
+            pos, whole = self._keep_whole_lines(chunk, pos)
+            line += whole
+        if not self._done:
+            self._keep(chunk, pos, len(chunk))
+        elif newlines is not None:
+            line = first + newlines
+        elif self._count_past_window:
+            line += chunk.count("\n", pos)
         self._line = line
+
+    def _keep_whole_lines(self, chunk: str, pos: int) -> tuple[int, int]:
+        """Keep the lines that end inside `chunk` from `pos` on, until a cap; returns where
+        it stopped and how many newlines it passed.
+
+        Runs of short lines without a CR (the usual text) are split and sized in C, a run
+        at a time; any other line goes through `_keep_lines`, one by one.
+        """
+        passed = 0
+        short = self._max_line_chars // 2  # can't exceed the limit even in UTF-16 units
+        while not self._done:
+            # Kept lines cost at least a byte a character, plus a separator each: the last
+            # line that can fit ends with a newline before this (unless it is truncated).
+            stop = chunk.rfind("\n", pos, pos + self._max_bytes - self._bytes + 1)
+            if stop == -1:
+                moved, count = self._keep_lines(chunk, pos, 1)
+                if count == 0:
+                    break
+                pos, passed = moved, passed + count
+                continue
+            run = chunk[pos:stop]
+            parts = run.split("\n", self._limit - len(self._lines))
+            if len(parts) > self._limit - len(self._lines):
+                parts.pop()
+            if "\r" in run or max(map(len, parts)) > short:
+                moved, count = self._keep_lines(chunk, pos, len(parts))
+                pos, passed = moved, passed + count
+                continue
+            kept = self._keep_run(run, parts)
+            pos += sum(map(len, parts[:kept])) + kept
+            passed += kept
+        return pos, passed
+
+    def _keep_run(self, run: str, parts: list[str]) -> int:
+        """Keep the first of `parts` (short lines without a CR, split from `run`) that fit
+        the byte cap; returns how many."""
+        if run.isascii():
+            sizes = list(map(len, parts))
+        else:
+            sizes = list(map(len, run.encode("utf-8").split(b"\n", len(parts))[: len(parts)]))
+        ends = list(itertools.accumulate(size + 1 for size in sizes))  # each with a separator
+        first = 1 if self._lines else 0  # the first line kept pays no separator
+        kept = bisect.bisect_right(ends, self._max_bytes - self._bytes + 1 - first)
+        if kept:
+            self._lines.extend(parts[:kept])
+            self._bytes += ends[kept - 1] - 1 + first
+        if kept < len(parts):
+            self._capped = self._done = True
+        elif len(self._lines) == self._limit:
+            self._done = True
+        return kept
+
+    def _keep_lines(self, chunk: str, pos: int, most: int) -> tuple[int, int]:
+        """Keep up to `most` lines that end inside `chunk` from `pos` on, one by one, until
+        a cap; returns where it stopped and how many newlines it passed."""
+        lines = self._lines
+        limit = self._limit
+        room = self._max_bytes - self._bytes
+        passed = 0
+        find = chunk.find
+        while passed < most:
+            end = find("\n", pos)
+            if end == -1:
+                break
+            text = chunk[pos:end]
+            if text.endswith("\r"):
+                text = text[:-1]
+            if len(text) > self._max_line_chars // 2:
+                text = self._truncated(text, False)
+            size = len(text) if text.isascii() else len(text.encode("utf-8"))
+            if lines:
+                size += 1
+            if size > room:
+                self._capped = self._done = True
+                break
+            room -= size
+            lines.append(text)
+            passed += 1
+            pos = end + 1
+            if len(lines) == limit:
+                self._done = True
+                break
+        self._bytes = self._max_bytes - room
+        return pos, passed
 
     def _keep(self, chunk: str, start: int, end: int) -> None:
         if self._overflow or start == end:

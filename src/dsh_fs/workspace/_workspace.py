@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeAlias
 
@@ -17,18 +18,34 @@ from dsh_fs.runtime import (
     ToolExecution,
     ToolResult,
 )
-from dsh_fs.tools import DialectToolsPlugin, FsToolsPlugin
+from dsh_fs.tools import DialectToolsPlugin, DiscoveryConfig, DiscoveryPlugin, FsToolsPlugin
 
 if TYPE_CHECKING:
     from dsh_fs.providers import SandboxMode
 
-__all__ = ["Session", "Workspace"]
+__all__ = ["ALL_TOOLS", "Session", "Workspace"]
 
 StrPath: TypeAlias = "str | os.PathLike[str]"
 
+ALL_TOOLS: tuple[str, ...] = ("read", "write", "edit", "glob", "grep", "list")
+"""Every tool a workspace can offer, in the order it offers them (all by default)."""
+
+_FILE_TOOLS = ("read", "write", "edit")
+_DISCOVERY_TOOLS = ("glob", "grep", "list")
+
+
+def _chosen(tools: Iterable[str]) -> tuple[str, ...]:
+    chosen = tuple(tools) if not isinstance(tools, str) else tuple(tools.split(","))
+    unknown = [name for name in chosen if name not in ALL_TOOLS]
+    if unknown:
+        raise ValueError(
+            f"unknown tool(s) {', '.join(map(repr, unknown))}; choose from {ALL_TOOLS}"
+        )
+    return tuple(name for name in ALL_TOOLS if name in chosen)
+
 
 class Workspace:
-    """One filesystem with the three tools and (by default) the observation policy.
+    """One filesystem with the file tools and (by default) the observation policy.
 
     Args:
         fs: The provider; the workspace owns it and closes it in `aclose`.
@@ -36,6 +53,13 @@ class Workspace:
             None leaves them to the provider's default base.
         policy: Apply the `fs-observation-policy` (default). Without it the tools are
             unconstrained: any file can be overwritten or edited without a read.
+        tools: The tools to offer, among `ALL_TOOLS` (default: all six, ``read``,
+            ``write``, ``edit``, ``glob``, ``grep``, ``list``); a comma-separated string
+            works too.
+        discovery: How glob and grep search (time budget, native searcher or not).
+
+    Raises:
+        ValueError: an unknown tool name.
 
     Build one per workspace, open a `session()` per agent conversation, and call tools
     through the session. The lower-level pieces stay reachable: `context` (services,
@@ -44,7 +68,16 @@ class Workspace:
 
     __slots__ = ("_closed", "_disposers", "context", "cwd", "fs")
 
-    def __init__(self, fs: FileSystem, *, cwd: StrPath | None = None, policy: bool = True) -> None:
+    def __init__(
+        self,
+        fs: FileSystem,
+        *,
+        cwd: StrPath | None = None,
+        policy: bool = True,
+        tools: Iterable[str] = ALL_TOOLS,
+        discovery: DiscoveryConfig | None = None,
+    ) -> None:
+        chosen = _chosen(tools)
         self.fs = fs
         """The provider behind the `fs` service."""
         self.cwd = os.fspath(cwd) if cwd is not None else None
@@ -53,19 +86,32 @@ class Workspace:
         """The runtime context: `FS` service, the tools plugin and the policy plugin."""
         self._closed = False
         self._disposers: list[Dispose] = [self.context.provide(FS, fs)]
-        self._disposers.append(self.context.use(FsToolsPlugin(), None).dispose)
+        file_tools = tuple(name for name in chosen if name in _FILE_TOOLS)
+        if file_tools:
+            self._disposers.append(self.context.use(FsToolsPlugin(file_tools), None).dispose)
+        found_tools = tuple(name for name in chosen if name in _DISCOVERY_TOOLS)
+        if found_tools:
+            plugin = DiscoveryPlugin(found_tools)
+            self._disposers.append(self.context.use(plugin, discovery).dispose)
         self._disposers.append(self.context.use(DialectToolsPlugin(), None).dispose)
         if policy:
             self._disposers.append(self.context.use(ObservationPolicy(), None).dispose)
 
     @classmethod
-    def local(cls, cwd: StrPath | None = None, *, policy: bool = True) -> Workspace:
+    def local(
+        cls,
+        cwd: StrPath | None = None,
+        *,
+        policy: bool = True,
+        tools: Iterable[str] = ALL_TOOLS,
+        discovery: DiscoveryConfig | None = None,
+    ) -> Workspace:
         """The host filesystem, relative paths resolved against `cwd` (default: the
-        process's working directory)."""
+        process's working directory). `tools` and `discovery` as for the constructor."""
         from dsh_fs.providers import LocalFileSystem
 
         fs = LocalFileSystem(cwd)
-        return cls(fs, cwd=fs.base, policy=policy)
+        return cls(fs, cwd=fs.base, policy=policy, tools=tools, discovery=discovery)
 
     @classmethod
     def sandbox(
@@ -75,11 +121,14 @@ class Workspace:
         mode: SandboxMode = "workspace-write",
         policy: bool = True,
         confine_reads: bool = True,
+        tools: Iterable[str] = ALL_TOOLS,
+        discovery: DiscoveryConfig | None = None,
     ) -> Workspace:
         """Local folders behind a fence (`SandboxFileSystem`); relative paths resolve against
         `root`. Mutations follow `mode`: ``read-only`` (none), ``workspace-write`` (inside
         the roots) or ``full-access`` (anywhere); reads stay inside the roots unless
-        `confine_reads` is False. A refusal is `FS_SANDBOX_DENIED`.
+        `confine_reads` is False. A refusal is `FS_SANDBOX_DENIED`. `tools` and
+        `discovery` as for the constructor.
 
         Raises:
             ValueError: A root does not exist or is not a directory, or the mode is unknown.
@@ -87,14 +136,23 @@ class Workspace:
         from dsh_fs.providers import SandboxFileSystem
 
         fs = SandboxFileSystem([root, *more_roots], mode=mode, confine_reads=confine_reads)
-        return cls(fs, cwd=fs.roots[0], policy=policy)
+        return cls(fs, cwd=fs.roots[0], policy=policy, tools=tools, discovery=discovery)
 
     @classmethod
-    def remote(cls, url: str, *, policy: bool = True, **storage_options: Any) -> Workspace:
+    def remote(
+        cls,
+        url: str,
+        *,
+        policy: bool = True,
+        tools: Iterable[str] = ALL_TOOLS,
+        discovery: DiscoveryConfig | None = None,
+        **storage_options: Any,
+    ) -> Workspace:
         """Any fsspec storage under the root `url` (``s3://bucket/prefix``,
         ``memory://name``, ``sftp://host/dir``, …) through `FsspecFileSystem`;
         `storage_options` go to fsspec (credentials, ``endpoint_url``, …). Display paths are
-        URLs under the root; ``/a.py`` means the root's ``a.py``.
+        URLs under the root; ``/a.py`` means the root's ``a.py``. `tools` and `discovery` as
+        for the constructor.
 
         Raises:
             ValueError, ImportError: From fsspec: an unknown protocol, or its backend
@@ -104,7 +162,7 @@ class Workspace:
         from dsh_fs.providers import FsspecFileSystem
 
         fs = FsspecFileSystem.from_url(url, **storage_options)
-        return cls(fs, cwd=fs.root, policy=policy)
+        return cls(fs, cwd=fs.root, policy=policy, tools=tools, discovery=discovery)
 
     def session(self, *, cwd: StrPath | None = None, id: str | None = None) -> Session:
         """A new agent session: its own observations, and its own working directory.

@@ -1,0 +1,172 @@
+"""One discovery workload, one implementation, in a fresh process:
+``python -m bench._discovery_child SPEC``.
+
+Prints one JSON object: per-iteration times (seconds), the peak RSS growth (KiB) from just
+before the first call, and what was found (matches, files; requests for S3).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from dsh_fs import Workspace
+from dsh_fs.fs import FsGlobQuery, FsGrepQuery
+from dsh_fs.providers._ripgrep import _glob_argv, _grep_argv, find_rg
+from dsh_fs.tools import DiscoveryConfig
+
+Spec = dict[str, Any]
+
+
+def _rss_kib() -> int:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+
+def _rg(argv: list[str], root: str) -> bytes:
+    done = subprocess.run(argv, cwd=root, capture_output=True, check=False)
+    if done.returncode not in (0, 1):
+        raise SystemExit(done.stderr.decode())
+    return done.stdout
+
+
+async def _timed(repeats: int, step: Callable[[], Awaitable[int]]) -> tuple[list[float], int]:
+    found = await step()  # warm-up: imports, page cache
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        found = await step()
+        times.append(time.perf_counter() - start)
+    return times, found
+
+
+async def run(spec: Spec) -> dict[str, Any]:
+    """Run the workload `spec` describes and return its measurements."""
+    workload, impl, root = spec["workload"], spec["impl"], spec["root"]
+    binary = find_rg()
+    assert binary is not None, "the ripgrep wheel is not installed"
+    config = DiscoveryConfig(native=spec.get("native", True), time_budget=600)
+    extra: dict[str, Any] = {}
+    if workload == "s3-grep":
+        return await _s3_grep(spec)
+    ws = Workspace.local(root, discovery=config)
+    session = ws.session()
+    before = _rss_kib()
+
+    if workload == "grep":
+        pattern = spec["pattern"]
+        if impl == "dsh-fs":
+
+            async def step() -> int:
+                result = await session.call("grep", {"pattern": pattern})
+                assert not result.is_error, result.text
+                return int(result.value["total"]) if result.value else 0
+        else:
+            argv = _grep_argv(binary, FsGrepQuery(pattern=pattern))
+
+            async def step() -> int:
+                return _rg(argv, root).count(b"\n")
+
+    elif workload == "glob":
+        if impl == "dsh-fs":
+
+            async def step() -> int:
+                result = await session.call("glob", {"pattern": "**/*.py"})
+                assert not result.is_error, result.text
+                return int(result.value["total"]) if result.value else 0
+        else:
+            argv = _glob_argv(binary, FsGlobQuery(pattern="**/*.py"))
+            if impl == "baseline":  # the plain listing, in no order
+                argv.remove("--sort=modified")
+
+            async def step() -> int:
+                return _rg(argv, root).count(b"\0")
+
+    elif workload == "list":
+        if impl == "dsh-fs":
+
+            async def step() -> int:
+                result = await session.call("list", {})
+                assert not result.is_error, result.text
+                return int(result.value["total"]) if result.value else 0
+        else:
+
+            async def step() -> int:
+                with os.scandir(root) as scan:
+                    entries = sorted(
+                        (entry.name, entry.stat(follow_symlinks=False).st_size) for entry in scan
+                    )
+                return len(entries)
+
+    else:
+        raise SystemExit(f"unknown workload {workload!r}")
+
+    times, found = await _timed(spec["repeats"], step)
+    await ws.aclose()
+    return {"times": times, "rss_kib": _rss_kib() - before, "found": found, **extra}
+
+
+async def _s3_grep(spec: Spec) -> dict[str, Any]:
+    """grep of a 2,000-object prefix on moto's S3 server (loopback), counting requests."""
+    from tests.s3_server import S3Server
+
+    server = S3Server()
+    server.start()
+    try:
+        assert server._server is not None
+        app = server._server.app
+        counted = {"requests": 0}
+
+        def counting(environ: dict[str, Any], start_response: Any) -> Any:
+            counted["requests"] += 1
+            return app(environ, start_response)
+
+        server._server.app = counting
+        bucket = server.new_bucket()
+        client = server.client()
+        sources = sorted(Path(spec["root"], "packages").rglob("*.py"))[:1999]
+        for path in sources:
+            key = f"repo/{path.relative_to(spec['root'])}"
+            client.put_object(Bucket=bucket, Key=key, Body=path.read_bytes())
+        client.put_object(Bucket=bucket, Key="repo/special/rare.txt", Body=b"XYZZY_RARE_TOKEN\n")
+        config = DiscoveryConfig(time_budget=600)
+        options = server.storage_options()
+        async with Workspace.remote(f"s3://{bucket}/repo", discovery=config, **options) as ws:
+            session = ws.session()
+            before = _rss_kib()
+            per_call: list[int] = []
+
+            async def step() -> int:
+                start = counted["requests"]
+                result = await session.call("grep", {"pattern": "XYZZY_RARE_TOKEN"})
+                assert not result.is_error, result.text
+                per_call.append(counted["requests"] - start)
+                return int(result.value["total"]) if result.value else 0
+
+            times, found = await _timed(spec["repeats"], step)
+        return {
+            "times": times,
+            "rss_kib": _rss_kib() - before,
+            "found": found,
+            "requests": per_call[-1],
+            "objects": len(sources) + 1,
+        }
+    finally:
+        server.stop()
+
+
+def main() -> None:
+    spec = json.loads(sys.argv[1])
+    print(json.dumps(anyio.run(run, spec)))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,188 @@
+"""Discovery benchmarks (issue #11): glob, grep and list against ripgrep itself, same run.
+
+Each workload runs in fresh processes (`bench._discovery_child`), dsh-fs and its baseline
+alternating, on a generated monorepo-like tree (`bench._monorepo`), warm cache. The baseline
+is the ``rg`` binary of the ``ripgrep`` wheel run directly with the flags dsh-fs gives it,
+its output read whole by the parent. Run alone with ``python -m bench --discovery``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from bench._monorepo import RARE, REGEX, ensure_flat, ensure_monorepo
+
+__all__ = ["DiscoveryRow", "discovery_rows", "render_discovery"]
+
+ROOT = Path(__file__).resolve().parent.parent
+RSS_LIMIT_KIB = 64 * 1024
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DiscoveryRow:
+    """One line of the discovery table."""
+
+    workload: str
+    ours: dict[str, Any]
+    baseline: dict[str, Any] | None
+    target: str
+    ratio_limit: float | None = None
+    """The target as a ratio of the medians (None: no ratio target)."""
+    seconds_limit: float | None = None
+    """The target as an absolute median time."""
+    note: str = ""
+
+
+def _child(spec: dict[str, Any]) -> dict[str, Any]:
+    out = subprocess.run(
+        [sys.executable, "-m", "bench._discovery_child", json.dumps(spec)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    if out.returncode != 0:
+        raise SystemExit(f"discovery workload {spec} failed:\n{out.stderr}")
+    result: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
+    return result
+
+
+def _pair(
+    spec: dict[str, Any], rounds: int, impls: tuple[str, ...] = ("dsh-fs", "baseline")
+) -> list[dict[str, Any]]:
+    pooled: list[dict[str, Any]] = [{"times": [], "rss_kib": 0} for _ in impls]
+    for _ in range(rounds):
+        for impl, into in zip(impls, pooled, strict=True):
+            result = _child({**spec, "impl": impl})
+            into["times"].extend(result["times"])
+            into["rss_kib"] = max(into["rss_kib"], result["rss_kib"])
+            for key in ("requests", "found"):
+                if key in result:
+                    into[key] = result[key]
+    return pooled
+
+
+def discovery_rows(quick: bool = False) -> list[DiscoveryRow]:
+    """Run every discovery workload and return its rows (printing each as it lands)."""
+    tree = str(ensure_monorepo())
+    flat = str(ensure_flat())
+    repeats, rounds = (2, 2) if quick else (3, 3)
+    rows: list[DiscoveryRow] = []
+
+    def add(row: DiscoveryRow) -> None:
+        rows.append(row)
+        print(render_discovery([row]).splitlines()[-1], flush=True)
+
+    grep = {"workload": "grep", "root": tree, "repeats": repeats}
+    ours, base = _pair({**grep, "pattern": RARE}, rounds)
+    add(
+        DiscoveryRow(
+            workload="grep rare literal, local (rg)",
+            ours=ours,
+            baseline=base,
+            target="≤ 1.3× rg",
+            ratio_limit=1.3,
+            note=f"{ours.get('found')} matches",
+        )
+    )
+    ours, base = _pair({**grep, "pattern": REGEX}, rounds)
+    add(
+        DiscoveryRow(
+            workload="grep regex, local (rg)",
+            ours=ours,
+            baseline=base,
+            target="≤ 1.3× rg",
+            ratio_limit=1.3,
+            note=f"{ours.get('found')} matches",
+        )
+    )
+    ours, base = _pair({**grep, "pattern": RARE, "native": False}, rounds)
+    add(
+        DiscoveryRow(
+            workload="grep rare literal, pure-Python engine (forced)",
+            ours=ours,
+            baseline=base,
+            target="≤ 4× rg",
+            ratio_limit=4.0,
+            note=f"{ours.get('found')} matches",
+        )
+    )
+    glob = {"workload": "glob", "root": tree, "repeats": repeats}
+    ours, base, in_order = _pair(glob, rounds, ("dsh-fs", "baseline", "baseline-sorted"))
+    in_order_time = statistics.median(in_order["times"])
+    add(
+        DiscoveryRow(
+            workload="glob **/*.py, local (rg)",
+            ours=ours,
+            baseline=base,
+            target="≤ 1.3× rg --files --glob",
+            ratio_limit=1.3,
+            note=f"{ours.get('found')} files; "
+            f"{statistics.median(ours['times']) / in_order_time:.2f}× `rg --files "
+            f"--sort=modified` ({_time(in_order_time)}), which orders as glob does",
+        )
+    )
+    ours, base = _pair({"workload": "list", "root": flat, "repeats": repeats * 2}, rounds)
+    add(
+        DiscoveryRow(
+            workload="list a 100,000-entry directory",
+            ours=ours,
+            baseline=base,
+            target="≤ 300 ms",
+            seconds_limit=0.3,
+            note="baseline: os.scandir + lstat, sorted",
+        )
+    )
+    s3 = _child({"workload": "s3-grep", "root": tree, "repeats": repeats, "impl": "dsh-fs"})
+    add(
+        DiscoveryRow(
+            workload="grep on S3 (moto on loopback), 2,000 objects",
+            ours=s3,
+            baseline=None,
+            target="report",
+            note=f"{s3['requests']} requests per grep ({s3['objects']} objects), "
+            f"{s3.get('found')} match(es)",
+        )
+    )
+    return rows
+
+
+def _time(seconds: float) -> str:
+    if seconds >= 1:
+        return f"{seconds:.2f} s"
+    return f"{seconds * 1e3:.1f} ms"
+
+
+def render_discovery(rows: list[DiscoveryRow]) -> str:
+    """The discovery table: medians, ratio, peak RSS growth, target and whether it is met."""
+    head = (
+        "| workload | dsh-fs median | baseline median | ratio | peak RSS growth "
+        "(dsh-fs / baseline) | target | met | note |\n|---|---|---|---|---|---|---|---|\n"
+    )
+    lines = []
+    for row in rows:
+        ours = statistics.median(row.ours["times"])
+        base = statistics.median(row.baseline["times"]) if row.baseline else None
+        ratio = ours / base if base else None
+        met: list[bool] = []
+        if row.ratio_limit is not None and ratio is not None:
+            met.append(ratio <= row.ratio_limit)
+        if row.seconds_limit is not None:
+            met.append(ours <= row.seconds_limit)
+        rss = row.ours["rss_kib"]
+        met.append(rss <= RSS_LIMIT_KIB)
+        base_rss = f"{row.baseline['rss_kib'] / 1024:.1f}" if row.baseline else "–"
+        lines.append(
+            f"| {row.workload} | {_time(ours)} | {_time(base) if base else '–'} | "
+            f"{f'{ratio:.2f}×' if ratio else '–'} | {rss / 1024:.1f} / {base_rss} MiB | "
+            f"{row.target}, RSS ≤ 64 MiB | {'yes' if all(met) else 'NO'} | {row.note} |"
+        )
+    return head + "\n".join(lines) + "\n"

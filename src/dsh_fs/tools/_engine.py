@@ -1,0 +1,207 @@
+"""The pure-Python search engine: grep and glob over any provider, through `walk` and reads.
+
+It is what runs wherever the provider has no searcher of its own (fsspec stores, a local
+disk without the ``rg`` binary), and it decides exactly what ripgrep decides by default
+(`FsGrepQuery`, `FsGlobQuery`), so both engines give the same results. Files are read by a
+few concurrent workers (object stores answer one request at a time per file); a file is
+read whole up to `WHOLE_READ` bytes, streamed beyond.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import anyio
+from anyio.streams.memory import MemoryObjectReceiveStream
+
+from dsh_fs.errors import FsError, FsErrorCode
+from dsh_fs.fs import (
+    VCS_DIRECTORIES,
+    FileSystem,
+    FsFileType,
+    FsGrepQuery,
+    FsTarget,
+    FsWalkEntry,
+)
+
+from ._collect import MatchCollector, PathCollector
+from ._globs import PathGlob
+from ._ignore import IGNORE_FILES, IgnoreRules, is_hidden
+from ._lines import LineScanner
+
+__all__ = ["WHOLE_READ", "WORKERS", "glob_tree", "grep_file", "grep_tree"]
+
+WORKERS = 8
+"""Files read at once."""
+
+WHOLE_READ = 1 << 20
+"""Files up to this size are read with one `read_bytes`; larger ones are streamed."""
+
+PARCEL = 16
+"""Files handed to a worker at once (a hand-over costs more than a small local read)."""
+
+IGNORE_FILE_BYTES = 1 << 20
+"""An ignore file larger than this is not read."""
+
+
+async def glob_tree(fs: FileSystem, root: FsTarget, glob: PathGlob, found: PathCollector) -> None:
+    """Every regular file below `root` whose relative path `glob` matches, into `found`.
+
+    Hidden and ignored files count; version-control directories and links do not.
+    """
+
+    def descend(path: str) -> bool:
+        return path.rpartition("/")[2] not in VCS_DIRECTORIES
+
+    async with fs.walk(root, descend=descend) as batches:
+        async for batch in batches:
+            for entry in batch:
+                if (
+                    entry.type is FsFileType.FILE
+                    and entry.name not in VCS_DIRECTORIES
+                    and glob.matches_file(entry.path)
+                ):
+                    found.add(entry.path, entry.mtime_ns or 0)
+
+
+async def grep_file(
+    fs: FileSystem, target: FsTarget, size: int, regex: Any, line_bytes: int, keep: int
+) -> LineScanner | None:
+    """The matching lines of one file; None when it is binary (a NUL byte), or not text
+    that can be streamed (invalid UTF-8 in a file over `WHOLE_READ` bytes).
+
+    Raises:
+        FsError: the read's errors (`FS_NOT_FOUND`, `FS_PERMISSION_DENIED`, …).
+    """
+    scanner = LineScanner(regex, line_bytes, keep)
+    if size <= WHOLE_READ:
+        try:
+            data = await fs.read_bytes(target, WHOLE_READ)
+        except FsError as error:
+            if error.code is not FsErrorCode.TOO_LARGE:
+                raise
+        else:
+            if b"\0" in data:
+                return None
+            scanner.feed(data)
+            scanner.finish()
+            return scanner
+    try:
+        async with fs.stream_text(target) as chunks:
+            async for chunk in chunks:
+                scanner.feed(chunk.encode("utf-8", "surrogatepass"))
+    except FsError as error:
+        if error.code is FsErrorCode.NOT_TEXT:
+            return None
+        raise
+    scanner.finish()
+    return scanner
+
+
+async def grep_tree(
+    fs: FileSystem,
+    root: FsTarget,
+    query: FsGrepQuery,
+    regex: Any,
+    include: re.Pattern[str] | None,
+    found: MatchCollector,
+) -> None:
+    """Search every file below `root` that ripgrep would search (see `FsGrepQuery`)."""
+    rules = IgnoreRules()
+    rules.set_ancestors(await _ancestor_rules(fs, root))
+
+    def descend(path: str) -> bool:
+        return not is_hidden(path.rpartition("/")[2]) and not rules.ignored(path, True)
+
+    send, receive = anyio.create_memory_object_stream[list[tuple[str, int]]](WORKERS)
+
+    async def worker(parcels: MemoryObjectReceiveStream[list[tuple[str, int]]]) -> None:
+        async with parcels:
+            async for parcel in parcels:
+                for rel, size in parcel:
+                    await _search_one(rel, size)
+
+    async def _search_one(rel: str, size: int) -> None:
+        try:
+            target = await fs.walk_target(root, rel)
+            scanner = await grep_file(fs, target, size, regex, query.line_bytes, found.limit)
+        except FsError as error:
+            if error.code is FsErrorCode.ABORTED:
+                raise
+            return  # vanished, refused or unnamable since the walk saw it: skipped
+        if scanner is not None and scanner.count:
+            found.add(rel, scanner.hits, scanner.count)
+
+    async with anyio.create_task_group() as workers:
+        with receive:
+            for _ in range(WORKERS):
+                workers.start_soon(worker, receive.clone())
+        async with send, fs.walk(root, descend=descend) as batches:
+            async for batch in batches:
+                files = await _searchable(fs, root, batch, rules, include)
+                for start in range(0, len(files), PARCEL):
+                    await send.send(files[start : start + PARCEL])
+
+
+async def _searchable(
+    fs: FileSystem,
+    root: FsTarget,
+    batch: list[FsWalkEntry],
+    rules: IgnoreRules,
+    include: re.Pattern[str] | None,
+) -> list[tuple[str, int]]:
+    """The files of one directory's batch to search, once its ignore files are read."""
+    directory = batch[0].path.rpartition("/")[0]
+    names = {entry.name for entry in batch}
+    texts = {}
+    for name in rules.wanted(directory, names):
+        data = await _read_small(fs, f"{directory}/{name}" if directory else name, root)
+        if data is not None:
+            texts[name] = data
+    rules.add_directory(directory, names, texts)
+    return [
+        (entry.path, entry.size)
+        for entry in batch
+        if entry.type is FsFileType.FILE
+        and not is_hidden(entry.name)
+        and (include is None or include.fullmatch(entry.name) is not None)
+        and not rules.ignored(entry.path, False)
+    ]
+
+
+async def _read_small(fs: FileSystem, rel: str, root: FsTarget) -> bytes | None:
+    try:
+        return await fs.read_bytes(await fs.walk_target(root, rel), IGNORE_FILE_BYTES)
+    except FsError as error:
+        if error.code is FsErrorCode.ABORTED:
+            raise
+        return None
+
+
+async def _ancestor_rules(
+    fs: FileSystem, root: FsTarget
+) -> list[tuple[str, dict[str, bytes], bool]]:
+    """The ignore files and ``.git`` of `root`'s parents, nearest first, as far up as the
+    provider lets them be read (a sandbox stops at its fence, a bucket at its root)."""
+    found: list[tuple[str, dict[str, bytes], bool]] = []
+    current, lead = root, ""
+    while True:
+        try:
+            parent = await fs.resolve("..", current.display_path)
+            if parent.display_path == current.display_path:
+                break
+            has_git = await fs.lstat(".git", parent.display_path) is not None
+        except FsError as error:
+            if error.code is FsErrorCode.ABORTED:
+                raise
+            break
+        lead = current.display_path.rstrip("/").rpartition("/")[2] + "/" + lead
+        texts = {}
+        for name in IGNORE_FILES:
+            data = await _read_small(fs, name, parent)
+            if data is not None:
+                texts[name] = data
+        found.append((lead, texts, has_git))
+        current = parent
+    return found

@@ -1,0 +1,117 @@
+"""What the discovery tools share: their configuration, the searched root, display paths,
+the time budget, and turning a cut line back into text."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import ClassVar, Generic, TypeVar
+
+import anyio
+from pydantic import BaseModel
+
+from dsh_fs.fs import FS, FileSystem, FsTarget
+from dsh_fs.fs import _messages as messages
+from dsh_fs.runtime import Context, ToolExecution
+
+from ._base import FsTool, session_cwd
+from ._search_arguments import search_schema
+
+__all__ = [
+    "LINE_BYTES",
+    "DiscoveryConfig",
+    "Located",
+    "SearchTool",
+    "line_text",
+    "locate",
+    "time_budget",
+]
+
+A = TypeVar("A", bound=BaseModel)
+V = TypeVar("V")
+
+LINE_BYTES = 2000
+"""A matched line is shown up to this many bytes."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DiscoveryConfig:
+    """How the discovery tools search."""
+
+    time_budget: float = 30.0
+    """Seconds a glob or grep may run before it stops with `SEARCH_ABORTED`."""
+    native: bool = True
+    """Use the provider's own searcher (ripgrep on local disks) when it has one; False
+    always uses the pure-Python engine (the results are the same)."""
+
+
+class SearchTool(FsTool[A, V], Generic[A, V]):
+    """A discovery tool: its schema shows optional strings plainly; it knows its config."""
+
+    arguments: ClassVar[type[BaseModel]]
+
+    def __init__(self, config: DiscoveryConfig | None = None) -> None:
+        self._schema = search_schema(self.arguments)
+        self.config = config if config is not None else DiscoveryConfig()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Located:
+    """A searched path, and the base that displayed paths are relative to."""
+
+    fs: FileSystem
+    """The context's provider."""
+    target: FsTarget
+    """What `path` resolved to."""
+    base: str
+    """The display path of the session's working directory."""
+
+    def shown(self, rel: str = "") -> str:
+        """How the model sees the path `rel` below the target: relative to the working
+        directory when inside it (``.`` for the directory itself), else the display path."""
+        full = self.target.display_path
+        if rel:
+            full = (full if full.endswith("/") else full + "/") + rel
+        if full == self.base:
+            return "."
+        prefix = self.base if self.base.endswith("/") else self.base + "/"
+        shown = full[len(prefix) :] if full.startswith(prefix) else full
+        return messages.shown(shown)
+
+
+async def locate(context: Context, execution: ToolExecution, path: str | None) -> Located:
+    """Resolve `path` (the working directory when None) like `read` does."""
+    fs = context.get(FS)
+    cwd = session_cwd(execution)
+    target = await fs.resolve(path if path is not None else ".", cwd)
+    base = await fs.resolve(".", cwd)
+    return Located(fs=fs, target=target, base=base.display_path)
+
+
+@contextmanager
+def time_budget(seconds: float, display: str, narrow: str) -> Iterator[None]:
+    """Stop the block after `seconds` with `SEARCH_ABORTED` (nothing partial is kept)."""
+    with anyio.move_on_after(seconds) as scope:
+        yield
+    if scope.cancelled_caught:
+        raise messages.search_aborted(display, seconds, narrow)
+
+
+def line_text(data: bytes, truncated: bool) -> str:
+    """A matched line's text: a cut line loses the incomplete character at its end; bytes
+    that are not UTF-8 show as U+FFFD."""
+    if truncated:
+        data = _whole_characters(data)
+    return data.decode("utf-8", "replace")
+
+
+def _whole_characters(data: bytes) -> bytes:
+    for back in range(1, min(4, len(data)) + 1):
+        byte = data[-back]
+        if byte < 0x80:
+            return data
+        if byte >= 0xC0:  # a lead byte: keep its sequence only if it is complete
+            need = 2 if byte < 0xE0 else 3 if byte < 0xF0 else 4
+            return data if back >= need else data[:-back]
+    return data

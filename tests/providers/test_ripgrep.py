@@ -1,0 +1,83 @@
+"""The local provider's native search: ripgrep's output, re-checked by the guards."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from dsh_fs.fs import FsGlobQuery, FsGrepQuery
+from dsh_fs.providers import LocalFileSystem, LocalGuards
+
+pytestmark = pytest.mark.anyio
+
+
+class HideSecrets(LocalGuards):
+    """A fence that refuses every path with "secret" in it."""
+
+    confined = True
+
+    def may_see(self, real: str) -> bool:
+        return "secret" not in real
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    for rel in ("a.txt", "secret/b.txt", "c/d.txt"):
+        path = tmp_path / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("needle\n", encoding="utf-8")
+    return tmp_path.resolve()
+
+
+async def test_files_ripgrep_finds_are_dropped_when_the_guards_refuse_them(root: Path) -> None:
+    fs = LocalFileSystem(root, guards=HideSecrets())
+    target = await fs.resolve(".")
+    grep = fs.native_grep(target, FsGrepQuery(pattern="needle"))
+    glob = fs.native_glob(target, FsGlobQuery(pattern="*.txt"))
+    assert grep is not None
+    assert glob is not None
+    async with grep as batches:
+        hits = sorted([(hit.path, hit.line_number) async for batch in batches for hit in batch])
+    async with glob as batches:
+        files = sorted([entry.path async for batch in batches for entry in batch])
+    assert hits == [("a.txt", 1), ("c/d.txt", 1)]
+    assert files == ["a.txt", "c/d.txt"]
+
+
+async def test_an_include_ripgrep_cannot_take_as_a_type_leaves_the_search_to_the_tools(
+    root: Path,
+) -> None:
+    fs = LocalFileSystem(root)
+    target = await fs.resolve(".")
+    assert fs.native_grep(target, FsGrepQuery(pattern="x", include="a:b")) is None
+    assert fs.native_grep(target, FsGrepQuery(pattern="x", include="*.txt")) is not None
+
+
+async def test_ripgrep_output_lines_are_cut_to_the_asked_bytes(root: Path) -> None:
+    (root / "long.txt").write_bytes(b"needle " + b"x" * 10_000 + b"\r\nneedle\r\n")
+    fs = LocalFileSystem(root)
+    found = fs.native_grep(await fs.resolve("."), FsGrepQuery(pattern="needle", line_bytes=10))
+    assert found is not None
+    async with found as batches:
+        hits = [hit async for batch in batches for hit in batch if hit.path == "long.txt"]
+    assert [(hit.line_number, hit.line, hit.truncated) for hit in hits] == [
+        (1, b"needle xxx", True),
+        (2, b"needle", False),
+    ]
+
+
+async def test_without_the_binary_there_is_no_native_search_and_grep_still_works(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from dsh_fs import Workspace
+    from dsh_fs.providers import _local
+
+    monkeypatch.setattr(_local, "find_rg", lambda: None)
+    async with Workspace.local(root) as workspace:
+        assert (
+            workspace.fs.native_grep(await workspace.fs.resolve("."), FsGrepQuery(pattern="x"))
+            is None
+        )
+        result = await workspace.session().call("grep", {"pattern": "needle", "path": "c"})
+    assert result.text == "Found 1 match\n\nc/d.txt\nLine 1: needle"
