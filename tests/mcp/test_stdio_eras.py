@@ -1,5 +1,6 @@
 """Which server answers a stdio client: the handshake era never loads the MCP SDK (it costs
-about half a second of start-up), the 2026-07-28 era is the SDK's from its first request."""
+about half a second of start-up) nor pydantic, the 2026-07-28 era is the SDK's from its
+first request."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from mcp_types import PROTOCOL_VERSION_META_KEY
 from .mcp_testing import make_root
 from .stdio_pipes import initialize, notification, request
 
-SDK_MODULES = ("mcp", "mcp_types", "uvicorn", "starlette")
+SDK_MODULES = ("mcp", "mcp_types", "uvicorn", "starlette", "pydantic", "pydantic_core")
 
 _REPORT = (
     "import sys\n"
@@ -47,7 +48,7 @@ def _session(tmp_path: Path, lines: list[bytes]) -> tuple[list[dict[str, Any]], 
 READ = {"name": "read", "arguments": {"file_path": "notes.txt"}}
 
 
-def test_a_handshake_era_session_never_imports_the_sdk(tmp_path: Path) -> None:
+def test_a_handshake_era_session_never_imports_the_sdk_or_pydantic(tmp_path: Path) -> None:
     answers, loaded = _session(
         tmp_path,
         [

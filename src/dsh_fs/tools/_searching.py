@@ -6,17 +6,15 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import ClassVar, Generic, TypeVar
+from typing import Generic, TypeVar
 
 import anyio
-from pydantic import BaseModel
 
 from dsh_fs.fs import FS, FileSystem, FsTarget
 from dsh_fs.fs import _messages as messages
 from dsh_fs.runtime import Context, ToolExecution
 
 from ._base import FsTool, session_cwd
-from ._search_arguments import search_schema
 
 __all__ = [
     "LINE_BYTES",
@@ -28,7 +26,7 @@ __all__ = [
     "time_budget",
 ]
 
-A = TypeVar("A", bound=BaseModel)
+A = TypeVar("A")
 V = TypeVar("V")
 
 LINE_BYTES = 2000
@@ -49,10 +47,8 @@ class DiscoveryConfig:
 class SearchTool(FsTool[A, V], Generic[A, V]):
     """A discovery tool: its schema shows optional strings plainly; it knows its config."""
 
-    arguments: ClassVar[type[BaseModel]]
-
     def __init__(self, config: DiscoveryConfig | None = None) -> None:
-        self._schema = search_schema(self.arguments)
+        super().__init__()
         self.config = config if config is not None else DiscoveryConfig()
 
 
