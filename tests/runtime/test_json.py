@@ -40,3 +40,15 @@ def test_invalid_json_is_a_json_decode_error() -> None:
 async def test_an_integer_negative_zero_is_refused_like_upstream_before_the_tool_lookup() -> None:
     result = await Context().execute("nope", parse_json('{"x": -0}'))
     assert (result.code, result.text) == ("INVALID_ARGS", LOSSY)
+
+
+@pytest.mark.parametrize(("sign", "infinity"), [("", math.inf), ("-", -math.inf)])
+def test_an_integer_too_long_for_python_is_an_infinity_as_javascript_reads_it(
+    sign: str, infinity: float
+) -> None:
+    assert parse_json(f"[{sign}{'9' * 5000}]") == [infinity]
+
+
+async def test_an_integer_of_five_thousand_digits_is_refused_like_upstream() -> None:
+    result = await Context().execute("nope", parse_json('{"x": %s}' % ("1" * 5000)))
+    assert (result.code, result.text) == ("INVALID_ARGS", LOSSY)

@@ -6,10 +6,9 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
-from typing import ClassVar, Generic, TypeVar
+from typing import Generic, TypeVar
 
 import anyio
-from pydantic import BaseModel
 
 from dsh_fs.fs import FS, FileSystem, FsTarget
 from dsh_fs.fs import _messages as messages
@@ -17,7 +16,6 @@ from dsh_fs.runtime import Context, ToolExecution
 
 from ._base import FsTool, session_cwd
 from ._heartbeat import BEAT_INTERVAL, heartbeat
-from ._search_arguments import search_schema
 
 __all__ = [
     "LINE_BYTES",
@@ -29,7 +27,7 @@ __all__ = [
     "time_budget",
 ]
 
-A = TypeVar("A", bound=BaseModel)
+A = TypeVar("A")
 V = TypeVar("V")
 
 LINE_BYTES = 2000
@@ -53,10 +51,8 @@ class DiscoveryConfig:
 class SearchTool(FsTool[A, V], Generic[A, V]):
     """A discovery tool: its schema shows optional strings plainly; it knows its config."""
 
-    arguments: ClassVar[type[BaseModel]]
-
     def __init__(self, config: DiscoveryConfig | None = None) -> None:
-        self._schema = search_schema(self.arguments)
+        super().__init__()
         self.config = config if config is not None else DiscoveryConfig()
 
     @asynccontextmanager
