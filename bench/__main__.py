@@ -7,9 +7,11 @@ Usage: ``python -m bench [--quick] [--peers] [--discovery] [--sizes 1MB,100MB,1G
 from __future__ import annotations
 
 import argparse
+import compileall
 import json
 import os
 import platform
+import resource
 import statistics
 import subprocess
 import sys
@@ -19,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from bench._data import SIZES, ensure_file, small_file
-from bench._mcp import dsh_fs_server, time_calls
+from bench._mcp import McpPipe, dsh_fs_command, dsh_fs_server, raw_python_server, time_calls
 from bench._peers import peer_rows, render_peers
 from bench.discovery import discovery_rows, render_discovery
 
@@ -205,6 +207,31 @@ def mcp_round_trip(small: Path, calls: int) -> dict[str, Any]:
     return {"times": times, "rss_kib": None}
 
 
+def start_up(root: Path, runs: int) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``dsh-fs mcp ROOT`` from spawn until its ``initialize`` answer is read, and the same
+    for `raw_python_server` (the interpreter's own floor), alternating, `runs` each. The CPU
+    time is the whole process's (it exits when its stdin closes, right after the answer)."""
+    # An installed package has its bytecode; a checkout run with PYTHONDONTWRITEBYTECODE (or
+    # freshly edited) would compile its changed modules at every spawn.
+    compileall.compile_dir(ROOT / "src", quiet=1)
+    command = [*dsh_fs_command(), "mcp", str(root)]
+    ours: dict[str, Any] = {"times": [], "cpu": [], "rss_kib": None}
+    base: dict[str, Any] = {"times": [], "cpu": [], "rss_kib": None}
+    for _ in range(runs):
+        for into in (ours, base):
+            before = _children_cpu()
+            server = McpPipe(command) if into is ours else raw_python_server()
+            server.close()
+            into["times"].append(server.start_up)
+            into["cpu"].append(_children_cpu() - before)
+    return ours, base
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def machine() -> str:
     cpu = "unknown CPU"
     try:
@@ -331,6 +358,17 @@ def main(argv: list[str] | None = None) -> int:
             target=Target(
                 judged=False, text="≤ 0.8× the MCP reference server (`--peers`; MCP work)"
             ),
+        )
+    )
+
+    ours, base = start_up(small.parent, 10 * scale)
+    add(
+        Row(
+            workload="`dsh-fs mcp` spawn until `initialize` is answered "
+            "(baseline: a bare Python answering it)",
+            ours=ours,
+            baseline=base,
+            target=Target(seconds=300e-3, text="≤ 300 ms"),
         )
     )
 

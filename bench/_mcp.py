@@ -16,15 +16,37 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-__all__ = ["McpPipe", "dsh_fs_server", "reference_server", "time_calls"]
+__all__ = [
+    "McpPipe",
+    "dsh_fs_command",
+    "dsh_fs_server",
+    "raw_python_server",
+    "reference_server",
+    "time_calls",
+]
 
 _PROTOCOL = "2025-06-18"
+
+_RAW_SERVER = (
+    "import json, sys\n"
+    "for line in sys.stdin:\n"
+    "    message = json.loads(line)\n"
+    "    if 'id' in message:\n"
+    "        result = {'protocolVersion': message['params']['protocolVersion'],\n"
+    "                  'capabilities': {}, 'serverInfo': {'name': 'raw', 'version': '0'}}\n"
+    "        reply = {'jsonrpc': '2.0', 'id': message['id'], 'result': result}\n"
+    "        sys.stdout.write(json.dumps(reply) + '\\n')\n"
+    "        sys.stdout.flush()\n"
+)
+"""The floor of a Python MCP server's start-up: an interpreter that answers each request
+line with an ``initialize`` result and imports nothing else."""
 
 
 class McpPipe:
     """One MCP server process over stdio, initialized and ready for `tools/call`."""
 
     def __init__(self, argv: list[str], *, cwd: Path | None = None) -> None:
+        started = time.perf_counter()
         self._process = subprocess.Popen(
             argv,
             stdin=subprocess.PIPE,
@@ -41,6 +63,8 @@ class McpPipe:
                 "clientInfo": {"name": "dsh-fs-bench", "version": "0"},
             },
         )
+        self.start_up = time.perf_counter() - started
+        """Seconds from the spawn until the answer to ``initialize`` was read."""
         self._send({"jsonrpc": "2.0", "method": "notifications/initialized"})
 
     def _send(self, message: dict[str, Any]) -> None:
@@ -92,6 +116,18 @@ class McpPipe:
 def dsh_fs_server(root: Path) -> McpPipe:
     """``python -m dsh_fs mcp ROOT``."""
     return McpPipe([sys.executable, "-m", "dsh_fs", "mcp", str(root)])
+
+
+def dsh_fs_command() -> list[str]:
+    """The installed ``dsh-fs`` script beside this interpreter (what a host spawns), else
+    ``python -m dsh_fs``."""
+    script = Path(sys.executable).with_name("dsh-fs")
+    return [str(script)] if script.exists() else [sys.executable, "-m", "dsh_fs"]
+
+
+def raw_python_server() -> McpPipe:
+    """`_RAW_SERVER`: the same interpreter answering ``initialize`` with nothing imported."""
+    return McpPipe([sys.executable, "-c", _RAW_SERVER])
 
 
 def reference_server(node_modules: Path, root: Path) -> McpPipe:

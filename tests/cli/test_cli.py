@@ -43,6 +43,8 @@ def test_help_describes_the_commands(argv: list[str], capsys: pytest.CaptureFixt
         (["mcp", __file__], f"dsh-fs mcp: {__file__}: not a directory"),
         (["mcp", "--http", ":0", "--print-config", "claude"], "needs the port clients will use"),
         (["mcp", "--print-config", "emacs"], "invalid choice: 'emacs'"),
+        (["mcp", "--max-message-size", "lots"], "invalid size 'lots' (e.g. 1048576, 512K, 32M)"),
+        (["mcp", "--max-message-size", "100"], "'100' is too small (at least 1K)"),
         (["schema", "--format", "yaml"], "invalid choice: 'yaml'"),
         (["schema", "--tools", "read,find"], "dsh-fs schema: --tools: unknown tool find"),
         (["mcp", "--tools", ""], "dsh-fs mcp: --tools: unknown tool (none)"),
@@ -139,3 +141,10 @@ def test_schema_piped_into_a_reader_that_is_gone_exits_quietly() -> None:
         os.close(write_end)
     assert child.stderr == b""
     assert child.returncode == 141
+
+
+def test_the_default_message_size_limit_is_the_servers() -> None:
+    from dsh_fs.cli._main import _DEFAULT_MESSAGE_SIZE
+    from dsh_fs.mcp._stdio import DEFAULT_MAX_MESSAGE_SIZE
+
+    assert _DEFAULT_MESSAGE_SIZE == DEFAULT_MAX_MESSAGE_SIZE == 32 << 20

@@ -52,10 +52,13 @@ def test_the_printed_command_keeps_the_server_options(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     argv = ["mcp", "--read-only", "--structured", "--log-level", "info", "--tools", "grep, read"]
-    config, _ = _printed([*argv, "--print-config", "claude", str(tmp_path), str(tmp_path)], capsys)
+    argv += ["--print-config", "claude", "--max-message-size", "64MiB"]
+    config, _ = _printed([*argv, str(tmp_path), str(tmp_path)], capsys)
     assert config["mcpServers"]["dsh-fs"]["args"][3:] == [
         "--read-only",
         "--structured",
+        "--max-message-size",
+        str(64 << 20),
         "--log-level",
         "info",
         "--tools",

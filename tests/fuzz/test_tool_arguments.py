@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -85,10 +86,45 @@ def arena(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Arena]:
 any_text = st.text(st.characters(exclude_categories=()), max_size=40)
 """Any code points, lone surrogates (category Cs) and NUL included."""
 
-long_strings = st.sampled_from([100_000, 1_000_000]).map(lambda n: "x" * n) | st.just(3000).map(
-    lambda n: "/".join(["d"] * n)
-)
-"""Built lazily so hypothesis never prints them whole."""
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Huge:
+    """A stand-in for a very long string: `times` copies of `piece` joined by `separator`.
+
+    Hypothesis's engine caches the results of its last 10,000 test cases, and each result
+    records the value every draw returned (strings and numbers by strong reference), so
+    drawing the strings themselves kept every megabyte drawn alive: gigabytes over the long
+    profile's 5000 examples. An example holds only this stand-in; `expand` builds the string
+    for the call alone, and a failure report prints `Huge(...)` instead of a megabyte.
+    """
+
+    piece: str
+    """The repeated unit."""
+    times: int
+    """How many copies."""
+    separator: str = ""
+    """Between copies (not after the last)."""
+
+    def text(self) -> str:
+        """The string this stands for."""
+        return (self.piece + self.separator) * (self.times - 1) + self.piece
+
+
+def expand(value: object) -> object:
+    """`value` with every `Huge` (in lists, dict keys and values) replaced by its string."""
+    if isinstance(value, Huge):
+        return value.text()
+    if isinstance(value, list):
+        return [expand(item) for item in value]
+    if isinstance(value, dict):
+        return {expand(key): expand(item) for key, item in value.items()}
+    return value
+
+
+long_strings = st.sampled_from(
+    [Huge(piece="x", times=100_000), Huge(piece="x", times=1_000_000)]
+) | st.just(Huge(piece="d", times=3000, separator="/"))
+"""Contents of 100 kB and 1 MB and a path of 3000 components, drawn as stand-ins."""
 
 special_strings = st.sampled_from(
     [
@@ -200,7 +236,7 @@ calls = st.lists(calls_of_one_tool(), min_size=1, max_size=4)
 
 async def call_checked(session: Session, tool: str, args: object) -> ToolResult:
     with anyio.fail_after(CALL_TIMEOUT):
-        result = await session.call(tool, args)
+        result = await session.call(tool, expand(args))
     assert isinstance(result, ToolResult)
     assert isinstance(result.text, str)
     if result.is_error:
@@ -236,6 +272,25 @@ async def test_any_arguments_give_a_structured_result_and_stay_in_the_sandbox(
     arena: Arena, policy: bool, sequence: list[tuple[str, object]]
 ) -> None:
     await check_calls(arena, policy, sequence)
+
+
+def longest_string(value: object) -> int:
+    """The length of the longest string anywhere in `value` (keys included)."""
+    if isinstance(value, str):
+        return len(value)
+    if isinstance(value, (list, tuple)):
+        return max(map(longest_string, value), default=0)
+    if isinstance(value, dict):
+        return max(map(longest_string, [*value.keys(), *value.values()]), default=0)
+    return 0
+
+
+@QUICK
+@given(sequence=calls)
+def test_drawn_calls_hold_no_long_string_for_hypothesis_to_keep(
+    sequence: list[tuple[str, object]],
+) -> None:
+    assert longest_string(sequence) <= 100
 
 
 @pytest.mark.slow

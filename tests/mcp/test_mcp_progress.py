@@ -13,7 +13,7 @@ import pytest
 from anyio.abc import ByteReceiveStream
 from mcp import Client
 
-from .mcp_testing import make_root, stdio_server
+from .mcp_testing import BOTH_ERAS, Era, make_root, stdio_server
 
 pytestmark = pytest.mark.anyio
 
@@ -32,7 +32,10 @@ def _big_file(root: Path, megabytes: int) -> Path:
     return path
 
 
-async def test_a_large_read_reports_growing_progress_up_to_the_file_size(tmp_path: Path) -> None:
+@BOTH_ERAS
+async def test_a_large_read_reports_growing_progress_up_to_the_file_size(
+    tmp_path: Path, era: Era
+) -> None:
     root = make_root(tmp_path)
     size = _big_file(root, 8).stat().st_size
     reports: list[tuple[float, float | None]] = []
@@ -41,7 +44,7 @@ async def test_a_large_read_reports_growing_progress_up_to_the_file_size(tmp_pat
         reports.append((progress, total))
 
     with anyio.fail_after(TIMEOUT):
-        async with Client(stdio_server(str(root))) as client:
+        async with Client(stdio_server(str(root)), mode=era) as client:
             result = await client.call_tool(
                 "read", {"file_path": "big.txt", "limit": 1}, progress_callback=on_progress
             )
@@ -55,7 +58,8 @@ async def test_a_large_read_reports_growing_progress_up_to_the_file_size(tmp_pat
     assert progress == sorted(set(progress))
 
 
-async def test_a_cancelled_read_stops_and_authorizes_no_edit(tmp_path: Path) -> None:
+@BOTH_ERAS
+async def test_a_cancelled_read_stops_and_authorizes_no_edit(tmp_path: Path, era: Era) -> None:
     root = make_root(tmp_path)
     _big_file(root, 128)
     started = anyio.Event()
@@ -65,7 +69,7 @@ async def test_a_cancelled_read_stops_and_authorizes_no_edit(tmp_path: Path) -> 
 
     edit = {"file_path": "big.txt", "old_string": "y", "new_string": "z"}
     with anyio.fail_after(TIMEOUT):
-        async with Client(stdio_server(str(root))) as client:
+        async with Client(stdio_server(str(root)), mode=era) as client:
             async with anyio.create_task_group() as calls:
                 calls.start_soon(
                     lambda: client.call_tool(
@@ -123,18 +127,23 @@ async def test_a_server_whose_input_ends_after_a_cancelled_call_exits_without_an
     async with process:
         assert process.stdin is not None
         assert process.stdout is not None
-        with anyio.fail_after(TIMEOUT):
-            await process.stdin.send(
-                _line(INITIALIZE)
-                + _line({"jsonrpc": "2.0", "method": "notifications/initialized"})
-                + _line({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": read})
-            )
-            async for message in _lines(process.stdout):
-                seen.append(message)
-                if message.get("method") == "notifications/progress" and len(seen) == 2:
-                    await process.stdin.send(_cancel(1))  # on the first one (after init's answer)
-                    await process.stdin.aclose()
-            status = await process.wait()
+        try:
+            with anyio.fail_after(TIMEOUT):
+                await process.stdin.send(
+                    _line(INITIALIZE)
+                    + _line({"jsonrpc": "2.0", "method": "notifications/initialized"})
+                    + _line({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": read})
+                )
+                async for message in _lines(process.stdout):
+                    seen.append(message)
+                    # On the first progress (after the answer to initialize):
+                    if message.get("method") == "notifications/progress" and len(seen) == 2:
+                        await process.stdin.send(_cancel(1))
+                        await process.stdin.aclose()
+                status = await process.wait()
+        finally:
+            if process.returncode is None:
+                process.kill()  # a server that never exits fails, not hangs
     progress = [m for m in seen if m.get("method") == "notifications/progress"]
     assert progress
     assert progress[0]["params"]["progressToken"] == 7
@@ -154,17 +163,21 @@ async def test_a_cancelled_write_leaves_the_file_whole_or_absent_and_no_staging(
     async with process:
         assert process.stdin is not None
         assert process.stdout is not None
-        with anyio.fail_after(TIMEOUT):
-            await process.stdin.send(
-                _line(INITIALIZE)
-                + _line({"jsonrpc": "2.0", "method": "notifications/initialized"})
-                + _line({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": write})
-                + _cancel(1)
-            )
-            await process.stdin.aclose()
-            async for _ in process.stdout:
-                pass
-            status = await process.wait()
+        try:
+            with anyio.fail_after(TIMEOUT):
+                await process.stdin.send(
+                    _line(INITIALIZE)
+                    + _line({"jsonrpc": "2.0", "method": "notifications/initialized"})
+                    + _line({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": write})
+                    + _cancel(1)
+                )
+                await process.stdin.aclose()
+                async for _ in process.stdout:
+                    pass
+                status = await process.wait()
+        finally:
+            if process.returncode is None:
+                process.kill()  # a server that never exits fails, not hangs
     assert status == 0
     entries = sorted(path.name for path in root.iterdir())
     assert entries in (["notes.txt"], ["notes.txt", "out.txt"])

@@ -15,7 +15,7 @@ from mcp_types import CallToolResult, TextContent
 
 from dsh_fs import Workspace
 
-from .mcp_testing import make_root, stdio_server
+from .mcp_testing import BOTH_ERAS, HANDSHAKE, Era, make_root, stdio_server
 
 pytestmark = pytest.mark.anyio
 
@@ -39,11 +39,14 @@ def code_of(result: CallToolResult) -> Any:
     return (result.meta or {}).get("dsh-fs/code")
 
 
-async def test_tools_are_the_six_file_tools_with_the_workspace_schemas(root: Path) -> None:
+@BOTH_ERAS
+async def test_tools_are_the_six_file_tools_with_the_workspace_schemas(
+    root: Path, era: Era
+) -> None:
     workspace = Workspace.local(root)
     expected = workspace.tool_schemas()
     with anyio.fail_after(TIMEOUT):
-        async with Client(stdio_server(str(root))) as client:
+        async with Client(stdio_server(str(root)), mode=era) as client:
             listing = await client.list_tools()
             instructions = client.instructions
     assert [t.name for t in listing.tools] == ["read", "write", "edit", "glob", "grep", "list"]
@@ -74,10 +77,11 @@ async def test_tools_are_the_six_file_tools_with_the_workspace_schemas(root: Pat
     }
 
 
-async def test_read_edit_and_stale_edit_round_trip_with_exact_text(root: Path) -> None:
+@BOTH_ERAS
+async def test_read_edit_and_stale_edit_round_trip_with_exact_text(root: Path, era: Era) -> None:
     notes = root / "notes.txt"
     with anyio.fail_after(TIMEOUT):
-        async with Client(stdio_server(str(root))) as client:
+        async with Client(stdio_server(str(root)), mode=era) as client:
             read = await client.call_tool("read", {"file_path": "notes.txt", "limit": 2})
             assert not read.is_error
             assert text_of(read) == (
@@ -115,7 +119,7 @@ async def test_read_edit_and_stale_edit_round_trip_with_exact_text(root: Path) -
 async def test_edit_and_overwrite_without_a_read_are_not_observed(root: Path) -> None:
     notes = root / "notes.txt"
     with anyio.fail_after(TIMEOUT):
-        async with Client(stdio_server(str(root))) as client:
+        async with Client(stdio_server(str(root)), mode=HANDSHAKE) as client:
             edit = await client.call_tool(
                 "edit", {"file_path": "notes.txt", "old_string": "beta", "new_string": "x"}
             )
@@ -133,7 +137,7 @@ async def test_edit_and_overwrite_without_a_read_are_not_observed(root: Path) ->
 async def test_write_outside_the_workspace_is_refused_by_the_sandbox(root: Path) -> None:
     outside = root.parent / "outside.txt"
     with anyio.fail_after(TIMEOUT):
-        async with Client(stdio_server(str(root))) as client:
+        async with Client(stdio_server(str(root)), mode=HANDSHAKE) as client:
             result = await client.call_tool("write", {"file_path": str(outside), "content": "x"})
     assert result.is_error
     assert code_of(result) == "FS_SANDBOX_DENIED"
@@ -143,7 +147,7 @@ async def test_write_outside_the_workspace_is_refused_by_the_sandbox(root: Path)
 
 async def test_read_only_server_refuses_writes(root: Path) -> None:
     with anyio.fail_after(TIMEOUT):
-        async with Client(stdio_server("--read-only", str(root))) as client:
+        async with Client(stdio_server("--read-only", str(root)), mode=HANDSHAKE) as client:
             read = await client.call_tool("read", {"file_path": "notes.txt"})
             write = await client.call_tool("write", {"file_path": "new.txt", "content": "x"})
     assert not read.is_error
@@ -151,13 +155,14 @@ async def test_read_only_server_refuses_writes(root: Path) -> None:
     assert not (root / "new.txt").exists()
 
 
+@BOTH_ERAS
 async def test_unknown_tool_and_bad_arguments_are_answered_without_killing_the_server(
-    root: Path,
+    root: Path, era: Era
 ) -> None:
     from mcp.shared.exceptions import MCPError
 
     with anyio.fail_after(TIMEOUT):
-        async with Client(stdio_server(str(root))) as client:
+        async with Client(stdio_server(str(root)), mode=era) as client:
             with pytest.raises(MCPError, match="Unknown tool: delete"):
                 await client.call_tool("delete", {"file_path": "notes.txt"})
             bad = await client.call_tool("read", {"file_path": ""})
@@ -205,7 +210,7 @@ async def test_malformed_messages_get_protocol_errors_and_the_server_keeps_servi
             await process.stdin.send(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
 
             garbage = await _exchange(process, b'{"jsonrpc": "2.0", "id": 2, "method": ')
-            assert garbage["error"]["code"] == -32700  # parse error
+            assert (garbage["id"], garbage["error"]["code"]) == (2, -32700)  # the id is found
 
             no_name = {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {}}
             invalid = await _exchange(process, json.dumps(no_name).encode())

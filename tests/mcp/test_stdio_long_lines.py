@@ -58,7 +58,7 @@ async def test_a_megabyte_write_and_a_broken_long_line_cross_the_pipe(tmp_path: 
 
             broken = _request(3, "tools/call", write)[:-1]  # no closing brace
             garbage = await _exchange(process, broken)
-            assert garbage["error"]["code"] == -32700  # parse error, as for a short line
+            assert (garbage["id"], garbage["error"]["code"]) == (3, -32700)  # as for a short line
 
             read = {"name": "read", "arguments": {"file_path": "big.txt", "limit": 1}}
             reply = await _exchange(process, _request(4, "tools/call", read))

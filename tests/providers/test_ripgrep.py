@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import anyio
+import anyio.lowlevel
 import pytest
 
 from dsh_fs.fs import FsGlobQuery, FsGrepQuery
@@ -81,3 +83,48 @@ async def test_without_the_binary_there_is_no_native_search_and_grep_still_works
         )
         result = await workspace.session().call("grep", {"pattern": "needle", "path": "c"})
     assert result.text == "Found 1 match\n\nc/d.txt\nLine 1: needle"
+
+
+def _children() -> set[int]:
+    """This process's live child processes (Linux: /proc lists each thread's children)."""
+    found: set[int] = set()
+    for task in Path("/proc/self/task").iterdir():
+        text = (task / "children").read_text(encoding="ascii")
+        found.update(int(pid) for pid in text.split())
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="needs Linux /proc")
+async def test_a_search_cancelled_while_ripgrep_writes_kills_it(root: Path) -> None:
+    # More matching output than a pipe holds: ripgrep is still writing when we stop reading.
+    (root / "many.txt").write_bytes(b"needle line\n" * 400_000)
+    fs = LocalFileSystem(root)
+    before = _children()
+    grep = fs.native_grep(await fs.resolve("."), FsGrepQuery(pattern="needle"))
+    assert grep is not None
+    running: set[int] = set()
+    with anyio.fail_after(30), anyio.CancelScope() as scope:
+        async with grep as batches:
+            async for _ in batches:
+                running = _children() - before
+                scope.cancel()
+                await anyio.lowlevel.checkpoint()
+    assert running, "ripgrep had already finished: the test proves nothing"
+    assert not _children() & running  # killed and reaped before the block was left
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="needs Linux /proc")
+async def test_a_consumer_that_stops_early_gets_no_error_and_ripgrep_is_killed(root: Path) -> None:
+    (root / "many.txt").write_bytes(b"needle line\n" * 400_000)
+    fs = LocalFileSystem(root)
+    before = _children()
+    grep = fs.native_grep(await fs.resolve("."), FsGrepQuery(pattern="needle"))
+    assert grep is not None
+    running: set[int] = set()
+    with anyio.fail_after(30):
+        async with grep as batches:
+            async for _ in batches:
+                running = _children() - before
+                break
+    assert running, "ripgrep had already finished: the test proves nothing"
+    assert not _children() & running  # killed and reaped before the block was left

@@ -42,16 +42,13 @@ async def test_an_integer_negative_zero_is_refused_like_upstream_before_the_tool
     assert (result.code, result.text) == ("INVALID_ARGS", LOSSY)
 
 
-@pytest.mark.parametrize(("sign", "expected"), [("", math.inf), ("-", -math.inf)])
-def test_an_integer_longer_than_python_converts_is_an_infinity_as_in_javascript(
-    sign: str, expected: float
+@pytest.mark.parametrize(("sign", "infinity"), [("", math.inf), ("-", -math.inf)])
+def test_an_integer_too_long_for_python_is_an_infinity_as_javascript_reads_it(
+    sign: str, infinity: float
 ) -> None:
-    with pytest.raises(ValueError, match="4300"):
-        json.loads(sign + "9" * 5000)
-    assert parse_json('{"n": ' + sign + "9" * 5000 + "}") == {"n": expected}
-    assert parse_json("9" * 4300) == int("9" * 4300)
+    assert parse_json(f"[{sign}{'9' * 5000}]") == [infinity]
 
 
 async def test_an_integer_of_five_thousand_digits_is_refused_like_upstream() -> None:
-    result = await Context().execute("nope", parse_json('{"x": ' + "1" * 5000 + "}"))
+    result = await Context().execute("nope", parse_json('{"x": %s}' % ("1" * 5000)))
     assert (result.code, result.text) == ("INVALID_ARGS", LOSSY)

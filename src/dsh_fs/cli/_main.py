@@ -28,6 +28,11 @@ __all__ = ["main"]
 
 _LOG_LEVELS = ("debug", "info", "warning", "error")
 
+_DEFAULT_MESSAGE_SIZE = 32 << 20
+"""`dsh_fs.mcp`'s default (not imported here: the parser is built before any subcommand)."""
+
+_SIZE_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+
 
 class _UsageError(Exception):
     """A bad command line; the message is the one line the user sees."""
@@ -123,6 +128,14 @@ def _build_parser() -> _Parser:
         help="also return each result's canonical value as structuredContent",
     )
     mcp.add_argument(
+        "--max-message-size",
+        metavar="SIZE",
+        type=_message_size,
+        default=_DEFAULT_MESSAGE_SIZE,
+        help="largest message read over stdio, in bytes or with a K, M or G suffix (KiB, MiB, "
+        "GiB); a longer one is refused without being read whole (default: 32M)",
+    )
+    mcp.add_argument(
         "--log-level",
         choices=_LOG_LEVELS,
         default="warning",
@@ -159,6 +172,20 @@ def _build_parser() -> _Parser:
         "refused. Leaves nothing behind.",
     )
     return parser
+
+
+def _message_size(value: str) -> int:
+    text = value.strip().upper().removesuffix("IB").removesuffix("B")
+    unit = text[-1:] if text[-1:] in _SIZE_UNITS else ""
+    try:
+        size = int(text.removesuffix(unit)) * _SIZE_UNITS[unit]
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"invalid size {value!r} (e.g. 1048576, 512K, 32M)"
+        ) from None
+    if size < 1024:
+        raise argparse.ArgumentTypeError(f"{value!r} is too small (at least 1K)")
+    return size
 
 
 def _add_tools_option(command: argparse.ArgumentParser) -> None:
@@ -227,6 +254,8 @@ def _print_config(args: argparse.Namespace) -> int:
         )
         if on
     ]
+    if args.max_message_size != _DEFAULT_MESSAGE_SIZE:
+        flags += ["--max-message-size", str(args.max_message_size)]
     if args.log_level != "warning":
         flags += ["--log-level", args.log_level]
     tools = _tools("mcp", args.tools)
@@ -269,13 +298,16 @@ def _run_mcp(args: argparse.Namespace) -> int:
         format="dsh-fs %(levelname)s %(name)s: %(message)s",
     )
     workspace = _mcp_workspace(args)
-    from dsh_fs.mcp import serve_stdio
-
     if address is None:
+        from dsh_fs.mcp import serve_stdio
 
         async def stdio() -> None:
             async with workspace:
-                await serve_stdio(workspace, structured=args.structured)
+                await serve_stdio(
+                    workspace,
+                    structured=args.structured,
+                    max_message_size=args.max_message_size,
+                )
 
         anyio.run(stdio)
         return 0

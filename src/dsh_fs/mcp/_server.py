@@ -1,4 +1,5 @@
-"""The MCP server: the workspace's tools over the official `mcp` SDK's low-level `Server`.
+"""The MCP server on the official `mcp` SDK's low-level `Server`: streamable HTTP, and the
+2026-07-28 protocol era on stdio (the handshake era on stdio is `_lean`'s).
 
 The low-level server (not `MCPServer`) is used so that each tool's `inputSchema` and
 description are exactly the tool's own, and the instructions are the workspace's system
@@ -15,32 +16,29 @@ from mcp.server import Server, ServerRequestContext
 from mcp.shared.exceptions import MCPError
 
 from dsh_fs._version import __version__
-from dsh_fs.runtime import ToolAnnotations
 
 from ._connection import check_connection_lookup, connection_of
+from ._definitions import (
+    SERVER_DESCRIPTION,
+    SERVER_NAME,
+    SERVER_TITLE,
+    tool_definitions,
+    tool_result,
+)
 from ._jsonrpc import call_arguments
 from ._progress import progress_notifier
-from ._stdio import stdio_streams
 
 if TYPE_CHECKING:
     from dsh_fs.runtime import ToolResult
     from dsh_fs.workspace import Session, Workspace
 
 __all__ = [
-    "CODE_META_KEY",
-    "ERROR_META_KEY",
     "call_tool_result",
     "create_server",
     "mcp_tools",
-    "serve_stdio",
 ]
 
 logger = logging.getLogger("dsh_fs.mcp")
-
-CODE_META_KEY: Final = "dsh-fs/code"
-"""`_meta` key of a failed call's machine-routable code (e.g. ``FS_STALE_VERSION``)."""
-ERROR_META_KEY: Final = "dsh-fs/error"
-"""`_meta` key of a failed call's error kind (``FsError``, ``ToolArgumentError``, …)."""
 
 _Context = ServerRequestContext[Any, Any]
 
@@ -98,50 +96,17 @@ def call_tool_result(result: ToolResult, *, structured: bool = False) -> types.C
     """The MCP form of a tool result: the rendered text, `isError`, the code in `_meta`.
 
     Only a failure can echo a string the model sent, and so a lone surrogate: its text and
-    structured error spell one as ``\\udXXX``."""
-    error = result.error
-    meta = None
-    structured_content: Any = None
-    text = result.text
-    if error is not None:
-        text = _wire_safe(text)
-        meta = {CODE_META_KEY: error["code"], ERROR_META_KEY: error["name"]}
-        if structured:
-            structured_content = {"error": _wire_safe(error)}
-    elif structured:
-        structured_content = result.value
-    return types.CallToolResult(
-        content=[types.TextContent(text=text)],
-        is_error=result.is_error,
-        structured_content=structured_content,
-        _meta=meta,
-    )
+    structured error spell one as ``\\udXXX`` (the SDK writes UTF-8, which cannot carry it)."""
+    data = tool_result(result, structured=structured)
+    if result.error is not None:
+        data = _wire_safe(data)
+    return types.CallToolResult.model_validate(data)
 
 
 def mcp_tools(workspace: Workspace) -> list[types.Tool]:
     """The workspace's tools as MCP `Tool` definitions (exact schemas and descriptions, and
     each tool's own annotations: hosts auto-approve read-only tools by them)."""
-    tools = []
-    for s in workspace.tool_schemas():
-        tool = workspace.context.tools.get(s["name"])
-        facts = tool.annotations if tool is not None else ToolAnnotations()
-        annotations = types.ToolAnnotations(
-            title=facts.title,
-            read_only_hint=facts.read_only,
-            destructive_hint=None if facts.read_only else facts.destructive,
-            idempotent_hint=None if facts.read_only else facts.idempotent,
-            open_world_hint=facts.open_world,
-        )
-        tools.append(
-            types.Tool(
-                name=s["name"],
-                title=facts.title,
-                description=s["description"],
-                input_schema=s["parameters"],
-                annotations=annotations,
-            )
-        )
-    return tools
+    return [types.Tool.model_validate(tool) for tool in tool_definitions(workspace)]
 
 
 def create_server(
@@ -191,20 +156,13 @@ def create_server(
         return call_tool_result(result, structured=structured)
 
     server: Server[Any] = Server(
-        "dsh-fs",
+        SERVER_NAME,
         version=__version__,
-        title="dsh-fs",
-        description="Safe read/write/edit file tools: edits are refused on stale reads.",
+        title=SERVER_TITLE,
+        description=SERVER_DESCRIPTION,
         instructions=workspace.system_prompt(),
         get_tool_input_schema=schemas.get,
         on_list_tools=list_tools,
         on_call_tool=call_tool,
     )
     return server
-
-
-async def serve_stdio(workspace: Workspace, *, structured: bool = False) -> None:
-    """Serve `workspace` over stdin/stdout until the client closes the pipe."""
-    server = create_server(workspace, single_session=True, structured=structured)
-    async with stdio_streams() as (lines, replies):
-        await server.run(lines, replies, server.create_initialization_options())

@@ -1,50 +1,107 @@
-"""The stdio transport: JSON-RPC lines over stdin/stdout, without worker threads.
+"""The stdio transport: lines of bytes over stdin/stdout, without worker threads or the SDK.
 
 The SDK's `stdio_server` does three thread hops per exchange (readline, write, flush), a
 large share of a small read's round trip, and its reader thread, blocked on a terminal,
 kept Ctrl-C from stopping the server. Here the event loop waits for readiness on pipes,
 sockets and terminals (a regular file or /dev/null is always ready), so cancellation stops
-the transport at once. When stdin ends, every request already read is answered before the
-server sees the end of its input (the server cancels whatever is still running then).
+the transport at once.
+
+A line longer than the size limit is never held whole: its bytes are skipped up to its
+newline, keeping only its first and last `SCAN_BYTES` (where its id can be found), so a
+100 MiB message costs a few MiB of memory, not five times its size.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import errno
 import fcntl
-import logging
 import os
-import re
 import stat
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Final
 
 import anyio
 import anyio.lowlevel
-import mcp_types as types
-from anyio.abc import ObjectReceiveStream, ObjectSendStream
-from mcp.shared.message import ServerMessageMetadata, SessionMessage
-from mcp_types.jsonrpc import JSONRPCError, JSONRPCRequest, JSONRPCResponse
-from pydantic import ValidationError
 
-from dsh_fs.runtime import parse_json
+from ._wire import INVALID_REQUEST, SCAN_BYTES, Malformed, Message, parse_line, recover_id
 
-__all__ = ["malformed_reply", "stdio_streams"]
+__all__ = [
+    "DEFAULT_MAX_MESSAGE_SIZE",
+    "LineReader",
+    "LineWriter",
+    "Oversized",
+    "message_of",
+    "stdio_fds",
+]
 
-logger = logging.getLogger("dsh_fs.mcp")
-
+DEFAULT_MAX_MESSAGE_SIZE: Final = 32 << 20
+"""Bytes a message (one line) may have. A model writes far less in one call (its whole output
+is at most a few hundred KB); a program may write a generated file of 5 MiB or more whatever
+its JSON escaping (up to six bytes per character), and serving a message at the limit stays
+near three times its size in memory (bench/results.md). A longer line is refused without
+being read whole (the SDK's HTTP transport refuses bodies over 4 MiB)."""
 
 _PIPE_SIZE = 1 << 20
 """Bytes read at once, and the capacity asked of the pipes (Linux's default limit for
 unprivileged processes, ``/proc/sys/fs/pipe-max-size``)."""
 
 
-_JSON_LOADS_BYTES = 1 << 16
-"""Lines longer than this are parsed with `json.loads` (see `_parse`)."""
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Oversized:
+    """A line longer than the limit, kept only at its two ends."""
 
-_NEGATIVE_ZERO = re.compile(rb"-0(?![0-9.eE])")
-"""The integer token ``-0`` (or the same characters inside a string: harmless)."""
+    size: int
+    """Its length in bytes (without the newline)."""
+    limit: int
+    """The limit it is over."""
+    head: bytes
+    """Its first `SCAN_BYTES` bytes."""
+    tail: bytes
+    """Its last `SCAN_BYTES` bytes."""
+
+
+class _Skipping:
+    """The line being skipped: its size so far, its head, and a bounded tail."""
+
+    __slots__ = ("head", "limit", "size", "tail")
+
+    def __init__(self, pieces: list[bytes], size: int, limit: int) -> None:
+        self.size = size
+        self.limit = limit
+        head = b""
+        for piece in pieces:
+            head += piece[: SCAN_BYTES - len(head)]
+            if len(head) >= SCAN_BYTES:
+                break
+        self.head = head
+        self.tail = b""
+        for piece in pieces:
+            self.add(piece, counted=True)
+
+    def add(self, piece: bytes, *, counted: bool = False) -> None:
+        if not counted:
+            self.size += len(piece)
+        self.tail = (self.tail + piece[-SCAN_BYTES:])[-SCAN_BYTES:]
+
+    def done(self) -> Oversized:
+        return Oversized(size=self.size, limit=self.limit, head=self.head, tail=self.tail)
+
+
+def message_of(line: bytes | Oversized) -> Message | Malformed:
+    """The message a line holds, or the error that answers it (a line over the limit is
+    refused, to its id when its head or end shows one)."""
+    if not isinstance(line, Oversized):
+        return parse_line(line)
+    return Malformed(
+        id=recover_id(line.head, line.tail),
+        code=INVALID_REQUEST,
+        message=f"Request too large: {line.size} bytes, over this server's limit of "
+        f"{line.limit} bytes (dsh-fs mcp --max-message-size)",
+    )
 
 
 def _widen_pipe(fd: int) -> None:
@@ -70,162 +127,227 @@ def _waits_for_input(fd: int) -> bool:
     return _is_pipe(fd) or os.isatty(fd)
 
 
-def _parse(line: bytes) -> types.JSONRPCMessage:
-    """One JSON-RPC message. A long line is parsed by `json.loads` (through `parse_json`),
-    then validated as Python data, which is about twice as fast for a large `write` message;
-    under 64 KiB pydantic's JSON path is the faster one. A line `json.loads` refuses goes
-    through the JSON path too, so a parse error is reported the same way. A line that may hold
-    the number ``-0`` takes the `parse_json` path whatever its length: pydantic reads ``-0``
-    as ``0``, and the runtime must see the negative zero to refuse it as upstream does."""
-    if len(line) > _JSON_LOADS_BYTES or _NEGATIVE_ZERO.search(line):
-        try:
-            data = parse_json(line)
-        except ValueError:
-            pass
-        else:
-            return types.jsonrpc_message_adapter.validate_python(data, by_name=False)
-    return types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+class _Readable:
+    """Waits until a non-blocking fd has input.
 
-
-def malformed_reply(error: Exception) -> SessionMessage:
-    """The JSON-RPC answer to a line that is no JSON-RPC message: a null id, -32700 for
-    invalid JSON, -32600 for JSON that is not a message. (The SDK's stdio transport drops
-    such a line silently.)"""
-    invalid_json = isinstance(error, ValidationError) and any(
-        e["type"] == "json_invalid" for e in error.errors()
-    )
-    code, message = (
-        (types.PARSE_ERROR, "Parse error")
-        if invalid_json
-        else (types.INVALID_REQUEST, "Invalid Request")
-    )
-    logger.warning("answered a malformed message with %s: %s", code, message)
-    reply = JSONRPCError(jsonrpc="2.0", id=None, error=types.ErrorData(code=code, message=message))
-    return SessionMessage(reply)
-
-
-class _Unsettled:
-    """Requests read from stdin that the server has not settled yet.
-
-    A request settles when its answer is written, or when the server drops it unanswered
-    (a request the client cancelled), which the SDK reports through
-    `ServerMessageMetadata.on_request_unanswered`.
+    On asyncio the fd stays registered with the loop from one wait to the next: anyio's
+    `wait_readable` registers and unregisters it per wait (two ``epoll_ctl`` and a future),
+    about a quarter of a `ping` round trip (bench/results.md). Input that arrives while
+    nobody waits unregisters it (epoll is level-triggered: it would wake every loop turn).
     """
 
-    __slots__ = ("_count", "_settled")
+    __slots__ = ("_fd", "_loop", "_waiter")
 
-    def __init__(self) -> None:
-        self._count = 0
-        self._settled = anyio.Event()
-        self._settled.set()
-
-    def metadata(self) -> ServerMessageMetadata:
-        """Count one more request; its metadata reports when it goes unanswered."""
-        if self._count == 0:
-            self._settled = anyio.Event()
-        self._count += 1
-        return ServerMessageMetadata(on_request_unanswered=self._unanswered)
-
-    def answered(self) -> None:
-        """One request was answered (its response or error was written)."""
-        self._count -= 1
-        if self._count <= 0:
-            self._count = 0
-            self._settled.set()
-
-    async def _unanswered(self) -> None:
-        self.answered()
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._waiter: asyncio.Future[None] | None = None
 
     async def wait(self) -> None:
-        """Until every request counted so far has settled."""
-        await self._settled.wait()
-
-
-async def _read_chunk(fd: int, waits: bool) -> bytes:
-    """The next bytes of `fd`; empty at the end (a hung-up terminal's EIO included)."""
-    while True:
-        if waits:
-            await anyio.wait_readable(fd)
-        else:
-            await anyio.lowlevel.checkpoint()
         try:
-            return os.read(fd, _PIPE_SIZE)
-        except BlockingIOError:
-            continue
-        except OSError as exc:
-            if exc.errno == errno.EIO:
-                return b""
-            raise
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # another backend (trio): the portable wait
+            await anyio.wait_readable(self._fd)
+            return
+        if self._loop is not loop:
+            self.close()
+            loop.add_reader(self._fd, self._ready)
+            self._loop = loop
+        self._waiter = loop.create_future()
+        try:
+            await self._waiter
+        finally:
+            self._waiter = None
+
+    def _ready(self) -> None:
+        if self._waiter is None:
+            self.close()
+        elif not self._waiter.done():
+            self._waiter.set_result(None)
+
+    def close(self) -> None:
+        """Unregister the fd (before it is closed)."""
+        if self._loop is not None:
+            self._loop.remove_reader(self._fd)
+            self._loop = None
 
 
-async def _read_lines(
-    fd: int,
-    waits: bool,
-    send: ObjectSendStream[SessionMessage],
-    replies: ObjectSendStream[SessionMessage],
-    unsettled: _Unsettled,
-) -> None:
-    # The unfinished line's pieces, joined once its newline arrives: re-joining and
-    # re-splitting the whole prefix per read made a 1 MB `write` message quadratic.
-    pending: list[bytes] = []
-    async with send, replies:
+class LineReader:
+    """The lines of `fd`, in batches (everything one read completed); `close` before the fd
+    is closed."""
+
+    __slots__ = (
+        "_ended",
+        "_fd",
+        "_limit",
+        "_pending",
+        "_pending_size",
+        "_readable",
+        "_skipping",
+        "_tries_first",
+        "_waits",
+    )
+
+    def __init__(self, fd: int, *, limit: int = DEFAULT_MAX_MESSAGE_SIZE) -> None:
+        self._fd = fd
+        self._waits = _waits_for_input(fd)
+        # A non-blocking pipe is read before waiting: a pipelined request is already there.
+        self._tries_first = self._waits and not os.get_blocking(fd)
+        self._readable = _Readable(fd)
+        self._limit = limit
+        # The unfinished line's pieces, joined once its newline arrives: re-joining and
+        # re-splitting the whole prefix per read made a 1 MB `write` message quadratic.
+        self._pending: list[bytes] = []
+        self._pending_size = 0
+        self._skipping: _Skipping | None = None
+        self._ended = False
+
+    def close(self) -> None:
+        """Stop watching the fd (the caller closes it)."""
+        self._readable.close()
+
+    async def _chunk(self) -> bytes:
+        """The next bytes of the input; empty at its end (a hung-up terminal's EIO too)."""
+        waited = not self._tries_first
         while True:
-            chunk = await _read_chunk(fd, waits)
-            if not chunk:
-                lines = [b"".join(pending)]
-            elif b"\n" not in chunk:
-                pending.append(chunk)
-                continue
+            if not waited:
+                await anyio.lowlevel.checkpoint_if_cancelled()
+            elif self._tries_first:
+                await self._readable.wait()
+            elif self._waits:
+                await anyio.wait_readable(self._fd)
             else:
-                pending.append(chunk)
-                *lines, rest = b"".join(pending).split(b"\n")
-                pending = [rest] if rest else []
-            for line in lines:
-                if not line.strip():
-                    continue
-                try:
-                    message = _parse(line)
-                except Exception as exc:  # a protocol error, answered right here
-                    await replies.send(malformed_reply(exc))
-                    continue
-                metadata = unsettled.metadata() if isinstance(message, JSONRPCRequest) else None
-                await send.send(SessionMessage(message, metadata=metadata))
+                await anyio.lowlevel.checkpoint()
+            waited = True
+            try:
+                return os.read(self._fd, _PIPE_SIZE)
+            except BlockingIOError:
+                continue
+            except OSError as exc:
+                if exc.errno == errno.EIO:
+                    return b""
+                raise
+
+    async def batch(self) -> list[bytes | Oversized]:
+        """The next complete lines (blank ones left out); empty once the input has ended.
+
+        A line over the limit comes as an `Oversized` once its newline is read.
+        """
+        while not self._ended:
+            chunk = await self._chunk()
             if not chunk:
-                # Closing `send` ends the server, which cancels the calls still running.
-                await unsettled.wait()
+                self._ended = True
+                return list(self._finish_line(b""))
+            lines = list(self._split(chunk))
+            if lines:
+                return lines
+        return []
+
+    def _split(self, chunk: bytes) -> Iterator[bytes | Oversized]:
+        start = 0
+        while True:
+            newline = chunk.find(b"\n", start)
+            if newline == -1:
+                self._add(chunk[start:] if start else chunk)
                 return
+            yield from self._finish_line(chunk[start:newline])
+            start = newline + 1
+
+    def _add(self, piece: bytes) -> None:
+        if not piece:
+            return
+        if self._skipping is not None:
+            self._skipping.add(piece)
+            return
+        self._pending.append(piece)
+        self._pending_size += len(piece)
+        if self._pending_size > self._limit:
+            self._skipping = _Skipping(self._pending, self._pending_size, self._limit)
+            self._pending = []
+            self._pending_size = 0
+
+    def _finish_line(self, last: bytes) -> Iterator[bytes | Oversized]:
+        """The line that ends with `last`, unless it is blank."""
+        if self._skipping is not None:
+            self._skipping.add(last)
+            yield self._skipping.done()
+            self._skipping = None
+            return
+        if self._pending:
+            self._pending.append(last)
+            line = b"".join(self._pending)
+            self._pending = []
+            self._pending_size = 0
+        else:
+            line = last
+        if len(line) > self._limit:
+            yield _Skipping([line], len(line), self._limit).done()
+        elif line.strip():
+            yield line
 
 
-async def _write_lines(
-    fd: int, receive: ObjectReceiveStream[SessionMessage], unsettled: _Unsettled
-) -> None:
-    async with receive:
-        async for item in receive:
-            message = item.message
-            data = memoryview(
-                message.model_dump_json(by_alias=True, exclude_unset=True).encode() + b"\n"
-            )
-            while data:
-                try:
-                    data = data[os.write(fd, data) :]
-                except BlockingIOError:
-                    await anyio.wait_writable(fd)
-            if isinstance(message, JSONRPCResponse | JSONRPCError) and message.id is not None:
-                unsettled.answered()
+class LineWriter:
+    """Writes whole lines to `fd`; one at a time, each one whole, whoever is cancelled.
+
+    Once the reader is gone (a broken pipe) every write is dropped and `broken` is set.
+    """
+
+    __slots__ = ("_busy", "_fd", "_idle", "broken")
+
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+        self._busy = False
+        self._idle: anyio.Event | None = None
+        self.broken = False
+
+    async def send(self, data: bytes) -> None:
+        """Write `data` (a line, newline included) after any line being written.
+
+        The common case, a line the pipe takes at once, does not yield to the loop.
+        """
+        while self._busy:
+            assert self._idle is not None
+            await self._idle.wait()
+        if self.broken:
+            return
+        view = memoryview(data)
+        try:
+            view = view[os.write(self._fd, view) :]
+        except BlockingIOError:
+            pass
+        except (BrokenPipeError, ConnectionResetError):
+            self.broken = True
+            return
+        if not view:
+            return
+        self._busy = True
+        self._idle = anyio.Event()
+        try:
+            # A line cut short would corrupt every later message: finish it even when the
+            # task writing it is cancelled (a reader that stops reading ends with the pipe).
+            with anyio.CancelScope(shield=True):
+                while view:
+                    await anyio.wait_writable(self._fd)
+                    try:
+                        view = view[os.write(self._fd, view) :]
+                    except BlockingIOError:
+                        continue
+                    except (BrokenPipeError, ConnectionResetError):
+                        self.broken = True
+                        return
+        finally:
+            self._busy = False
+            self._idle.set()
 
 
-@contextlib.asynccontextmanager
-async def stdio_streams() -> AsyncIterator[
-    tuple[ObjectReceiveStream[SessionMessage], ObjectSendStream[SessionMessage]]
-]:
-    """The JSON-RPC message streams over this process's stdin/stdout; a malformed line is
-    answered with a protocol error (`malformed_reply`) and never reaches the server.
+@contextlib.contextmanager
+def stdio_fds() -> Iterator[tuple[int, int]]:
+    """The wire's (input, output) fds: this process's stdin and stdout, moved aside.
 
     While serving, fds 0 and 1 point at /dev/null and stderr, so stray output from a
-    handler or a library cannot corrupt the wire (as the SDK's transport does). Pipes and
-    sockets are made non-blocking (a terminal is left as it is: its mode is shared with
-    the shell). At the end of stdin the input stream stays open until every request read
-    has been answered.
+    handler or a library cannot corrupt the wire (as the SDK's transport lets it). Pipes
+    and sockets are made non-blocking (a terminal is left as it is: its mode is shared with
+    the shell) and widened; all of it is undone on exit.
     """
     sys.stdout.flush()
     wire_in, wire_out = os.dup(0), os.dup(1)
@@ -234,20 +356,12 @@ async def stdio_streams() -> AsyncIterator[
     os.dup2(null, 0)
     os.dup2(2, 1)
     os.close(null)
-    waits = _waits_for_input(wire_in)
     pipes = [fd for fd in (wire_in, wire_out) if _is_pipe(fd)]
     for fd in pipes:
         _widen_pipe(fd)
         os.set_blocking(fd, False)
-    unsettled = _Unsettled()
-    in_send, in_receive = anyio.create_memory_object_stream[SessionMessage](0)
-    out_send, out_receive = anyio.create_memory_object_stream[SessionMessage](0)
     try:
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(_read_lines, wire_in, waits, in_send, out_send.clone(), unsettled)
-            tg.start_soon(_write_lines, wire_out, out_receive, unsettled)
-            yield in_receive, out_send
-            tg.cancel_scope.cancel()
+        yield wire_in, wire_out
     finally:
         for fd in pipes:
             os.set_blocking(fd, True)

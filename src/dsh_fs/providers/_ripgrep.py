@@ -262,14 +262,23 @@ async def _running(
         )
     errors = bytearray()
     finished = False
+    # The block's exception (GeneratorExit when a consumer stops early, a cancellation) is
+    # kept aside and raised after the task group, which would wrap it in a group.
+    failure: BaseException | None = None
     try:
         assert process.stdout is not None
         assert process.stderr is not None
         async with anyio.create_task_group() as group:
             group.start_soon(_drain, process.stderr, errors)
-            yield process.stdout
-            await process.wait()
-            finished = True
+            try:
+                yield process.stdout
+                await process.wait()
+                finished = True
+            except BaseException as exc:
+                failure = exc
+                group.cancel_scope.cancel()
+        if failure is not None:
+            raise failure
     finally:
         with anyio.CancelScope(shield=True):
             if process.returncode is None:

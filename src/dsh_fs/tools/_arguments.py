@@ -14,8 +14,10 @@ Every argument error has the code ``INVALID_ARGS``. A whole number sent as a flo
 undeclared property is refused (upstream ignores it, so ``edit`` with ``dry_run: true``
 edits), in the words upstream's validator uses for a closed schema.
 
-The pydantic models only describe the parameters: their JSON Schema is what the model reads
-(snake_case, ``additionalProperties: false``, no titles).
+Each parameter is declared once, as a `Param`: the JSON type the shape check wants, and the
+property's JSON Schema exactly as the model reads it (snake_case, no titles; the tool's
+schema adds ``additionalProperties: false``). No pydantic: building its models and their
+schemas was most of the time `import dsh_fs` took (and so `dsh-fs mcp`'s start-up).
 """
 
 from __future__ import annotations
@@ -23,79 +25,26 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
-
-from pydantic import BaseModel, ConfigDict, Field
+from typing import Any, Final, Literal
 
 from dsh_fs.runtime import ToolArgumentError
 
 from ._window import MAX_LINES
 
 __all__ = [
+    "EDIT_PARAMS",
+    "READ_PARAMS",
+    "WRITE_PARAMS",
     "EditArguments",
     "Param",
     "ReadArguments",
     "WriteArguments",
     "check_shape",
     "js_number",
-    "json_schema",
     "non_blank",
+    "object_schema",
     "positive_integer",
 ]
-
-
-class _Arguments(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class ReadArguments(_Arguments):
-    """Arguments of `read`."""
-
-    file_path: str = Field(
-        min_length=1,
-        description="Path of the file to read (absolute, or relative to the working directory).",
-    )
-    offset: int = Field(
-        default=1, ge=1, description="Line number to start reading from (1-based). Defaults to 1."
-    )
-    limit: int = Field(
-        default=MAX_LINES,
-        ge=1,
-        le=MAX_LINES,
-        description=f"Maximum number of lines to read (at most {MAX_LINES}). "
-        f"Defaults to {MAX_LINES}.",
-    )
-
-
-class WriteArguments(_Arguments):
-    """Arguments of `write`."""
-
-    file_path: str = Field(
-        min_length=1,
-        description="Path of the file to create or overwrite (absolute, or relative to the "
-        "working directory).",
-    )
-    content: str = Field(description="The complete content the file will have.")
-
-
-class EditArguments(_Arguments):
-    """Arguments of `edit`."""
-
-    file_path: str = Field(
-        min_length=1,
-        description="Path of the file to edit (absolute, or relative to the working directory).",
-    )
-    old_string: str = Field(
-        min_length=1,
-        description="The exact text to replace. It must appear exactly once in the file "
-        "unless replace_all is true.",
-    )
-    new_string: str = Field(description="The text to put in its place (must differ).")
-    replace_all: bool = Field(
-        default=False,
-        description="Replace every occurrence of old_string instead of exactly one. "
-        "Defaults to false.",
-    )
 
 
 JsonType = Literal["string", "number", "boolean", "array"]
@@ -103,14 +52,164 @@ JsonType = Literal["string", "number", "boolean", "array"]
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Param:
-    """One declared parameter, as the shape check sees it."""
+    """One declared parameter: what the shape check wants, and what the model reads."""
 
     name: str
     """The property name."""
     type: JsonType
     """Its JSON type (``number`` accepts any finite number; value checks narrow it)."""
+    schema: Mapping[str, Any]
+    """Its JSON Schema in the tool's ``parameters``, keys in the order the model reads them
+    (``type``, ``description``, then bounds and ``default``)."""
     required: bool = False
     """Whether it must be present."""
+
+
+def object_schema(params: tuple[Param, ...]) -> dict[str, Any]:
+    """The JSON Schema of a tool's arguments: its parameters' properties in order, the
+    required ones, no other property."""
+    return {
+        "type": "object",
+        "properties": {p.name: dict(p.schema) for p in params},
+        "required": [p.name for p in params if p.required],
+        "additionalProperties": False,
+    }
+
+
+_FILE = "(absolute, or relative to the working directory)."
+
+READ_PARAMS: Final = (
+    Param(
+        name="file_path",
+        type="string",
+        required=True,
+        schema={
+            "type": "string",
+            "description": f"Path of the file to read {_FILE}",
+            "minLength": 1,
+        },
+    ),
+    Param(
+        name="offset",
+        type="number",
+        schema={
+            "type": "integer",
+            "description": "Line number to start reading from (1-based). Defaults to 1.",
+            "minimum": 1,
+            "default": 1,
+        },
+    ),
+    Param(
+        name="limit",
+        type="number",
+        schema={
+            "type": "integer",
+            "description": f"Maximum number of lines to read (at most {MAX_LINES}). "
+            f"Defaults to {MAX_LINES}.",
+            "minimum": 1,
+            "maximum": MAX_LINES,
+            "default": MAX_LINES,
+        },
+    ),
+)
+"""`read`'s parameters."""
+
+WRITE_PARAMS: Final = (
+    Param(
+        name="file_path",
+        type="string",
+        required=True,
+        schema={
+            "type": "string",
+            "description": f"Path of the file to create or overwrite {_FILE}",
+            "minLength": 1,
+        },
+    ),
+    Param(
+        name="content",
+        type="string",
+        required=True,
+        schema={"type": "string", "description": "The complete content the file will have."},
+    ),
+)
+"""`write`'s parameters."""
+
+EDIT_PARAMS: Final = (
+    Param(
+        name="file_path",
+        type="string",
+        required=True,
+        schema={
+            "type": "string",
+            "description": f"Path of the file to edit {_FILE}",
+            "minLength": 1,
+        },
+    ),
+    Param(
+        name="old_string",
+        type="string",
+        required=True,
+        schema={
+            "type": "string",
+            "description": "The exact text to replace. It must appear exactly once in the file "
+            "unless replace_all is true.",
+            "minLength": 1,
+        },
+    ),
+    Param(
+        name="new_string",
+        type="string",
+        required=True,
+        schema={"type": "string", "description": "The text to put in its place (must differ)."},
+    ),
+    Param(
+        name="replace_all",
+        type="boolean",
+        schema={
+            "type": "boolean",
+            "description": "Replace every occurrence of old_string instead of exactly one. "
+            "Defaults to false.",
+            "default": False,
+        },
+    ),
+)
+"""`edit`'s parameters."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReadArguments:
+    """Arguments of `read`, checked."""
+
+    file_path: str
+    """The path, as given."""
+    offset: int = 1
+    """The first line shown (1-based)."""
+    limit: int = MAX_LINES
+    """How many lines at most."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WriteArguments:
+    """Arguments of `write`, checked."""
+
+    file_path: str
+    """The path, as given."""
+    content: str
+    """The whole new content."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EditArguments:
+    """Arguments of `edit`, checked."""
+
+    file_path: str
+    """The path, as given."""
+    old_string: str
+    """The text to replace."""
+    new_string: str
+    """Its replacement."""
+    replace_all: bool = False
+    """Replace every occurrence instead of exactly one."""
 
 
 def check_shape(raw: Mapping[str, Any], params: tuple[Param, ...]) -> None:
@@ -216,25 +315,3 @@ def _shortest_digits(number: float) -> tuple[str, int]:
     digits = (whole + fraction.rstrip("0")).lstrip("0") or "0"
     point = len(whole.lstrip("0")) + (int(exp) if exp else 0)
     return digits.rstrip("0") or "0", point
-
-
-_KEY_ORDER = {"type": 0, "description": 1, "minLength": 2, "minimum": 3, "maximum": 4, "default": 5}
-
-
-def json_schema(model: type[BaseModel]) -> dict[str, Any]:
-    """The model's JSON Schema as the model sees it: no titles, in a stable key order."""
-    generated = model.model_json_schema()
-    properties = {
-        name: {
-            key: spec[key]
-            for key in sorted(spec, key=lambda key: _KEY_ORDER.get(key, len(_KEY_ORDER)))
-            if key != "title"
-        }
-        for name, spec in generated["properties"].items()
-    }
-    return {
-        "type": "object",
-        "properties": properties,
-        "required": list(generated.get("required", [])),
-        "additionalProperties": False,
-    }

@@ -1,4 +1,4 @@
-"""`FsTool`: what the three file tools share (schema from the argument model, remedies)."""
+"""`FsTool`: what the file tools share (schema from the declared parameters, remedies)."""
 
 from __future__ import annotations
 
@@ -7,34 +7,31 @@ from collections.abc import Mapping
 from copy import deepcopy
 from typing import Any, ClassVar, Generic, TypeVar
 
-from pydantic import BaseModel
-
 from dsh_fs.errors import FsError
 from dsh_fs.fs import FS_OBSERVED, FsObserved, FsTarget, Observation
 from dsh_fs.runtime import Context, Tool, ToolExecution
 
-from ._arguments import Param, check_shape, json_schema
+from ._arguments import Param, check_shape, object_schema
 from ._errors import message_with_remedy
 
 __all__ = ["FsTool", "observe", "session_cwd"]
 
-A = TypeVar("A", bound=BaseModel)
+A = TypeVar("A")
 V = TypeVar("V")
 
 
 class FsTool(Tool[A, V], Generic[A, V]):
-    """A file tool whose arguments are the pydantic model `arguments`."""
+    """A file tool whose arguments are declared by `params`."""
 
-    arguments: ClassVar[type[BaseModel]]
-    """The argument model; its JSON Schema is the tool's `parameters`."""
     params: ClassVar[tuple[Param, ...]]
-    """The parameters as the shape check sees them (upstream's declared JSON types)."""
+    """The parameters: the shape check's JSON types (upstream's), and the JSON Schema of
+    each, which together are the tool's `parameters`."""
 
     def __init__(self) -> None:
-        self._schema = json_schema(self.arguments)
+        self._schema = object_schema(self.params)
 
     def parameters_schema(self) -> dict[str, Any]:
-        """The argument model's JSON Schema (a fresh copy: callers may change it)."""
+        """The arguments' JSON Schema (a fresh copy: callers may change it)."""
         return deepcopy(self._schema)
 
     def parse_arguments(self, raw: Mapping[str, Any]) -> A:

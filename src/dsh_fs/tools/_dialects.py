@@ -12,8 +12,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, cast
 
-from pydantic import BaseModel, ConfigDict, Field
-
 from dsh_fs.fs import (
     FS,
     FS_DELETE_INTENT,
@@ -45,37 +43,79 @@ __all__ = ["DeleteTool", "DeleteValue", "DialectToolsPlugin", "InsertTool", "Pat
 _OPS: tuple[PatchOp, ...] = (" ", "-", "+")
 
 
-class _Arguments(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+def _path_param(description: str) -> Param:
+    schema = {"type": "string", "description": description, "minLength": 1}
+    return Param(name="file_path", type="string", required=True, schema=schema)
 
 
-class InsertArguments(_Arguments):
-    """Arguments of `insert`."""
+_INSERT_PARAMS = (
+    _path_param("Path of the file to insert into."),
+    Param(
+        name="insert_line",
+        type="number",
+        required=True,
+        schema={
+            "type": "integer",
+            "description": "The line the text goes after (0: the top).",
+            "minimum": 0,
+        },
+    ),
+    Param(
+        name="text",
+        type="string",
+        required=True,
+        schema={"type": "string", "description": "The text to insert, as whole lines."},
+    ),
+)
 
-    file_path: str = Field(min_length=1, description="Path of the file to insert into.")
-    insert_line: int = Field(ge=0, description="The line the text goes after (0: the top).")
-    text: str = Field(description="The text to insert, as whole lines.")
+_HUNK_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "anchors": {
+            "type": "array",
+            "description": "Lines to find first, in order.",
+            "items": {"type": "string"},
+            "default": [],
+        },
+        "lines": {
+            "type": "array",
+            "description": 'Hunk lines, each starting with " ", "-" or "+".',
+            "items": {"type": "string"},
+        },
+        "at_end": {
+            "type": "boolean",
+            "description": "The old lines end the file.",
+            "default": False,
+        },
+    },
+    "required": ["lines"],
+    "additionalProperties": False,
+}
+
+_PATCH_PARAMS = (
+    _path_param("Path of the file to patch."),
+    Param(
+        name="hunks",
+        type="array",
+        required=True,
+        schema={
+            "type": "array",
+            "description": "The hunks, in file order.",
+            "items": _HUNK_SCHEMA,
+            "minItems": 1,
+        },
+    ),
+)
+
+_DELETE_PARAMS = (_path_param("Path of the file to delete."),)
 
 
-class HunkArguments(_Arguments):
-    """One hunk of `patch`."""
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DeleteArguments:
+    """Arguments of `delete`, checked."""
 
-    anchors: list[str] = Field(default=[], description="Lines to find first, in order.")
-    lines: list[str] = Field(description='Hunk lines, each starting with " ", "-" or "+".')
-    at_end: bool = Field(default=False, description="The old lines end the file.")
-
-
-class PatchArguments(_Arguments):
-    """Arguments of `patch`."""
-
-    file_path: str = Field(min_length=1, description="Path of the file to patch.")
-    hunks: list[HunkArguments] = Field(min_length=1, description="The hunks, in file order.")
-
-
-class DeleteArguments(_Arguments):
-    """Arguments of `delete`."""
-
-    file_path: str = Field(min_length=1, description="Path of the file to delete.")
+    file_path: str
+    """The path, as given."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -132,12 +172,7 @@ class InsertTool(_ChangeTool):
 
     name = "insert"
     description = "Insert text as whole lines after a line of an existing text file."
-    arguments = InsertArguments
-    params = (
-        Param(name="file_path", type="string", required=True),
-        Param(name="insert_line", type="number", required=True),
-        Param(name="text", type="string", required=True),
-    )
+    params = _INSERT_PARAMS
 
     def parse_values(self, raw: Mapping[str, Any]) -> tuple[str, FsEdit]:
         """`file_path` not blank, `insert_line` a whole number of at least 0.
@@ -159,11 +194,7 @@ class PatchTool(_ChangeTool):
 
     name = "patch"
     description = "Apply hunks located by exact context lines to an existing text file."
-    arguments = PatchArguments
-    params = (
-        Param(name="file_path", type="string", required=True),
-        Param(name="hunks", type="array", required=True),
-    )
+    params = _PATCH_PARAMS
 
     def parse_values(self, raw: Mapping[str, Any]) -> tuple[str, FsEdit]:
         """`file_path` not blank; at least one hunk, each with lines that start with
@@ -212,8 +243,7 @@ class DeleteTool(FsTool[DeleteArguments, DeleteValue]):
     description = "Delete a file you have read in this session, if it is unchanged since."
     annotations = ToolAnnotations(destructive=True, idempotent=False)
     internal = True
-    arguments = DeleteArguments
-    params = (Param(name="file_path", type="string", required=True),)
+    params = _DELETE_PARAMS
 
     def parse_values(self, raw: Mapping[str, Any]) -> DeleteArguments:
         """`file_path` not blank.
@@ -222,7 +252,7 @@ class DeleteTool(FsTool[DeleteArguments, DeleteValue]):
             ToolArgumentError: a blank `file_path`.
         """
         file_path = non_blank(raw["file_path"], "file_path")
-        return DeleteArguments.model_construct(file_path=file_path)
+        return DeleteArguments(file_path=file_path)
 
     async def run(
         self, context: Context, execution: ToolExecution, args: DeleteArguments

@@ -8,7 +8,7 @@ from typing import Any
 from dsh_fs.fs import FS, FS_EDIT_INTENT, FsEditRequest, FsIntent, Present
 from dsh_fs.runtime import Context, ToolAnnotations, ToolArgumentError, ToolExecution
 
-from ._arguments import EditArguments, Param, non_blank
+from ._arguments import EDIT_PARAMS, EditArguments, non_blank
 from ._base import FsTool, observe, session_cwd
 from ._render import render_edit
 from ._values import EditValue
@@ -39,14 +39,7 @@ class EditTool(FsTool[EditArguments, EditValue]):
     name = "edit"
     description = DESCRIPTION
     annotations = ToolAnnotations(title="Edit file", destructive=True, idempotent=False)
-    arguments = EditArguments
-
-    params = (
-        Param(name="file_path", type="string", required=True),
-        Param(name="old_string", type="string", required=True),
-        Param(name="new_string", type="string", required=True),
-        Param(name="replace_all", type="boolean"),
-    )
+    params = EDIT_PARAMS
 
     def parse_values(self, raw: Mapping[str, Any]) -> EditArguments:
         """`file_path` not blank, `old_string` not empty, and the two strings different.
@@ -60,7 +53,7 @@ class EditTool(FsTool[EditArguments, EditValue]):
             raise ToolArgumentError("old_string must be a non-empty string")
         if old == new:
             raise ToolArgumentError("old_string and new_string must differ")
-        return EditArguments.model_construct(
+        return EditArguments(
             file_path=file_path,
             old_string=old,
             new_string=new,

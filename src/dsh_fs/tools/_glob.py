@@ -12,14 +12,13 @@ from dsh_fs.fs import VCS_DIRECTORIES, FsFileType, FsGlobQuery
 from dsh_fs.fs import _messages as messages
 from dsh_fs.runtime import Context, ToolAnnotations, ToolExecution
 
-from ._arguments import Param
 from ._collect import PathCollector
 from ._engine import glob_tree
 from ._globs import compile_path_glob
-from ._search_arguments import GlobArguments, optional_path, positive_glob
+from ._search_arguments import GLOB_PARAMS, GlobArguments, optional_path, positive_glob
 from ._search_render import MAX_PATHS, render_glob
 from ._search_values import GlobValue
-from ._searching import SearchTool, locate, time_budget
+from ._searching import SearchTool, locate
 
 __all__ = ["DESCRIPTION", "PROMPT", "GlobTool"]
 
@@ -49,12 +48,7 @@ class GlobTool(SearchTool[GlobArguments, GlobValue]):
     annotations = ToolAnnotations(
         title="Find files", read_only=True, destructive=False, idempotent=True
     )
-    arguments = GlobArguments
-
-    params = (
-        Param(name="pattern", type="string", required=True),
-        Param(name="path", type="string"),
-    )
+    params = GLOB_PARAMS
 
     def parse_values(self, raw: Mapping[str, Any]) -> GlobArguments:
         """`pattern` not blank and not negated; `path` not blank.
@@ -64,7 +58,7 @@ class GlobTool(SearchTool[GlobArguments, GlobValue]):
         """
         pattern = positive_glob(raw["pattern"])
         path = optional_path(raw.get("path"))
-        return GlobArguments.model_construct(pattern=pattern, path=path)
+        return GlobArguments(pattern=pattern, path=path)
 
     async def run(
         self, context: Context, execution: ToolExecution, args: GlobArguments
@@ -86,7 +80,9 @@ class GlobTool(SearchTool[GlobArguments, GlobValue]):
         found = PathCollector(MAX_PATHS)
         # Version-control metadata is never listed, even when asked for by path.
         if not _in_vcs_directory(display):
-            with time_budget(self.config.time_budget, display, "pattern or path"):
+            async with self.searching(
+                execution, display, "pattern or path", lambda: f"{found.total} paths so far"
+            ):
                 native = (
                     fs.native_glob(target, FsGlobQuery(pattern=args.pattern))
                     if self.config.native

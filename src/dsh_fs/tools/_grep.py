@@ -12,16 +12,15 @@ from dsh_fs.fs import FsFileType, FsGrepQuery
 from dsh_fs.fs import _messages as messages
 from dsh_fs.runtime import Context, ToolAnnotations, ToolArgumentError, ToolExecution
 
-from ._arguments import Param
 from ._collect import MatchCollector
 from ._engine import grep_file, grep_tree
 from ._globs import compile_name_glob
 from ._lines import LineHit
 from ._regex import compile_line_regex
-from ._search_arguments import GrepArguments, check_include, optional_path
+from ._search_arguments import GREP_PARAMS, GrepArguments, check_include, optional_path
 from ._search_render import MAX_MATCHES, render_grep
 from ._search_values import GrepMatch, GrepValue
-from ._searching import LINE_BYTES, SearchTool, line_text, locate, time_budget
+from ._searching import LINE_BYTES, SearchTool, line_text, locate
 
 __all__ = ["DESCRIPTION", "PROMPT", "GrepTool"]
 
@@ -51,13 +50,7 @@ class GrepTool(SearchTool[GrepArguments, GrepValue]):
     annotations = ToolAnnotations(
         title="Search file contents", read_only=True, destructive=False, idempotent=True
     )
-    arguments = GrepArguments
-
-    params = (
-        Param(name="pattern", type="string", required=True),
-        Param(name="path", type="string"),
-        Param(name="include", type="string"),
-    )
+    params = GREP_PARAMS
 
     def parse_values(self, raw: Mapping[str, Any]) -> GrepArguments:
         """`pattern` not empty (white space is a pattern); `path` not blank; `include` one
@@ -73,7 +66,7 @@ class GrepTool(SearchTool[GrepArguments, GrepValue]):
         include = raw.get("include")
         if include is not None:
             check_include(include)
-        return GrepArguments.model_construct(pattern=pattern, path=path, include=include)
+        return GrepArguments(pattern=pattern, path=path, include=include)
 
     async def run(
         self, context: Context, execution: ToolExecution, args: GrepArguments
@@ -93,7 +86,12 @@ class GrepTool(SearchTool[GrepArguments, GrepValue]):
         if info is None:
             raise messages.not_found("search", display)
         found = MatchCollector(MAX_MATCHES)
-        with time_budget(self.config.time_budget, display, "pattern, path, or include"):
+        async with self.searching(
+            execution,
+            display,
+            "pattern, path, or include",
+            lambda: f"{found.total} matches so far",
+        ):
             if info.type is FsFileType.FILE:
                 scanner = await grep_file(fs, target, info.size, regex, LINE_BYTES, MAX_MATCHES)
                 if scanner is None:

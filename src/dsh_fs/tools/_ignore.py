@@ -11,8 +11,10 @@ wildmatch semantics, negations included).
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
-from pathspec import GitIgnoreSpec
+if TYPE_CHECKING:
+    from pathspec import GitIgnoreSpec
 
 __all__ = ["IGNORE_FILES", "IgnoreRules", "is_hidden"]
 
@@ -114,7 +116,7 @@ def texts_to_specs(texts: dict[str, bytes], above: tuple[str, ...] = ()) -> list
             lines = data.decode("utf-8", "surrogateescape").splitlines()
             if above:
                 lines = [line for line in lines if not _matches_any(line, above)]
-            specs.append(_Spec(GitIgnoreSpec.from_lines(lines)))
+            specs.append(_Spec(_parse(lines)))
     return specs
 
 
@@ -125,7 +127,7 @@ def _directories(lead: str) -> tuple[str, ...]:
 
 
 def _matches_any(line: str, directories: tuple[str, ...]) -> bool:
-    spec = GitIgnoreSpec.from_lines([line])
+    spec = _parse([line])
     return any(spec.check_file(directory).include is not None for directory in directories)
 
 
@@ -166,3 +168,11 @@ class _Spec:
                 self.any = re.compile("|".join(f"(?:{source})" for source in sources))
             except re.error:  # pragma: no cover - the rules compiled one by one
                 self.any = None
+
+
+def _parse(lines: list[str]) -> GitIgnoreSpec:
+    # Imported on the first ignore file a pure-engine walk meets, not at start-up: a server
+    # answering `initialize` (or searching with ripgrep) never needs it.
+    from pathspec import GitIgnoreSpec
+
+    return GitIgnoreSpec.from_lines(lines)

@@ -8,8 +8,7 @@ from typing import Any
 from dsh_fs.fs import _messages as messages
 from dsh_fs.runtime import Context, ToolAnnotations, ToolExecution
 
-from ._arguments import Param
-from ._search_arguments import ListArguments, optional_path
+from ._search_arguments import LIST_PARAMS, ListArguments, optional_path
 from ._search_render import MAX_ENTRIES, render_list
 from ._search_values import ListEntry, ListValue
 from ._searching import SearchTool, locate
@@ -38,9 +37,7 @@ class ListTool(SearchTool[ListArguments, ListValue]):
     annotations = ToolAnnotations(
         title="List directory", read_only=True, destructive=False, idempotent=True
     )
-    arguments = ListArguments
-
-    params = (Param(name="path", type="string"),)
+    params = LIST_PARAMS
 
     def parse_values(self, raw: Mapping[str, Any]) -> ListArguments:
         """`path` not blank.
@@ -48,7 +45,7 @@ class ListTool(SearchTool[ListArguments, ListValue]):
         Raises:
             ToolArgumentError: the rule broken.
         """
-        return ListArguments.model_construct(path=optional_path(raw.get("path")))
+        return ListArguments(path=optional_path(raw.get("path")))
 
     async def run(
         self, context: Context, execution: ToolExecution, args: ListArguments

@@ -18,7 +18,7 @@ from dsh_fs.runtime import (
     ToolExecution,
 )
 
-from ._arguments import Param, ReadArguments, js_number, non_blank, positive_integer
+from ._arguments import READ_PARAMS, ReadArguments, js_number, non_blank, positive_integer
 from ._base import FsTool, observe, session_cwd
 from ._line_index import LineIndexes
 from ._paging import scan_window
@@ -58,13 +58,7 @@ class ReadTool(FsTool[ReadArguments, ReadValue]):
     annotations = ToolAnnotations(
         title="Read file", read_only=True, destructive=False, idempotent=True
     )
-    arguments = ReadArguments
-
-    params = (
-        Param(name="file_path", type="string", required=True),
-        Param(name="offset", type="number"),
-        Param(name="limit", type="number"),
-    )
+    params = READ_PARAMS
 
     def __init__(self, line_indexes: LineIndexes | None = None) -> None:
         """`line_indexes`: where this tool keeps the line indexes of large files it scanned
@@ -84,7 +78,7 @@ class ReadTool(FsTool[ReadArguments, ReadValue]):
         limit = positive_integer(raw["limit"], "limit") if "limit" in raw else MAX_LINES
         if limit > MAX_LINES:
             raise ToolArgumentError(f"limit must be less than or equal to {MAX_LINES}")
-        return ReadArguments.model_construct(file_path=file_path, offset=offset, limit=limit)
+        return ReadArguments(file_path=file_path, offset=offset, limit=limit)
 
     async def run(
         self, context: Context, execution: ToolExecution, args: ReadArguments

@@ -2,80 +2,109 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from pydantic import BaseModel, ConfigDict, Field
+from dataclasses import dataclass
+from typing import Final
 
 from dsh_fs.runtime import ToolArgumentError
 
-from ._arguments import _JS_SPACE, json_schema
+from ._arguments import _JS_SPACE, Param
 
 __all__ = [
+    "GLOB_PARAMS",
+    "GREP_PARAMS",
+    "LIST_PARAMS",
     "GlobArguments",
     "GrepArguments",
     "ListArguments",
     "check_include",
     "optional_path",
     "positive_glob",
-    "search_schema",
 ]
-
-
-class _Arguments(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
 
 _PATH = "(absolute, or relative to the working directory). Defaults to the working directory."
 
 
-class GlobArguments(_Arguments):
-    """Arguments of `glob`."""
-
-    pattern: str = Field(
-        min_length=1,
-        description='Glob pattern to match file paths against (e.g. "**/*.py", '
-        '"src/**/*.test.ts"). Without a "/" it matches file names at any depth; with one it '
-        "matches paths from the search directory.",
-    )
-    path: str | None = Field(default=None, description=f"Directory to search in {_PATH}")
+def _optional_path(description: str) -> Param:
+    # An optional string is a plain string property: omitting it is how the model leaves
+    # it out (no null, no null default).
+    return Param(name="path", type="string", schema={"type": "string", "description": description})
 
 
-class GrepArguments(_Arguments):
-    """Arguments of `grep`."""
+GLOB_PARAMS: Final = (
+    Param(
+        name="pattern",
+        type="string",
+        required=True,
+        schema={
+            "type": "string",
+            "description": 'Glob pattern to match file paths against (e.g. "**/*.py", '
+            '"src/**/*.test.ts"). Without a "/" it matches file names at any depth; with one '
+            "it matches paths from the search directory.",
+            "minLength": 1,
+        },
+    ),
+    _optional_path(f"Directory to search in {_PATH}"),
+)
+"""`glob`'s parameters."""
 
-    pattern: str = Field(
-        min_length=1,
-        description="Regular expression to search for (ripgrep syntax; escape special "
-        "characters with \\ to match them literally).",
-    )
-    path: str | None = Field(default=None, description=f"File or directory to search {_PATH}")
-    include: str | None = Field(
-        default=None,
-        description='One glob for the names of the files to search (e.g. "*.py", '
-        '"*.{ts,tsx}"). Not a list; negation is not supported.',
-    )
+GREP_PARAMS: Final = (
+    Param(
+        name="pattern",
+        type="string",
+        required=True,
+        schema={
+            "type": "string",
+            "description": "Regular expression to search for (ripgrep syntax; escape special "
+            "characters with \\ to match them literally).",
+            "minLength": 1,
+        },
+    ),
+    _optional_path(f"File or directory to search {_PATH}"),
+    Param(
+        name="include",
+        type="string",
+        schema={
+            "type": "string",
+            "description": 'One glob for the names of the files to search (e.g. "*.py", '
+            '"*.{ts,tsx}"). Not a list; negation is not supported.',
+        },
+    ),
+)
+"""`grep`'s parameters."""
+
+LIST_PARAMS: Final = (_optional_path(f"Directory to list {_PATH}"),)
+"""`list`'s parameters."""
 
 
-class ListArguments(_Arguments):
-    """Arguments of `list`."""
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GlobArguments:
+    """Arguments of `glob`, checked."""
 
-    path: str | None = Field(default=None, description=f"Directory to list {_PATH}")
+    pattern: str
+    """The glob."""
+    path: str | None = None
+    """The directory searched (None: the working directory)."""
 
 
-def search_schema(model: type[BaseModel]) -> dict[str, Any]:
-    """`json_schema`, with an optional string shown as a plain string property (no
-    ``anyOf`` with null, no null default): omitting it is how the model leaves it out."""
-    schema = json_schema(model)
-    for name, spec in schema["properties"].items():
-        if "anyOf" in spec:
-            kinds = [option for option in spec.pop("anyOf") if option.get("type") != "null"]
-            spec = {**kinds[0], **spec}
-        if spec.get("default", 0) is None:
-            del spec["default"]
-        schema["properties"][name] = {
-            key: spec[key] for key in sorted(spec, key=lambda key: key != "type")
-        }
-    return schema
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GrepArguments:
+    """Arguments of `grep`, checked."""
+
+    pattern: str
+    """The regular expression."""
+    path: str | None = None
+    """The file or directory searched (None: the working directory)."""
+    include: str | None = None
+    """The glob file names must match (None: every file)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ListArguments:
+    """Arguments of `list`, checked."""
+
+    path: str | None = None
+    """The directory listed (None: the working directory)."""
 
 
 def optional_path(value: str | None) -> str | None:

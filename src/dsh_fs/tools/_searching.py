@@ -3,20 +3,19 @@ the time budget, and turning a cut line back into text."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
-from typing import ClassVar, Generic, TypeVar
+from typing import Generic, TypeVar
 
 import anyio
-from pydantic import BaseModel
 
 from dsh_fs.fs import FS, FileSystem, FsTarget
 from dsh_fs.fs import _messages as messages
 from dsh_fs.runtime import Context, ToolExecution
 
 from ._base import FsTool, session_cwd
-from ._search_arguments import search_schema
+from ._heartbeat import BEAT_INTERVAL, heartbeat
 
 __all__ = [
     "LINE_BYTES",
@@ -28,7 +27,7 @@ __all__ = [
     "time_budget",
 ]
 
-A = TypeVar("A", bound=BaseModel)
+A = TypeVar("A")
 V = TypeVar("V")
 
 LINE_BYTES = 2000
@@ -44,16 +43,36 @@ class DiscoveryConfig:
     native: bool = True
     """Use the provider's own searcher (ripgrep on local disks) when it has one; False
     always uses the pure-Python engine (the results are the same)."""
+    progress_interval: float = BEAT_INTERVAL
+    """Seconds between two progress reports of a running search, when the call has a
+    progress reporter (an MCP client's progress token)."""
 
 
 class SearchTool(FsTool[A, V], Generic[A, V]):
     """A discovery tool: its schema shows optional strings plainly; it knows its config."""
 
-    arguments: ClassVar[type[BaseModel]]
-
     def __init__(self, config: DiscoveryConfig | None = None) -> None:
-        self._schema = search_schema(self.arguments)
+        super().__init__()
         self.config = config if config is not None else DiscoveryConfig()
+
+    @asynccontextmanager
+    async def searching(
+        self, execution: ToolExecution, display: str, narrow: str, found: Callable[[], str]
+    ) -> AsyncIterator[None]:
+        """Run the block within the time budget, reporting progress while it runs: the
+        seconds spent of the budget, and `found()` as the message.
+
+        Raises:
+            FsError: `SEARCH_ABORTED` when the budget runs out; the block's own errors.
+        """
+        with time_budget(self.config.time_budget, display, narrow):
+            async with heartbeat(
+                execution.progress,
+                self.config.time_budget,
+                found,
+                interval=self.config.progress_interval,
+            ):
+                yield
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

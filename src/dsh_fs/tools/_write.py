@@ -8,7 +8,7 @@ from typing import Any
 from dsh_fs.fs import FS, FS_WRITE_INTENT, FsIntent, Present
 from dsh_fs.runtime import Context, ToolAnnotations, ToolExecution
 
-from ._arguments import Param, WriteArguments, non_blank
+from ._arguments import WRITE_PARAMS, WriteArguments, non_blank
 from ._base import FsTool, observe, session_cwd
 from ._render import render_write
 from ._values import WriteValue
@@ -36,11 +36,7 @@ class WriteTool(FsTool[WriteArguments, WriteValue]):
     name = "write"
     description = DESCRIPTION
     annotations = ToolAnnotations(title="Write file", destructive=True, idempotent=True)
-    arguments = WriteArguments
-    params = (
-        Param(name="file_path", type="string", required=True),
-        Param(name="content", type="string", required=True),
-    )
+    params = WRITE_PARAMS
 
     def parse_values(self, raw: Mapping[str, Any]) -> WriteArguments:
         """`file_path` not blank (any `content` is fine, the empty string included).
@@ -49,7 +45,7 @@ class WriteTool(FsTool[WriteArguments, WriteValue]):
             ToolArgumentError: a blank `file_path`.
         """
         file_path = non_blank(raw["file_path"], "file_path")
-        return WriteArguments.model_construct(file_path=file_path, content=raw["content"])
+        return WriteArguments(file_path=file_path, content=raw["content"])
 
     async def run(
         self, context: Context, execution: ToolExecution, args: WriteArguments
