@@ -154,9 +154,11 @@ SURFACES: dict[str, list[str]] = {
     "dsh_fs.mcp": [
         "CODE_META_KEY",
         "ERROR_META_KEY",
+        "HttpLimits",
         "bind_socket",
         "call_tool_result",
         "create_server",
+        "is_loopback",
         "mcp_tools",
         "serve_http",
         "serve_stdio",

@@ -41,7 +41,7 @@ def test_help_describes_the_commands(argv: list[str], capsys: pytest.CaptureFixt
         (["mcp", "--http", "127.0.0.1:http"], "dsh-fs mcp: --http: invalid port 'http'"),
         (["mcp", "/no/such/dir"], "dsh-fs mcp: /no/such/dir: does not exist"),
         (["mcp", __file__], f"dsh-fs mcp: {__file__}: not a directory"),
-        (["mcp", "--http", ":0", "--print-config", "claude"], "drop --http"),
+        (["mcp", "--http", ":0", "--print-config", "claude"], "needs the port clients will use"),
         (["mcp", "--print-config", "emacs"], "invalid choice: 'emacs'"),
         (["mcp", "--max-message-size", "lots"], "invalid size 'lots' (e.g. 1048576, 512K, 32M)"),
         (["mcp", "--max-message-size", "100"], "'100' is too small (at least 1K)"),

@@ -51,8 +51,8 @@ def test_cursor_and_vscode_configs_have_their_hosts_shapes(
 def test_the_printed_command_keeps_the_server_options(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    argv = ["mcp", "--read-only", "--structured", "--log-level", "info", "--print-config"]
-    argv += ["claude", "--max-message-size", "64MiB"]
+    argv = ["mcp", "--read-only", "--structured", "--log-level", "info", "--tools", "grep, read"]
+    argv += ["--print-config", "claude", "--max-message-size", "64MiB"]
     config, _ = _printed([*argv, str(tmp_path), str(tmp_path)], capsys)
     assert config["mcpServers"]["dsh-fs"]["args"][3:] == [
         "--read-only",
@@ -61,6 +61,8 @@ def test_the_printed_command_keeps_the_server_options(
         str(64 << 20),
         "--log-level",
         "info",
+        "--tools",
+        "grep,read",
         str(tmp_path),
         str(tmp_path),
     ]
@@ -110,3 +112,53 @@ def test_a_missing_mcp_sdk_says_how_to_install_it_into_this_environment(tmp_path
     assert "Traceback" not in done.stderr
     assert f"{sys.executable} -m pip install 'mcp>=2.3,<3'" in done.stderr
     assert "dsh-fs[mcp]" not in done.stderr
+
+
+def test_an_http_entry_names_the_url_and_reads_the_token_from_the_environment(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["mcp", "--http", "127.0.0.1:8765", "--print-config"]
+    url = "http://127.0.0.1:8765/mcp"
+    claude, hint = _printed([*argv, "claude", str(tmp_path)], capsys)
+    assert claude == {
+        "mcpServers": {
+            "dsh-fs": {
+                "type": "http",
+                "url": url,
+                "headers": {"Authorization": "Bearer ${DSH_FS_MCP_TOKEN}"},
+            }
+        }
+    }
+    assert (
+        f'claude mcp add --transport http dsh-fs {url} --header "Authorization: Bearer '
+        '$DSH_FS_MCP_TOKEN"' in hint
+    )
+    cursor, _ = _printed([*argv, "cursor", str(tmp_path)], capsys)
+    assert cursor == {
+        "mcpServers": {
+            "dsh-fs": {"url": url, "headers": {"Authorization": "Bearer ${env:DSH_FS_MCP_TOKEN}"}}
+        }
+    }
+    vscode, _ = _printed([*argv, "vscode", str(tmp_path)], capsys)
+    assert vscode["servers"]["dsh-fs"] == {
+        "type": "http",
+        "url": url,
+        "headers": {"Authorization": "Bearer ${input:dsh-fs-token}"},
+    }
+    assert vscode["inputs"] == [
+        {
+            "type": "promptString",
+            "id": "dsh-fs-token",
+            "description": "dsh-fs MCP server token",
+            "password": True,
+        }
+    ]
+
+
+def test_an_http_entry_without_auth_has_no_header(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["mcp", "--http", "[::1]:8765", "--no-auth", "--print-config", "cursor", str(tmp_path)]
+    config, hint = _printed(argv, capsys)
+    assert config == {"mcpServers": {"dsh-fs": {"url": "http://[::1]:8765/mcp"}}}
+    assert "--http [::1]:8765 --no-auth" in hint

@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import anyio
 import httpx2
 import pytest
-from mcp import Client
 from mcp_types import TextContent
 
+from .http_testing import TIMEOUT, client, headers, http_server
 from .mcp_testing import make_root
 
 pytestmark = pytest.mark.anyio
@@ -22,39 +21,25 @@ def root(tmp_path: Path) -> Path:
     return make_root(tmp_path)
 
 
-TIMEOUT = 20
-
-
 @pytest.fixture
 async def url(root: Path) -> AsyncIterator[str]:
     """Start the server on a free loopback port; its URL is announced on stderr."""
-    process = await anyio.open_process(
-        [sys.executable, "-m", "dsh_fs", "mcp", "--http", "127.0.0.1:0", str(root)]
-    )
-    try:
-        assert process.stderr is not None
-        announced = b""
-        with anyio.fail_after(TIMEOUT):
-            while b"/mcp\n" not in announced:
-                announced += await process.stderr.receive()
-        yield announced.decode().split(" at ", 1)[1].split()[0]
-    finally:
-        process.kill()
-        await process.aclose()
+    async with http_server(root) as server:
+        yield server.url
 
 
 async def test_http_server_lists_the_six_tools_on_loopback(url: str) -> None:
     assert url.startswith("http://127.0.0.1:")
     with anyio.fail_after(TIMEOUT):
-        async with Client(url) as client:
-            listing = await client.list_tools()
+        async with client(url) as mcp:
+            listing = await mcp.list_tools()
     assert [t.name for t in listing.tools] == ["read", "write", "edit", "glob", "grep", "list"]
 
 
 async def test_two_http_clients_have_separate_observations(url: str, root: Path) -> None:
     edit = {"file_path": "notes.txt", "old_string": "beta", "new_string": "BETA"}
     with anyio.fail_after(TIMEOUT):
-        async with Client(url) as reader, Client(url) as other:
+        async with client(url) as reader, client(url) as other:
             await reader.call_tool("read", {"file_path": "notes.txt"})
             refused = await other.call_tool("edit", edit)
             accepted = await reader.call_tool("edit", edit)
@@ -73,10 +58,10 @@ async def test_two_http_clients_have_separate_observations(url: str, root: Path)
 
 async def test_edit_after_external_change_over_http_is_stale(url: str, root: Path) -> None:
     with anyio.fail_after(TIMEOUT):
-        async with Client(url) as client:
-            await client.call_tool("read", {"file_path": "notes.txt"})
+        async with client(url) as mcp:
+            await mcp.call_tool("read", {"file_path": "notes.txt"})
             (root / "notes.txt").write_text("changed\n", encoding="utf-8")
-            result = await client.call_tool(
+            result = await mcp.call_tool(
                 "edit", {"file_path": "notes.txt", "old_string": "changed", "new_string": "x"}
             )
     assert result.is_error
@@ -86,17 +71,15 @@ async def test_edit_after_external_change_over_http_is_stale(url: str, root: Pat
 async def test_malformed_http_request_is_a_protocol_error_and_the_server_keeps_serving(
     url: str,
 ) -> None:
-    headers = {
-        "content-type": "application/json",
-        "accept": "application/json, text/event-stream",
-    }
     with anyio.fail_after(TIMEOUT):
         async with httpx2.AsyncClient() as http:
-            response = await http.post(url, content=b'{"jsonrpc": "2.0", "id": 1,', headers=headers)
+            response = await http.post(
+                url, content=b'{"jsonrpc": "2.0", "id": 1,', headers=headers()
+            )
         assert response.status_code == 400
         assert response.json()["error"]["code"] == -32700
-        async with Client(url) as client:
-            result = await client.call_tool("read", {"file_path": "notes.txt"})
+        async with client(url) as mcp:
+            result = await mcp.call_tool("read", {"file_path": "notes.txt"})
     assert not result.is_error
 
 
@@ -106,6 +89,6 @@ async def test_http_server_refuses_a_foreign_host_header(url: str) -> None:
             response = await http.post(
                 url,
                 json={"jsonrpc": "2.0", "id": 1, "method": "ping"},
-                headers={"host": "evil.example", "accept": "application/json, text/event-stream"},
+                headers=headers(host="evil.example"),
             )
     assert response.status_code in (400, 403, 421)

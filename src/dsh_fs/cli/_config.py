@@ -11,7 +11,18 @@ import shlex
 import sys
 from typing import Any, Final, Literal
 
-__all__ = ["HOSTS", "SERVER_NAME", "Host", "host_config", "launcher", "paste_hint"]
+__all__ = [
+    "HOSTS",
+    "SERVER_NAME",
+    "TOKEN_INPUT",
+    "Host",
+    "claude_http_command",
+    "host_config",
+    "http_host_config",
+    "inspector_http_command",
+    "launcher",
+    "paste_hint",
+]
 
 Host = Literal["claude", "cursor", "vscode"]
 HOSTS: Final[tuple[Host, ...]] = ("claude", "cursor", "vscode")
@@ -19,6 +30,9 @@ HOSTS: Final[tuple[Host, ...]] = ("claude", "cursor", "vscode")
 
 SERVER_NAME: Final = "dsh-fs"
 """The key of the server in the printed configuration."""
+
+TOKEN_INPUT: Final = "dsh-fs-token"
+"""The id of VS Code's password prompt for the token (``${input:dsh-fs-token}``)."""
 
 
 def launcher() -> list[str]:
@@ -55,3 +69,42 @@ def paste_hint(host: Host, command: list[str]) -> str:
     if host == "cursor":
         return "dsh-fs: paste into .cursor/mcp.json (this project) or ~/.cursor/mcp.json"
     return "dsh-fs: paste into .vscode/mcp.json (this workspace) or your user mcp.json"
+
+
+def http_host_config(host: Host, url: str, authorization: str | None) -> dict[str, Any]:
+    """The configuration file content that connects `host` to the HTTP server at `url`,
+    sending `authorization` as the ``Authorization`` header (None: no header). For VS Code,
+    an ``${input:dsh-fs-token}`` in it is declared as a password prompt."""
+    headers: dict[str, Any] = {}
+    if authorization is not None:
+        headers["headers"] = {"Authorization": authorization}
+    if host == "vscode":
+        config: dict[str, Any] = {"servers": {SERVER_NAME: {"type": "http", "url": url, **headers}}}
+        if authorization is not None and f"${{input:{TOKEN_INPUT}}}" in authorization:
+            config["inputs"] = [
+                {
+                    "type": "promptString",
+                    "id": TOKEN_INPUT,
+                    "description": "dsh-fs MCP server token",
+                    "password": True,
+                }
+            ]
+        return config
+    if host == "claude":
+        return {"mcpServers": {SERVER_NAME: {"type": "http", "url": url, **headers}}}
+    return {"mcpServers": {SERVER_NAME: {"url": url, **headers}}}
+
+
+def claude_http_command(url: str, authorization: str) -> str:
+    """The Claude Code command that adds the HTTP server at `url` with that header."""
+    header = f"Authorization: {authorization}"
+    return shlex.join(
+        ["claude", "mcp", "add", "--transport", "http", SERVER_NAME, url, "--header", header]
+    )
+
+
+def inspector_http_command(url: str, authorization: str) -> str:
+    """The MCP Inspector command (its CLI mode) that lists the tools of the server at `url`."""
+    header = f"Authorization: {authorization}"
+    inspector = ["npx", "@modelcontextprotocol/inspector", "--cli", url, "--transport", "http"]
+    return shlex.join([*inspector, "--header", header, "--method", "tools/list"])

@@ -100,6 +100,29 @@ def _build_parser() -> _Parser:
         "(HOST defaults to 127.0.0.1; PORT 0 picks a free port)",
     )
     mcp.add_argument(
+        "--token-file",
+        metavar="PATH",
+        help="with --http: the bearer token clients must send is in PATH (default: "
+        "$DSH_FS_MCP_TOKEN, else one generated and printed at start)",
+    )
+    mcp.add_argument(
+        "--no-auth",
+        action="store_true",
+        help="with --http on a loopback address: accept requests without a token",
+    )
+    mcp.add_argument(
+        "--allow-remote",
+        action="store_true",
+        help="with --http: allow an address other machines can reach (a token is required)",
+    )
+    mcp.add_argument(
+        "--allowed-host",
+        action="append",
+        metavar="HOST",
+        help="with --http: also accept requests whose Host header names HOST (HOST, "
+        "HOST:PORT or HOST:*; repeatable); the bound address is always accepted",
+    )
+    mcp.add_argument(
         "--structured",
         action="store_true",
         help="also return each result's canonical value as structuredContent",
@@ -215,7 +238,11 @@ def _mcp_roots(args: argparse.Namespace) -> list[str]:
 
 def _print_config(args: argparse.Namespace) -> int:
     if args.http is not None:
-        raise _UsageError("dsh-fs mcp: --print-config describes a stdio server; drop --http")
+        from ._http import print_http_config
+
+        return print_http_config(args, *_parse_http(args.http))
+    from dsh_fs.workspace import ALL_TOOLS
+
     flags = [
         flag
         for flag, on in (
@@ -231,6 +258,9 @@ def _print_config(args: argparse.Namespace) -> int:
         flags += ["--max-message-size", str(args.max_message_size)]
     if args.log_level != "warning":
         flags += ["--log-level", args.log_level]
+    tools = _tools("mcp", args.tools)
+    if tools != ALL_TOOLS:
+        flags += ["--tools", ",".join(tools)]
     command = [*launcher(), "mcp", *flags, *_mcp_roots(args)]
     print(json.dumps(host_config(args.print_config, command), indent=2, ensure_ascii=False))
     print(paste_hint(args.print_config, command), file=sys.stderr)
@@ -256,6 +286,9 @@ def _mcp_workspace(args: argparse.Namespace) -> Workspace:
 
 
 def _run_mcp(args: argparse.Namespace) -> int:
+    from ._http import check_http_flags
+
+    check_http_flags(args)
     if args.print_config is not None:
         return _print_config(args)
     address = _parse_http(args.http) if args.http is not None else None
@@ -279,41 +312,9 @@ def _run_mcp(args: argparse.Namespace) -> int:
         anyio.run(stdio)
         return 0
 
-    from dsh_fs.mcp import bind_socket, serve_http
+    from ._http import run_http
 
-    host, port = address
-    try:
-        sock = bind_socket(host, port)
-    except OSError as exc:
-        raise _UsageError(
-            f"dsh-fs mcp: --http: cannot listen on {host}:{port}: {exc.strerror}"
-        ) from None
-    bound_host, bound_port = sock.getsockname()[:2]
-    shown = f"[{bound_host}]" if ":" in bound_host else bound_host
-    url = f"http://{shown}:{bound_port}/mcp"
-
-    def ready() -> None:
-        if bound_host not in ("127.0.0.1", "::1", "localhost"):
-            print(
-                f"dsh-fs: warning: {host} is not loopback; anyone who can reach it can "
-                "read and edit the served folders",
-                file=sys.stderr,
-            )
-        print(f"dsh-fs: serving MCP (streamable HTTP) at {url}", file=sys.stderr, flush=True)
-
-    async def http() -> None:
-        async with workspace:
-            await serve_http(
-                workspace,
-                sock,
-                structured=args.structured,
-                log_level=args.log_level,
-                on_ready=ready,
-            )
-
-    with sock:
-        anyio.run(http)
-    return 0
+    return run_http(args, workspace, *address)
 
 
 def _run_schema(args: argparse.Namespace) -> int:

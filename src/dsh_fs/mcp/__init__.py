@@ -15,15 +15,18 @@ from ._definitions import CODE_META_KEY, ERROR_META_KEY
 from ._lean import serve_stdio
 
 if TYPE_CHECKING:
-    from ._server import bind_socket, call_tool_result, create_server, mcp_tools, serve_http
+    from ._http import HttpLimits, bind_socket, is_loopback, serve_http
+    from ._server import call_tool_result, create_server, mcp_tools
 
 # The SDK costs about half a second to import: only what uses its server or types loads it.
 _LAZY = {
-    "bind_socket": "._server",
+    "HttpLimits": "._http",
+    "bind_socket": "._http",
     "call_tool_result": "._server",
     "create_server": "._server",
+    "is_loopback": "._http",
     "mcp_tools": "._server",
-    "serve_http": "._server",
+    "serve_http": "._http",
 }
 
 
@@ -37,9 +40,11 @@ def __getattr__(name: str) -> Any:
 __all__ = [
     "CODE_META_KEY",
     "ERROR_META_KEY",
+    "HttpLimits",
     "bind_socket",
     "call_tool_result",
     "create_server",
+    "is_loopback",
     "mcp_tools",
     "serve_http",
     "serve_stdio",

@@ -9,8 +9,6 @@ prompt. Each MCP client session is one observation owner (one workspace `Session
 from __future__ import annotations
 
 import logging
-import socket
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final
 
 import mcp_types as types
@@ -27,6 +25,7 @@ from ._definitions import (
     tool_definitions,
     tool_result,
 )
+from ._jsonrpc import call_arguments
 from ._progress import progress_notifier
 
 if TYPE_CHECKING:
@@ -34,11 +33,9 @@ if TYPE_CHECKING:
     from dsh_fs.workspace import Session, Workspace
 
 __all__ = [
-    "bind_socket",
     "call_tool_result",
     "create_server",
     "mcp_tools",
-    "serve_http",
 ]
 
 logger = logging.getLogger("dsh_fs.mcp")
@@ -78,9 +75,32 @@ class _Owners:
         return session
 
 
+def _wire_safe(value: Any) -> Any:
+    """`value` with each lone surrogate in its strings spelled as its escape (``\\ud800``):
+    a path the model sent with one comes back in the error text, and JSON on the wire is
+    UTF-8, which cannot carry it."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return value.encode("utf-8", "backslashreplace").decode("utf-8")
+        return value
+    if isinstance(value, dict):
+        return {_wire_safe(key): _wire_safe(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_wire_safe(item) for item in value]
+    return value
+
+
 def call_tool_result(result: ToolResult, *, structured: bool = False) -> types.CallToolResult:
-    """The MCP form of a tool result: the rendered text, `isError`, the code in `_meta`."""
-    return types.CallToolResult.model_validate(tool_result(result, structured=structured))
+    """The MCP form of a tool result: the rendered text, `isError`, the code in `_meta`.
+
+    Only a failure can echo a string the model sent, and so a lone surrogate: its text and
+    structured error spell one as ``\\udXXX`` (the SDK writes UTF-8, which cannot carry it)."""
+    data = tool_result(result, structured=structured)
+    if result.error is not None:
+        data = _wire_safe(data)
+    return types.CallToolResult.model_validate(data)
 
 
 def mcp_tools(workspace: Workspace) -> list[types.Tool]:
@@ -127,7 +147,7 @@ def create_server(
         # await and, like any cancelled call, records no observation and no partial file.
         result = await session.call(
             params.name,
-            params.arguments or {},
+            call_arguments(ctx.request, params.arguments),
             call_id=call_id,
             progress=progress_notifier(ctx),
         )
@@ -146,55 +166,3 @@ def create_server(
         on_call_tool=call_tool,
     )
     return server
-
-
-async def _decline_sessionless_era(
-    ctx: _Context, params: types.RequestParams | None
-) -> types.DiscoverResult:
-    # The 2026-07-28 era over HTTP has no session: each request stands alone, so nothing
-    # could own observations across calls. Answering `server/discover` as a handshake-era
-    # server does makes clients fall back to `initialize` and a real session.
-    raise MCPError(types.METHOD_NOT_FOUND, "Method not found", data="server/discover")
-
-
-def bind_socket(host: str, port: int) -> socket.socket:
-    """A listening TCP socket on `host:port`; port 0 picks a free one.
-
-    Raises:
-        OSError: the address cannot be bound.
-    """
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    try:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind((host, port))
-        sock.listen(128)
-    except OSError:
-        sock.close()
-        raise
-    return sock
-
-
-async def serve_http(
-    workspace: Workspace,
-    sock: socket.socket,
-    *,
-    structured: bool = False,
-    log_level: str = "warning",
-    on_ready: Callable[[], object] | None = None,
-) -> None:
-    """Serve `workspace` over streamable HTTP at ``/mcp`` on the listening socket `sock`.
-
-    The socket is listening before this is called, so clients may connect as soon as its
-    address is known (connections queue until the server accepts them). Requests whose
-    ``Host``/``Origin`` is not the bound loopback address are refused (DNS rebinding).
-    """
-    import uvicorn  # only the HTTP transport needs it
-
-    server = create_server(workspace, structured=structured)
-    server.add_request_handler("server/discover", types.RequestParams, _decline_sessionless_era)
-    app = server.streamable_http_app(host=str(sock.getsockname()[0]))
-    config = uvicorn.Config(app, log_level=log_level, access_log=False, log_config=None)
-    if on_ready is not None:
-        on_ready()
-    await uvicorn.Server(config).serve(sockets=[sock])

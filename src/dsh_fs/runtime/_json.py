@@ -4,7 +4,7 @@ Python's `json` reads the integer token ``-0`` as ``0``; JavaScript reads it as 
 zero, which upstream's runtime then refuses as not losslessly JSON-serializable; an integer
 of thousands of digits, which Python refuses to convert, is Infinity there, refused the same
 way. Parsing with these hooks keeps both, so `Context.execute` refuses them wherever the
-text is parsed by dsh-fs (the OpenAI adapter, the MCP stdio transport).
+text is parsed by dsh-fs (the OpenAI adapter, the MCP transports).
 """
 
 from __future__ import annotations
