@@ -48,6 +48,23 @@ async def call(workspace: Workspace, tool: str, **arguments: Any) -> ToolResult:
     return result
 
 
+@pytest.mark.parametrize(
+    ("tool", "arguments"),
+    [
+        ("glob", {"pattern": "a\ud800*"}),
+        ("grep", {"pattern": "a\ud800"}),
+        ("grep", {"pattern": "a", "include": "*\ud800"}),
+    ],
+)
+async def test_a_lone_surrogate_in_a_pattern_is_an_invalid_pattern_on_both_engines(
+    root: Path, local: Workspace, tool: str, arguments: dict[str, str]
+) -> None:
+    (root / "a.txt").write_text("a\n", encoding="utf-8")
+    result = await call(local, tool, **arguments)
+    assert result.code == "SEARCH_INVALID_PATTERN"
+    assert "not valid Unicode" in result.text
+
+
 async def test_a_fifo_in_the_tree_is_never_opened(root: Path, local: Workspace) -> None:
     os.mkfifo(root / "pipe")
     (root / "a.txt").write_text("needle\n", encoding="utf-8")

@@ -69,6 +69,11 @@ def compile_name_glob(glob: str) -> re.Pattern[str]:
 
 
 def _translate(glob: str) -> str:
+    if not glob.isascii():
+        try:
+            glob.encode("utf-8")
+        except UnicodeEncodeError:  # a lone surrogate: no file name can hold it
+            raise _GlobError("not valid Unicode") from None
     out: list[str] = []
     in_group = False
     i, n = 0, len(glob)
