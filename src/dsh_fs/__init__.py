@@ -1,4 +1,4 @@
-"""dsh-fs: safe read/write/edit file tools for LLM agents.
+"""dsh-fs: safe file tools for LLM agents (read, write, edit, glob, grep, list).
 
 The public API re-exported here is pinned by tests/test_exported_members.py.
 """

@@ -48,8 +48,8 @@ class _Parser(argparse.ArgumentParser):
 def _build_parser() -> _Parser:
     parser = _Parser(
         prog="dsh-fs",
-        description="Safe read/write/edit file tools for LLM agents: edits and overwrites "
-        "are refused when the file changed since the agent read it.",
+        description="Safe file tools for LLM agents (read, write, edit, glob, grep, list): "
+        "edits and overwrites are refused when the file changed since the agent read it.",
         epilog="Run 'dsh-fs COMMAND --help' for a command's options.",
     )
     parser.add_argument("--version", action="version", version=f"dsh-fs {__version__}")
@@ -57,8 +57,9 @@ def _build_parser() -> _Parser:
 
     mcp = commands.add_parser(
         "mcp",
-        help="serve the read/write/edit tools over MCP (stdio, or streamable HTTP)",
-        description="Serve the read, write and edit tools to an MCP client. Paths are fenced "
+        help="serve the file tools over MCP (stdio, or streamable HTTP)",
+        description="Serve the file tools (by default read, write, edit, glob, grep and list) "
+        "to an MCP client. Paths are fenced "
         "to the given folders (the sandbox); each client session owns its observations, so an "
         "edit is refused if the file changed since that session read it.",
         epilog="To add it to an MCP host, print its configuration entry with absolute paths, "
@@ -152,7 +153,7 @@ def _build_parser() -> _Parser:
     schema = commands.add_parser(
         "schema",
         help="print the tool definitions as JSON",
-        description="Print the read/write/edit tool definitions in one ecosystem's exact shape.",
+        description="Print the tool definitions in one ecosystem's exact shape.",
     )
     schema.add_argument(
         "--format",

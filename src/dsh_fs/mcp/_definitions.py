@@ -34,7 +34,7 @@ ERROR_META_KEY: Final = "dsh-fs/error"
 
 SERVER_NAME: Final = "dsh-fs"
 SERVER_TITLE: Final = "dsh-fs"
-SERVER_DESCRIPTION: Final = "Safe read/write/edit file tools: edits are refused on stale reads."
+SERVER_DESCRIPTION: Final = "Safe file tools: edits are refused on stale reads."
 
 
 def server_info() -> dict[str, str]:
