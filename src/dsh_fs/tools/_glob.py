@@ -18,7 +18,7 @@ from ._globs import compile_path_glob
 from ._search_arguments import GLOB_PARAMS, GlobArguments, optional_path, positive_glob
 from ._search_render import MAX_PATHS, render_glob
 from ._search_values import GlobValue
-from ._searching import SearchTool, locate
+from ._searching import SearchTool, locate, so_far
 
 __all__ = ["DESCRIPTION", "PROMPT", "GlobTool"]
 
@@ -81,7 +81,7 @@ class GlobTool(SearchTool[GlobArguments, GlobValue]):
         # Version-control metadata is never listed, even when asked for by path.
         if not _in_vcs_directory(display):
             async with self.searching(
-                execution, display, "pattern or path", lambda: f"{found.total} paths so far"
+                execution, display, "pattern or path", lambda: so_far(found.total, "path", "paths")
             ):
                 native = (
                     fs.native_glob(target, FsGlobQuery(pattern=args.pattern))

@@ -20,7 +20,7 @@ from ._regex import compile_line_regex
 from ._search_arguments import GREP_PARAMS, GrepArguments, check_include, optional_path
 from ._search_render import MAX_MATCHES, render_grep
 from ._search_values import GrepMatch, GrepValue
-from ._searching import LINE_BYTES, SearchTool, line_text, locate
+from ._searching import LINE_BYTES, SearchTool, line_text, locate, so_far
 
 __all__ = ["DESCRIPTION", "PROMPT", "GrepTool"]
 
@@ -90,7 +90,7 @@ class GrepTool(SearchTool[GrepArguments, GrepValue]):
             execution,
             display,
             "pattern, path, or include",
-            lambda: f"{found.total} matches so far",
+            lambda: so_far(found.total, "match", "matches"),
         ):
             if info.type is FsFileType.FILE:
                 scanner = await grep_file(fs, target, info.size, regex, LINE_BYTES, MAX_MATCHES)

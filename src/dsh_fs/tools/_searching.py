@@ -24,6 +24,7 @@ __all__ = [
     "SearchTool",
     "line_text",
     "locate",
+    "so_far",
     "time_budget",
 ]
 
@@ -115,6 +116,11 @@ def time_budget(seconds: float, display: str, narrow: str) -> Iterator[None]:
         yield
     if scope.cancelled_caught:
         raise messages.search_aborted(display, seconds, narrow)
+
+
+def so_far(count: int, one: str, many: str) -> str:
+    """A running search's progress message: ``1 match so far``, ``12 matches so far``."""
+    return f"{count} {one if count == 1 else many} so far"
 
 
 def line_text(data: bytes, truncated: bool) -> str:
