@@ -44,6 +44,7 @@ __all__ = [
     "non_blank",
     "object_schema",
     "positive_integer",
+    "string_param",
 ]
 
 
@@ -76,19 +77,20 @@ def object_schema(params: tuple[Param, ...]) -> dict[str, Any]:
     }
 
 
+def string_param(
+    name: str, description: str, *, required: bool = True, non_empty: bool = False
+) -> Param:
+    """A string parameter; `non_empty` adds ``minLength: 1`` to its schema."""
+    schema: dict[str, Any] = {"type": "string", "description": description}
+    if non_empty:
+        schema["minLength"] = 1
+    return Param(name=name, type="string", required=required, schema=schema)
+
+
 _FILE = "(absolute, or relative to the working directory)."
 
 READ_PARAMS: Final = (
-    Param(
-        name="file_path",
-        type="string",
-        required=True,
-        schema={
-            "type": "string",
-            "description": f"Path of the file to read {_FILE}",
-            "minLength": 1,
-        },
-    ),
+    string_param("file_path", f"Path of the file to read {_FILE}", non_empty=True),
     Param(
         name="offset",
         type="number",
@@ -115,53 +117,20 @@ READ_PARAMS: Final = (
 """`read`'s parameters."""
 
 WRITE_PARAMS: Final = (
-    Param(
-        name="file_path",
-        type="string",
-        required=True,
-        schema={
-            "type": "string",
-            "description": f"Path of the file to create or overwrite {_FILE}",
-            "minLength": 1,
-        },
-    ),
-    Param(
-        name="content",
-        type="string",
-        required=True,
-        schema={"type": "string", "description": "The complete content the file will have."},
-    ),
+    string_param("file_path", f"Path of the file to create or overwrite {_FILE}", non_empty=True),
+    string_param("content", "The complete content the file will have."),
 )
 """`write`'s parameters."""
 
 EDIT_PARAMS: Final = (
-    Param(
-        name="file_path",
-        type="string",
-        required=True,
-        schema={
-            "type": "string",
-            "description": f"Path of the file to edit {_FILE}",
-            "minLength": 1,
-        },
+    string_param("file_path", f"Path of the file to edit {_FILE}", non_empty=True),
+    string_param(
+        "old_string",
+        "The exact text to replace. It must appear exactly once in the file unless "
+        "replace_all is true.",
+        non_empty=True,
     ),
-    Param(
-        name="old_string",
-        type="string",
-        required=True,
-        schema={
-            "type": "string",
-            "description": "The exact text to replace. It must appear exactly once in the file "
-            "unless replace_all is true.",
-            "minLength": 1,
-        },
-    ),
-    Param(
-        name="new_string",
-        type="string",
-        required=True,
-        schema={"type": "string", "description": "The text to put in its place (must differ)."},
-    ),
+    string_param("new_string", "The text to put in its place (must differ)."),
     Param(
         name="replace_all",
         type="boolean",

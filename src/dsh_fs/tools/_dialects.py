@@ -34,7 +34,7 @@ from dsh_fs.runtime import (
     ToolExecution,
 )
 
-from ._arguments import Param, non_blank
+from ._arguments import Param, non_blank, string_param
 from ._base import FsTool, observe, session_cwd
 from ._values import EditValue
 
@@ -44,8 +44,7 @@ _OPS: tuple[PatchOp, ...] = (" ", "-", "+")
 
 
 def _path_param(description: str) -> Param:
-    schema = {"type": "string", "description": description, "minLength": 1}
-    return Param(name="file_path", type="string", required=True, schema=schema)
+    return string_param("file_path", description, non_empty=True)
 
 
 _INSERT_PARAMS = (
@@ -60,12 +59,7 @@ _INSERT_PARAMS = (
             "minimum": 0,
         },
     ),
-    Param(
-        name="text",
-        type="string",
-        required=True,
-        schema={"type": "string", "description": "The text to insert, as whole lines."},
-    ),
+    string_param("text", "The text to insert, as whole lines."),
 )
 
 _HUNK_SCHEMA = {

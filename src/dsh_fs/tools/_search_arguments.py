@@ -7,7 +7,7 @@ from typing import Final
 
 from dsh_fs.runtime import ToolArgumentError
 
-from ._arguments import _JS_SPACE, Param
+from ._arguments import _JS_SPACE, Param, string_param
 
 __all__ = [
     "GLOB_PARAMS",
@@ -28,47 +28,34 @@ _PATH = "(absolute, or relative to the working directory). Defaults to the worki
 def _optional_path(description: str) -> Param:
     # An optional string is a plain string property: omitting it is how the model leaves
     # it out (no null, no null default).
-    return Param(name="path", type="string", schema={"type": "string", "description": description})
+    return string_param("path", description, required=False)
 
 
 GLOB_PARAMS: Final = (
-    Param(
-        name="pattern",
-        type="string",
-        required=True,
-        schema={
-            "type": "string",
-            "description": 'Glob pattern to match file paths against (e.g. "**/*.py", '
-            '"src/**/*.test.ts"). Without a "/" it matches file names at any depth; with one '
-            "it matches paths from the search directory.",
-            "minLength": 1,
-        },
+    string_param(
+        "pattern",
+        'Glob pattern to match file paths against (e.g. "**/*.py", '
+        '"src/**/*.test.ts"). Without a "/" it matches file names at any depth; with one '
+        "it matches paths from the search directory.",
+        non_empty=True,
     ),
     _optional_path(f"Directory to search in {_PATH}"),
 )
 """`glob`'s parameters."""
 
 GREP_PARAMS: Final = (
-    Param(
-        name="pattern",
-        type="string",
-        required=True,
-        schema={
-            "type": "string",
-            "description": "Regular expression to search for (ripgrep syntax; escape special "
-            "characters with \\ to match them literally).",
-            "minLength": 1,
-        },
+    string_param(
+        "pattern",
+        "Regular expression to search for (ripgrep syntax; escape special "
+        "characters with \\ to match them literally).",
+        non_empty=True,
     ),
     _optional_path(f"File or directory to search {_PATH}"),
-    Param(
-        name="include",
-        type="string",
-        schema={
-            "type": "string",
-            "description": 'One glob for the names of the files to search (e.g. "*.py", '
-            '"*.{ts,tsx}"). Not a list; negation is not supported.',
-        },
+    string_param(
+        "include",
+        'One glob for the names of the files to search (e.g. "*.py", "*.{ts,tsx}"). Not a '
+        "list; negation is not supported.",
+        required=False,
     ),
 )
 """`grep`'s parameters."""
