@@ -35,6 +35,8 @@ class HeldWalk(LocalFileSystem):
     def __init__(self, base: Path, release: anyio.Event) -> None:
         super().__init__(str(base))
         self.release = release
+        self.abandoned = anyio.Event()
+        """Set when a walk was cancelled while it waited."""
 
     def walk(
         self, root: FsTarget, *, descend: Callable[[str], bool] | None = None
@@ -43,7 +45,11 @@ class HeldWalk(LocalFileSystem):
 
         @asynccontextmanager
         async def held() -> AsyncIterator[AsyncIterator[list[FsWalkEntry]]]:
-            await self.release.wait()
+            try:
+                await self.release.wait()
+            except anyio.get_cancelled_exc_class():
+                self.abandoned.set()
+                raise
             async with inner as batches:
                 yield batches
 
@@ -149,3 +155,32 @@ async def test_an_mcp_client_gets_progress_notifications_for_a_search(tmp_path: 
     assert notified
     assert all(total == BUDGET for _, total, _ in notified)
     assert notified[0][2] == "0 matches so far"
+
+
+async def test_an_mcp_client_that_cancels_a_running_search_is_still_served(tmp_path: Path) -> None:
+    tree(tmp_path)
+    never = anyio.Event()  # the walk stays held: the search can only end by cancellation
+    started = anyio.Event()
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        started.set()
+
+    provider = HeldWalk(tmp_path, never)
+    config = DiscoveryConfig(time_budget=BUDGET, native=False, progress_interval=0.01)
+    with anyio.fail_after(TIMEOUT):
+        async with (
+            Workspace(provider, cwd=str(tmp_path), discovery=config) as workspace,
+            Client(create_server(workspace), mode="legacy") as client,
+        ):
+            async with anyio.create_task_group() as calls:
+                calls.start_soon(
+                    lambda: client.call_tool(
+                        "grep", {"pattern": "main"}, progress_callback=on_progress
+                    )
+                )
+                await started.wait()
+                calls.cancel_scope.cancel()  # the SDK client sends notifications/cancelled
+            await provider.abandoned.wait()  # the server stopped the search
+            listed = await client.call_tool("list", {})
+    assert not listed.is_error
+    assert "notes.txt" in listed.content[0].text  # type: ignore[union-attr]
