@@ -8,13 +8,24 @@ from copy import deepcopy
 from typing import Any, ClassVar, Generic, TypeVar
 
 from dsh_fs.errors import FsError
-from dsh_fs.fs import FS_OBSERVED, FsObserved, FsTarget, Observation
+from dsh_fs.fs import (
+    FS,
+    FS_EDIT_INTENT,
+    FS_OBSERVED,
+    FsEdit,
+    FsEditOutcome,
+    FsIntent,
+    FsObserved,
+    FsTarget,
+    Observation,
+    Present,
+)
 from dsh_fs.runtime import Context, Tool, ToolExecution
 
 from ._arguments import Param, check_shape, object_schema
 from ._errors import message_with_remedy
 
-__all__ = ["FsTool", "observe", "session_cwd"]
+__all__ = ["FsTool", "guarded_edit", "observe", "session_cwd"]
 
 A = TypeVar("A")
 V = TypeVar("V")
@@ -68,3 +79,25 @@ def observe(
     context.events.emit(
         FS_OBSERVED, FsObserved(target=target, observation=observation, actor=execution)
     )
+
+
+async def guarded_edit(
+    context: Context, execution: ToolExecution, file_path: str, change: FsEdit
+) -> tuple[FsTarget, FsEditOutcome]:
+    """Resolve `file_path`, ask the edit-intent for the version guard, apply `change` in the
+    provider's critical section, and record the new version (`edit` and the dialects'
+    internal changes share this).
+
+    Raises:
+        FsError: the edit-intent's refusals (`FS_NOT_OBSERVED`, `FS_NOT_FOUND`),
+            `FS_STALE_VERSION`, the change's own (`FS_EDIT_NOT_FOUND`, …), and the
+            provider's errors.
+    """
+    fs = context.get(FS)
+    target = await fs.resolve(file_path, session_cwd(execution))
+    expected = await context.events.waterfall(
+        FS_EDIT_INTENT, FsIntent(target=target, actor=execution), None
+    )
+    outcome = await fs.edit_text(target, change, expected)
+    observe(context, execution, target, Present(outcome.version))
+    return target, outcome

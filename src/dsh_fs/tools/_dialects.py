@@ -15,7 +15,6 @@ from typing import Any, cast
 from dsh_fs.fs import (
     FS,
     FS_DELETE_INTENT,
-    FS_EDIT_INTENT,
     Absent,
     FsEdit,
     FsInsertRequest,
@@ -23,7 +22,6 @@ from dsh_fs.fs import (
     FsPatchHunk,
     FsPatchRequest,
     PatchOp,
-    Present,
 )
 from dsh_fs.runtime import (
     Context,
@@ -35,7 +33,7 @@ from dsh_fs.runtime import (
 )
 
 from ._arguments import Param, non_blank, string_param
-from ._base import FsTool, observe, session_cwd
+from ._base import FsTool, guarded_edit, observe, session_cwd
 from ._values import EditValue
 
 __all__ = ["DeleteTool", "DeleteValue", "DialectToolsPlugin", "InsertTool", "PatchTool"]
@@ -138,13 +136,7 @@ class _ChangeTool(FsTool[Any, EditValue]):
                 `FS_NOT_FOUND` (an insert past the end), and the provider's errors.
         """
         file_path, change = args
-        fs = context.get(FS)
-        target = await fs.resolve(file_path, session_cwd(execution))
-        expected = await context.events.waterfall(
-            FS_EDIT_INTENT, FsIntent(target=target, actor=execution), None
-        )
-        outcome = await fs.edit_text(target, change, expected)
-        observe(context, execution, target, Present(outcome.version))
+        target, outcome = await guarded_edit(context, execution, file_path, change)
         return EditValue(
             path=target.display_path,
             before=outcome.before,

@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from dsh_fs.fs import FS, FS_EDIT_INTENT, FsEditRequest, FsIntent, Present
+from dsh_fs.fs import FsEditRequest
 from dsh_fs.runtime import Context, ToolAnnotations, ToolArgumentError, ToolExecution
 
 from ._arguments import EDIT_PARAMS, EditArguments, non_blank
-from ._base import FsTool, observe, session_cwd
+from ._base import FsTool, guarded_edit
 from ._render import render_edit
 from ._values import EditValue
 
@@ -70,16 +70,10 @@ class EditTool(FsTool[EditArguments, EditValue]):
                 `FS_STALE_VERSION`, `FS_EDIT_NOT_FOUND`, `FS_AMBIGUOUS_EDIT`, and the
                 provider's read and write errors.
         """
-        fs = context.get(FS)
-        target = await fs.resolve(args.file_path, session_cwd(execution))
-        expected = await context.events.waterfall(
-            FS_EDIT_INTENT, FsIntent(target=target, actor=execution), None
-        )
         request = FsEditRequest(
             old_string=args.old_string, new_string=args.new_string, replace_all=args.replace_all
         )
-        outcome = await fs.edit_text(target, request, expected)
-        observe(context, execution, target, Present(outcome.version))
+        target, outcome = await guarded_edit(context, execution, args.file_path, request)
         return EditValue(
             path=target.display_path,
             before=outcome.lazy_before,
