@@ -285,16 +285,7 @@ async def _str_replace(call: _Caller, path: str, arguments: Mapping[str, Any]) -
     if old == new:
         return _invalid("Parameter `new_str` must differ from `old_str`: nothing would change")
     result = await call("edit", {"file_path": path, "old_string": old, "new_string": new})
-    if result.is_error:
-        return _failed(result)
-    value = result.value
-    assert value is not None
-    return EditorOutcome(
-        text=f"The file {value['path']} has been edited. Here is a snippet of the edited file:\n"
-        f"{snippet(value['before'], value['after'])}\n"
-        "Review the changes and make sure they are as expected. "
-        "Edit the file again if necessary."
-    )
+    return _edited(result, "Review the changes and make sure they are as expected.")
 
 
 async def _insert(call: _Caller, path: str, arguments: Mapping[str, Any]) -> EditorOutcome:
@@ -311,6 +302,16 @@ async def _insert(call: _Caller, path: str, arguments: Mapping[str, Any]) -> Edi
             return _invalid("Parameter `new_str` is required for command: insert")
         return text
     result = await call("insert", {"file_path": path, "insert_line": line, "text": text})
+    return _edited(
+        result,
+        "Review the changes and make sure they are as expected (correct indentation, no "
+        "duplicate lines, etc).",
+    )
+
+
+def _edited(result: ToolResult, review: str) -> EditorOutcome:
+    """A change's answer: the failure in the tool's words, or a numbered snippet of the
+    changed region followed by `review` (the vendor's sentence for the command)."""
     if result.is_error:
         return _failed(result)
     value = result.value
@@ -318,6 +319,5 @@ async def _insert(call: _Caller, path: str, arguments: Mapping[str, Any]) -> Edi
     return EditorOutcome(
         text=f"The file {value['path']} has been edited. Here is a snippet of the edited file:\n"
         f"{snippet(value['before'], value['after'])}\n"
-        "Review the changes and make sure they are as expected (correct indentation, no "
-        "duplicate lines, etc). Edit the file again if necessary."
+        f"{review} Edit the file again if necessary."
     )
