@@ -17,12 +17,10 @@ __all__ = [
     "ambiguous_edit",
     "binary_file",
     "delete_gone",
-    "delete_not_observed",
     "delete_stale",
     "delete_unsupported",
     "edit_gone",
     "edit_not_found",
-    "edit_not_observed",
     "edit_stale",
     "hunk_not_found",
     "insert_out_of_range",
@@ -33,6 +31,7 @@ __all__ = [
     "kept_changing",
     "not_a_directory",
     "not_found",
+    "not_observed",
     "not_regular_file",
     "outside_root",
     "overwrite_unobserved",
@@ -178,9 +177,9 @@ def overwrite_unobserved(path: str) -> FsError:
     )
 
 
-def edit_not_observed(path: str) -> FsError:
-    """The policy: an edit of a file this session never read (FS_NOT_OBSERVED)."""
-    return FsError(FsErrorCode.NOT_OBSERVED, f'edit requires reading "{path}" first', path=path)
+def not_observed(verb: Literal["edit", "delete"], path: str) -> FsError:
+    """The policy: an edit or a delete of a file this session never read (FS_NOT_OBSERVED)."""
+    return FsError(FsErrorCode.NOT_OBSERVED, f'{verb} requires reading "{path}" first', path=path)
 
 
 def write_stale(path: str) -> FsError:
@@ -228,11 +227,6 @@ def ambiguous_edit(
     if diagnosis:
         message += "\n" + diagnosis
     return FsError(FsErrorCode.AMBIGUOUS_EDIT, message, path=path, details=details)
-
-
-def delete_not_observed(path: str) -> FsError:
-    """The policy: a delete of a file this session never read (FS_NOT_OBSERVED)."""
-    return FsError(FsErrorCode.NOT_OBSERVED, f'delete requires reading "{path}" first', path=path)
 
 
 def delete_stale(path: str) -> FsError:

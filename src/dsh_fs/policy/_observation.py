@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import weakref
 from collections import OrderedDict
+from typing import Literal
 
 from dsh_fs.fs import (
     FS_DELETE_INTENT,
@@ -108,21 +109,21 @@ class ObservationPolicy(Plugin[None]):
                 return ReplaceIfVersion(observation.version)
             return CreateIfAbsent()
 
-        async def on_edit_intent(intent: FsIntent, next: Next[FsVersion | None]) -> FsVersion:
+        def seen_version(intent: FsIntent, verb: Literal["edit", "delete"]) -> FsVersion:
+            # An edit or a delete needs the version the session saw; a file it saw absent is
+            # not found, one it never saw needs a read.
             observation = seen(intent.actor, intent.target.target_key)
             if isinstance(observation, Present):
                 return observation.version
             if isinstance(observation, Absent):
-                raise messages.not_found("edit", intent.target.display_path)
-            raise messages.edit_not_observed(intent.target.display_path)
+                raise messages.not_found(verb, intent.target.display_path)
+            raise messages.not_observed(verb, intent.target.display_path)
+
+        async def on_edit_intent(intent: FsIntent, next: Next[FsVersion | None]) -> FsVersion:
+            return seen_version(intent, "edit")
 
         async def on_delete_intent(intent: FsIntent, next: Next[FsVersion | None]) -> FsVersion:
-            observation = seen(intent.actor, intent.target.target_key)
-            if isinstance(observation, Present):
-                return observation.version
-            if isinstance(observation, Absent):
-                raise messages.not_found("delete", intent.target.display_path)
-            raise messages.delete_not_observed(intent.target.display_path)
+            return seen_version(intent, "delete")
 
         def on_observed(event: FsObserved) -> None:
             owner = _owner(event.actor)
