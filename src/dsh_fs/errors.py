@@ -47,6 +47,10 @@ class FsErrorCode(str, enum.Enum):
     ABORTED = "FS_ABORTED"
     """The provider was closed: the operation did not start, or stopped before it took
     effect (see `dsh_fs.fs.FileSystem.aclose`)."""
+    ALREADY_EXISTS = "FS_ALREADY_EXISTS"
+    """A move's destination exists and was not read at its current version (SPEC §10)."""
+    NOT_EMPTY = "FS_NOT_EMPTY"
+    """A delete named a directory that still has entries (SPEC §10)."""
     SEARCH_INVALID_PATTERN = "SEARCH_INVALID_PATTERN"
     """A search's regular expression or glob pattern is not valid (SPEC §8.1)."""
     SEARCH_ABORTED = "SEARCH_ABORTED"

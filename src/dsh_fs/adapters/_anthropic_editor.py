@@ -148,7 +148,7 @@ class _Caller:
     call_id: str | None
 
     async def __call__(self, name: str, arguments: dict[str, Any]) -> ToolResult:
-        internal = name in ("insert", "patch", "delete")
+        internal = name in ("insert", "patch", "delete_file")
         return await self.session.call(name, arguments, call_id=self.call_id, internal=internal)
 
 

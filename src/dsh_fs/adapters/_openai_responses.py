@@ -5,7 +5,7 @@ GPT-5-class models edit files with the built-in ``apply_patch`` tool: each
 ``delete_file``) with a V4A diff. Every operation runs through the workspace's tools:
 ``create_file`` is `write` (it never overwrites a file the session did not read),
 ``update_file`` is the internal `patch` tool (the file must have been read at its current
-version; all hunks apply or none), ``delete_file`` the internal `delete` tool (same guard).
+version; all hunks apply or none), ``delete_file`` the internal `delete_file` tool (same guard).
 The `openai` package is not needed at runtime.
 """
 
@@ -209,7 +209,7 @@ async def run_apply_patch(
         return _failed(f"Error: the {kind} operation has no path")
     call = call_id or None
     if kind == "delete_file":
-        result = await session.call("delete", {"file_path": path}, call_id=call, internal=True)
+        result = await session.call("delete_file", {"file_path": path}, call_id=call, internal=True)
         return _from(result, "Deleted")
     if not isinstance(diff, str):
         return _failed(f"Error: the {kind} operation has no diff")

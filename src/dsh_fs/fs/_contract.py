@@ -11,22 +11,29 @@ from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager
 
+from dsh_fs.errors import FsError, FsErrorCode
+
 from . import _messages as messages
 from ._search import FsGlobQuery, FsGrepHit, FsGrepQuery
 from ._text_stream import FsTextStream, derived_text_stream
 from ._types import (
+    CreateIfAbsent,
     FsCapabilities,
     FsDeleteOutcome,
     FsDirEntry,
     FsDirListing,
     FsEdit,
     FsEditOutcome,
+    FsFileType,
     FsInfo,
+    FsMkdirOutcome,
+    FsMoveOutcome,
     FsPathInfo,
     FsTarget,
     FsVersion,
     FsWalkEntry,
     FsWriteOutcome,
+    ReplaceIfVersion,
     WriteGuard,
 )
 from ._walk import walk_by_listing
@@ -185,6 +192,104 @@ class FileSystem(ABC):
         """
         del expected
         raise messages.delete_unsupported(target.display_path)
+
+    async def delete_link(self, target: FsTarget) -> None:
+        """Remove the symbolic link the display path names (never what it points to), inside
+        one critical section: the entry must still be a link when it is removed.
+
+        The default refuses (a provider without links never reports one).
+
+        Raises:
+            FsError: `FS_NOT_FOUND` (no entry), `FS_STALE_VERSION` (the entry is no longer a
+                link), `FS_PERMISSION_DENIED`, `FS_SANDBOX_DENIED`, `FS_IO_ERROR`.
+        """
+        raise messages.delete_unsupported(target.display_path)
+
+    async def delete_dir(self, target: FsTarget) -> None:
+        """Remove the empty directory the display path names.
+
+        The default refuses: a provider with directories overrides it.
+
+        Raises:
+            FsError: `FS_NOT_EMPTY`, `FS_NOT_FOUND`, `FS_NOT_DIRECTORY` (not a directory),
+                `FS_PERMISSION_DENIED` (a root), `FS_SANDBOX_DENIED`, `FS_IO_ERROR`.
+        """
+        raise messages.delete_dir_unsupported(target.display_path)
+
+    async def mkdir(self, target: FsTarget) -> FsMkdirOutcome:
+        """Create the directory `target` and its missing parents; an existing directory is
+        a success (`created` False).
+
+        The default refuses: a provider with directories overrides it.
+
+        Raises:
+            FsError: `FS_NOT_DIRECTORY` (a file is in the way: the path or a parent),
+                `FS_PERMISSION_DENIED`, `FS_SANDBOX_DENIED`, `FS_IO_ERROR`.
+        """
+        raise messages.mkdir_unsupported(target.display_path)
+
+    async def move(
+        self,
+        source: FsTarget,
+        destination: FsTarget,
+        expected: FsVersion | None = None,
+        replace: WriteGuard | None = None,
+    ) -> FsMoveOutcome:
+        """Move the entry `source` names (a file, a directory as a whole, or a link itself)
+        to `destination`, creating the destination's missing parents.
+
+        `expected`: None moves whatever file is there; a version moves the source file only
+        at that version (`FS_STALE_VERSION` otherwise). `replace` guards the destination as
+        a write's guard does: `CreateIfAbsent()` (and None) never replaces anything
+        (`FS_ALREADY_EXISTS`); `ReplaceIfVersion(v)` replaces a regular file only at `v`
+        (`FS_STALE_VERSION`); a directory is never replaced nor moved into.
+
+        Atomic where the backend allows (a no-replace rename), else a verified copy then a
+        guarded delete of the source; a delete that then fails is `FS_IO_ERROR` saying
+        both now exist. The file's bytes and mode are kept.
+
+        The default is that copy, built from the text primitives: it moves regular UTF-8
+        files only (a binary file is `FS_NOT_TEXT`) and no directory.
+
+        Raises:
+            FsError: `FS_ALREADY_EXISTS` (the destination exists, or is the source),
+                `FS_STALE_VERSION`, `FS_NOT_FOUND`, `FS_NOT_REGULAR_FILE` (a FIFO, a
+                device), `FS_PERMISSION_DENIED` (a directory into itself, a root),
+                `FS_SANDBOX_DENIED`, `FS_IO_ERROR`.
+        """
+        src, dst = source.display_path, destination.display_path
+        if source.target_key == destination.target_key:
+            raise messages.move_onto_itself(src, dst)
+        info = await self.stat(source)
+        if info is None:
+            raise (
+                messages.move_gone(src) if expected is not None else messages.not_found("move", src)
+            )
+        if info.type is FsFileType.DIRECTORY:
+            raise messages.move_unsupported(src, "directories")
+        if info.type is not FsFileType.FILE:
+            raise messages.not_regular_file("move", src)
+        if expected is not None and info.version != expected:
+            raise messages.move_stale(src)
+        text = await self.read_text(source)
+        guard: WriteGuard = CreateIfAbsent() if replace is None else replace
+        try:
+            written = await self.write_text(destination, text, guard)
+        except FsError as error:
+            if error.code is FsErrorCode.NOT_OBSERVED:
+                raise messages.move_exists(src, dst) from error
+            if error.code is FsErrorCode.STALE_VERSION and isinstance(guard, ReplaceIfVersion):
+                raise messages.move_destination_stale(src, dst) from error
+            raise
+        if await self.read_text(destination) != text:
+            raise messages.move_left_both(src, dst, "the copy does not match")
+        try:
+            await self.delete(source, info.version)
+        except FsError as error:
+            raise messages.move_left_both(src, dst, error.message) from error
+        return FsMoveOutcome(
+            type=FsFileType.FILE, version=written.version, replaced=written.operation == "update"
+        )
 
     def walk(
         self, root: FsTarget, *, descend: Callable[[str], bool] | None = None

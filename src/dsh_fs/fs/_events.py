@@ -20,6 +20,7 @@ __all__ = [
     "FS",
     "FS_DELETE_INTENT",
     "FS_EDIT_INTENT",
+    "FS_MOVE_INTENT",
     "FS_OBSERVED",
     "FS_WRITE_INTENT",
     "FsIntent",
@@ -61,6 +62,10 @@ FS_EDIT_INTENT: Waterfall[FsIntent, FsVersion | None] = Waterfall("fs/edit-inten
 
 FS_DELETE_INTENT: Waterfall[FsIntent, FsVersion | None] = Waterfall("fs/delete-intent")
 """Decides the version guard of the next `delete`; default None (unguarded)."""
+
+FS_MOVE_INTENT: Waterfall[FsIntent, FsVersion | None] = Waterfall("fs/move-intent")
+"""Decides the version guard of the next `move` of a file (the source); default None
+(unguarded). The destination is guarded by `fs/write-intent`, as a write's would be."""
 
 FS_OBSERVED: Signal[FsObserved] = Signal("fs/observed")
 """Records that an actor observed a target present at a version, or absent."""

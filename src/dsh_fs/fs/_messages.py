@@ -16,6 +16,7 @@ __all__ = [
     "aborted",
     "ambiguous_edit",
     "binary_file",
+    "delete_dir_unsupported",
     "delete_gone",
     "delete_stale",
     "delete_unsupported",
@@ -28,8 +29,22 @@ __all__ = [
     "invalid_pattern",
     "invalid_utf8",
     "io_error",
+    "is_root",
     "kept_changing",
+    "mkdir_blocked",
+    "mkdir_unsupported",
+    "move_across_filesystems",
+    "move_destination_stale",
+    "move_exists",
+    "move_gone",
+    "move_into_itself",
+    "move_left_both",
+    "move_onto_itself",
+    "move_stale",
+    "move_unsupported",
+    "names_no_entry",
     "not_a_directory",
+    "not_empty",
     "not_found",
     "not_observed",
     "not_regular_file",
@@ -47,7 +62,9 @@ __all__ = [
     "write_stale",
 ]
 
-Verb: TypeAlias = Literal["read", "write", "edit", "delete", "list", "search", "access"]
+Verb: TypeAlias = Literal[
+    "read", "write", "edit", "delete", "move", "mkdir", "list", "search", "access"
+]
 """The operation a message names: a tool's, or ``access`` for a path no operation may touch."""
 
 
@@ -58,7 +75,8 @@ def _error(
     what: str,
     details: Mapping[str, Any] | None = None,
 ) -> FsError:
-    return FsError(code, f'cannot {verb} "{path}": {what}', path=path, details=details)
+    spelled = "create directory" if verb == "mkdir" else verb
+    return FsError(code, f'cannot {spelled} "{path}": {what}', path=path, details=details)
 
 
 def not_found(verb: Verb, path: str) -> FsError:
@@ -177,8 +195,9 @@ def overwrite_unobserved(path: str) -> FsError:
     )
 
 
-def not_observed(verb: Literal["edit", "delete"], path: str) -> FsError:
-    """The policy: an edit or a delete of a file this session never read (FS_NOT_OBSERVED)."""
+def not_observed(verb: Literal["edit", "delete", "move"], path: str) -> FsError:
+    """The policy: an edit, a delete or a move of a file this session never read
+    (FS_NOT_OBSERVED)."""
     return FsError(FsErrorCode.NOT_OBSERVED, f'{verb} requires reading "{path}" first', path=path)
 
 
@@ -301,3 +320,111 @@ def search_aborted(path: str, seconds: float, narrow: str) -> FsError:
         f'cannot search "{path}": stopped after {seconds:g} seconds; narrow {narrow} and retry',
         path=path,
     )
+
+
+# File management (SPEC §10): move, delete of directories and links, mkdir.
+
+
+def move_exists(source: str, destination: str) -> FsError:
+    """A move's destination exists and was not read at its current version
+    (FS_ALREADY_EXISTS); an existing directory is never moved into."""
+    return FsError(
+        FsErrorCode.ALREADY_EXISTS,
+        f'cannot move "{source}" to "{destination}": destination exists; '
+        "read it first to replace it",
+        path=destination,
+        details={"source": source},
+    )
+
+
+def move_onto_itself(source: str, destination: str) -> FsError:
+    """Source and destination name the same entry (FS_ALREADY_EXISTS)."""
+    return FsError(
+        FsErrorCode.ALREADY_EXISTS,
+        f'cannot move "{source}" to "{destination}": it is the same path',
+        path=destination,
+        details={"source": source},
+    )
+
+
+def move_into_itself(source: str, destination: str) -> FsError:
+    """A directory moved into itself or below (FS_PERMISSION_DENIED, the kernel's EINVAL)."""
+    return FsError(
+        FsErrorCode.PERMISSION_DENIED,
+        f'cannot move "{source}" to "{destination}": a directory cannot move into itself',
+        path=destination,
+        details={"source": source},
+    )
+
+
+def move_stale(path: str) -> FsError:
+    """A guarded move found the source at another version (FS_STALE_VERSION)."""
+    return _error(FsErrorCode.STALE_VERSION, "move", path, "file changed since it was read")
+
+
+def move_gone(path: str) -> FsError:
+    """A guarded move found no source any more (FS_STALE_VERSION)."""
+    return _error(FsErrorCode.STALE_VERSION, "move", path, "file no longer exists")
+
+
+def move_destination_stale(source: str, destination: str) -> FsError:
+    """The destination a move was to replace changed since it was read (FS_STALE_VERSION)."""
+    return FsError(
+        FsErrorCode.STALE_VERSION,
+        f'cannot move "{source}" to "{destination}": destination changed since it was read',
+        path=destination,
+        details={"source": source},
+    )
+
+
+def move_left_both(source: str, destination: str, why: str) -> FsError:
+    """A copying move published the destination but could not remove the source
+    (FS_IO_ERROR): both now exist."""
+    return FsError(
+        FsErrorCode.IO_ERROR,
+        f'copied "{source}" to "{destination}" but could not remove "{source}" ({why}): '
+        "both now exist",
+        path=source,
+        details={"destination": destination},
+    )
+
+
+def move_across_filesystems(path: str) -> FsError:
+    """A directory whose move would need a copy of a whole tree (FS_IO_ERROR)."""
+    return io_error("move", path, "a directory cannot be moved to another filesystem")
+
+
+def move_unsupported(path: str, what: str) -> FsError:
+    """A provider that cannot move this kind of entry (FS_PERMISSION_DENIED)."""
+    return permission_denied("move", path, f"this storage does not support moving {what}")
+
+
+def mkdir_unsupported(path: str) -> FsError:
+    """A provider without directories to create (FS_PERMISSION_DENIED)."""
+    return permission_denied("mkdir", path, "this storage does not support creating directories")
+
+
+def mkdir_blocked(path: str) -> FsError:
+    """A file where the directory or one of its parents should be (FS_NOT_DIRECTORY)."""
+    return _error(FsErrorCode.NOT_DIRECTORY, "mkdir", path, "a file is in the way")
+
+
+def not_empty(path: str) -> FsError:
+    """`cannot delete "<p>": directory not empty` (FS_NOT_EMPTY)."""
+    return _error(FsErrorCode.NOT_EMPTY, "delete", path, "directory not empty")
+
+
+def delete_dir_unsupported(path: str) -> FsError:
+    """A provider without directories to remove (FS_PERMISSION_DENIED)."""
+    return permission_denied("delete", path, "this storage does not support deleting directories")
+
+
+def is_root(verb: Verb, path: str) -> FsError:
+    """A move or delete of the workspace's root directory (FS_PERMISSION_DENIED)."""
+    return permission_denied(verb, path, "it is the workspace root")
+
+
+def names_no_entry(verb: Verb, path: str) -> FsError:
+    """A path ending in ``.`` or ``..`` names a directory by a relation, not an entry that a
+    move or delete could take away (FS_NOT_FOUND)."""
+    return _error(FsErrorCode.NOT_FOUND, verb, path, 'a path ending in "." or ".." names no entry')

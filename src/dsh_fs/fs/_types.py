@@ -26,6 +26,8 @@ __all__ = [
     "FsFileType",
     "FsInfo",
     "FsInsertRequest",
+    "FsMkdirOutcome",
+    "FsMoveOutcome",
     "FsPatchHunk",
     "FsPatchRequest",
     "FsPathInfo",
@@ -319,6 +321,27 @@ class FsDeleteOutcome:
 
     version: FsVersion
     """The version of the file that was removed."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FsMoveOutcome:
+    """What a successful `move` did."""
+
+    type: FsFileType
+    """What was moved: a `FILE`, a `DIRECTORY` or a `SYMLINK` (the link itself)."""
+    version: FsVersion | None
+    """The destination's version after the move, for a file (None for a directory or a
+    link: nothing to guard later)."""
+    replaced: bool = False
+    """The destination was a file, replaced."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FsMkdirOutcome:
+    """What a successful `mkdir` did."""
+
+    created: bool
+    """False when the directory already existed (a success all the same)."""
 
 
 @dataclass(frozen=True, slots=True)

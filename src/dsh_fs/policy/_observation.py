@@ -15,6 +15,7 @@ from typing import Literal
 from dsh_fs.fs import (
     FS_DELETE_INTENT,
     FS_EDIT_INTENT,
+    FS_MOVE_INTENT,
     FS_OBSERVED,
     FS_WRITE_INTENT,
     Absent,
@@ -109,7 +110,7 @@ class ObservationPolicy(Plugin[None]):
                 return ReplaceIfVersion(observation.version)
             return CreateIfAbsent()
 
-        def seen_version(intent: FsIntent, verb: Literal["edit", "delete"]) -> FsVersion:
+        def seen_version(intent: FsIntent, verb: Literal["edit", "delete", "move"]) -> FsVersion:
             # An edit or a delete needs the version the session saw; a file it saw absent is
             # not found, one it never saw needs a read.
             observation = seen(intent.actor, intent.target.target_key)
@@ -124,6 +125,9 @@ class ObservationPolicy(Plugin[None]):
 
         async def on_delete_intent(intent: FsIntent, next: Next[FsVersion | None]) -> FsVersion:
             return seen_version(intent, "delete")
+
+        async def on_move_intent(intent: FsIntent, next: Next[FsVersion | None]) -> FsVersion:
+            return seen_version(intent, "move")
 
         def on_observed(event: FsObserved) -> None:
             owner = _owner(event.actor)
@@ -141,5 +145,6 @@ class ObservationPolicy(Plugin[None]):
         scope.on_waterfall(FS_WRITE_INTENT, on_write_intent)
         scope.on_waterfall(FS_EDIT_INTENT, on_edit_intent)
         scope.on_waterfall(FS_DELETE_INTENT, on_delete_intent)
+        scope.on_waterfall(FS_MOVE_INTENT, on_move_intent)
         scope.on_signal(FS_OBSERVED, on_observed)
         scope.add_disposer(state.clear)

@@ -13,7 +13,7 @@ import errno
 import os
 import time
 from collections.abc import AsyncIterator, Callable
-from contextlib import AbstractAsyncContextManager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from functools import partial
 from pathlib import Path
 
@@ -32,6 +32,8 @@ from dsh_fs.fs import (
     FsGrepHit,
     FsGrepQuery,
     FsInfo,
+    FsMkdirOutcome,
+    FsMoveOutcome,
     FsPathInfo,
     FsTarget,
     FsTargetKey,
@@ -46,6 +48,7 @@ from dsh_fs.fs import _messages as messages
 from ._local_dirs import list_dir, list_dir_first
 from ._local_guards import UNGUARDED, LocalGuards
 from ._local_io import read_bytes_capped, read_bytes_within, read_fd
+from ._local_manage import LocalManagement
 from ._local_mutations import LocalMutations
 from ._local_open import file_type, open_regular, unchanged
 from ._local_publish import process_umask
@@ -137,6 +140,9 @@ class LocalFileSystem(FileSystem):
         self._locks = TargetLocks()
         self._versions = VersionBook(timestamp_granularity_ns, clock)
         self._mutations = LocalMutations(self._versions, guards, 0o666 & ~process_umask())
+        self._manage = LocalManagement(
+            self._versions, guards, self._mutations.is_current_opened, (self._base,)
+        )
         self._closed = False
 
     @property
@@ -326,6 +332,48 @@ class LocalFileSystem(FileSystem):
             with FramesDropped():
                 return await to_thread.run_sync(partial(self._mutations.delete, target, expected))
 
+    async def delete_link(self, target: FsTarget) -> None:
+        """Unlink the symbolic link the display path names, in its locked directory (the
+        guards look at the directory first); what it points to stays."""
+        async with self._locks.hold(target.target_key):
+            self._alive("delete", target.display_path)
+            with FramesDropped():
+                await to_thread.run_sync(self._manage.delete_link, target)
+
+    async def delete_dir(self, target: FsTarget) -> None:
+        """``rmdir`` of the entry the display path names, in its locked directory; the base
+        directory and ``/`` are refused."""
+        async with self._locks.hold(target.target_key):
+            self._alive("delete", target.display_path)
+            with FramesDropped():
+                await to_thread.run_sync(self._manage.delete_dir, target)
+
+    async def mkdir(self, target: FsTarget) -> FsMkdirOutcome:
+        """Each missing directory made with ``mkdirat`` in a directory the guards saw."""
+        self._alive("mkdir", target.display_path)
+        with FramesDropped():
+            return await to_thread.run_sync(self._manage.mkdir, target)
+
+    async def move(
+        self,
+        source: FsTarget,
+        destination: FsTarget,
+        expected: FsVersion | None = None,
+        replace: WriteGuard | None = None,
+    ) -> FsMoveOutcome:
+        """A no-replace rename between the two locked parent directories (see
+        `_local_manage`); across filesystems a verified copy then a guarded unlink. The
+        base directory and ``/`` are never moved; a directory is moved as a whole."""
+        first, second = sorted((str(source.target_key), str(destination.target_key)))
+        async with self._locks.hold(first):
+            held = self._locks.hold(second) if second != first else _nothing()
+            async with held:
+                self._alive("move", source.display_path)
+                with FramesDropped():
+                    return await to_thread.run_sync(
+                        partial(self._manage.move, source, destination, expected, replace)
+                    )
+
     def walk(
         self, root: FsTarget, *, descend: Callable[[str], bool] | None = None
     ) -> AbstractAsyncContextManager[AsyncIterator[list[FsWalkEntry]]]:
@@ -394,3 +442,8 @@ class LocalFileSystem(FileSystem):
         return await to_thread.run_sync(
             list_dir_first, target.target_key, target.display_path, limit
         )
+
+
+@asynccontextmanager
+async def _nothing() -> AsyncIterator[None]:
+    yield

@@ -10,8 +10,6 @@ publication and every removal: no call can skip them.
 
 from __future__ import annotations
 
-from typing import Literal
-
 from dsh_fs.fs import _messages as messages
 
 __all__ = ["UNGUARDED", "LocalGuards"]
@@ -52,7 +50,7 @@ class LocalGuards:
         del real
         return True
 
-    def check_directory(self, verb: Literal["write", "edit"], display: str, directory: str) -> None:
+    def check_directory(self, verb: messages.Verb, display: str, directory: str) -> None:
         """A write or edit is about to change the directory whose kernel path is `directory`:
         create a missing parent in it, or (its lock held) sweep staging residue and stage.
         This comes before any change, so a refused call changes nothing anywhere.
@@ -61,7 +59,7 @@ class LocalGuards:
             FsError: refuse the mutation; nothing was created or removed.
         """
 
-    def check_publish(self, verb: Literal["write", "edit"], display: str, directory: str) -> None:
+    def check_publish(self, verb: messages.Verb, display: str, directory: str) -> None:
         """A write or edit is about to publish into the locked directory whose kernel path is
         `directory` (locks held, right before the rename or link).
 
@@ -70,8 +68,8 @@ class LocalGuards:
         """
 
     def check_delete(self, display: str, directory: str) -> None:
-        """A delete is about to remove an entry of the locked directory whose kernel path is
-        `directory` (locks held, right before the unlink).
+        """A delete (or a move, for its source) is about to remove an entry of the locked
+        directory whose kernel path is `directory` (locks held, right before the unlink).
 
         Raises:
             FsError: refuse the removal; nothing is removed.

@@ -256,6 +256,12 @@ class LocalMutations:
         path of its open descriptor (not a path that could be swapped)."""
         self._guards.check_directory(verb, display, fd_path(dir_fd, path))
 
+    def is_current_opened(
+        self, key: str, opened: Opened, content: LazyContent, expected: FsVersion
+    ) -> bool:
+        """Whether the file opened at `key` is at `expected` (a move's check)."""
+        return self._is_current(expected, opened, content, self._ours(key, opened, content))
+
     def _ours(self, key: str, opened: Opened, content: LazyContent) -> Published | None:
         """What this provider published last at `key`, if the file still holds exactly that."""
         return self._recent.match(key, self._versions.version(opened.info), content)

@@ -24,6 +24,8 @@ from dsh_fs.fs import (
     FsGrepHit,
     FsGrepQuery,
     FsInfo,
+    FsMkdirOutcome,
+    FsMoveOutcome,
     FsPathInfo,
     FsTarget,
     FsTextStream,
@@ -84,13 +86,13 @@ class _Fence(LocalGuards):
     def may_see(self, real: str) -> bool:
         return self.readable(real)
 
-    def check_directory(self, verb: Literal["write", "edit"], display: str, directory: str) -> None:
+    def check_directory(self, verb: messages.Verb, display: str, directory: str) -> None:
         if self.mode == "read-only":
             raise self.deny(verb, display, "the sandbox is read-only")
         if not self.writable(directory):
             raise self.deny(verb, display, "outside the sandbox")
 
-    def check_publish(self, verb: Literal["write", "edit"], display: str, directory: str) -> None:
+    def check_publish(self, verb: messages.Verb, display: str, directory: str) -> None:
         self.check_directory(verb, display, directory)
 
     def check_delete(self, display: str, directory: str) -> None:
@@ -214,11 +216,25 @@ class SandboxFileSystem(FileSystem):
         if not self._fence.readable(_canonical(target.target_key, verb, target.display_path)):
             raise self._fence.deny(verb, target.display_path, "outside the sandbox")
 
-    def _check_write(self, target: FsTarget, verb: Literal["write", "edit", "delete"]) -> None:
+    def _check_write(self, target: FsTarget, verb: messages.Verb) -> None:
         if self._fence.mode == "read-only":
             raise self._fence.deny(verb, target.display_path, "the sandbox is read-only")
         if not self._fence.writable(_canonical(target.target_key, verb, target.display_path)):
             raise self._fence.deny(verb, target.display_path, "outside the sandbox")
+
+    def _check_entry(self, target: FsTarget, verb: messages.Verb, *, read: bool) -> None:
+        """A mutation of the entry the display path names (a link itself, not what it
+        points to): its directory's canonical path plus its name must be writable (and
+        readable when `read`: a file's version check reads it); a root is never removed."""
+        display = target.display_path
+        if self._fence.mode == "read-only":
+            raise self._fence.deny(verb, display, "the sandbox is read-only")
+        head, name = os.path.split(display)
+        real = os.path.join(_canonical(head, verb, display), name) if name else head
+        if real in self.roots:
+            raise self._fence.deny(verb, display, "it is a sandbox root")
+        if not self._fence.writable(real) or (read and not self._fence.readable(real)):
+            raise self._fence.deny(verb, display, "outside the sandbox")
 
     def _check_any(self, target: FsTarget) -> None:
         real = _canonical(target.target_key, "access", target.display_path)
@@ -339,6 +355,37 @@ class SandboxFileSystem(FileSystem):
         self._check_write(target, "delete")
         self._check_read(target, "delete")
         return await self._inner.delete(target, expected)
+
+    async def delete_link(self, target: FsTarget) -> None:
+        """The local `delete_link`, fenced on the link's own place (it may point anywhere:
+        only the link is removed)."""
+        self._check_entry(target, "delete", read=False)
+        await self._inner.delete_link(target)
+
+    async def delete_dir(self, target: FsTarget) -> None:
+        """The local `delete_dir`, fenced on the directory's place; a root is refused."""
+        self._check_entry(target, "delete", read=False)
+        await self._inner.delete_dir(target)
+
+    async def mkdir(self, target: FsTarget) -> FsMkdirOutcome:
+        """The local `mkdir`, fenced by the mode; the inner provider asks the fence about
+        every directory it creates a child in."""
+        self._check_write(target, "mkdir")
+        return await self._inner.mkdir(target)
+
+    async def move(
+        self,
+        source: FsTarget,
+        destination: FsTarget,
+        expected: FsVersion | None = None,
+        replace: WriteGuard | None = None,
+    ) -> FsMoveOutcome:
+        """The local `move`, both places fenced (the source readable too: its version check
+        reads it; a root never moves); the inner provider asks the fence about both locked
+        directories right before the rename."""
+        self._check_entry(source, "move", read=True)
+        self._check_entry(destination, "move", read=False)
+        return await self._inner.move(source, destination, expected, replace)
 
     def walk(
         self, root: FsTarget, *, descend: Callable[[str], bool] | None = None

@@ -1,5 +1,6 @@
 """The tools layer: `read`, `write` and `edit` (SPEC §6), `glob`, `grep`, `list` (§8.1),
-and the internal `insert`, `patch` and `delete` the vendor dialect adapters call.
+`move`, `delete`, `mkdir` (§10), and the internal `insert`, `patch` and `delete_file` the
+vendor dialect adapters call.
 
 Argument checks and schemas, read windowing, rendering, remedies, and the executors that
 call the context's `fs` service and dispatch the fs/* events. It sits on the provider
@@ -11,20 +12,23 @@ and their canonical values (what `ToolResult.data` holds). Windowing, rendering 
 checking are internal.
 """
 
-from ._dialects import DeleteTool, DeleteValue, DialectToolsPlugin, InsertTool, PatchTool
+from ._dialects import DeleteFileTool, DialectToolsPlugin, InsertTool, PatchTool
 from ._discovery import DiscoveryPlugin
 from ._edit import EditTool
 from ._glob import GlobTool
 from ._grep import GrepTool
 from ._list import ListTool
+from ._manage import MANAGEMENT_TOOLS, DeleteTool, FileManagementPlugin, MkdirTool, MoveTool
 from ._plugin import FsToolsPlugin
 from ._read import ReadTool
 from ._search_values import GlobValue, GrepMatch, GrepValue, ListEntry, ListValue
 from ._searching import DiscoveryConfig
-from ._values import EditValue, ReadValue, WriteValue
+from ._values import DeleteValue, EditValue, MkdirValue, MoveValue, ReadValue, WriteValue
 from ._write import WriteTool
 
 __all__ = [
+    "MANAGEMENT_TOOLS",
+    "DeleteFileTool",
     "DeleteTool",
     "DeleteValue",
     "DialectToolsPlugin",
@@ -32,6 +36,7 @@ __all__ = [
     "DiscoveryPlugin",
     "EditTool",
     "EditValue",
+    "FileManagementPlugin",
     "FsToolsPlugin",
     "GlobTool",
     "GlobValue",
@@ -42,6 +47,10 @@ __all__ = [
     "ListEntry",
     "ListTool",
     "ListValue",
+    "MkdirTool",
+    "MkdirValue",
+    "MoveTool",
+    "MoveValue",
     "PatchTool",
     "ReadTool",
     "ReadValue",

@@ -1,9 +1,9 @@
-"""Internal tools behind the vendors' editing dialects: `insert`, `patch` and `delete`.
+"""Internal tools behind the vendors' editing dialects: `insert`, `patch` and `delete_file`.
 
 They are not offered to models (`Tool.internal`): the adapters for Anthropic's text editor
 and OpenAI's ``apply_patch`` call them, so every dialect operation runs through the same
 intents, policy, provider and fence as `edit`. Insert and patch are `edit_text` changes
-guarded by the edit-intent; delete is guarded by the delete-intent and records `Absent`.
+guarded by the edit-intent; delete_file is guarded by the delete-intent and records `Absent`.
 """
 
 from __future__ import annotations
@@ -34,9 +34,9 @@ from dsh_fs.runtime import (
 
 from ._arguments import Param, non_blank, string_param
 from ._base import FsTool, guarded_edit, observe, session_cwd
-from ._values import EditValue
+from ._values import DeleteValue, EditValue
 
-__all__ = ["DeleteTool", "DeleteValue", "DialectToolsPlugin", "InsertTool", "PatchTool"]
+__all__ = ["DeleteFileTool", "DialectToolsPlugin", "InsertTool", "PatchTool"]
 
 _OPS: tuple[PatchOp, ...] = (" ", "-", "+")
 
@@ -108,18 +108,6 @@ class DeleteArguments:
 
     file_path: str
     """The path, as given."""
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class DeleteValue:
-    """A successful delete."""
-
-    path: str
-    """The display path of the removed file."""
-
-    def to_json(self) -> dict[str, Any]:
-        """``{path}``."""
-        return {"path": self.path}
 
 
 class _ChangeTool(FsTool[Any, EditValue]):
@@ -222,10 +210,11 @@ def _hunk(raw: object, number: int) -> FsPatchHunk:
     return FsPatchHunk(anchors=tuple(anchors), lines=ops, at_end=at_end)
 
 
-class DeleteTool(FsTool[DeleteArguments, DeleteValue]):
-    """`delete(file_path)`: remove a file this session saw, at the version it saw."""
+class DeleteFileTool(FsTool[DeleteArguments, DeleteValue]):
+    """`delete_file(file_path)`: remove a file this session saw, at the version it saw (the
+    dialects' file delete; the model-facing `delete` is in `_manage`)."""
 
-    name = "delete"
+    name = "delete_file"
     description = "Delete a file you have read in this session, if it is unchanged since."
     annotations = ToolAnnotations(destructive=True, idempotent=False)
     internal = True
@@ -263,12 +252,12 @@ class DeleteTool(FsTool[DeleteArguments, DeleteValue]):
         return f"The file {value.path} has been deleted."
 
     def to_json(self, value: DeleteValue) -> dict[str, Any]:
-        """``{path}``."""
+        """``{path, type}``."""
         return value.to_json()
 
 
 class DialectToolsPlugin(Plugin[None]):
-    """The internal tools the dialect adapters call: `insert`, `patch`, `delete`.
+    """The internal tools the dialect adapters call: `insert`, `patch`, `delete_file`.
 
     Apply with ``context.use(DialectToolsPlugin(), None)`` after providing `FS`; the
     workspace applies it. Like the file tools they obey whatever policy answers the intents.
@@ -278,5 +267,5 @@ class DialectToolsPlugin(Plugin[None]):
 
     def apply(self, scope: PluginScope, config: None) -> None:
         """Register the three internal tools (no prompt sections: models never see them)."""
-        for tool in (InsertTool(), PatchTool(), DeleteTool()):
+        for tool in (InsertTool(), PatchTool(), DeleteFileTool()):
             scope.register_tool(tool)

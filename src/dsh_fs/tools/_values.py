@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from dsh_fs.fs import EncodedText
 
-__all__ = ["EditValue", "ReadValue", "WriteValue"]
+__all__ = ["DeleteValue", "EditValue", "MkdirValue", "MoveValue", "ReadValue", "WriteValue"]
 
 TextLike = str | EncodedText
 
@@ -146,3 +146,54 @@ class EditValue:
 
     def _fields(self) -> tuple[object, ...]:
         return (self.path, self.before, self.after, self.replacements, self.replace_all)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MoveValue:
+    """A successful move (SPEC §10)."""
+
+    source: str
+    """The display path the entry had."""
+    destination: str
+    """The display path it has now."""
+    type: Literal["file", "directory", "symlink"]
+    """What moved (a link moves itself)."""
+    replaced: bool = False
+    """A file observed at the destination was replaced."""
+
+    def to_json(self) -> dict[str, Any]:
+        """``{source, destination, type, replaced}``."""
+        return {
+            "source": self.source,
+            "destination": self.destination,
+            "type": self.type,
+            "replaced": self.replaced,
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DeleteValue:
+    """A successful delete (SPEC §10; also the dialects' file deletes)."""
+
+    path: str
+    """The display path of what was removed."""
+    type: Literal["file", "directory", "symlink"] = "file"
+    """What was removed (a link itself, never what it points to)."""
+
+    def to_json(self) -> dict[str, Any]:
+        """``{path, type}``."""
+        return {"path": self.path, "type": self.type}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MkdirValue:
+    """A successful mkdir (SPEC §10)."""
+
+    path: str
+    """The directory's display path."""
+    created: bool
+    """False when it already existed."""
+
+    def to_json(self) -> dict[str, Any]:
+        """``{path, created}``."""
+        return {"path": self.path, "created": self.created}

@@ -18,7 +18,14 @@ from dsh_fs.runtime import (
     ToolExecution,
     ToolResult,
 )
-from dsh_fs.tools import DialectToolsPlugin, DiscoveryConfig, DiscoveryPlugin, FsToolsPlugin
+from dsh_fs.tools import (
+    MANAGEMENT_TOOLS,
+    DialectToolsPlugin,
+    DiscoveryConfig,
+    DiscoveryPlugin,
+    FileManagementPlugin,
+    FsToolsPlugin,
+)
 
 if TYPE_CHECKING:
     from dsh_fs.providers import SandboxMode
@@ -27,7 +34,17 @@ __all__ = ["ALL_TOOLS", "Session", "Workspace"]
 
 StrPath: TypeAlias = "str | os.PathLike[str]"
 
-ALL_TOOLS: tuple[str, ...] = ("read", "write", "edit", "glob", "grep", "list")
+ALL_TOOLS: tuple[str, ...] = (
+    "read",
+    "write",
+    "edit",
+    "glob",
+    "grep",
+    "list",
+    "move",
+    "delete",
+    "mkdir",
+)
 """Every tool a workspace can offer, in the order it offers them (all by default)."""
 
 _FILE_TOOLS = ("read", "write", "edit")
@@ -53,9 +70,9 @@ class Workspace:
             None leaves them to the provider's default base.
         policy: Apply the `fs-observation-policy` (default). Without it the tools are
             unconstrained: any file can be overwritten or edited without a read.
-        tools: The tools to offer, among `ALL_TOOLS` (default: all six, ``read``,
-            ``write``, ``edit``, ``glob``, ``grep``, ``list``); a comma-separated string
-            works too.
+        tools: The tools to offer, among `ALL_TOOLS` (default: all nine, ``read``,
+            ``write``, ``edit``, ``glob``, ``grep``, ``list``, ``move``, ``delete``,
+            ``mkdir``); a comma-separated string works too.
         discovery: How glob and grep search (time budget, native searcher or not).
 
     Raises:
@@ -93,6 +110,10 @@ class Workspace:
         if found_tools:
             plugin = DiscoveryPlugin(found_tools)
             self._disposers.append(self.context.use(plugin, discovery).dispose)
+        managed = tuple(name for name in chosen if name in MANAGEMENT_TOOLS)
+        if managed:
+            plugin_ = FileManagementPlugin(managed)
+            self._disposers.append(self.context.use(plugin_, None).dispose)
         self._disposers.append(self.context.use(DialectToolsPlugin(), None).dispose)
         if policy:
             self._disposers.append(self.context.use(ObservationPolicy(), None).dispose)
@@ -255,7 +276,7 @@ class Session:
         and records only what it completed before the cancellation reached it. On a closed
         workspace every call fails with `FS_ABORTED`. `progress` receives the progress of
         long calls (a large read). `internal` reaches the internal tools (`insert`, `patch`,
-        `delete`) that the dialect adapters use; a model's call never sets it.
+        `delete_file`) that the dialect adapters use; a model's call never sets it.
         """
         if self.workspace.closed:
             error = messages.workspace_closed(name)
