@@ -54,7 +54,17 @@ def test_anthropic_tools_validate_as_tool_params(tmp_path: Path) -> None:
     tools = anthropic_tools(workspace)
     for tool in tools:
         adapter.validate_python(tool, strict=True)
-    assert [t["name"] for t in tools] == ["read", "write", "edit", "glob", "grep", "list"]
+    assert [t["name"] for t in tools] == [
+        "read",
+        "write",
+        "edit",
+        "glob",
+        "grep",
+        "list",
+        "move",
+        "delete",
+        "mkdir",
+    ]
     assert tools[0]["input_schema"] == workspace.tool_schemas()[0]["parameters"]
 
 

@@ -92,7 +92,15 @@ def test_the_tools_are_function_tools_with_our_schemas_plus_apply_patch(root: Pa
     functions = tools[:-1]
     assert all(isinstance(tool, FunctionTool) for tool in functions)
     schemas = {s["name"]: s for s in workspace.tool_schemas()}
-    assert [tool.name for tool in functions] == ["read", "glob", "grep", "list"]
+    assert [tool.name for tool in functions] == [
+        "read",
+        "glob",
+        "grep",
+        "list",
+        "move",
+        "delete",
+        "mkdir",
+    ]
     for tool in functions:
         assert isinstance(tool, FunctionTool)
         schema = schemas[tool.name]
@@ -101,7 +109,17 @@ def test_the_tools_are_function_tools_with_our_schemas_plus_apply_patch(root: Pa
             schema["parameters"],
         )
     plain = agents_tools(workspace.session(), apply_patch=False)
-    assert [t.name for t in plain] == ["read", "write", "edit", "glob", "grep", "list"]
+    assert [t.name for t in plain] == [
+        "read",
+        "write",
+        "edit",
+        "glob",
+        "grep",
+        "list",
+        "move",
+        "delete",
+        "mkdir",
+    ]
 
 
 async def test_an_agent_run_reads_patches_is_refused_when_stale_and_recovers(

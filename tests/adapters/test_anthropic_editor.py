@@ -59,6 +59,9 @@ def test_the_text_editor_replaces_read_write_edit_in_the_tool_list(root: Path) -
         "glob",
         "grep",
         "list",
+        "move",
+        "delete",
+        "mkdir",
     ]
 
 

@@ -84,9 +84,27 @@ def test_responses_tools_validate_and_apply_patch_replaces_write_and_edit(root: 
     TypeAdapter(ApplyPatchToolParam).validate_python(tools[-1])
     for tool in tools[:-1]:
         TypeAdapter(FunctionToolParam).validate_python(tool)
-    assert [t.get("name") for t in tools[:-1]] == ["read", "glob", "grep", "list"]
+    assert [t.get("name") for t in tools[:-1]] == [
+        "read",
+        "glob",
+        "grep",
+        "list",
+        "move",
+        "delete",
+        "mkdir",
+    ]
     plain = openai_responses_tools(workspace)
-    assert [t.get("name") for t in plain] == ["read", "write", "edit", "glob", "grep", "list"]
+    assert [t.get("name") for t in plain] == [
+        "read",
+        "write",
+        "edit",
+        "glob",
+        "grep",
+        "list",
+        "move",
+        "delete",
+        "mkdir",
+    ]
 
 
 async def test_read_update_stale_refused_reread_then_update(session: Session, root: Path) -> None:

@@ -75,7 +75,17 @@ async def test_the_toolset_offers_our_tools_with_our_schemas(session: Session) -
         tool = offered[schema["name"]]
         assert tool.description == schema["description"]
         assert tool.parameters_json_schema == schema["parameters"]
-    assert set(offered) == {"read", "write", "edit", "glob", "grep", "list"}
+    assert set(offered) == {
+        "read",
+        "write",
+        "edit",
+        "glob",
+        "grep",
+        "list",
+        "move",
+        "delete",
+        "mkdir",
+    }
 
 
 async def test_read_edit_stale_refused_reread_then_edit(session: Session, root: Path) -> None:

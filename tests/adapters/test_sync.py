@@ -34,6 +34,9 @@ def test_sync_session_reads_and_edits_from_synchronous_code(tmp_path: Path) -> N
             "glob",
             "grep",
             "list",
+            "move",
+            "delete",
+            "mkdir",
         ]
         assert threading.get_ident() == main_thread
     assert (tmp_path / "a.txt").read_text(encoding="utf-8") == "one\n2\n"

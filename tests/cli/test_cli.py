@@ -84,7 +84,17 @@ def test_schema_anthropic_is_messages_tools(capsys: pytest.CaptureFixture[str]) 
 
 def test_schema_mcp_is_tools_list_tools(capsys: pytest.CaptureFixture[str]) -> None:
     tools = [Tool.model_validate(t) for t in _schema("mcp", capsys)]
-    assert [t.name for t in tools] == ["read", "write", "edit", "glob", "grep", "list"]
+    assert [t.name for t in tools] == [
+        "read",
+        "write",
+        "edit",
+        "glob",
+        "grep",
+        "list",
+        "move",
+        "delete",
+        "mkdir",
+    ]
     assert "inputSchema" in _schema("mcp", capsys)[0]
 
 

@@ -163,8 +163,8 @@ async def test_unknown_tool_and_bad_arguments_are_answered_without_killing_the_s
 
     with anyio.fail_after(TIMEOUT):
         async with Client(stdio_server(str(root)), mode=era) as client:
-            with pytest.raises(MCPError, match="Unknown tool: delete"):
-                await client.call_tool("delete", {"file_path": "notes.txt"})
+            with pytest.raises(MCPError, match="Unknown tool: chmod"):
+                await client.call_tool("chmod", {"file_path": "notes.txt"})
             bad = await client.call_tool("read", {"file_path": ""})
             read = await client.call_tool("read", {"file_path": "notes.txt"})
     assert (bad.is_error, code_of(bad), text_of(bad)) == (

@@ -47,7 +47,7 @@ SCRIPTS: dict[str, list[bytes]] = {
         request("three", "tools/call", {"name": "read", "arguments": {"file_path": ""}}),
         request("glob", "tools/call", {"name": "glob", "arguments": {"pattern": "*.txt"}}),
         request("grep", "tools/call", {"name": "grep", "arguments": {"pattern": "al+"}}),
-        request(4, "tools/call", {"name": "delete", "arguments": {}}),
+        request(4, "tools/call", {"name": "chmod", "arguments": {}}),
         request(5, "tools/call", {}),
         request(6, "tools/call", {"name": "read", "arguments": [1]}),
         request(7, "tools/call", {"name": "read"}),

@@ -20,8 +20,8 @@ async def test_models_cannot_reach_the_internal_tools_by_name(
     async with make_workspace() as workspace:
         session = workspace.session()
         await session.call("read", {"file_path": "a.txt"})
-        result = await session.call("delete", {"file_path": "a.txt"})
-        assert (result.code, result.text) == ("UNKNOWN_TOOL", 'Error: unknown tool "delete"')
+        result = await session.call("delete_file", {"file_path": "a.txt"})
+        assert (result.code, result.text) == ("UNKNOWN_TOOL", 'Error: unknown tool "delete_file"')
     assert (root / "a.txt").exists()
 
 
@@ -93,14 +93,14 @@ async def test_delete_needs_a_read_then_records_the_absence(
     path.write_text("x\n", encoding="utf-8")
     async with make_workspace() as workspace:
         session = workspace.session()
-        refused = await session.call("delete", {"file_path": "a.txt"}, internal=True)
+        refused = await session.call("delete_file", {"file_path": "a.txt"}, internal=True)
         assert (
             refused.text
             == f'Error: delete requires reading "{path}" first — read the file, then retry'
         )
         assert path.exists()
         await session.call("read", {"file_path": "a.txt"})
-        done = await session.call("delete", {"file_path": "a.txt"}, internal=True)
+        done = await session.call("delete_file", {"file_path": "a.txt"}, internal=True)
         assert (done.is_error, done.text) == (False, f"The file {path} has been deleted.")
         assert not path.exists()
         # The session saw it go: editing it is "not found", creating it needs no read.
@@ -121,7 +121,7 @@ async def test_delete_of_a_file_changed_since_the_read_is_stale_and_keeps_it(
         session = workspace.session()
         await session.call("read", {"file_path": "a.txt"})
         path.write_text("theirs\n", encoding="utf-8")
-        stale = await session.call("delete", {"file_path": "a.txt"}, internal=True)
+        stale = await session.call("delete_file", {"file_path": "a.txt"}, internal=True)
         assert stale.text == (
             f'Error: cannot delete "{path}": file changed since it was read'
             " — re-read the file, then retry"
@@ -153,7 +153,7 @@ async def test_delete_of_a_file_changed_since_the_read_is_stale_and_keeps_it(
             {"file_path": "a.txt", "hunks": "x"},
             'invalid arguments: "hunks" must be an array',
         ),
-        ("delete", {"file_path": " "}, "file_path must be a non-empty string"),
+        ("delete_file", {"file_path": " "}, "file_path must be a non-empty string"),
     ],
 )
 async def test_internal_tool_argument_mistakes_are_invalid_args(

@@ -107,7 +107,7 @@ SAME_AS_UPSTREAM: dict[str, Snapshot] = {
         text='Error: invalid arguments: "arguments" must be an object',
     ),
     "unknown-tool": Snapshot(
-        tool="delete", args="{}", code="UNKNOWN_TOOL", text='Error: unknown tool "delete"'
+        tool="chmod", args="{}", code="UNKNOWN_TOOL", text='Error: unknown tool "chmod"'
     ),
     # numbers as JavaScript has them
     "whole-floats-are-integers": Snapshot(

@@ -27,6 +27,7 @@ async def test_a_local_workspace_has_the_tools_the_policy_and_the_fs_service(roo
         assert workspace.context.plugin_names() == [
             "fs-tools",
             "fs-discovery",
+            "fs-file-management",
             "fs-dialect-tools",
             "fs-observation-policy",
         ]
@@ -40,9 +41,12 @@ async def test_a_local_workspace_has_the_tools_the_policy_and_the_fs_service(roo
             "glob",
             "grep",
             "list",
+            "move",
+            "delete",
+            "mkdir",
             "insert",
             "patch",
-            "delete",
+            "delete_file",
         ]
         assert [s["name"] for s in workspace.tool_schemas()] == [
             "read",
@@ -51,6 +55,9 @@ async def test_a_local_workspace_has_the_tools_the_policy_and_the_fs_service(roo
             "glob",
             "grep",
             "list",
+            "move",
+            "delete",
+            "mkdir",
         ]
         assert all(
             set(schema) == {"name", "description", "parameters"}
@@ -64,6 +71,7 @@ async def test_a_workspace_without_the_policy_has_only_the_tools(root: Path) -> 
         assert workspace.context.plugin_names() == [
             "fs-tools",
             "fs-discovery",
+            "fs-file-management",
             "fs-dialect-tools",
         ]
 
@@ -136,11 +144,11 @@ async def test_call_passes_the_session_and_call_id_as_the_actor(root: Path) -> N
 
 async def test_an_unknown_tool_is_an_error_result(root: Path) -> None:
     async with Workspace.local(root) as workspace:
-        result = await workspace.session().call("delete", {})
+        result = await workspace.session().call("chmod", {})
         assert (result.is_error, result.code, result.text) == (
             True,
             "UNKNOWN_TOOL",
-            'Error: unknown tool "delete"',
+            'Error: unknown tool "chmod"',
         )
 
 

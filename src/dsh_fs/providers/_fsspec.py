@@ -29,6 +29,8 @@ from dsh_fs.fs import (
     FsEditOutcome,
     FsFileType,
     FsInfo,
+    FsMkdirOutcome,
+    FsMoveOutcome,
     FsPathInfo,
     FsTarget,
     FsTargetKey,
@@ -43,7 +45,7 @@ from dsh_fs.fs import (
 from dsh_fs.fs import _messages as messages
 
 from ._fsspec_digests import ContentDigests
-from ._fsspec_errors import map_backend_errors
+from ._fsspec_errors import backend_error, map_backend_errors
 from ._fsspec_paths import normalize
 from ._fsspec_ranged import stream_text_from
 from ._fsspec_store import DIRECTORY_VERSION, Blob, Store, is_content_version, store_for
@@ -446,6 +448,140 @@ class FsspecFileSystem(FileSystem):
             raise messages.delete_stale(display)
         self._store.delete(path, if_match=prior.version)
         return FsDeleteOutcome(version=prior.version)
+
+    async def move(
+        self,
+        source: FsTarget,
+        destination: FsTarget,
+        expected: FsVersion | None = None,
+        replace: WriteGuard | None = None,
+    ) -> FsMoveOutcome:
+        """A file: a copy (S3: a server-side ``CopyObject`` conditioned on the source's ETag
+        and, on the destination, ``If-None-Match: *`` or ``If-Match``), verified, then a
+        guarded delete of the source (``DeleteObject`` with ``If-Match``). A directory (on
+        stores that have them): fsspec's recursive move once the destination is checked
+        absent. Key prefixes (S3 "directories") are not moved."""
+        src, dst = source.display_path, destination.display_path
+        if source.target_key == destination.target_key:
+            raise messages.move_onto_itself(src, dst)
+        if self._is_root(source):
+            raise messages.is_root("move", src)
+        if await self.contains(source, destination):
+            raise messages.move_into_itself(src, dst)
+        first, second = sorted((str(source.target_key), str(destination.target_key)))
+        async with self._locks.hold(first), self._locks.hold(second):
+            return await self._call(
+                "move",
+                src,
+                self._move_locked,
+                source,
+                destination,
+                expected,
+                replace,
+                on_conflict=lambda _: messages.move_exists(src, dst),
+                on_gone=messages.move_gone if expected is not None else _not_found_move,
+            )
+
+    def _move_locked(
+        self,
+        source: FsTarget,
+        destination: FsTarget,
+        expected: FsVersion | None,
+        replace: WriteGuard | None,
+    ) -> FsMoveOutcome:
+        src, dst = source.display_path, destination.display_path
+        sp, dp = self._path(source), self._path(destination)
+        entry = self._store.stat(sp)
+        if entry is None:
+            raise messages.move_gone(src) if expected is not None else _not_found_move(src)
+        there = self._store.stat(dp)
+        if entry.type is FsFileType.DIRECTORY:
+            if not self._store.directories:
+                raise messages.move_unsupported(src, "key prefixes")
+            if expected is not None:
+                raise messages.move_stale(src)
+            if there is not None:
+                raise messages.move_exists(src, dst)
+            self._store.make_parents(dp)
+            self._store.fs.mv(sp, dp, recursive=True)
+            return FsMoveOutcome(type=FsFileType.DIRECTORY, version=None)
+        if entry.type is not FsFileType.FILE:
+            raise messages.not_regular_file("move", src)
+        prior = self._store.read(sp, None)
+        if prior is None or prior.data is None:
+            raise messages.move_gone(src) if expected is not None else _not_found_move(src)
+        if expected is not None and not self._is_current(source, expected, prior):
+            raise messages.move_stale(src)
+        if there is not None:
+            if not isinstance(replace, ReplaceIfVersion) or there.type is not FsFileType.FILE:
+                raise messages.move_exists(src, dst)
+            seen = self._store.read(dp, BEFORE_LIMIT)
+            if seen is None or not self._is_current(destination, replace.version, seen):
+                raise messages.move_destination_stale(src, dst)
+        version = self._store.copy(
+            sp,
+            dp,
+            prior.data,
+            source_version=prior.version,
+            if_absent=there is None,
+            if_match=there.version if there is not None else None,
+        )
+        copied = self._store.read(dp, None)
+        if copied is None or copied.data != prior.data:
+            raise messages.move_left_both(src, dst, "the copy does not match the source")
+        try:
+            self._store.delete(sp, if_match=prior.version)
+        except Exception as exc:
+            reason = backend_error(exc, "delete", src).message.partition(": ")[2]
+            raise messages.move_left_both(src, dst, reason or type(exc).__name__) from exc
+        self._digests.record(destination, version, prior.data)
+        return FsMoveOutcome(type=FsFileType.FILE, version=version, replaced=there is not None)
+
+    async def mkdir(self, target: FsTarget) -> FsMkdirOutcome:
+        """``makedirs`` on stores with directories, once no ancestor is a file; object
+        stores (key prefixes only) refuse, as the contract's default does."""
+        if not self._store.directories:
+            return await super().mkdir(target)
+        return await self._call("mkdir", target.display_path, self._mkdir_sync, target)
+
+    def _mkdir_sync(self, target: FsTarget) -> FsMkdirOutcome:
+        display, path = target.display_path, self._path(target)
+        try:
+            entry = self._store.stat(path)
+            if entry is None:
+                self._store.make_parents(path)
+        except NotADirectoryError:
+            raise messages.mkdir_blocked(display) from None
+        if entry is not None:
+            if entry.type is not FsFileType.DIRECTORY:
+                raise messages.mkdir_blocked(display)
+            return FsMkdirOutcome(created=False)
+        self._store.fs.makedirs(path, exist_ok=True)
+        return FsMkdirOutcome(created=True)
+
+    async def delete_dir(self, target: FsTarget) -> None:
+        """``rmdir`` of an empty directory on stores with directories; object stores refuse."""
+        if not self._store.directories:
+            return await super().delete_dir(target)
+        if self._is_root(target):
+            raise messages.is_root("delete", target.display_path)
+        async with self._locks.hold(str(target.target_key)):
+            await self._call("delete", target.display_path, self._delete_dir_sync, target)
+
+    def _delete_dir_sync(self, target: FsTarget) -> None:
+        display, path = target.display_path, self._path(target)
+        entry = self._store.stat(path)
+        if entry is None:
+            raise messages.not_found("delete", display)
+        if entry.type is not FsFileType.DIRECTORY:
+            raise messages.not_a_directory("delete", display)
+        if self._store.list_dir(path):
+            raise messages.not_empty(display)
+        self._store.fs.rmdir(path)
+
+
+def _not_found_move(display: str) -> FsError:
+    return messages.not_found("move", display)
 
 
 def _not_found_delete(display: str) -> FsError:

@@ -134,6 +134,37 @@ class Store:
             raise FileNotFoundError(errno.ENOENT, "vanished right after publication", path)
         return entry.version
 
+    def make_parents(self, path: str) -> None:
+        """Create the missing directories above `path` (none on object stores).
+
+        Raises:
+            NotADirectoryError: an ancestor is a file.
+        """
+        self._check_parents(path)
+        if self.directories:
+            self.fs.makedirs(self.fs._parent(path), exist_ok=True)
+
+    def copy(
+        self,
+        source: str,
+        destination: str,
+        data: bytes,
+        *,
+        source_version: FsVersion,
+        if_absent: bool,
+        if_match: FsVersion | None,
+    ) -> FsVersion:
+        """Publish a copy of the file `source` (whose bytes, at `source_version`, are
+        `data`) at `destination`, never replacing anything when `if_absent`; returns the
+        copy's version. Here the bytes are written again (`put`); the guards hold within
+        the caller's critical section.
+
+        Raises:
+            FileExistsError: `if_absent` and something is at `destination`.
+        """
+        del source, source_version
+        return self.put(destination, data, if_absent=if_absent, if_match=if_match)
+
     def delete(self, path: str, *, if_match: FsVersion) -> None:
         """Remove the file at `path`. `if_match` (the version the caller checked) is
         enforced by the caller's in-process critical section only here."""

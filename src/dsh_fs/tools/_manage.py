@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from dsh_fs.errors import FsError
 from dsh_fs.fs import (
     FS,
     FS_DELETE_INTENT,
@@ -271,7 +272,16 @@ class MkdirTool(FsTool[PathArgument, MkdirValue]):
             FsError: `FS_NOT_DIRECTORY` (a file in the way), and the provider's errors.
         """
         fs = context.get(FS)
-        target = await fs.resolve(args.path, session_cwd(execution))
+        try:
+            target = await fs.resolve(args.path, session_cwd(execution))
+        except FsError as error:
+            # A path below a file names nothing (resolve says so): for mkdir that file is
+            # in the way.
+            if error.path is not None and (
+                error.message == messages.parent_not_directory(error.path).message
+            ):
+                raise messages.mkdir_blocked(error.path) from error
+            raise
         outcome = await fs.mkdir(target)
         return MkdirValue(path=target.display_path, created=outcome.created)
 
