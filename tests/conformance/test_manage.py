@@ -140,7 +140,8 @@ async def test_a_fifo_is_not_moved(put: ProviderUnderTest) -> None:
     put.outside.mkfifo("pipe")
     with fails(FsErrorCode.NOT_REGULAR_FILE):
         await move(put, "pipe", "pipe2")
-    assert put.outside.exists("pipe") and not put.outside.exists("pipe2")
+    assert put.outside.exists("pipe")
+    assert not put.outside.exists("pipe2")
 
 
 async def test_a_symlink_moves_itself_and_its_target_stays(put: ProviderUnderTest) -> None:
@@ -162,7 +163,8 @@ async def test_mkdir_creates_a_directory_and_its_parents_and_accepts_an_existing
     assert put.outside.listing("a/b") == ["c"]
     assert not (await put.fs.mkdir(target)).created
     info = await put.fs.stat(target)
-    assert info is not None and info.type is FsFileType.DIRECTORY
+    assert info is not None
+    assert info.type is FsFileType.DIRECTORY
 
 
 async def test_mkdir_over_a_file_is_not_a_directory(put: ProviderUnderTest) -> None:
