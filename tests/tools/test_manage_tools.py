@@ -15,6 +15,18 @@ from dsh_fs.providers import _local_manage
 pytestmark = pytest.mark.anyio
 
 
+def _is_dir(path: Path) -> bool:
+    return path.is_dir()
+
+
+def _other_filesystem(root: Path, name: str) -> Path:
+    """A fresh directory on /dev/shm (tmpfs), when that is another filesystem than `root`'s."""
+    shm = Path("/dev/shm")
+    if not shm.is_dir() or os.stat(shm).st_dev == os.stat(root).st_dev:
+        pytest.skip("needs /dev/shm on another filesystem")
+    return Path(os.path.realpath(shm)) / f"dsh-fs-test-{os.getpid()}-{name}"
+
+
 @pytest.fixture
 def root(tmp_path: Path) -> Path:
     (tmp_path / "root").mkdir()
@@ -197,7 +209,7 @@ async def test_the_root_itself_is_never_moved_or_deleted(root: Path) -> None:
         delete = await session.call("delete", {"file_path": str(root)})
     assert (move.code, delete.code) == ("FS_SANDBOX_DENIED", "FS_SANDBOX_DENIED")
     assert delete.text.startswith(f'Error: cannot delete "{root}": it is a sandbox root')
-    assert root.is_dir()
+    assert _is_dir(root)
 
 
 async def test_a_move_without_renameat2_links_then_unlinks_and_still_never_replaces(
@@ -223,10 +235,7 @@ async def test_a_move_without_renameat2_links_then_unlinks_and_still_never_repla
 async def test_a_move_across_filesystems_is_a_verified_copy_then_a_removal(
     root: Path, tmp_path: Path
 ) -> None:
-    shm = Path("/dev/shm")
-    if not shm.is_dir() or os.stat(shm).st_dev == os.stat(root).st_dev:
-        pytest.skip("needs /dev/shm on another filesystem")
-    other = Path(os.path.realpath(shm)) / f"dsh-fs-test-{os.getpid()}-{tmp_path.name}"
+    other = _other_filesystem(root, tmp_path.name)
     other.mkdir()
     try:
         (root / "run.sh").write_bytes(b"#!/bin/sh\necho hi\n")

@@ -43,6 +43,9 @@ class WorkspaceEditor:
         raw: dict[str, Any] = {"type": operation.type, "path": operation.path}
         if operation.diff is not None:
             raw["diff"] = operation.diff
+        move_to = getattr(operation, "move_to", None)
+        if move_to is not None:
+            raw["move_to"] = move_to
         outcome = await run_apply_patch(self.session, raw)
         return ApplyPatchResult(status=outcome["status"], output=outcome["output"])
 

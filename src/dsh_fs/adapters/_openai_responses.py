@@ -2,7 +2,8 @@
 
 GPT-5-class models edit files with the built-in ``apply_patch`` tool: each
 ``apply_patch_call`` carries one operation (``create_file``, ``update_file`` or
-``delete_file``) with a V4A diff. Every operation runs through the workspace's tools:
+``delete_file``; an ``update_file`` with ``move_to``, as the Agents SDK defines it, also
+moves the file) with a V4A diff. Every operation runs through the workspace's tools:
 ``create_file`` is `write` (it never overwrites a file the session did not read),
 ``update_file`` is the internal `patch` tool (the file must have been read at its current
 version; all hunks apply or none), ``delete_file`` the internal `delete_file` tool (same guard).
@@ -211,6 +212,9 @@ async def run_apply_patch(
     if kind == "delete_file":
         result = await session.call("delete_file", {"file_path": path}, call_id=call, internal=True)
         return _from(result, "Deleted")
+    move_to = field(operation, "move_to") if kind == "update_file" else None
+    if move_to is not None:
+        return await _update_and_move(session, path, move_to, diff, call)
     if not isinstance(diff, str):
         return _failed(f"Error: the {kind} operation has no diff")
     try:
@@ -227,3 +231,37 @@ async def run_apply_patch(
         "patch", {"file_path": path, "hunks": hunks}, call_id=call, internal=True
     )
     return _from(result, "Updated")
+
+
+async def _update_and_move(
+    session: Session, path: str, move_to: object, diff: object, call: str | None
+) -> PatchOutcome:
+    """``update_file`` with ``move_to`` (the Agents SDK's rename): the diff's hunks, if it
+    has any, applied to the file where it is (strict, all or nothing), then the `move` tool
+    (same guards: a read source, never an unread destination). A failed move after the
+    patch says that the patch was applied."""
+    if not isinstance(move_to, str) or not move_to.strip():
+        return _failed("Error: the update_file operation's move_to must be a non-empty path")
+    patched = False
+    if isinstance(diff, str) and diff.strip():
+        try:
+            hunks = parse_update_diff(diff)
+        except V4AError as error:
+            return _failed(f"Error: invalid diff for {path}: {error.message}")
+        result = await session.call(
+            "patch", {"file_path": path, "hunks": hunks}, call_id=call, internal=True
+        )
+        if result.is_error:
+            return _from(result, "Updated")
+        patched = True
+    moved = await session.call(
+        "move", {"source_path": path, "destination_path": move_to}, call_id=call, internal=True
+    )
+    if moved.is_error or moved.value is None:
+        failure = VOCABULARY.reword(moved.text, moved.code)
+        if patched:
+            failure = f"{failure} (the diff was applied to {path}, which was not moved)"
+        return _failed(failure)
+    source, destination = moved.value["source"], moved.value["destination"]
+    verb = "Updated and moved" if patched else "Moved"
+    return {"status": "completed", "output": f"{verb} file {source} to {destination}"}
