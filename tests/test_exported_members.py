@@ -14,7 +14,15 @@ import pytest
 import dsh_fs
 
 SURFACES: dict[str, list[str]] = {
-    "dsh_fs": ["FsError", "FsErrorCode", "Session", "ToolResult", "Workspace", "__version__"],
+    "dsh_fs": [
+        "FsError",
+        "FsErrorCode",
+        "Rules",
+        "Session",
+        "ToolResult",
+        "Workspace",
+        "__version__",
+    ],
     "dsh_fs.errors": ["FsError", "FsErrorCode", "ToolErrorCode"],
     "dsh_fs.runtime": [
         "AgentSession",
@@ -43,6 +51,7 @@ SURFACES: dict[str, list[str]] = {
     ],
     "dsh_fs.fs": [
         "BEFORE_LIMIT",
+        "DEFAULT_PROTECT",
         "FS",
         "FS_DELETE_INTENT",
         "FS_EDIT_INTENT",
@@ -85,8 +94,11 @@ SURFACES: dict[str, list[str]] = {
         "FsWriteOutcome",
         "Observation",
         "PatchOp",
+        "PathRules",
         "Present",
         "ReplaceIfVersion",
+        "RuleMatch",
+        "Rules",
         "WriteGuard",
         "apply_change",
         "apply_edit",
@@ -95,10 +107,11 @@ SURFACES: dict[str, list[str]] = {
         "FsspecFileSystem",
         "LocalFileSystem",
         "LocalGuards",
+        "RuledFileSystem",
         "SandboxFileSystem",
         "SandboxMode",
     ],
-    "dsh_fs.policy": ["ObservationPolicy"],
+    "dsh_fs.policy": ["ObservationPolicy", "RulesPlugin"],
     "dsh_fs.tools": [
         "MANAGEMENT_TOOLS",
         "DeleteFileTool",

@@ -1,11 +1,21 @@
-"""dsh-fs: safe file tools for LLM agents (read, write, edit, glob, grep, list).
+"""dsh-fs: safe file tools for LLM agents (read, write, edit, glob, grep, list, move,
+delete, mkdir).
 
 The public API re-exported here is pinned by tests/test_exported_members.py.
 """
 
 from ._version import __version__
 from .errors import FsError, FsErrorCode
+from .fs import Rules
 from .runtime import ToolResult
 from .workspace import Session, Workspace
 
-__all__ = ["FsError", "FsErrorCode", "Session", "ToolResult", "Workspace", "__version__"]
+__all__ = [
+    "FsError",
+    "FsErrorCode",
+    "Rules",
+    "Session",
+    "ToolResult",
+    "Workspace",
+    "__version__",
+]

@@ -14,7 +14,7 @@ from mcp.shared.exceptions import MCPError
 
 from dsh_fs.cli import main
 
-from .http_testing import SIX_TOOLS, TIMEOUT, TOKEN, HttpServer, client, headers, http_server
+from .http_testing import TIMEOUT, TOKEN, TOOLS, HttpServer, client, headers, http_server
 from .mcp_testing import make_root
 
 pytestmark = pytest.mark.anyio
@@ -66,7 +66,7 @@ async def test_a_request_without_the_token_is_refused_with_401_and_a_bearer_chal
                 other = await http.get(server.url.replace("/mcp", path))
                 assert other.status_code == 401, path  # no page and no metadata without it
     assert (await post_ping(server.url, **headers())).status_code == 400  # past auth: no session
-    assert await tool_names(server.url, TOKEN) == SIX_TOOLS
+    assert await tool_names(server.url, TOKEN) == TOOLS
 
 
 async def test_the_official_client_without_the_token_gets_an_error_not_a_session(
@@ -114,7 +114,7 @@ async def test_a_generated_token_is_printed_once_with_configurations_that_work(
         inspector = shlex.split(by_host["MCP Inspector"])
         assert inspector[:4] == ["npx", "@modelcontextprotocol/inspector", "--cli", server.url]
         assert inspector[inspector.index("--header") + 1] == f"Authorization: Bearer {token}"
-        assert await tool_names(server.url, token) == SIX_TOOLS
+        assert await tool_names(server.url, token) == TOOLS
         assert (await post_ping(server.url, **headers(TOKEN))).status_code == 401
 
 
@@ -128,14 +128,14 @@ async def test_a_token_file_wins_over_the_environment_and_is_not_printed(
         assert "file-token" not in server.stderr
         assert "warning" not in server.stderr
         assert f"<the token from --token-file {token_file}>" in server.stderr
-        assert await tool_names(server.url, "file-token-0123456789abcdef") == SIX_TOOLS
+        assert await tool_names(server.url, "file-token-0123456789abcdef") == TOOLS
         assert (await post_ping(server.url, **headers(TOKEN))).status_code == 401
 
 
 async def test_no_auth_on_loopback_serves_without_a_token_and_says_so(root: Path) -> None:
     async with http_server(root, "--no-auth") as server:
         assert "warning: no authentication (--no-auth)" in server.stderr
-        assert await tool_names(server.url, None) == SIX_TOOLS
+        assert await tool_names(server.url, None) == TOOLS
 
 
 @pytest.mark.parametrize(

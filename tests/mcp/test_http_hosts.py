@@ -14,7 +14,7 @@ from dsh_fs.cli import main
 from dsh_fs.mcp import is_loopback
 from dsh_fs.mcp._http import http_security
 
-from .http_testing import SIX_TOOLS, TIMEOUT, TOKEN, HttpServer, client, headers, http_server
+from .http_testing import TIMEOUT, TOKEN, TOOLS, HttpServer, client, headers, http_server
 from .mcp_testing import make_root
 
 pytestmark = pytest.mark.anyio
@@ -106,7 +106,7 @@ async def test_a_server_on_127_0_0_2_is_loopback_and_checks_host_and_origin(
     with anyio.fail_after(TIMEOUT):
         async with client(server.url, Host=f"named.test:{port}") as mcp:
             listing = await mcp.list_tools()
-    assert [tool.name for tool in listing.tools] == SIX_TOOLS
+    assert [tool.name for tool in listing.tools] == TOOLS
 
 
 async def test_a_foreign_host_is_refused_before_the_token_is_even_looked_at(
@@ -148,7 +148,7 @@ async def test_a_network_address_with_allow_remote_needs_the_token(root: Path) -
         with anyio.fail_after(TIMEOUT):
             async with client(server.url, TOKEN) as mcp:
                 listing = await mcp.list_tools()
-        assert [tool.name for tool in listing.tools] == SIX_TOOLS
+        assert [tool.name for tool in listing.tools] == TOOLS
 
 
 @pytest.mark.usefixtures("no_serving")

@@ -15,7 +15,7 @@ import httpx2
 import pytest
 from anyio.abc import SocketStream
 
-from .http_testing import SIX_TOOLS, TIMEOUT, HttpServer, client, headers, http_server, open_session
+from .http_testing import TIMEOUT, TOOLS, HttpServer, client, headers, http_server, open_session
 from .mcp_testing import make_root
 
 pytestmark = pytest.mark.anyio
@@ -67,7 +67,7 @@ async def test_a_client_is_served_while_1100_partial_requests_hold_connections(
         connections(server, 1100, PARTIAL_HEAD) as idle,
     ):
         with anyio.fail_after(TIMEOUT):
-            assert await tool_names(server.url) == SIX_TOOLS
+            assert await tool_names(server.url) == TOOLS
             for stream in idle[:100]:  # the longest-waiting ones made room
                 await until_closed(stream)
         assert "Traceback" not in server.stderr
@@ -94,7 +94,7 @@ async def test_a_request_that_does_not_arrive_in_time_is_cut_off_and_others_go_o
                 # Its GET stream has been open longer than the request timeout: a request
                 # that has arrived is never cut off.
                 listing = await mcp.list_tools()
-    assert [tool.name for tool in listing.tools] == SIX_TOOLS
+    assert [tool.name for tool in listing.tools] == TOOLS
 
 
 async def test_sessions_are_capped_and_an_abandoned_one_is_reaped_while_a_connected_one_lives(
@@ -138,7 +138,7 @@ async def test_running_out_of_file_descriptors_is_logged_once_until_it_recovers(
                 await server.wait_for("cannot accept connections")
                 resource.prlimit(pid, resource.RLIMIT_NOFILE, (soft, hard))
                 await server.wait_for("accepting connections again")
-            assert await tool_names(server.url) == SIX_TOOLS
+            assert await tool_names(server.url) == TOOLS
         log = server.stderr
         assert log.count("cannot accept connections") == 1
         assert "Traceback" not in log

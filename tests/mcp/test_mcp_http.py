@@ -28,12 +28,22 @@ async def url(root: Path) -> AsyncIterator[str]:
         yield server.url
 
 
-async def test_http_server_lists_the_six_tools_on_loopback(url: str) -> None:
+async def test_http_server_lists_the_nine_tools_on_loopback(url: str) -> None:
     assert url.startswith("http://127.0.0.1:")
     with anyio.fail_after(TIMEOUT):
         async with client(url) as mcp:
             listing = await mcp.list_tools()
-    assert [t.name for t in listing.tools] == ["read", "write", "edit", "glob", "grep", "list"]
+    assert [t.name for t in listing.tools] == [
+        "read",
+        "write",
+        "edit",
+        "glob",
+        "grep",
+        "list",
+        "move",
+        "delete",
+        "mkdir",
+    ]
 
 
 async def test_two_http_clients_have_separate_observations(url: str, root: Path) -> None:

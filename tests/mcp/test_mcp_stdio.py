@@ -40,7 +40,7 @@ def code_of(result: CallToolResult) -> Any:
 
 
 @BOTH_ERAS
-async def test_tools_are_the_six_file_tools_with_the_workspace_schemas(
+async def test_tools_are_the_nine_file_tools_with_the_workspace_schemas(
     root: Path, era: Era
 ) -> None:
     workspace = Workspace.local(root)
@@ -49,7 +49,17 @@ async def test_tools_are_the_six_file_tools_with_the_workspace_schemas(
         async with Client(stdio_server(str(root)), mode=era) as client:
             listing = await client.list_tools()
             instructions = client.instructions
-    assert [t.name for t in listing.tools] == ["read", "write", "edit", "glob", "grep", "list"]
+    assert [t.name for t in listing.tools] == [
+        "read",
+        "write",
+        "edit",
+        "glob",
+        "grep",
+        "list",
+        "move",
+        "delete",
+        "mkdir",
+    ]
     for tool, schema in zip(listing.tools, expected, strict=True):
         assert tool.description == schema["description"]
         assert tool.input_schema == schema["parameters"]
@@ -74,6 +84,9 @@ async def test_tools_are_the_six_file_tools_with_the_workspace_schemas(
         "glob": ("Find files", "Find files", True, None, None, False),
         "grep": ("Search file contents", "Search file contents", True, None, None, False),
         "list": ("List directory", "List directory", True, None, None, False),
+        "move": ("Move file", "Move file", False, True, False, False),
+        "delete": ("Delete file", "Delete file", False, True, False, False),
+        "mkdir": ("Create directory", "Create directory", False, False, True, False),
     }
 
 

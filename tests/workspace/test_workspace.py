@@ -12,6 +12,7 @@ import pytest
 
 from dsh_fs import Session, Workspace
 from dsh_fs.fs import FS, FS_OBSERVED, FsObserved
+from dsh_fs.providers import RuledFileSystem
 from dsh_fs.runtime import ToolExecution
 
 pytestmark = pytest.mark.anyio
@@ -29,9 +30,13 @@ async def test_a_local_workspace_has_the_tools_the_policy_and_the_fs_service(roo
             "fs-discovery",
             "fs-file-management",
             "fs-dialect-tools",
+            "fs-path-rules",
             "fs-observation-policy",
         ]
-        assert workspace.context.get(FS) is workspace.fs
+        # The tools' fs service is the provider behind the path rules (`.git/` protected).
+        service = workspace.context.get(FS)
+        assert isinstance(service, RuledFileSystem)
+        assert service.inner is workspace.fs
         assert workspace.cwd == str(root)
         # The dialect adapters' internal tools run through the context but are not offered.
         assert workspace.context.tools.names() == [
@@ -73,6 +78,7 @@ async def test_a_workspace_without_the_policy_has_only_the_tools(root: Path) -> 
             "fs-discovery",
             "fs-file-management",
             "fs-dialect-tools",
+            "fs-path-rules",
         ]
 
 
@@ -86,12 +92,14 @@ async def test_a_workspace_offers_the_tools_it_is_given_in_the_usual_order(root:
         assert workspace.context.plugin_names() == [
             "fs-tools",
             "fs-dialect-tools",
+            "fs-path-rules",
             "fs-observation-policy",
         ]
     async with Workspace.local(root, tools=("list",)) as workspace:
         assert workspace.context.plugin_names() == [
             "fs-discovery",
             "fs-dialect-tools",
+            "fs-path-rules",
             "fs-observation-policy",
         ]
 

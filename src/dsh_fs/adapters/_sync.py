@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Final
 import anyio
 from anyio.from_thread import BlockingPortal
 
+from dsh_fs.fs import Rules
 from dsh_fs.workspace import ALL_TOOLS
 
 from ._anthropic import AnthropicToolResult, anthropic_tool_results
@@ -37,6 +38,9 @@ if TYPE_CHECKING:
 __all__ = ["SyncSession", "SyncWorkspace"]
 
 _IMPLICIT_CLOSE_SECONDS: Final = 10.0
+
+_DEFAULT_RULES = Rules()
+"""`Workspace`'s default: protect ``.git/``."""
 """How long closing a workspace nobody closed may take (at exit: a remote provider's
 network must not hold the interpreter)."""
 
@@ -194,12 +198,20 @@ class SyncWorkspace:
         policy: bool = True,
         tools: Iterable[str] = ALL_TOOLS,
         discovery: DiscoveryConfig | None = None,
+        rules: Rules | None = _DEFAULT_RULES,
     ) -> Self:
         """A synchronous `Workspace.local` (same arguments)."""
         from dsh_fs.workspace import Workspace
 
         return cls(
-            functools.partial(Workspace.local, cwd, policy=policy, tools=tools, discovery=discovery)
+            functools.partial(
+                Workspace.local,
+                cwd,
+                policy=policy,
+                tools=tools,
+                discovery=discovery,
+                rules=rules,
+            )
         )
 
     @classmethod
@@ -212,6 +224,7 @@ class SyncWorkspace:
         confine_reads: bool = True,
         tools: Iterable[str] = ALL_TOOLS,
         discovery: DiscoveryConfig | None = None,
+        rules: Rules | None = _DEFAULT_RULES,
     ) -> Self:
         """A synchronous `Workspace.sandbox` (same arguments).
 
@@ -230,6 +243,7 @@ class SyncWorkspace:
                 confine_reads=confine_reads,
                 tools=tools,
                 discovery=discovery,
+                rules=rules,
             )
         )
 
@@ -241,6 +255,7 @@ class SyncWorkspace:
         policy: bool = True,
         tools: Iterable[str] = ALL_TOOLS,
         discovery: DiscoveryConfig | None = None,
+        rules: Rules | None = _DEFAULT_RULES,
         **storage_options: Any,
     ) -> Self:
         """A synchronous `Workspace.remote` (same arguments): any fsspec storage.
@@ -258,6 +273,7 @@ class SyncWorkspace:
                 policy=policy,
                 tools=tools,
                 discovery=discovery,
+                rules=rules,
                 **storage_options,
             )
         )

@@ -25,6 +25,7 @@ from ._events import (
     FsIntent,
     FsObserved,
 )
+from ._rules import DEFAULT_PROTECT, PathRules, RuleMatch, Rules
 from ._search import VCS_DIRECTORIES, FsGlobQuery, FsGrepHit, FsGrepQuery
 from ._text_stream import FsTextChunk, FsTextStream
 from ._types import (
@@ -60,6 +61,7 @@ from ._types import (
 
 __all__ = [
     "BEFORE_LIMIT",
+    "DEFAULT_PROTECT",
     "FS",
     "FS_DELETE_INTENT",
     "FS_EDIT_INTENT",
@@ -102,8 +104,11 @@ __all__ = [
     "FsWriteOutcome",
     "Observation",
     "PatchOp",
+    "PathRules",
     "Present",
     "ReplaceIfVersion",
+    "RuleMatch",
+    "Rules",
     "WriteGuard",
     "apply_change",
     "apply_edit",

@@ -52,6 +52,8 @@ __all__ = [
     "overwrite_unobserved",
     "parent_not_directory",
     "permission_denied",
+    "rule_denied",
+    "rule_protected",
     "sandbox_denied",
     "search_aborted",
     "shown",
@@ -428,3 +430,25 @@ def names_no_entry(verb: Verb, path: str) -> FsError:
     """A path ending in ``.`` or ``..`` names a directory by a relation, not an entry that a
     move or delete could take away (FS_NOT_FOUND)."""
     return _error(FsErrorCode.NOT_FOUND, verb, path, 'a path ending in "." or ".." names no entry')
+
+
+def rule_denied(verb: Verb, path: str, pattern: str) -> FsError:
+    """A mutation naming a path a deny rule hides (FS_SANDBOX_DENIED)."""
+    return _error(
+        FsErrorCode.SANDBOX_DENIED,
+        verb,
+        path,
+        f'denied by rule "{pattern}"',
+        {"rule": pattern, "kind": "deny"},
+    )
+
+
+def rule_protected(verb: Verb, path: str, pattern: str) -> FsError:
+    """A mutation of a path a protect rule keeps unchanged (FS_SANDBOX_DENIED)."""
+    return _error(
+        FsErrorCode.SANDBOX_DENIED,
+        verb,
+        path,
+        f'protected by rule "{pattern}"',
+        {"rule": pattern, "kind": "protect"},
+    )

@@ -2,7 +2,8 @@
 
 `LocalFileSystem` (the host filesystem), `SandboxFileSystem` (a fence around it, applied
 through the local provider's `LocalGuards`) and `FsspecFileSystem` (any fsspec storage:
-memory, S3, SFTP, …). Providers sit above the contract and below the tools and the policy,
+memory, S3, SFTP, …); `RuledFileSystem` applies path rules around any of them.
+Providers sit above the contract and below the tools and the policy,
 which never import them. This is the only layer that touches `os`-level file APIs.
 """
 
@@ -12,11 +13,19 @@ from typing import TYPE_CHECKING, Any
 
 from ._local_guards import LocalGuards
 
-__all__ = ["FsspecFileSystem", "LocalFileSystem", "LocalGuards", "SandboxFileSystem", "SandboxMode"]
+__all__ = [
+    "FsspecFileSystem",
+    "LocalFileSystem",
+    "LocalGuards",
+    "RuledFileSystem",
+    "SandboxFileSystem",
+    "SandboxMode",
+]
 
 if TYPE_CHECKING:
     from ._fsspec import FsspecFileSystem
     from ._local import LocalFileSystem
+    from ._ruled import RuledFileSystem
     from ._sandbox import SandboxFileSystem, SandboxMode
 
 
@@ -31,6 +40,10 @@ def __getattr__(name: str) -> Any:
         from ._local import LocalFileSystem
 
         return LocalFileSystem
+    if name == "RuledFileSystem":
+        from ._ruled import RuledFileSystem
+
+        return RuledFileSystem
     if name == "SandboxFileSystem":
         from ._sandbox import SandboxFileSystem
 

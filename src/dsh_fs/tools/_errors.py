@@ -14,7 +14,13 @@ REMEDIES: dict[FsErrorCode, str] = {
 """What the model should do next, by code; appended after an em dash (U+2014)."""
 
 
+RULE_REMEDY = "this path is off limits by the workspace's rules; leave it as it is"
+"""The remedy of a refusal by a path rule (a `FS_SANDBOX_DENIED` whose details name it)."""
+
+
 def message_with_remedy(error: FsError) -> str:
     """`error.message`, followed by `` — <remedy>`` when its code has one."""
     remedy = REMEDIES.get(error.code)
+    if error.details.get("rule") is not None:
+        remedy = RULE_REMEDY
     return error.message if remedy is None else f"{error.message} \u2014 {remedy}"

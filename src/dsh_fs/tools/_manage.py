@@ -161,14 +161,16 @@ class MoveTool(FsTool[MoveArguments, MoveValue]):
         info = await fs.lstat(args.source_path, cwd)
         if info is None:
             raise messages.not_found("move", source.display_path)
+        # The destination first: its intent never asks for a read, so a rule refusing it
+        # speaks before the policy asks to read the source.
+        guard = await context.events.waterfall(
+            FS_WRITE_INTENT, FsIntent(target=destination, actor=execution), None
+        )
         expected = None
         if info.type is FsFileType.FILE:
             expected = await context.events.waterfall(
                 FS_MOVE_INTENT, FsIntent(target=source, actor=execution), None
             )
-        guard = await context.events.waterfall(
-            FS_WRITE_INTENT, FsIntent(target=destination, actor=execution), None
-        )
         outcome = await fs.move(source, destination, expected, guard or CreateIfAbsent())
         if outcome.type is FsFileType.FILE:
             observe(context, execution, source, Absent())

@@ -7,9 +7,9 @@ from collections.abc import Iterable
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeAlias
 
-from dsh_fs.fs import FS, FileSystem
+from dsh_fs.fs import FS, FileSystem, PathRules, Rules
 from dsh_fs.fs import _messages as messages
-from dsh_fs.policy import ObservationPolicy
+from dsh_fs.policy import ObservationPolicy, RulesPlugin
 from dsh_fs.runtime import (
     AgentSession,
     Context,
@@ -51,6 +51,30 @@ _FILE_TOOLS = ("read", "write", "edit")
 _DISCOVERY_TOOLS = ("glob", "grep", "list")
 
 
+_DEFAULT_RULES = Rules()
+"""Protect ``.git/`` (SPEC §10)."""
+
+
+def _compiled(rules: Rules | None, fs: FileSystem, cwd: StrPath | None) -> PathRules | None:
+    """`rules` compiled against the provider's roots (a sandbox's roots, a local base, a
+    remote root URL, else `cwd`), both as given and as real paths; None without rules."""
+    if rules is None:
+        return None
+    roots: list[str] = []
+    found = getattr(fs, "roots", None)
+    if isinstance(found, tuple):
+        roots += [str(root) for root in found]
+    for name in ("base", "root"):
+        value = getattr(fs, name, None)
+        if isinstance(value, str):
+            roots.append(value)
+    if not roots and cwd is not None:
+        roots.append(os.fspath(cwd))
+    roots += [os.path.realpath(root) for root in roots if "://" not in root]
+    compiled = PathRules.compile(rules, dict.fromkeys(roots))
+    return None if compiled.empty else compiled
+
+
 def _chosen(tools: Iterable[str]) -> tuple[str, ...]:
     chosen = tuple(tools) if not isinstance(tools, str) else tuple(tools.split(","))
     unknown = [name for name in chosen if name not in ALL_TOOLS]
@@ -74,16 +98,20 @@ class Workspace:
             ``write``, ``edit``, ``glob``, ``grep``, ``list``, ``move``, ``delete``,
             ``mkdir``); a comma-separated string works too.
         discovery: How glob and grep search (time budget, native searcher or not).
+        rules: Path rules (`Rules`: denied and protected gitignore patterns, relative to
+            each root); the default protects ``.git/``. None applies no rule. The `fs`
+            service the tools use is then `fs` wrapped in a `RuledFileSystem` (`fs` itself
+            stays the provider given, unruled, for the caller's own use).
 
     Raises:
-        ValueError: an unknown tool name.
+        ValueError: an unknown tool name, or a rule pattern that cannot be parsed.
 
     Build one per workspace, open a `session()` per agent conversation, and call tools
     through the session. The lower-level pieces stay reachable: `context` (services,
     events, tools, prompts) and `fs`.
     """
 
-    __slots__ = ("_closed", "_disposers", "context", "cwd", "fs")
+    __slots__ = ("_closed", "_disposers", "context", "cwd", "fs", "rules")
 
     def __init__(
         self,
@@ -93,8 +121,10 @@ class Workspace:
         policy: bool = True,
         tools: Iterable[str] = ALL_TOOLS,
         discovery: DiscoveryConfig | None = None,
+        rules: Rules | None = _DEFAULT_RULES,
     ) -> None:
         chosen = _chosen(tools)
+        compiled = _compiled(rules, fs, cwd)
         self.fs = fs
         """The provider behind the `fs` service."""
         self.cwd = os.fspath(cwd) if cwd is not None else None
@@ -102,7 +132,14 @@ class Workspace:
         self.context = Context()
         """The runtime context: `FS` service, the tools plugin and the policy plugin."""
         self._closed = False
-        self._disposers: list[Dispose] = [self.context.provide(FS, fs)]
+        self.rules = compiled
+        """The path rules the tools obey (None: none)."""
+        service = fs
+        if compiled is not None:
+            from dsh_fs.providers import RuledFileSystem
+
+            service = RuledFileSystem(fs, compiled)
+        self._disposers: list[Dispose] = [self.context.provide(FS, service)]
         file_tools = tuple(name for name in chosen if name in _FILE_TOOLS)
         if file_tools:
             self._disposers.append(self.context.use(FsToolsPlugin(file_tools), None).dispose)
@@ -115,6 +152,8 @@ class Workspace:
             plugin_ = FileManagementPlugin(managed)
             self._disposers.append(self.context.use(plugin_, None).dispose)
         self._disposers.append(self.context.use(DialectToolsPlugin(), None).dispose)
+        if compiled is not None:
+            self._disposers.append(self.context.use(RulesPlugin(compiled), None).dispose)
         if policy:
             self._disposers.append(self.context.use(ObservationPolicy(), None).dispose)
 
@@ -126,13 +165,15 @@ class Workspace:
         policy: bool = True,
         tools: Iterable[str] = ALL_TOOLS,
         discovery: DiscoveryConfig | None = None,
+        rules: Rules | None = _DEFAULT_RULES,
     ) -> Workspace:
         """The host filesystem, relative paths resolved against `cwd` (default: the
-        process's working directory). `tools` and `discovery` as for the constructor."""
+        process's working directory). `tools`, `discovery` and `rules` (relative to the
+        base) as for the constructor."""
         from dsh_fs.providers import LocalFileSystem
 
         fs = LocalFileSystem(cwd)
-        return cls(fs, cwd=fs.base, policy=policy, tools=tools, discovery=discovery)
+        return cls(fs, cwd=fs.base, policy=policy, tools=tools, discovery=discovery, rules=rules)
 
     @classmethod
     def sandbox(
@@ -144,12 +185,13 @@ class Workspace:
         confine_reads: bool = True,
         tools: Iterable[str] = ALL_TOOLS,
         discovery: DiscoveryConfig | None = None,
+        rules: Rules | None = _DEFAULT_RULES,
     ) -> Workspace:
         """Local folders behind a fence (`SandboxFileSystem`); relative paths resolve against
         `root`. Mutations follow `mode`: ``read-only`` (none), ``workspace-write`` (inside
         the roots) or ``full-access`` (anywhere); reads stay inside the roots unless
-        `confine_reads` is False. A refusal is `FS_SANDBOX_DENIED`. `tools` and
-        `discovery` as for the constructor.
+        `confine_reads` is False. A refusal is `FS_SANDBOX_DENIED`. `tools`, `discovery`
+        and `rules` (relative to each root) as for the constructor.
 
         Raises:
             ValueError: A root does not exist or is not a directory, or the mode is unknown.
@@ -157,7 +199,9 @@ class Workspace:
         from dsh_fs.providers import SandboxFileSystem
 
         fs = SandboxFileSystem([root, *more_roots], mode=mode, confine_reads=confine_reads)
-        return cls(fs, cwd=fs.roots[0], policy=policy, tools=tools, discovery=discovery)
+        return cls(
+            fs, cwd=fs.roots[0], policy=policy, tools=tools, discovery=discovery, rules=rules
+        )
 
     @classmethod
     def remote(
@@ -167,13 +211,14 @@ class Workspace:
         policy: bool = True,
         tools: Iterable[str] = ALL_TOOLS,
         discovery: DiscoveryConfig | None = None,
+        rules: Rules | None = _DEFAULT_RULES,
         **storage_options: Any,
     ) -> Workspace:
         """Any fsspec storage under the root `url` (``s3://bucket/prefix``,
         ``memory://name``, ``sftp://host/dir``, …) through `FsspecFileSystem`;
         `storage_options` go to fsspec (credentials, ``endpoint_url``, …). Display paths are
         URLs under the root; ``/a.py`` means the root's ``a.py``. `tools` and `discovery` as
-        for the constructor.
+        for the constructor, and `rules` (relative to the root URL).
 
         Raises:
             ValueError, ImportError: From fsspec: an unknown protocol, or its backend
@@ -183,7 +228,7 @@ class Workspace:
         from dsh_fs.providers import FsspecFileSystem
 
         fs = FsspecFileSystem.from_url(url, **storage_options)
-        return cls(fs, cwd=fs.root, policy=policy, tools=tools, discovery=discovery)
+        return cls(fs, cwd=fs.root, policy=policy, tools=tools, discovery=discovery, rules=rules)
 
     def session(self, *, cwd: StrPath | None = None, id: str | None = None) -> Session:
         """A new agent session: its own observations, and its own working directory.

@@ -1,0 +1,152 @@
+"""Path rules (SPEC §10): paths that are denied (they do not exist for any tool) or protected
+(readable, never changed), in gitignore syntax relative to each root.
+
+`Rules` is what a caller writes; `PathRules` is the compiled matcher a provider wrapper and
+the rules plugin share. Pure: no I/O, the caller gives the paths to test (the path as spelled
+and its real path).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern
+
+__all__ = ["DEFAULT_PROTECT", "PathRules", "RuleMatch", "Rules"]
+
+DEFAULT_PROTECT: tuple[str, ...] = (".git/",)
+"""What is protected unless the default rules are dropped."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Rules:
+    """Which paths no tool may see (`deny`) and which none may change (`protect`).
+
+    Patterns are gitignore lines, matched relative to each root (``.env``, ``secrets/``,
+    ``*.pem``, ``/build``); a ``!`` pattern re-includes within its own kind. Deny wins over
+    protect. `default_rules` adds `DEFAULT_PROTECT` (``.git/``) to `protect`.
+    """
+
+    deny: Sequence[str] = ()
+    """Denied patterns: reads answer as for an absent path, mutations are refused."""
+    protect: Sequence[str] = ()
+    """Protected patterns: readable and findable, every mutation refused."""
+    default_rules: bool = True
+    """Protect ``.git/`` too."""
+
+    @property
+    def protected(self) -> tuple[str, ...]:
+        """`protect` with the default rules, when they apply."""
+        extra = tuple(p for p in DEFAULT_PROTECT if p not in self.protect)
+        return (*extra, *self.protect) if self.default_rules else tuple(self.protect)
+
+
+@dataclass(frozen=True, slots=True)
+class RuleMatch:
+    """A path a rule matched: its kind and the pattern (as written) that decided."""
+
+    kind: Literal["deny", "protect"]
+    pattern: str
+
+
+@dataclass(frozen=True, slots=True)
+class _Kind:
+    patterns: tuple[tuple[str, GitIgnoreSpecPattern], ...]
+
+    def match(self, relative: str) -> str | None:
+        """The last pattern deciding `relative` (gitignore order), if it ends included."""
+        decided: str | None = None
+        for text, pattern in self.patterns:
+            if pattern.include is None:
+                continue
+            if pattern.match_file(relative) is not None:
+                decided = text if pattern.include else None
+        return decided
+
+
+@dataclass(frozen=True, slots=True)
+class PathRules:
+    """`Rules` compiled against the roots they are relative to."""
+
+    roots: tuple[str, ...]
+    """Absolute root paths (or URLs), without a trailing separator."""
+    deny: _Kind = field(repr=False)
+    protect: _Kind = field(repr=False)
+    source: Rules = field(repr=True)
+
+    @classmethod
+    def compile(cls, rules: Rules, roots: Iterable[str]) -> PathRules:
+        """Parse every pattern.
+
+        Raises:
+            ValueError: a pattern gitignore syntax cannot parse (the message names it).
+        """
+        return cls(
+            roots=tuple(_strip(root) for root in roots),
+            deny=_compile(rules.deny, "deny"),
+            protect=_compile(rules.protected, "protect"),
+            source=rules,
+        )
+
+    @property
+    def empty(self) -> bool:
+        """No rule at all."""
+        return not self.deny.patterns and not self.protect.patterns
+
+    def match(self, paths: Iterable[str]) -> RuleMatch | None:
+        """The rule that applies to any of `paths` (the path as spelled, its real path):
+        deny first, then protect; None when neither does."""
+        relatives = [rel for path in paths for rel in self._relatives(path)]
+        for kind, rules in (("deny", self.deny), ("protect", self.protect)):
+            for relative in relatives:
+                pattern = _match_with_parents(rules, relative)
+                if pattern is not None:
+                    return RuleMatch(kind, pattern)  # type: ignore[arg-type]
+        return None
+
+    def _relatives(self, path: str) -> list[str]:
+        path = _strip(path)
+        found = []
+        for root in self.roots:
+            if path == root:
+                continue
+            prefix = root if root.endswith("/") else root + "/"
+            if path.startswith(prefix):
+                found.append(path[len(prefix) :])
+        return found
+
+
+def _match_with_parents(rules: _Kind, relative: str) -> str | None:
+    """Like git: a path is matched itself (as a file and as a directory), and a directory
+    that matched takes everything below it along."""
+    parts = relative.split("/")
+    for depth in range(1, len(parts) + 1):
+        head = "/".join(parts[:depth])
+        candidates = (head + "/",) if depth < len(parts) else (head, head + "/")
+        for candidate in candidates:
+            pattern = rules.match(candidate)
+            if pattern is not None:
+                return pattern
+    return None
+
+
+def _compile(patterns: Sequence[str], kind: str) -> _Kind:
+    from pathspec.patterns.gitignore import GitIgnorePatternError
+    from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern
+
+    compiled = []
+    for text in patterns:
+        if not isinstance(text, str) or not text.strip() or "\0" in text:
+            raise ValueError(f"invalid {kind} pattern {text!r}: an empty pattern matches nothing")
+        try:
+            compiled.append((text, GitIgnoreSpecPattern(text)))
+        except (GitIgnorePatternError, ValueError, TypeError) as exc:
+            raise ValueError(f"invalid {kind} pattern {text!r}: {exc}") from exc
+    return _Kind(tuple(compiled))
+
+
+def _strip(path: str) -> str:
+    return path.rstrip("/") if path.rstrip("/") else path
