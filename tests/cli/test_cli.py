@@ -49,6 +49,8 @@ def test_help_describes_the_commands(argv: list[str], capsys: pytest.CaptureFixt
         (["schema", "--tools", "read,find"], "dsh-fs schema: --tools: unknown tool find"),
         (["mcp", "--tools", ""], "dsh-fs mcp: --tools: unknown tool (none)"),
         (["frobnicate"], "invalid choice: 'frobnicate'"),
+        (["mcp", "--deny", "!"], "dsh-fs mcp: invalid deny pattern '!'"),
+        (["mcp", "--protect", " "], "dsh-fs mcp: invalid protect pattern ' '"),
     ],
 )
 def test_bad_command_lines_are_one_line_on_stderr_with_status_2(

@@ -37,6 +37,24 @@ def test_claude_config_names_this_interpreter_and_absolute_roots(
     assert hint.endswith(f"or run: claude mcp add dsh-fs -- {' '.join(command)}\n")
 
 
+def test_the_printed_config_keeps_the_path_rules(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["--deny", ".env", "--deny", "*.pem", "--protect", "dist/", "--no-default-rules"]
+    config, _ = _printed(["mcp", *argv, "--print-config", "claude", str(tmp_path)], capsys)
+    args = config["mcpServers"]["dsh-fs"]["args"]
+    assert args[args.index("mcp") + 1 :] == [
+        "--no-default-rules",
+        "--deny",
+        ".env",
+        "--deny",
+        "*.pem",
+        "--protect",
+        "dist/",
+        str(tmp_path),
+    ]
+
+
 def test_cursor_and_vscode_configs_have_their_hosts_shapes(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -48,7 +48,8 @@ class _Parser(argparse.ArgumentParser):
 def _build_parser() -> _Parser:
     parser = _Parser(
         prog="dsh-fs",
-        description="Safe file tools for LLM agents (read, write, edit, glob, grep, list): "
+        description="Safe file tools for LLM agents (read, write, edit, glob, grep, list, "
+        "move, delete, mkdir): "
         "edits and overwrites are refused when the file changed since the agent read it.",
         epilog="Run 'dsh-fs COMMAND --help' for a command's options.",
     )
@@ -58,7 +59,8 @@ def _build_parser() -> _Parser:
     mcp = commands.add_parser(
         "mcp",
         help="serve the file tools over MCP (stdio, or streamable HTTP)",
-        description="Serve the file tools (by default read, write, edit, glob, grep and list) "
+        description="Serve the file tools (by default read, write, edit, glob, grep, list, "
+        "move, delete and mkdir) "
         "to an MCP client. Paths are fenced "
         "to the given folders (the sandbox); each client session owns its observations, so an "
         "edit is refused if the file changed since that session read it.",
@@ -94,6 +96,27 @@ def _build_parser() -> _Parser:
         "and stale edits are not refused",
     )
     _add_tools_option(mcp)
+    mcp.add_argument(
+        "--deny",
+        action="append",
+        default=[],
+        metavar="PATTERN",
+        help="hide paths matching PATTERN (gitignore syntax, relative to each root; "
+        "repeatable): no tool can read, find or change them",
+    )
+    mcp.add_argument(
+        "--protect",
+        action="append",
+        default=[],
+        metavar="PATTERN",
+        help="keep paths matching PATTERN unchanged (gitignore syntax; repeatable): readable "
+        "and findable, never written, moved or deleted (.git/ is protected by default)",
+    )
+    mcp.add_argument(
+        "--no-default-rules",
+        action="store_true",
+        help="drop the default rule (protect .git/)",
+    )
     mcp.add_argument(
         "--http",
         metavar="HOST:PORT",
@@ -252,9 +275,14 @@ def _print_config(args: argparse.Namespace) -> int:
             ("--read-anywhere", args.read_anywhere),
             ("--no-policy", args.no_policy),
             ("--structured", args.structured),
+            ("--no-default-rules", args.no_default_rules),
         )
         if on
     ]
+    for pattern in args.deny:
+        flags += ["--deny", pattern]
+    for pattern in args.protect:
+        flags += ["--protect", pattern]
     if args.max_message_size != _DEFAULT_MESSAGE_SIZE:
         flags += ["--max-message-size", str(args.max_message_size)]
     if args.log_level != "warning":
@@ -269,6 +297,7 @@ def _print_config(args: argparse.Namespace) -> int:
 
 
 def _mcp_workspace(args: argparse.Namespace) -> Workspace:
+    from dsh_fs.fs import Rules
     from dsh_fs.workspace import Workspace
 
     roots = _mcp_roots(args)
@@ -276,14 +305,23 @@ def _mcp_workspace(args: argparse.Namespace) -> Workspace:
         "read-only" if args.read_only else "full-access" if args.full_access else "workspace-write"
     )
     tools = _tools("mcp", args.tools)
-    return Workspace.sandbox(
-        roots[0],
-        *roots[1:],
-        mode=mode,
-        policy=not args.no_policy,
-        confine_reads=not (args.read_anywhere or args.full_access),
-        tools=tools,
+    rules = Rules(
+        deny=tuple(args.deny), protect=tuple(args.protect), default_rules=not args.no_default_rules
     )
+    try:
+        return Workspace.sandbox(
+            roots[0],
+            *roots[1:],
+            mode=mode,
+            policy=not args.no_policy,
+            confine_reads=not (args.read_anywhere or args.full_access),
+            tools=tools,
+            rules=rules,
+        )
+    except ValueError as exc:
+        if "pattern" not in str(exc):
+            raise
+        raise _UsageError(f"dsh-fs mcp: {exc}") from None
 
 
 def _run_mcp(args: argparse.Namespace) -> int:

@@ -1,0 +1,64 @@
+"""move, delete, mkdir and the path rules over MCP stdio, driven by the real MCP client SDK
+(``python -m dsh_fs mcp --deny ... ROOT``), in both protocol eras."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import anyio
+import pytest
+from mcp import Client
+
+from .mcp_testing import BOTH_ERAS, Era, stdio_server
+from .test_mcp_stdio import TIMEOUT, code_of, text_of
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    top = (tmp_path / "w").resolve()
+    (top / ".git").mkdir(parents=True)
+    (top / ".git" / "HEAD").write_text("ref: main\n", encoding="utf-8")
+    (top / ".env").write_text("SECRET=1\n", encoding="utf-8")
+    (top / "notes.txt").write_text("one\n", encoding="utf-8")
+    return top
+
+
+@BOTH_ERAS
+async def test_a_client_moves_deletes_and_makes_directories_with_the_rules_applied(
+    root: Path, era: Era
+) -> None:
+    with anyio.fail_after(TIMEOUT):
+        async with Client(stdio_server("--deny", ".env", str(root)), mode=era) as client:
+            names = [t.name for t in (await client.list_tools()).tools]
+            made = await client.call_tool("mkdir", {"path": "docs"})
+            unread = await client.call_tool(
+                "move", {"source_path": "notes.txt", "destination_path": "docs/notes.txt"}
+            )
+            await client.call_tool("read", {"file_path": "notes.txt"})
+            moved = await client.call_tool(
+                "move", {"source_path": "notes.txt", "destination_path": "docs/notes.txt"}
+            )
+            secret = await client.call_tool("read", {"file_path": ".env"})
+            overwrite = await client.call_tool("write", {"file_path": ".env", "content": "x"})
+            git = await client.call_tool("delete", {"file_path": ".git/HEAD"})
+            await client.call_tool("read", {"file_path": "docs/notes.txt"})
+            deleted = await client.call_tool("delete", {"file_path": "docs/notes.txt"})
+            emptied = await client.call_tool("delete", {"file_path": "docs"})
+    assert names[-3:] == ["move", "delete", "mkdir"]
+    assert text_of(made) == f"Created directory {root}/docs"
+    assert code_of(unread) == "FS_NOT_OBSERVED"
+    assert text_of(moved) == f"Moved {root}/notes.txt to {root}/docs/notes.txt"
+    assert (code_of(secret), text_of(secret)) == (
+        "FS_NOT_FOUND",
+        f'Error: cannot read "{root}/.env": not found',
+    )
+    assert code_of(overwrite) == "FS_SANDBOX_DENIED"
+    assert 'denied by rule ".env"' in text_of(overwrite)
+    assert 'protected by rule ".git/"' in text_of(git)
+    assert text_of(deleted) == f"Deleted {root}/docs/notes.txt"
+    assert text_of(emptied) == f"Deleted {root}/docs"
+    assert sorted(p.name for p in root.iterdir()) == [".env", ".git"]
+    assert (root / ".env").read_text(encoding="utf-8") == "SECRET=1\n"
+    assert (root / ".git" / "HEAD").exists()
