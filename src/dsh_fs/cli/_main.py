@@ -346,6 +346,8 @@ def _run_mcp(args: argparse.Namespace) -> int:
                     workspace,
                     structured=args.structured,
                     max_message_size=args.max_message_size,
+                    # A client's MCP roots are the fence, or narrow the ROOTs given.
+                    client_roots="narrow" if args.roots else "replace",
                 )
 
         anyio.run(stdio)

@@ -41,6 +41,7 @@ from anyio.abc import TaskGroup
 
 from ._definitions import server_info, tool_definitions, tool_result
 from ._progress import ProgressNotifier
+from ._roots import ANSWER_SECONDS, RootsMode, apply_roots, roots_of
 from ._stdio import (
     DEFAULT_MAX_MESSAGE_SIZE,
     LineReader,
@@ -172,6 +173,11 @@ class _Server:
         "_opening",
         "_reader",
         "_reading_free",
+        "_roots_asked",
+        "_roots_capable",
+        "_roots_mode",
+        "_roots_ready",
+        "_roots_seen",
         "_running",
         "_session",
         "_structured",
@@ -185,9 +191,23 @@ class _Server:
     """Idle tasks kept after a burst of concurrent calls; the others end."""
 
     def __init__(
-        self, workspace: Workspace, reader: LineReader, writer: LineWriter, *, structured: bool
+        self,
+        workspace: Workspace,
+        reader: LineReader,
+        writer: LineWriter,
+        *,
+        structured: bool,
+        client_roots: RootsMode = "off",
     ) -> None:
         self._workspace = workspace
+        self._roots_mode: RootsMode = client_roots
+        self._roots_capable = False
+        """The client declared the roots capability (and the server asks for them)."""
+        self._roots_asked: dict[str, int] = {}
+        """Ids of the ``roots/list`` requests waiting for an answer."""
+        self._roots_ready: anyio.Event | None = None
+        """Set once the client answered the first ``roots/list`` (None: not asked)."""
+        self._roots_seen: tuple[str, ...] = ()
         self._reader = reader
         self._writer = writer
         self._structured = structured
@@ -295,7 +315,8 @@ class _Server:
         """Answer `message`, or return the call it asks for (checked, not run yet)."""
         method: str | None = message.get("method")
         if method is None:
-            return None  # a response: this server sends no requests
+            self._answered(message)  # a response: only roots/list is ever asked
+            return None
         params: dict[str, Any] = message.get("params") or {}
         if "id" not in message:
             self._notified(method, params)
@@ -340,6 +361,11 @@ class _Server:
     def _notified(self, method: str, params: Mapping[str, Any]) -> None:
         if method == "notifications/initialized":
             self._accepted = True
+            if self._roots_capable and not self._roots_asked and self._roots_ready is not None:
+                self._ask_roots()
+        elif method == "notifications/roots/list_changed":
+            if self._roots_capable:
+                self._ask_roots()
         elif method == "notifications/cancelled":
             ident = params.get("requestId")
             if isinstance(ident, (str, int)) and not isinstance(ident, bool):
@@ -364,12 +390,44 @@ class _Server:
             raise _invalid_params()
         version = requested if requested in HANDSHAKE_VERSIONS else HANDSHAKE_VERSIONS[-1]
         self._accepted = True
+        capabilities = params["capabilities"]
+        if self._roots_mode != "off" and isinstance(capabilities.get("roots"), dict):
+            # Until the client names its roots, no path is inside the fence.
+            self._roots_capable = True
+            self._roots_ready = anyio.Event()
+            self._roots_seen = apply_roots(self._workspace, (), self._roots_mode)
         return {
             "protocolVersion": version,
             "capabilities": _CAPABILITIES,
             "serverInfo": server_info(),
             "instructions": self._workspace.system_prompt(),
         }
+
+    def _ask_roots(self) -> None:
+        """Send ``roots/list`` (the answer arrives as a response, see `_answered`)."""
+        ident = f"dsh-fs-roots-{len(self._roots_asked) + 1}"
+        self._roots_asked[ident] = 0
+        request = {"jsonrpc": "2.0", "id": ident, "method": "roots/list"}
+        assert self._tg is not None
+        self._tg.start_soon(self._send, request)
+
+    def _answered(self, message: Mapping[str, Any]) -> None:
+        ident = message.get("id")
+        if not isinstance(ident, str) or ident not in self._roots_asked:
+            return
+        del self._roots_asked[ident]
+        if "result" in message:
+            roots = roots_of(message["result"])
+        else:
+            logger.warning("the client refused roots/list: %r", message.get("error"))
+            roots = []
+        kept = apply_roots(self._workspace, roots, self._roots_mode)
+        if self._session is not None and not set(self._roots_seen) <= set(kept):
+            # A root went away: what this client saw under it must be read again.
+            self._session = None
+        self._roots_seen = kept
+        if self._roots_ready is not None:
+            self._roots_ready.set()
 
     def _listing(self) -> list[dict[str, Any]]:
         if self._tools is None:
@@ -380,8 +438,12 @@ class _Server:
     async def _call(
         self, ident: RequestId, name: str, arguments: dict[str, Any], token: RequestId | None
     ) -> None:
+        if self._roots_ready is not None and not self._roots_ready.is_set():
+            with anyio.move_on_after(ANSWER_SECONDS):
+                await self._roots_ready.wait()
         if self._session is None:
-            self._session = self._workspace.session(id="mcp-stdio")
+            cwd = self._roots_seen[0] if self._roots_seen else None
+            self._session = self._workspace.session(id="mcp-stdio", cwd=cwd)
         key = _coerce(ident)
         call = _Call()
         self._calls[key] = call
@@ -425,7 +487,12 @@ class _Server:
 
 
 async def serve_lines(
-    workspace: Workspace, reader: LineReader, writer: LineWriter, *, structured: bool = False
+    workspace: Workspace,
+    reader: LineReader,
+    writer: LineWriter,
+    *,
+    structured: bool = False,
+    client_roots: RootsMode = "off",
 ) -> None:
     """Serve one MCP client over `reader`'s and `writer`'s lines until the input ends.
 
@@ -435,8 +502,11 @@ async def serve_lines(
         reader: The client's lines.
         writer: Where the answers go.
         structured: Also return each result's canonical value as ``structuredContent``.
+        client_roots: What a client's MCP roots do to a sandbox's fence (see `_roots`):
+            nothing (``off``), replace it (``replace``), or narrow it (``narrow``).
     """
-    await _Server(workspace, reader, writer, structured=structured).run()
+    server = _Server(workspace, reader, writer, structured=structured, client_roots=client_roots)
+    await server.run()
 
 
 async def serve_stdio(
@@ -444,6 +514,7 @@ async def serve_stdio(
     *,
     structured: bool = False,
     max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+    client_roots: RootsMode = "off",
 ) -> None:
     """Serve `workspace` over stdin/stdout until the client closes the pipe.
 
@@ -452,6 +523,7 @@ async def serve_stdio(
         structured: Also return each result's canonical value as ``structuredContent``.
         max_message_size: Bytes a message may have; a longer one is refused (to its id when
             it can be found) without being read whole.
+        client_roots: What a client's MCP roots do to a sandbox's fence (`serve_lines`).
 
     Raises:
         ModuleNotFoundError: the MCP SDK is not installed (a client opening in the
@@ -462,6 +534,12 @@ async def serve_stdio(
     with stdio_fds() as (wire_in, wire_out):
         reader = LineReader(wire_in, limit=max_message_size)
         try:
-            await serve_lines(workspace, reader, LineWriter(wire_out), structured=structured)
+            await serve_lines(
+                workspace,
+                reader,
+                LineWriter(wire_out),
+                structured=structured,
+                client_roots=client_roots,
+            )
         finally:
             reader.close()

@@ -58,11 +58,15 @@ class _Fence(LocalGuards):
 
     def __init__(self, roots: tuple[str, ...], mode: SandboxMode, confine_reads: bool) -> None:
         self.roots = roots
+        self.given = roots
+        """The roots the sandbox was built with (the client's roots narrow or replace them)."""
         self.mode: SandboxMode = mode
         self.confine_reads = confine_reads
         self.confined = confine_reads
 
     def deny(self, verb: messages.Verb, path: str, reason: str) -> FsError:
+        if not self.roots and reason == "outside the sandbox":
+            reason = "the MCP client named no roots"
         return messages.sandbox_denied(verb, path, reason, self.mode)
 
     def readable(self, real: str) -> bool:
@@ -197,6 +201,34 @@ class SandboxFileSystem(FileSystem):
         """The canonical root directories; the first is the base of relative paths."""
         return self._fence.roots
 
+    def set_client_roots(self, roots: Sequence[str] | None, *, replace: bool) -> tuple[str, ...]:
+        """Fence the sandbox in to an MCP client's roots (existing directories, canonical
+        paths); returns the roots now in force.
+
+        `replace`: the client's roots are the fence (the server was given no root of its
+        own); else they can only narrow it: the fence becomes their intersection with the
+        roots the sandbox was built with (a client root inside a given one, or a given root
+        inside a client one). None restores the given roots; an empty sequence (or no
+        intersection) leaves no root at all, and every path is refused saying the client
+        named no roots.
+        """
+        if roots is None:
+            self._fence.roots = self._fence.given
+            return self.roots
+        client = tuple(dict.fromkeys(canonical(root) for root in roots))
+        if replace:
+            kept = client
+        else:
+            given = self._fence.given
+            kept = tuple(
+                dict.fromkeys(
+                    [c for c in client if within_any(c, given)]
+                    + [g for g in given if within_any(g, client)]
+                )
+            )
+        self._fence.roots = kept
+        return kept
+
     @property
     def mode(self) -> SandboxMode:
         """What the fence allows to be mutated."""
@@ -242,7 +274,8 @@ class SandboxFileSystem(FileSystem):
             raise self._fence.deny("access", target.display_path, "outside the sandbox")
 
     def _base(self, cwd: str | None) -> str:
-        return self.roots[0] if not cwd else os.path.join(self.roots[0], cwd)
+        first = self.roots[0] if self.roots else self._fence.given[0]
+        return first if not cwd else os.path.join(first, cwd)
 
     async def resolve(self, path: str, cwd: str | None = None) -> FsTarget:
         """Resolve like the local provider, against `cwd` or else the first root.

@@ -1,0 +1,131 @@
+"""MCP roots (SPEC §10) over stdio, with the real MCP SDK client declaring roots
+(`list_roots_callback`): the client's roots are the fence when the server got no ROOT, narrow
+it when it did, are asked again on ``notifications/roots/list_changed``, and a client that
+names none leaves every path refused."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+from mcp_types import ListRootsResult, Root
+
+from .mcp_testing import HANDSHAKE
+from .test_mcp_stdio import code_of, text_of
+
+TIMEOUT = 180
+
+pytestmark = [
+    pytest.mark.anyio,
+    # The SDK warns when it serializes a root it would not have validated (a non-file: URI
+    # sent on purpose); here that is the point.
+    pytest.mark.filterwarnings("ignore::UserWarning"),
+]
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    top = tmp_path.resolve()
+    for name in ("a", "b", "cwd", "given/inner"):
+        (top / name).mkdir(parents=True)
+        (top / name / "f.txt").write_text(f"{name}\n", encoding="utf-8")
+    return top
+
+
+class Roots:
+    """The client's roots, changeable during a test; `callback` is what the SDK calls."""
+
+    def __init__(self, *uris: str) -> None:
+        self.uris = list(uris)
+
+        async def callback(context: Any) -> ListRootsResult:
+            # Built without validation: a client may send what its SDK would refuse.
+            return ListRootsResult(roots=[Root.model_construct(uri=uri) for uri in self.uris])
+
+        self.callback = callback
+
+
+def server(cwd: Path, *args: str) -> StdioServerParameters:
+    # The wait for the client's roots is long here: the test must not depend on load.
+    env = {**os.environ, "DSH_FS_MCP_ROOTS_WAIT": "120"}
+    return StdioServerParameters(
+        command=sys.executable, args=["-m", "dsh_fs", "mcp", *args], cwd=str(cwd), env=env
+    )
+
+
+async def test_without_a_root_the_clients_roots_are_the_fence_and_the_first_is_the_base(
+    tree: Path,
+) -> None:
+    roots = Roots(
+        (tree / "a").as_uri(), (tree / "b").as_uri(), "https://example.com/x", "file:///no/such"
+    )
+    with anyio.fail_after(TIMEOUT):
+        async with Client(
+            server(tree / "cwd"), mode=HANDSHAKE, list_roots_callback=roots.callback
+        ) as c:
+            relative = await c.call_tool("read", {"file_path": "f.txt"})
+            second = await c.call_tool("read", {"file_path": str(tree / "b" / "f.txt")})
+            cwd = await c.call_tool("read", {"file_path": str(tree / "cwd" / "f.txt")})
+    assert "1: a" in text_of(relative)
+    assert "1: b" in text_of(second)
+    assert code_of(cwd) == "FS_SANDBOX_DENIED"
+
+
+async def test_with_roots_given_the_client_can_narrow_but_never_widen(tree: Path) -> None:
+    roots = Roots((tree / "given" / "inner").as_uri(), (tree / "a").as_uri())
+    with anyio.fail_after(TIMEOUT):
+        async with Client(
+            server(tree, str(tree / "given")), mode=HANDSHAKE, list_roots_callback=roots.callback
+        ) as c:
+            inner = await c.call_tool("read", {"file_path": str(tree / "given/inner/f.txt")})
+            outside = await c.call_tool("read", {"file_path": str(tree / "a" / "f.txt")})
+            await c.call_tool("write", {"file_path": str(tree / "given" / "g.txt"), "content": "x"})
+    assert "1: given/inner" in text_of(inner)
+    assert code_of(outside) == "FS_SANDBOX_DENIED"
+    assert not (tree / "given" / "g.txt").exists()
+
+
+async def test_a_changed_list_replaces_the_roots_and_drops_what_was_seen(tree: Path) -> None:
+    roots = Roots((tree / "a").as_uri(), (tree / "b").as_uri())
+    with anyio.fail_after(TIMEOUT):
+        async with Client(
+            server(tree / "cwd"), mode=HANDSHAKE, list_roots_callback=roots.callback
+        ) as c:
+            await c.call_tool("read", {"file_path": str(tree / "a" / "f.txt")})
+            await c.call_tool("read", {"file_path": str(tree / "b" / "f.txt")})
+            roots.uris = [(tree / "a").as_uri()]
+            await c.send_roots_list_changed()
+            # The server asks again; the next calls wait for nothing but the answer.
+            with anyio.fail_after(TIMEOUT):
+                while True:
+                    gone = await c.call_tool("read", {"file_path": str(tree / "b" / "f.txt")})
+                    if gone.is_error:
+                        break
+            edit = {"file_path": str(tree / "a" / "f.txt"), "old_string": "a", "new_string": "z"}
+            unseen = await c.call_tool("edit", edit)
+    assert code_of(gone) == "FS_SANDBOX_DENIED"
+    assert code_of(unseen) == "FS_NOT_OBSERVED"
+    assert (tree / "a" / "f.txt").read_text(encoding="utf-8") == "a\n"
+
+
+async def test_a_client_that_names_no_roots_gets_every_path_refused(tree: Path) -> None:
+    with anyio.fail_after(TIMEOUT):
+        async with Client(
+            server(tree / "cwd"), mode=HANDSHAKE, list_roots_callback=Roots().callback
+        ) as c:
+            result = await c.call_tool("read", {"file_path": "f.txt"})
+    assert code_of(result) == "FS_SANDBOX_DENIED"
+    assert "the MCP client named no roots" in text_of(result)
+
+
+async def test_a_client_without_the_capability_keeps_the_command_line_fence(tree: Path) -> None:
+    with anyio.fail_after(TIMEOUT):
+        async with Client(server(tree / "cwd"), mode=HANDSHAKE) as c:
+            result = await c.call_tool("read", {"file_path": "f.txt"})
+    assert "1: cwd" in text_of(result)
