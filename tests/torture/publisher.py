@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Literal
 
 import anyio
 
 from dsh_fs.fs import CreateIfAbsent, FsEditRequest, FsVersion, ReplaceIfVersion
+from dsh_fs.fs._messages import Verb
 from dsh_fs.providers import LocalFileSystem, LocalGuards
 
 PAUSE_ENV = "DSH_FS_TORTURE_PAUSE"
@@ -26,7 +26,7 @@ for a line on stdin: a live owner with its staging directory in place, on demand
 class PauseBeforePublish(LocalGuards):
     """Stops every publication right before its rename until a line arrives on stdin."""
 
-    def check_publish(self, verb: Literal["write", "edit"], display: str, directory: str) -> None:
+    def check_publish(self, verb: Verb, display: str, directory: str) -> None:
         print("staged", flush=True)
         sys.stdin.readline()
 
