@@ -60,7 +60,14 @@ def test_example_claude_views_then_edits_with_its_own_tool(
     assert len(requests) == 3
     offered = requests[0]["tools"]
     assert offered[0] == {"type": "text_editor_20250728", "name": EDITOR}
-    assert [tool["name"] for tool in offered[1:]] == ["glob", "grep", "list", "move", "delete", "mkdir"]
+    assert [tool["name"] for tool in offered[1:]] == [
+        "glob",
+        "grep",
+        "list",
+        "move",
+        "delete",
+        "mkdir",
+    ]
     view_result = requests[1]["messages"][-1]["content"][0]
     assert view_result == {
         "type": "tool_result",
