@@ -449,7 +449,20 @@ def _file_surrogate_name(item: FileItem) -> bool:
     )
 
 
+def _tool_added(item: StepItem) -> bool:
+    """A tool dsh-fs has and upstream does not (SPEC §10): upstream's unknown-tool answer."""
+    return item.name in ("move", "delete", "mkdir") and item.upstream["code"] == "UNKNOWN_TOOL"
+
+
 CLASSES: list[CauseClass] = [
+    CauseClass(
+        "tool-added",
+        "A tool upstream does not have",
+        "`move`, `delete` and `mkdir` are dsh-fs tools (SPEC §10, for hosts without a shell); "
+        "upstream answers `unknown tool`, dsh-fs runs the tool (here: `delete requires "
+        'reading "a.txt" first`, FS_NOT_OBSERVED).',
+        step=_tool_added,
+    ),
     CauseClass(
         "value-check-code",
         "Same text; upstream has no code, dsh-fs says INVALID_ARGS",
