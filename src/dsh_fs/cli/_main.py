@@ -20,6 +20,7 @@ import anyio
 from dsh_fs._version import __version__
 
 from ._config import HOSTS, host_config, launcher, paste_hint
+from ._plugins import load_plugin
 from ._usage import UsageError
 
 if TYPE_CHECKING:
@@ -91,6 +92,14 @@ def _build_parser() -> _Parser:
         "and stale edits are not refused",
     )
     _add_tools_option(mcp)
+    mcp.add_argument(
+        "--plugin",
+        action="append",
+        default=[],
+        metavar="MODULE:ATTR",
+        help="also serve the tools of this plugin (a dsh_fs Plugin instance or class in an "
+        "importable module; repeatable), e.g. count_lines:CountLinesPlugin",
+    )
     mcp.add_argument(
         "--http",
         metavar="HOST:PORT",
@@ -259,6 +268,9 @@ def _print_config(args: argparse.Namespace) -> int:
     tools = _tools("mcp", args.tools)
     if tools != ALL_TOOLS:
         flags += ["--tools", ",".join(tools)]
+    for spec in args.plugin:
+        load_plugin(spec)  # a typo fails here, not when the host starts the server
+        flags += ["--plugin", spec]
     command = [*launcher(), "mcp", *flags, *_mcp_roots(args)]
     print(json.dumps(host_config(args.print_config, command), indent=2, ensure_ascii=False))
     print(paste_hint(args.print_config, command), file=sys.stderr)
@@ -273,7 +285,8 @@ def _mcp_workspace(args: argparse.Namespace) -> Workspace:
         "read-only" if args.read_only else "full-access" if args.full_access else "workspace-write"
     )
     tools = _tools("mcp", args.tools)
-    return Workspace.sandbox(
+    plugins = [load_plugin(spec) for spec in args.plugin]
+    workspace = Workspace.sandbox(
         roots[0],
         *roots[1:],
         mode=mode,
@@ -281,6 +294,9 @@ def _mcp_workspace(args: argparse.Namespace) -> Workspace:
         confine_reads=not (args.read_anywhere or args.full_access),
         tools=tools,
     )
+    for plugin in plugins:
+        workspace.use(plugin, None)
+    return workspace
 
 
 def _run_mcp(args: argparse.Namespace) -> int:

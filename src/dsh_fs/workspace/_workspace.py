@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
 
 from dsh_fs.discovery import DiscoveryConfig, DiscoveryPlugin
 from dsh_fs.fs import FS, FileSystem, messages
@@ -14,6 +14,7 @@ from dsh_fs.runtime import (
     AgentSession,
     Context,
     Dispose,
+    Plugin,
     ProgressReporter,
     ToolExecution,
     ToolResult,
@@ -26,6 +27,8 @@ if TYPE_CHECKING:
 __all__ = ["ALL_TOOLS", "Session", "Workspace"]
 
 StrPath: TypeAlias = "str | os.PathLike[str]"
+
+C = TypeVar("C")
 
 ALL_TOOLS: tuple[str, ...] = ("read", "write", "edit", "glob", "grep", "list")
 """Every tool a workspace can offer, in the order it offers them (all by default)."""
@@ -163,6 +166,16 @@ class Workspace:
 
         fs = FsspecFileSystem.from_url(url, **storage_options)
         return cls(fs, cwd=fs.root, policy=policy, tools=tools, discovery=discovery)
+
+    def use(self, plugin: Plugin[C], config: C) -> None:
+        """Apply a plugin of your own (your tools, their guidance) beside the built-in ones;
+        it is removed with them by `aclose`. See docs/writing-a-tool.md.
+
+        Raises:
+            ValueError: a plugin of the same name is already applied, or one of its tools
+                has the name of a tool already registered.
+        """
+        self._disposers.append(self.context.use(plugin, config).dispose)
 
     def session(self, *, cwd: StrPath | None = None, id: str | None = None) -> Session:
         """A new agent session: its own observations, and its own working directory.

@@ -32,7 +32,8 @@ from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .._call_arguments import ARGUMENTS_SCOPE_KEY
-from ._jsonrpc import Forward, Refusal, read_request, recover_id
+from .._request_id import body_id
+from ._jsonrpc import Forward, Refusal, read_request
 
 __all__ = ["HttpGuard"]
 
@@ -164,7 +165,7 @@ class HttpGuard:
 
     def _too_large(self, prefix: bytes) -> Response:
         message = f"Request body too large: the limit is {self._max_body} bytes"
-        request_id = recover_id(prefix)
+        request_id = body_id(prefix)
         if request_id is None:
             return Response(message, status_code=413)
         error = types.ErrorData(code=types.INVALID_REQUEST, message=message)
