@@ -207,7 +207,7 @@ def edit_not_found(
     path: str, diagnosis: str = "", details: Mapping[str, Any] | None = None
 ) -> FsError:
     """`old_string was not found in "<p>"` (FS_EDIT_NOT_FOUND), then the diagnosis lines
-    that help the model find what it meant (SPEC §8.2, worded in `_diagnosis_text`), if
+    that help the model find what it meant (SPEC §8.2, worded in `fs.diagnosis._wording`), if
     any."""
     message = f'old_string was not found in "{path}"'
     if diagnosis:

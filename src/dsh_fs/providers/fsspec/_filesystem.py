@@ -3,7 +3,7 @@
 Paths live under one root URL. Targets are URLs: `target_key` is the normalized URL and
 `display_path` the same URL, which is what the user recognizes (``s3://bucket/prefix/a.py``).
 Text semantics match the local provider byte for byte; versions and the strength of the
-guards depend on the storage family (`_fsspec_store`). Every backend call runs the blocking
+guards depend on the storage family (`_store`). Every backend call runs the blocking
 fsspec API in a worker thread; s3fs's own event loop serves it from there.
 """
 

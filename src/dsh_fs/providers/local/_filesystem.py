@@ -1,7 +1,7 @@
 """`LocalFileSystem`: the host filesystem as a `dsh_fs.fs.FileSystem` (SPEC §3, local facts).
 
 Identity is the real path, versions come from `stat`, text is strict UTF-8, and every
-mutation is one compare-and-swap critical section (`_local_mutations`). Mutations and reads
+mutation is one compare-and-swap critical section (`_mutations`). Mutations and reads
 the page cache can't answer at once run in worker threads; the cheap metadata calls
 (`realpath`, `stat`, `lstat`), whole reads of small files and cached stream chunks stay on
 the event loop.
@@ -330,7 +330,7 @@ class LocalFileSystem(FileSystem):
         self, root: FsTarget, *, descend: Callable[[str], bool] | None = None
     ) -> AbstractAsyncContextManager[AsyncIterator[list[FsWalkEntry]]]:
         """``os.scandir`` over descriptors opened without following links; the guards see
-        the kernel's path of the root (see `_local_walk`)."""
+        the kernel's path of the root (see `_walk`)."""
         self._alive("search", root.display_path)
         return walk(root.target_key, root.display_path, self._guards, descend, lambda: self._closed)
 
@@ -387,7 +387,7 @@ class LocalFileSystem(FileSystem):
         )
 
     async def list_dir_first(self, target: FsTarget, limit: int) -> FsDirListing:
-        """Every name read, only the first `limit` looked at (see `_local_dirs`)."""
+        """Every name read, only the first `limit` looked at (see `_dirs`)."""
         if limit < 0:
             raise ValueError(f"limit must not be negative, got {limit}")
         self._alive("read", target.display_path)
