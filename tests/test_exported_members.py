@@ -99,6 +99,8 @@ SURFACES: dict[str, list[str]] = {
     "dsh_fs.tools": [
         "DeleteTool",
         "DeleteValue",
+        "DialectGrants",
+        "DialectOperation",
         "DialectToolsPlugin",
         "DiscoveryConfig",
         "DiscoveryPlugin",

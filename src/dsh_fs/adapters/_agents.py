@@ -65,8 +65,10 @@ def agents_tools(session: Session, *, apply_patch: bool = True) -> list[Tool]:
     Args:
         session: The observation owner (one per conversation or run).
         apply_patch: Offer the SDK's `ApplyPatchTool` instead of write and edit (read and
-            the other tools stay function tools).
+            the other tools stay function tools), when the workspace grants at least one
+            of its operations (`Workspace.dialects`); each operation runs only if granted.
     """
+    apply_patch = apply_patch and session.workspace.dialects.any_change()
     tools: list[Tool] = [
         FunctionTool(
             name=schema["name"],

@@ -60,13 +60,16 @@ def anthropic_tools(
         workspace: Whose tools to offer.
         text_editor: Offer Claude's own ``str_replace_based_edit_tool``
             (``text_editor_20250728``) instead of read/write/edit; the other tools (discovery)
-            stay ordinary tools. `anthropic_tool_results` runs either kind.
+            stay ordinary tools. `anthropic_tool_results` runs either kind. The editor is
+            offered only when the workspace offers `read` (its ``view``), and runs only the
+            commands the workspace's tools grant (`Workspace.dialects`).
     """
-    tools: list[AnthropicTool | TextEditorTool] = [text_editor_tool()] if text_editor else []
+    editor = text_editor and workspace.dialects.allows("view")
+    tools: list[AnthropicTool | TextEditorTool] = [text_editor_tool()] if editor else []
     tools += [
         {"name": s["name"], "description": s["description"], "input_schema": s["parameters"]}
         for s in workspace.tool_schemas()
-        if not (text_editor and s["name"] in _EDITOR_REPLACES)
+        if not (editor and s["name"] in _EDITOR_REPLACES)
     ]
     return tools
 

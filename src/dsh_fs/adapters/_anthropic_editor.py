@@ -11,6 +11,10 @@ vendor's reference implementation does; listing records no observation.
 Output follows the vendor: numbered lines (``<n>: <text>``, as the tool's documentation
 shows them), ``File created successfully at: <path>``, and for edits a numbered snippet of
 the changed region. Failures keep their code and are worded in the tool's own commands.
+
+A command runs only when the workspace offers the tool that grants it (`DialectGrants`):
+``view`` needs `read`, ``create`` `write`, ``str_replace`` `edit`, ``insert`` `edit` or
+`write`; a read-only workspace answers every change with a refusal, and nothing changes.
 """
 
 from __future__ import annotations
@@ -19,13 +23,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Literal, TypedDict
 
-from dsh_fs.errors import FsError, FsErrorCode
+from dsh_fs.errors import FsError, FsErrorCode, ToolErrorCode
 from dsh_fs.fs import FsFileType, FsTarget
 
 from ._vocabulary import Vocabulary, numbered, snippet
 
 if TYPE_CHECKING:
     from dsh_fs.runtime import ToolResult
+    from dsh_fs.tools import DialectOperation
     from dsh_fs.workspace import Session
 
 __all__ = [
@@ -44,6 +49,14 @@ TEXT_EDITOR_TYPE: Final = "text_editor_20250728"
 
 COMMANDS: Final = ("view", "create", "str_replace", "insert")
 """The commands of ``text_editor_20250728`` (``undo_edit`` is gone from this version)."""
+
+_OPERATIONS: Final[dict[str, DialectOperation]] = {
+    "view": "view",
+    "create": "create",
+    "str_replace": "replace",
+    "insert": "change",
+}
+"""What each command does, for the workspace's `DialectGrants`."""
 
 VIEW_LINES: Final = 2000
 """At most this many lines per ``view`` (the `read` tool's cap); a footer says how to go on."""
@@ -130,6 +143,13 @@ async def run_text_editor(
     path = arguments.get("path")
     if not isinstance(path, str) or not path.strip():
         return _invalid(f"Parameter `path` is required for command: {command}")
+    grants = session.workspace.dialects
+    if not grants.allows(_OPERATIONS[command]):
+        return EditorOutcome(
+            text=f"Error: {grants.refusal(f'The {command} command', _OPERATIONS[command])}",
+            is_error=True,
+            code=ToolErrorCode.UNKNOWN_TOOL.value,
+        )
     call = _Caller(session, call_id)
     if command == "view":
         return await _view(call, path, arguments.get("view_range"))

@@ -6,6 +6,7 @@ the inner local provider, which re-checks the parent directory right before publ
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
@@ -178,6 +179,8 @@ class SandboxFileSystem(FileSystem):
         if mode not in _MODES:
             raise ValueError(f"unknown sandbox mode {mode!r}; expected one of {_MODES}")
         self._fence = _Fence(tuple(canonical_root(root) for root in roots), mode, confine_reads)
+        if mode == "read-only":
+            self.capabilities = dataclasses.replace(self.capabilities, read_only=True)
         self._inner = self._fenced_provider(
             self._fence.roots[0], self._fence, timestamp_granularity_ns
         )

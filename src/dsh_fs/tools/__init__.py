@@ -11,7 +11,15 @@ and their canonical values (what `ToolResult.data` holds). Windowing, rendering 
 checking are internal.
 """
 
-from ._dialects import DeleteTool, DeleteValue, DialectToolsPlugin, InsertTool, PatchTool
+from ._dialects import (
+    DeleteTool,
+    DeleteValue,
+    DialectGrants,
+    DialectOperation,
+    DialectToolsPlugin,
+    InsertTool,
+    PatchTool,
+)
 from ._discovery import DiscoveryPlugin
 from ._edit import EditTool
 from ._glob import GlobTool
@@ -27,6 +35,8 @@ from ._write import WriteTool
 __all__ = [
     "DeleteTool",
     "DeleteValue",
+    "DialectGrants",
+    "DialectOperation",
     "DialectToolsPlugin",
     "DiscoveryConfig",
     "DiscoveryPlugin",

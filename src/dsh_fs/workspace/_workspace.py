@@ -18,7 +18,13 @@ from dsh_fs.runtime import (
     ToolExecution,
     ToolResult,
 )
-from dsh_fs.tools import DialectToolsPlugin, DiscoveryConfig, DiscoveryPlugin, FsToolsPlugin
+from dsh_fs.tools import (
+    DialectGrants,
+    DialectToolsPlugin,
+    DiscoveryConfig,
+    DiscoveryPlugin,
+    FsToolsPlugin,
+)
 
 if TYPE_CHECKING:
     from dsh_fs.providers import SandboxMode
@@ -66,7 +72,7 @@ class Workspace:
     events, tools, prompts) and `fs`.
     """
 
-    __slots__ = ("_closed", "_disposers", "context", "cwd", "fs")
+    __slots__ = ("_closed", "_disposers", "context", "cwd", "dialects", "fs", "tools")
 
     def __init__(
         self,
@@ -82,6 +88,11 @@ class Workspace:
         """The provider behind the `fs` service."""
         self.cwd = os.fspath(cwd) if cwd is not None else None
         """Default working directory of new sessions (None: the provider's base)."""
+        self.tools = chosen
+        """The names of the tools offered, in `ALL_TOOLS` order."""
+        self.dialects = DialectGrants.of(chosen, read_only=fs.capabilities.read_only)
+        """What the vendor dialects (text editor, ``apply_patch``) may offer and run: only
+        what the offered tools grant (`DialectGrants`)."""
         self.context = Context()
         """The runtime context: `FS` service, the tools plugin and the policy plugin."""
         self._closed = False
@@ -93,7 +104,7 @@ class Workspace:
         if found_tools:
             plugin = DiscoveryPlugin(found_tools)
             self._disposers.append(self.context.use(plugin, discovery).dispose)
-        self._disposers.append(self.context.use(DialectToolsPlugin(), None).dispose)
+        self._disposers.append(self.context.use(DialectToolsPlugin(), self.dialects).dispose)
         if policy:
             self._disposers.append(self.context.use(ObservationPolicy(), None).dispose)
 
