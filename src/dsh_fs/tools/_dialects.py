@@ -16,6 +16,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Literal, cast
 
+from dsh_fs.errors import FsError
 from dsh_fs.fs import (
     FS,
     FS_DELETE_INTENT,
@@ -327,7 +328,14 @@ class DeleteTool(FsTool[DeleteArguments, DeleteValue]):
             FS_DELETE_INTENT, FsIntent(target=target, actor=execution), None
         )
         await fs.delete(target, expected)
-        observe(context, execution, target, Absent())
+        # A symbolic link is removed itself, never its target: the path now names the link's
+        # own (absent) entry, and the target keeps whatever the session observed of it.
+        try:
+            gone = await fs.resolve(args.file_path, session_cwd(execution))
+        except FsError:
+            # The parent went away after the removal: nothing is left to record.
+            return DeleteValue(path=target.display_path)
+        observe(context, execution, gone, Absent())
         return DeleteValue(path=target.display_path)
 
     def render(self, value: DeleteValue) -> str:
