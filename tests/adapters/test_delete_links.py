@@ -16,12 +16,14 @@ from dsh_fs.adapters import run_apply_patch
 pytestmark = pytest.mark.anyio
 
 
-async def test_deleting_a_link_leaves_the_targets_observation_and_the_target(
-    tmp_path: Path,
-) -> None:
-    root = tmp_path.resolve()
-    (root / "real.txt").write_text("one\n", encoding="utf-8")
-    (root / "link.txt").symlink_to("real.txt")
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    (tmp_path / "real.txt").write_text("one\n", encoding="utf-8")
+    (tmp_path / "link.txt").symlink_to("real.txt")
+    return tmp_path.resolve()
+
+
+async def test_deleting_a_link_leaves_the_targets_observation_and_the_target(root: Path) -> None:
     async with Workspace.sandbox(root) as workspace:
         session = workspace.session()
         read = await session.call("read", {"file_path": "link.txt"})
