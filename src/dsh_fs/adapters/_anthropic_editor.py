@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Literal, TypedDict
 
 from dsh_fs.errors import FsError, FsErrorCode, ToolErrorCode
-from dsh_fs.fs import FsFileType, FsTarget
+from dsh_fs.fs import FileSystem, FsDirEntry, FsFileType, FsTarget
 
 from ._vocabulary import Vocabulary, numbered, snippet
 
@@ -236,36 +236,82 @@ async def _view_directory(session: Session, path: str, raw_range: object) -> Edi
             return _invalid(
                 "The `view_range` parameter is not allowed when `path` points to a directory."
             )
-        entries = await _tree(session, target, 2)
+        entries = await _tree(session, target)
     except FsError as error:
         return EditorOutcome(
             text=VOCABULARY.reword(f"Error: {error.message}", error.code.value),
             is_error=True,
             code=error.code.value,
         )
-    shown = entries[:TREE_ENTRIES]
+    shown, total, expanded = entries
     body = "\n".join([target.display_path, *shown])
-    if len(entries) > len(shown):
-        body += f"\n(Showing {len(shown)} of {len(entries)} entries.)"
+    if total > len(shown):
+        body += (
+            f"\n(Showing {len(shown)} of {total} entries.)"
+            if expanded
+            else f"\n(Showing {len(shown)} of {total} entries at the top level; subdirectories "
+            "are not expanded. View a subdirectory to see inside it.)"
+        )
     return EditorOutcome(
         text=f"Here's the files and directories up to 2 levels deep in {target.display_path}, "
         f"excluding hidden items:\n{body}\n"
     )
 
 
-async def _tree(session: Session, directory: FsTarget, depth: int) -> list[str]:
-    """Display paths under `directory`, parents before children, by name; no hidden names,
-    symbolic links listed but not followed."""
+async def _tree(session: Session, directory: FsTarget) -> tuple[list[str], int, bool]:
+    """The first `TREE_ENTRIES` display paths two levels under `directory` (parents before
+    children, by name; no hidden names; symbolic links listed, not followed), how many there
+    are in all, and whether the second level is included.
+
+    The total is exact, and only shown entries (and hidden names) are looked at: a top level
+    with more than `TREE_ENTRIES` visible children is shown alone, counted by its names.
+    """
     fs = session.workspace.fs
+    top, top_total = await _visible_first(fs, directory, TREE_ENTRIES)
+    if top_total > TREE_ENTRIES:
+        return [await _child(fs, directory, entry.name) for entry in top], top_total, False
     found: list[str] = []
-    for entry in await fs.list_dir(directory):
-        if entry.name.startswith(".") or len(found) > TREE_ENTRIES:
-            continue
-        child = await fs.resolve(f"{directory.display_path.rstrip('/')}/{entry.name}")
-        found.append(child.display_path)
-        if entry.type is FsFileType.DIRECTORY and depth > 1:
-            found.extend(await _tree(session, child, depth - 1))
-    return found
+    total = top_total
+    for entry in top:
+        child = await _child_target(fs, directory, entry.name)
+        if len(found) < TREE_ENTRIES:
+            found.append(child.display_path)
+        if entry.type is FsFileType.DIRECTORY:
+            inner, inner_total = await _visible_first(fs, child, TREE_ENTRIES - len(found))
+            total += inner_total
+            for grandchild in inner:
+                found.append(await _child(fs, child, grandchild.name))
+    return found, total, True
+
+
+async def _child_target(fs: FileSystem, directory: FsTarget, name: str) -> FsTarget:
+    return await fs.resolve(f"{directory.display_path.rstrip('/')}/{name}")
+
+
+async def _child(fs: FileSystem, directory: FsTarget, name: str) -> str:
+    return (await _child_target(fs, directory, name)).display_path
+
+
+async def _visible_first(
+    fs: FileSystem, directory: FsTarget, limit: int
+) -> tuple[list[FsDirEntry], int]:
+    """The first `limit` children of `directory` whose names are not hidden (by name), and
+    how many such children it has.
+
+    Built on `list_dir_first`, which counts every name but looks only at the first ones:
+    hidden names sort together (they all start with ``.``), so the prefix is widened until it
+    reaches past them, and they are subtracted from the count.
+    """
+    ask = max(limit, 0) + 16
+    while True:
+        listing = await fs.list_dir_first(directory, ask)
+        complete = len(listing.entries) >= listing.total
+        hidden = sum(1 for entry in listing.entries if entry.name.startswith("."))
+        visible = [entry for entry in listing.entries if not entry.name.startswith(".")]
+        past_hidden = bool(listing.entries) and listing.entries[-1].name[:1] > "."
+        if complete or (past_hidden and len(visible) >= limit):
+            return visible[: max(limit, 0)], listing.total - hidden
+        ask *= 2
 
 
 def _text_param(arguments: Mapping[str, Any], name: str, command: str) -> str | EditorOutcome:
