@@ -38,6 +38,7 @@ __all__ = [
     "Refusal",
     "call_arguments",
     "read_request",
+    "readdressed",
     "recover_id",
 ]
 
@@ -55,6 +56,9 @@ _TOKEN = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]+|[:,]|[^\s"\[\]{}:,]+',
 """A JSON string, a run of brackets, a separator, or a bare literal (number, true, …)."""
 
 
+RequestId = str | int
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Forward:
     """A request to hand to the SDK's transport."""
@@ -64,6 +68,9 @@ class Forward:
     a ``tools/call``."""
     arguments: dict[str, object] | None
     """The ``tools/call`` arguments taken out of `body`, or None (nothing taken out)."""
+    request_id: RequestId | None = None
+    """The request's id: a refusal the SDK answers to ``id: null`` (an unknown session, the
+    session cap, an ``Accept`` it does not serve) is readdressed to it."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -72,9 +79,6 @@ class Refusal:
 
     reply: JSONRPCError
     """The error, addressed to the request's id."""
-
-
-RequestId = str | int
 
 
 def _request_id(value: object) -> RequestId | None:
@@ -218,7 +222,7 @@ def read_request(body: bytes) -> Forward | Refusal | None:
         except ValueError:
             return _error(request_id, types.INVALID_REQUEST, f"Invalid Request: {exc}")
         return _error(request_id, types.INVALID_PARAMS, f"Invalid params: {exc}")
-    return Forward(body=forward, arguments=arguments)
+    return Forward(body=forward, arguments=arguments, request_id=request_id)
 
 
 def call_arguments(request: object, sent: dict[str, object] | None) -> object:
@@ -230,3 +234,23 @@ def call_arguments(request: object, sent: dict[str, object] | None) -> object:
         if taken is not None:
             return taken
     return sent if sent is not None else {}
+
+
+def readdressed(body: bytes, request_id: RequestId) -> bytes | None:
+    """`body` with its ``id`` set to `request_id`, when it is a JSON-RPC error addressed to
+    ``id: null`` (what the SDK's transport sends when it refuses a request before reading
+    its id); else None (leave the body as it is)."""
+    try:
+        message = json.loads(body)
+    except (ValueError, RecursionError):
+        return None
+    if not (
+        isinstance(message, dict)
+        and message.get("jsonrpc") == "2.0"
+        and "id" in message
+        and message["id"] is None
+        and isinstance(message.get("error"), dict)
+    ):
+        return None
+    message["id"] = request_id
+    return json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
