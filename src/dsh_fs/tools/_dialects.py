@@ -113,6 +113,11 @@ ALL_GRANTED: Final = DialectGrants.of(("read", "write", "edit", "delete"))
 
 _OPS: tuple[PatchOp, ...] = (" ", "-", "+")
 
+MAX_PATCH_HUNKS: Final = 10_000
+"""Hunks one patch may have; more is `INVALID_ARGS` (split the patch)."""
+MAX_PATCH_LINES: Final = 200_000
+"""Hunk lines (context, removed, added, anchors) one patch may have in all."""
+
 
 def _path_param(description: str) -> Param:
     return string_param("file_path", description, non_empty=True)
@@ -266,9 +271,29 @@ class PatchTool(_ChangeTool):
         hunks = raw["hunks"]
         if not hunks:
             raise ToolArgumentError("hunks must be a non-empty array")
+        if len(hunks) > MAX_PATCH_HUNKS:
+            raise ToolArgumentError(
+                f"a patch may have at most {MAX_PATCH_HUNKS} hunks, this one has {len(hunks)}; "
+                "split it into several patches"
+            )
+        size = sum(_hunk_size(hunk) for hunk in hunks)
+        if size > MAX_PATCH_LINES:
+            raise ToolArgumentError(
+                f"a patch may have at most {MAX_PATCH_LINES} lines in its hunks, this one has "
+                f"{size}; split it into several patches"
+            )
         return file_path, FsPatchRequest(
             hunks=tuple(_hunk(hunk, number) for number, hunk in enumerate(hunks, 1))
         )
+
+
+def _hunk_size(raw: object) -> int:
+    """Lines and anchors of a hunk in its JSON form (0 for a malformed one: `_hunk` says why)."""
+    if not isinstance(raw, dict):
+        return 0
+    return sum(
+        len(part) for part in (raw.get("lines"), raw.get("anchors")) if isinstance(part, list)
+    )
 
 
 def _hunk(raw: object, number: int) -> FsPatchHunk:
