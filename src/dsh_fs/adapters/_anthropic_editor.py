@@ -26,11 +26,12 @@ from typing import TYPE_CHECKING, Any, Final, Literal, TypedDict
 from dsh_fs.errors import FsError, FsErrorCode, ToolErrorCode
 from dsh_fs.fs import FileSystem, FsDirEntry, FsFileType, FsTarget
 
+from ._images import image_of
 from ._vocabulary import Vocabulary, numbered, snippet
 
 if TYPE_CHECKING:
     from dsh_fs.runtime import ToolResult
-    from dsh_fs.tools import DialectOperation
+    from dsh_fs.tools import DialectOperation, ImageValue
     from dsh_fs.workspace import Session
 
 __all__ = [
@@ -106,6 +107,9 @@ class EditorOutcome:
     """Whether the command failed (nothing changed)."""
     code: str | None = None
     """On failure, the machine-routable code (``FS_STALE_VERSION``, ``INVALID_ARGS`` …)."""
+    image: ImageValue | None = None
+    """A ``view`` of an image: the image (the ``tool_result`` carries it as an image block;
+    `text` describes it)."""
 
 
 def _invalid(message: str) -> EditorOutcome:
@@ -199,13 +203,18 @@ async def _view(call: _Caller, path: str, raw_range: object) -> EditorOutcome:
             return parsed
         start, end = parsed
     wanted = VIEW_LINES if end == -1 else min(VIEW_LINES, end - start + 1)
-    result = await call("read", {"file_path": path, "offset": start, "limit": wanted})
+    # Without a view_range the read is not windowed, so an image is an image.
+    window = {} if raw_range is None else {"offset": start, "limit": wanted}
+    result = await call("read", {"file_path": path, **window})
     if result.is_error:
         if result.code == FsErrorCode.NOT_REGULAR_FILE.value:
             listing = await _view_directory(call.session, path, raw_range)
             if listing is not None:
                 return listing
         return _failed(result)
+    image = image_of(result)
+    if image is not None:
+        return EditorOutcome(text=result.text, image=image)
     value = result.value
     assert value is not None
     lines = [line["text"] for line in value["lines"]]

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal, TypedDict
 from dsh_fs.errors import FsErrorCode
 
 from ._calls import field
+from ._images import image_of, responses_image_output
 from ._v4a import V4AError, parse_create_diff, parse_update_diff
 from ._vocabulary import Vocabulary
 
@@ -82,7 +83,8 @@ class FunctionCallOutput(TypedDict):
 
     type: Literal["function_call_output"]
     call_id: str
-    output: str
+    output: str | list[dict[str, Any]]
+    """The text, or for an image `read` its text and an ``input_image`` (SPEC §10)."""
 
 
 class ApplyPatchCallOutput(TypedDict):
@@ -167,7 +169,9 @@ async def execute_openai_response(
     return replies
 
 
-async def _function_call(session: Session, item: object, call_id: str) -> str:
+async def _function_call(
+    session: Session, item: object, call_id: str
+) -> str | list[dict[str, Any]]:
     name = field(item, "name")
     if not isinstance(name, str):
         return "Error: the function call has no name"
@@ -186,6 +190,9 @@ async def _function_call(session: Session, item: object, call_id: str) -> str:
     else:
         return "Error: arguments must be a JSON object"
     result = await session.call(name, arguments, call_id=call_id or None)
+    image = image_of(result)
+    if image is not None:
+        return responses_image_output(result.text, image)
     return result.text
 
 

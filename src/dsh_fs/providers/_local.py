@@ -45,7 +45,7 @@ from dsh_fs.fs import _messages as messages
 
 from ._local_dirs import list_dir, list_dir_first
 from ._local_guards import UNGUARDED, LocalGuards
-from ._local_io import read_bytes_capped, read_bytes_within, read_fd
+from ._local_io import read_bytes_capped, read_bytes_within, read_fd, read_head
 from ._local_mutations import LocalMutations
 from ._local_open import file_type, open_regular, unchanged
 from ._local_publish import process_umask
@@ -236,6 +236,13 @@ class LocalFileSystem(FileSystem):
         return await to_thread.run_sync(
             read_bytes_capped, target.target_key, target.display_path, max_bytes, self._guards
         )
+
+    async def read_head(self, target: FsTarget, size: int) -> bytes:
+        self._alive("read", target.display_path)
+        if size < 0:
+            raise ValueError(f"size must not be negative, got {size}")
+        # A header's few bytes from the page cache: on the loop, as a small read is.
+        return read_head(target.target_key, target.display_path, size, self._guards)
 
     def stream_text(self, target: FsTarget) -> AbstractAsyncContextManager[AsyncIterator[str]]:
         self._alive("read", target.display_path)

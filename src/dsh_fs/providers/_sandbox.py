@@ -299,6 +299,11 @@ class SandboxFileSystem(FileSystem):
         self._check_read(target)
         return await self._inner.read_bytes(target, max_bytes)
 
+    async def read_head(self, target: FsTarget, size: int) -> bytes:
+        """The local `read_head`, confined."""
+        self._check_read(target)
+        return await self._inner.read_head(target, size)
+
     async def list_dir(self, target: FsTarget) -> list[FsDirEntry]:
         """The local `list_dir`, confined (entries are metadata of names inside it)."""
         self._check_read(target)

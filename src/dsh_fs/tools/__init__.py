@@ -24,15 +24,18 @@ from ._discovery import DiscoveryPlugin
 from ._edit import EditTool
 from ._glob import GlobTool
 from ._grep import GrepTool
+from ._image import IMAGE_FORMATS, MAX_IMAGE_BYTES
 from ._list import ListTool
 from ._plugin import FsToolsPlugin
 from ._read import ReadTool
 from ._search_values import GlobValue, GrepMatch, GrepValue, ListEntry, ListValue
 from ._searching import DiscoveryConfig
-from ._values import EditValue, ReadValue, WriteValue
+from ._values import EditValue, ImageValue, ReadValue, WriteValue
 from ._write import WriteTool
 
 __all__ = [
+    "IMAGE_FORMATS",
+    "MAX_IMAGE_BYTES",
     "DeleteTool",
     "DeleteValue",
     "DialectGrants",
@@ -48,6 +51,7 @@ __all__ = [
     "GrepMatch",
     "GrepTool",
     "GrepValue",
+    "ImageValue",
     "InsertTool",
     "ListEntry",
     "ListTool",

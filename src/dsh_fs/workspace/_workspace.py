@@ -18,6 +18,7 @@ from dsh_fs.runtime import (
     ToolExecution,
     ToolResult,
 )
+from dsh_fs.tools import MAX_IMAGE_BYTES as _MAX_IMAGE_BYTES
 from dsh_fs.tools import (
     DialectGrants,
     DialectToolsPlugin,
@@ -63,6 +64,8 @@ class Workspace:
             ``write``, ``edit``, ``glob``, ``grep``, ``list``); a comma-separated string
             works too.
         discovery: How glob and grep search (time budget, native searcher or not).
+        max_image_bytes: The largest image `read` returns (default 5 MiB); a larger one is
+            `FS_TOO_LARGE`.
 
     Raises:
         ValueError: an unknown tool name.
@@ -82,6 +85,7 @@ class Workspace:
         policy: bool = True,
         tools: Iterable[str] = ALL_TOOLS,
         discovery: DiscoveryConfig | None = None,
+        max_image_bytes: int = _MAX_IMAGE_BYTES,
     ) -> None:
         chosen = _chosen(tools)
         self.fs = fs
@@ -99,7 +103,8 @@ class Workspace:
         self._disposers: list[Dispose] = [self.context.provide(FS, fs)]
         file_tools = tuple(name for name in chosen if name in _FILE_TOOLS)
         if file_tools:
-            self._disposers.append(self.context.use(FsToolsPlugin(file_tools), None).dispose)
+            plugin_tools = FsToolsPlugin(file_tools, max_image_bytes=max_image_bytes)
+            self._disposers.append(self.context.use(plugin_tools, None).dispose)
         found_tools = tuple(name for name in chosen if name in _DISCOVERY_TOOLS)
         if found_tools:
             plugin = DiscoveryPlugin(found_tools)
@@ -116,13 +121,22 @@ class Workspace:
         policy: bool = True,
         tools: Iterable[str] = ALL_TOOLS,
         discovery: DiscoveryConfig | None = None,
+        max_image_bytes: int = _MAX_IMAGE_BYTES,
     ) -> Workspace:
         """The host filesystem, relative paths resolved against `cwd` (default: the
-        process's working directory). `tools` and `discovery` as for the constructor."""
+        process's working directory). `tools`, `discovery` and `max_image_bytes` as for the
+        constructor."""
         from dsh_fs.providers import LocalFileSystem
 
         fs = LocalFileSystem(cwd)
-        return cls(fs, cwd=fs.base, policy=policy, tools=tools, discovery=discovery)
+        return cls(
+            fs,
+            cwd=fs.base,
+            policy=policy,
+            tools=tools,
+            discovery=discovery,
+            max_image_bytes=max_image_bytes,
+        )
 
     @classmethod
     def sandbox(
@@ -134,12 +148,13 @@ class Workspace:
         confine_reads: bool = True,
         tools: Iterable[str] = ALL_TOOLS,
         discovery: DiscoveryConfig | None = None,
+        max_image_bytes: int = _MAX_IMAGE_BYTES,
     ) -> Workspace:
         """Local folders behind a fence (`SandboxFileSystem`); relative paths resolve against
         `root`. Mutations follow `mode`: ``read-only`` (none), ``workspace-write`` (inside
         the roots) or ``full-access`` (anywhere); reads stay inside the roots unless
-        `confine_reads` is False. A refusal is `FS_SANDBOX_DENIED`. `tools` and
-        `discovery` as for the constructor.
+        `confine_reads` is False. A refusal is `FS_SANDBOX_DENIED`. `tools`,
+        `discovery` and `max_image_bytes` as for the constructor.
 
         Raises:
             ValueError: A root does not exist or is not a directory, or the mode is unknown.
@@ -147,7 +162,14 @@ class Workspace:
         from dsh_fs.providers import SandboxFileSystem
 
         fs = SandboxFileSystem([root, *more_roots], mode=mode, confine_reads=confine_reads)
-        return cls(fs, cwd=fs.roots[0], policy=policy, tools=tools, discovery=discovery)
+        return cls(
+            fs,
+            cwd=fs.roots[0],
+            policy=policy,
+            tools=tools,
+            discovery=discovery,
+            max_image_bytes=max_image_bytes,
+        )
 
     @classmethod
     def remote(
@@ -157,13 +179,14 @@ class Workspace:
         policy: bool = True,
         tools: Iterable[str] = ALL_TOOLS,
         discovery: DiscoveryConfig | None = None,
+        max_image_bytes: int = _MAX_IMAGE_BYTES,
         **storage_options: Any,
     ) -> Workspace:
         """Any fsspec storage under the root `url` (``s3://bucket/prefix``,
         ``memory://name``, ``sftp://host/dir``, …) through `FsspecFileSystem`;
         `storage_options` go to fsspec (credentials, ``endpoint_url``, …). Display paths are
-        URLs under the root; ``/a.py`` means the root's ``a.py``. `tools` and `discovery` as
-        for the constructor.
+        URLs under the root; ``/a.py`` means the root's ``a.py``. `tools`, `discovery` and
+        `max_image_bytes` as for the constructor.
 
         Raises:
             ValueError, ImportError: From fsspec: an unknown protocol, or its backend
@@ -173,7 +196,14 @@ class Workspace:
         from dsh_fs.providers import FsspecFileSystem
 
         fs = FsspecFileSystem.from_url(url, **storage_options)
-        return cls(fs, cwd=fs.root, policy=policy, tools=tools, discovery=discovery)
+        return cls(
+            fs,
+            cwd=fs.root,
+            policy=policy,
+            tools=tools,
+            discovery=discovery,
+            max_image_bytes=max_image_bytes,
+        )
 
     def session(self, *, cwd: StrPath | None = None, id: str | None = None) -> Session:
         """A new agent session: its own observations, and its own working directory.
