@@ -10,8 +10,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from dsh_fs.errors import FsError, FsErrorCode
-from dsh_fs.fs import FS, Absent, FileSystem, FsFileType, FsInfo, FsTarget, FsVersion, Present
-from dsh_fs.fs import _messages as messages
+from dsh_fs.fs import (
+    FS,
+    Absent,
+    FileSystem,
+    FsFileType,
+    FsInfo,
+    FsTarget,
+    FsVersion,
+    Present,
+    messages,
+)
 from dsh_fs.runtime import (
     Context,
     ToolAnnotations,
@@ -22,11 +31,9 @@ from dsh_fs.runtime import (
 from ._arguments import READ_PARAMS, ReadArguments, js_number, non_blank, positive_integer
 from ._base import FsTool, observe, session_cwd
 from ._image import HEAD_BYTES, MAX_IMAGE_BYTES, parses, sniff
-from ._line_index import LineIndexes
-from ._paging import scan_window
 from ._render import render_image, render_read
 from ._values import ImageValue, ReadValue
-from ._window import MAX_LINE_CHARS, MAX_LINES, LineWindow
+from .paging import MAX_LINE_CHARS, MAX_LINES, LineIndexes, LineWindow, scan_window
 
 __all__ = ["DESCRIPTION", "PROMPT", "WHOLE_READ_BYTES", "ReadTool"]
 
