@@ -31,6 +31,7 @@ __all__ = ["main"]
 _LOG_LEVELS = ("debug", "info", "warning", "error")
 
 _DEFAULT_MESSAGE_SIZE = 32 << 20
+_DEFAULT_IMAGE_SIZE = 5 << 20
 """`dsh_fs.mcp`'s default (not imported here: the parser is built before any subcommand)."""
 
 _SIZE_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
@@ -143,6 +144,14 @@ def _build_parser() -> _Parser:
         "GiB); a longer one is refused without being read whole (default: 32M)",
     )
     mcp.add_argument(
+        "--max-image-size",
+        metavar="SIZE",
+        type=_image_size,
+        default=_DEFAULT_IMAGE_SIZE,
+        help="largest image (PNG, JPEG, GIF, WebP) read returns, in bytes or with a K, M or G "
+        "suffix; a larger one is refused (default: 5M)",
+    )
+    mcp.add_argument(
         "--log-level",
         choices=_LOG_LEVELS,
         default="warning",
@@ -192,6 +201,20 @@ def _message_size(value: str) -> int:
         ) from None
     if size < 1024:
         raise argparse.ArgumentTypeError(f"{value!r} is too small (at least 1K)")
+    return size
+
+
+def _image_size(value: str) -> int:
+    text = value.strip().upper().removesuffix("IB").removesuffix("B")
+    unit = text[-1:] if text[-1:] in _SIZE_UNITS else ""
+    try:
+        size = int(text.removesuffix(unit)) * _SIZE_UNITS[unit]
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"invalid size {value!r} (e.g. 1048576, 512K, 5M)"
+        ) from None
+    if size < 0:
+        raise argparse.ArgumentTypeError(f"{value!r} is negative")
     return size
 
 
@@ -263,6 +286,8 @@ def _print_config(args: argparse.Namespace) -> int:
     ]
     if args.max_message_size != _DEFAULT_MESSAGE_SIZE:
         flags += ["--max-message-size", str(args.max_message_size)]
+    if args.max_image_size != _DEFAULT_IMAGE_SIZE:
+        flags += ["--max-image-size", str(args.max_image_size)]
     if args.log_level != "warning":
         flags += ["--log-level", args.log_level]
     tools = _tools("mcp", args.tools)
@@ -293,6 +318,7 @@ def _mcp_workspace(args: argparse.Namespace) -> Workspace:
         policy=not args.no_policy,
         confine_reads=not (args.read_anywhere or args.full_access),
         tools=tools,
+        max_image_bytes=args.max_image_size,
     )
     for plugin in plugins:
         workspace.use(plugin, None)

@@ -23,6 +23,7 @@ __all__ = [
     "edit_not_found",
     "edit_stale",
     "hunk_not_found",
+    "image_too_large",
     "insert_out_of_range",
     "invalid_path",
     "invalid_pattern",
@@ -122,6 +123,17 @@ def invalid_utf8(verb: Verb, path: str) -> FsError:
 def too_large(verb: Verb, path: str, max_bytes: int) -> FsError:
     """`cannot <verb> "<p>": larger than <n> bytes` (FS_TOO_LARGE)."""
     return _error(FsErrorCode.TOO_LARGE, verb, path, f"larger than {max_bytes} bytes")
+
+
+def image_too_large(path: str, size: int, max_bytes: int) -> FsError:
+    """`cannot read "<p>": image of <n> bytes is over the <m>-byte limit` (FS_TOO_LARGE,
+    SPEC §10)."""
+    return _error(
+        FsErrorCode.TOO_LARGE,
+        "read",
+        path,
+        f"image of {size} bytes is over the {max_bytes}-byte limit",
+    )
 
 
 def permission_denied(verb: Verb, path: str, what: str = "permission denied") -> FsError:

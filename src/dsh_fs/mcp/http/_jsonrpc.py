@@ -36,6 +36,7 @@ __all__ = [
     "Forward",
     "Refusal",
     "read_request",
+    "readdressed",
 ]
 
 _NEGATIVE_ZERO = re.compile(rb"-0(?![0-9.eE])")
@@ -51,6 +52,9 @@ class Forward:
     a ``tools/call``."""
     arguments: dict[str, object] | None
     """The ``tools/call`` arguments taken out of `body`, or None (nothing taken out)."""
+    request_id: RequestId | None = None
+    """The request's id: a refusal the SDK answers to ``id: null`` (an unknown session, the
+    session cap, an ``Accept`` it does not serve) is readdressed to it."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -151,4 +155,24 @@ def read_request(body: bytes) -> Forward | Refusal | None:
         except ValueError:
             return _error(request_id, types.INVALID_REQUEST, f"Invalid Request: {exc}")
         return _error(request_id, types.INVALID_PARAMS, f"Invalid params: {exc}")
-    return Forward(body=forward, arguments=arguments)
+    return Forward(body=forward, arguments=arguments, request_id=request_id)
+
+
+def readdressed(body: bytes, request_id: RequestId) -> bytes | None:
+    """`body` with its ``id`` set to `request_id`, when it is a JSON-RPC error addressed to
+    ``id: null`` (what the SDK's transport sends when it refuses a request before reading
+    its id); else None (leave the body as it is)."""
+    try:
+        message = json.loads(body)
+    except (ValueError, RecursionError):
+        return None
+    if not (
+        isinstance(message, dict)
+        and message.get("jsonrpc") == "2.0"
+        and "id" in message
+        and message["id"] is None
+        and isinstance(message.get("error"), dict)
+    ):
+        return None
+    message["id"] = request_id
+    return json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8")

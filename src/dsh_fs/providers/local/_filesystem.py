@@ -48,7 +48,7 @@ from .._oserrors import FramesDropped, map_os_errors
 from .._text import check_usable_path, decode_text
 from ._dirs import list_dir, list_dir_first
 from ._guards import UNGUARDED, LocalGuards
-from ._io import read_bytes_capped, read_bytes_within, read_fd
+from ._io import read_bytes_capped, read_bytes_within, read_fd, read_head
 from ._mutations import LocalMutations
 from ._open import file_type, open_regular, unchanged
 from ._publish import process_umask
@@ -236,6 +236,13 @@ class LocalFileSystem(FileSystem):
         return await to_thread.run_sync(
             read_bytes_capped, target.target_key, target.display_path, max_bytes, self._guards
         )
+
+    async def read_head(self, target: FsTarget, size: int) -> bytes:
+        self._alive("read", target.display_path)
+        if size < 0:
+            raise ValueError(f"size must not be negative, got {size}")
+        # A header's few bytes from the page cache: on the loop, as a small read is.
+        return read_head(target.target_key, target.display_path, size, self._guards)
 
     def stream_text(self, target: FsTarget) -> AbstractAsyncContextManager[AsyncIterator[str]]:
         self._alive("read", target.display_path)
