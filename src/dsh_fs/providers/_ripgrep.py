@@ -11,6 +11,7 @@ provider has no native search and the tools use their pure engine.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
 import re
@@ -18,6 +19,7 @@ import stat as st_mode
 import subprocess
 import sys
 import sysconfig
+import tempfile
 from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Literal, TypeVar
@@ -33,6 +35,7 @@ from dsh_fs.fs import _messages as messages
 from ._local_guards import LocalGuards
 from ._local_open import fd_path, open_regular
 from ._oserrors import map_os_errors
+from ._ripgrep_ignore import IGNORE_FILES, IgnorePlan, ignore_plan
 
 __all__ = ["closing", "find_rg", "rg_glob", "rg_grep"]
 
@@ -65,7 +68,7 @@ def _environment() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if not k.startswith("RIPGREP_")}
 
 
-def _grep_argv(binary: str, query: FsGrepQuery) -> list[str]:
+def _grep_argv(binary: str, query: FsGrepQuery, ignore_file: str | None, where: str) -> list[str]:
     argv = [
         binary,
         "--no-config",
@@ -75,8 +78,8 @@ def _grep_argv(binary: str, query: FsGrepQuery) -> list[str]:
         "--line-number",
         "--null",
         "--case-sensitive",
-        "--no-ignore-global",
-        "--no-ignore-exclude",
+        # ripgrep reads no ignore file itself: only the vetted copy (`_ripgrep_ignore`).
+        "--no-ignore",
         f"--max-columns={query.line_bytes + 64}",
         "--max-columns-preview",
         # A file of the include type would be searched even when hidden (types whitelist):
@@ -84,9 +87,51 @@ def _grep_argv(binary: str, query: FsGrepQuery) -> list[str]:
         "--glob=!.*",
         f"--regexp={query.pattern}",
     ]
+    if ignore_file is not None:
+        argv.append(f"--ignore-file={ignore_file}")
     if query.include is not None:
         argv += [f"--type-add=dshinclude:{query.include}", "--type=dshinclude"]
-    return [*argv, "--", "."]
+    return [*argv, "--", where]
+
+
+_IGNORE_FILES_ARGV = ["--files", "--no-ignore", "--null"]
+_IGNORE_FILES_ARGV += [f"--glob={name}" for name in IGNORE_FILES]
+
+
+async def _ignore_files(binary: str, root: str, display: str) -> list[str]:
+    """The ignore files below `root` that grep's walk can meet (not under a hidden
+    directory), listed by ripgrep without opening any of them."""
+    found: list[str] = []
+    argv = [binary, "--no-config", *_IGNORE_FILES_ARGV, "--", "."]
+    async with _running(argv, root, display, "") as stdout:
+        buffer = bytearray()
+        async for chunk in stdout:
+            buffer += chunk
+            end = buffer.rfind(b"\0")
+            if end >= 0:
+                found += _relative_paths(os.fsdecode(bytes(buffer[:end])))
+                del buffer[: end + 1]
+    return found
+
+
+@asynccontextmanager
+async def _vetted_rules(
+    binary: str, root: str, display: str, guards: LocalGuards
+) -> AsyncIterator[tuple[IgnorePlan, str | None]]:
+    """The ignore plan of a grep below `root`, and its rules in a private file (removed
+    when the block is left), or None when there are none."""
+    found = await _ignore_files(binary, root, display)
+    plan = await to_thread.run_sync(ignore_plan, root, display, guards, found)
+    if not plan.rules:
+        yield plan, None
+        return
+    fd, name = tempfile.mkstemp(prefix="dsh-fs-ignore-")
+    try:
+        with os.fdopen(fd, "wb") as file:
+            file.write(plan.rules)
+        yield plan, name
+    finally:
+        os.unlink(name)
 
 
 def _glob_argv(binary: str, query: FsGlobQuery) -> list[str]:
@@ -115,25 +160,31 @@ async def _grep(
     binary: str, root: str, display: str, query: FsGrepQuery, guards: LocalGuards
 ) -> AsyncGenerator[list[FsGrepHit], None]:
     pending: tuple[bytes, list[FsGrepHit]] | None = None
-    async with _running(_grep_argv(binary, query), root, display, query.pattern) as stdout:
-        async for record in _records(stdout, query.line_bytes):
-            if isinstance(record, bytes):  # a binary file found after some of its lines
-                if pending is not None and pending[0] == record:
+    async with _vetted_rules(binary, root, display, guards) as (plan, ignore_file):
+        lead = os.fsencode(plan.lead + "/") if plan.lead else b""
+        argv = _grep_argv(binary, query, ignore_file, plan.lead or ".")
+        async with _running(argv, plan.cwd, display, query.pattern) as stdout:
+            async for record in _records(stdout, query.line_bytes):
+                if isinstance(record, bytes):  # a binary file found after some of its lines
+                    if pending is not None and pending[0] == record.removeprefix(lead):
+                        pending = None
+                    continue
+                path, hit = record
+                if lead:  # ripgrep ran in a parent: its paths start with the root's
+                    path = path.removeprefix(lead)
+                    hit = dataclasses.replace(hit, path=os.fsdecode(path))
+                if pending is not None and pending[0] != path:
+                    batch = await _checked(root, display, pending, guards, query.line_bytes)
+                    if batch:
+                        yield batch
                     pending = None
-                continue
-            path, hit = record
-            if pending is not None and pending[0] != path:
+                if pending is None:
+                    pending = (path, [])
+                pending[1].append(hit)
+            if pending is not None:
                 batch = await _checked(root, display, pending, guards, query.line_bytes)
                 if batch:
                     yield batch
-                pending = None
-            if pending is None:
-                pending = (path, [])
-            pending[1].append(hit)
-        if pending is not None:
-            batch = await _checked(root, display, pending, guards, query.line_bytes)
-            if batch:
-                yield batch
 
 
 async def _checked(
