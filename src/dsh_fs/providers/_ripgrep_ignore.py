@@ -5,8 +5,9 @@ a link to ``/dev/zero`` grows it without bound, a link out of the fence decides 
 shows). So it runs with ``--no-ignore`` and one ``--ignore-file``: a copy of the rules
 dsh-fs vetted. The ignore files below the root are found by a ``rg --files`` run that
 opens none of them; each is read only if it is a regular file (opened non-blocking and
-checked by ``fstat``, never a FIFO or a device), through the provider's guards (its kernel
-path inside the fence), up to `IGNORE_FILE_BYTES`. Above the root, the parent directories'
+checked by ``fstat``, never a FIFO or a device; a symbolic link is not followed), through
+the provider's guards (its kernel path inside the fence), up to `IGNORE_FILE_BYTES`.
+Above the root, the parent directories'
 ignore files count as far up as the guards let the search see, read the same way. Each
 file's rules are rewritten relative to the directory ripgrep runs in (the farthest parent
 with rules, or the root), deeper files after shallower ones and, in one directory,
@@ -17,6 +18,7 @@ precedence ripgrep gives them). ``.gitignore`` counts only inside a git work tre
 from __future__ import annotations
 
 import os
+import stat as st_mode
 from dataclasses import dataclass
 
 from dsh_fs.errors import FsError
@@ -109,8 +111,11 @@ def _in_git(root: str, head: str, cache: dict[str, bool]) -> bool:
 def _read(directory: str, name: str, display: str, guards: LocalGuards) -> bytes | None:
     """An ignore file's content, if it is a regular file the guards let be opened and not
     larger than `IGNORE_FILE_BYTES`; else None (nothing of it counts)."""
+    path = os.path.join(directory, name)
     try:
-        opened = open_regular(os.path.join(directory, name), "search", display, guards)
+        if not st_mode.S_ISREG(os.lstat(path).st_mode):
+            return None  # a link is never followed (as ripgrep lists files: `rg --files`)
+        opened = open_regular(path, "search", display, guards)
     except (FsError, OSError, ValueError):
         return None
     try:

@@ -238,8 +238,13 @@ async def _searchable(
     """The files of one directory's batch to search, once its ignore files are read."""
     directory = batch[0].path.rpartition("/")[0]
     names = {entry.name for entry in batch}
+    # An ignore file counts only as a regular file: a link is never followed (a FIFO, a
+    # device or a file elsewhere must not decide what grep shows).
+    files = {entry.name for entry in batch if entry.type is FsFileType.FILE}
     texts = {}
     for name in rules.wanted(directory, names):
+        if name not in files:
+            continue
         data = await _read_small(fs, f"{directory}/{name}" if directory else name, root)
         if data is not None:
             texts[name] = data
@@ -283,6 +288,9 @@ async def _ancestor_rules(
         lead = current.display_path.rstrip("/").rpartition("/")[2] + "/" + lead
         texts = {}
         for name in IGNORE_FILES:
+            info = await fs.lstat(name, parent.display_path)
+            if info is None or info.type is not FsFileType.FILE:
+                continue  # a link is never followed, a FIFO or a device never opened
             data = await _read_small(fs, name, parent)
             if data is not None:
                 texts[name] = data
