@@ -205,7 +205,7 @@ def test_an_ambiguous_edit_names_the_line_where_each_match_starts() -> None:
     assert info.value.code is FsErrorCode.AMBIGUOUS_EDIT
     assert info.value.message == (
         'old_string matched 4 times in "/w/f.py"; provide a more specific old_string or set '
-        "replace_all to true\nThe matches start at lines 1, 6, 7 and 7."
+        "replace_all to true\nThe matches start at lines 1, 6 and 7 (2 matches)."
     )
     assert dict(info.value.details) == {"lines": [1, 6, 7, 7], "count": 4}
 
