@@ -43,6 +43,7 @@ _MAX_MATCH_LINES = 20
 _MAX_OTHERS = 3
 _NEARLY_EXACT = 0.95
 _ANCHOR_MARGIN = 0.15
+_TRUSTED = 0.9  # an alignment this close is not second-guessed by anchors elsewhere
 _ANCHOR_KEY = 6  # a verbatim line anchors only with this many non-whitespace characters
 _ANCHOR_WEIGHT = 10
 _ANCHOR_SHARE = 0.3
@@ -160,7 +161,9 @@ def _diagnose_miss(
     close = best is not None and is_close(best.alignment)
     if best is not None and not close:
         best = None
-    anchored = _anchored(hay, Query.of(old, whole_lines=whole_lines), subject)
+    anchored = None
+    if best is None or best.alignment.score < _TRUSTED:
+        anchored = _anchored(hay, Query.of(old, whole_lines=whole_lines), subject)
     if applied is not None and (
         best is None or not _apart(best.alignment, applied) or _wins(applied, best)
     ):
@@ -370,7 +373,9 @@ def _rewrites(old: str) -> list[tuple[str, _ReasonsAt]]:
             fixed = unicodedata.normalize(form, old)
             if fixed != old:
                 out.append((fixed, _composition(old, fixed)))
-    for fixed, lines in _reindented(old):
+    # A block of lines gets its indentation compared by the alignment; a single line (a
+    # short needle above all) is better served by the exact search.
+    for fixed, lines in _reindented(old) if "\n" not in old.strip("\n") else []:
         out.append((fixed, _indentation(old, fixed, lines)))
     return out
 
