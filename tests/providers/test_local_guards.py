@@ -10,9 +10,7 @@ from pathlib import Path
 import pytest
 
 from dsh_fs.errors import FsError, FsErrorCode
-from dsh_fs.fs import CreateIfAbsent, FsEditRequest, ReplaceIfVersion
-from dsh_fs.fs import _messages as messages
-from dsh_fs.fs._messages import Verb
+from dsh_fs.fs import CreateIfAbsent, FsEditRequest, ReplaceIfVersion, messages
 from dsh_fs.providers import LocalFileSystem, LocalGuards
 
 pytestmark = pytest.mark.anyio
@@ -36,7 +34,7 @@ class Recording(LocalGuards):
         self.calls.append(("reveal", "write", opened))
         return "reveal" not in self.refuse
 
-    def check_publish(self, verb: Verb, display: str, directory: str) -> None:
+    def check_publish(self, verb: messages.Verb, display: str, directory: str) -> None:
         self.calls.append(("publish", verb, directory))
         if "publish" in self.refuse:
             raise messages.sandbox_denied(verb, display, "refused by the test", "test")

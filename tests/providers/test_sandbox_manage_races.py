@@ -12,7 +12,7 @@ import pytest
 from dsh_fs.errors import FsError, FsErrorCode
 from dsh_fs.fs import FsMoveOutcome, FsTarget, FsVersion, WriteGuard
 from dsh_fs.providers import LocalFileSystem
-from dsh_fs.providers._local_guards import UNGUARDED, LocalGuards
+from dsh_fs.providers.local._guards import UNGUARDED, LocalGuards
 
 from .test_sandbox import _InstrumentedSandbox, _SwapAtPublication, _Swapper, restore, snapshot
 

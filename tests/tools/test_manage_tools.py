@@ -10,7 +10,7 @@ import pytest
 
 from dsh_fs import Workspace
 from dsh_fs.mcp._definitions import tool_definitions
-from dsh_fs.providers import _local_manage
+from dsh_fs.providers.local import _manage as _local_manage
 
 pytestmark = pytest.mark.anyio
 

@@ -15,7 +15,7 @@ import sys
 import anyio
 
 from dsh_fs.fs import CreateIfAbsent, FsEditRequest, FsVersion, ReplaceIfVersion
-from dsh_fs.fs._messages import Verb
+from dsh_fs.fs.messages import Verb
 from dsh_fs.providers import LocalFileSystem, LocalGuards
 
 PAUSE_ENV = "DSH_FS_TORTURE_PAUSE"

@@ -11,8 +11,8 @@ import pytest
 
 from dsh_fs import Rules, Workspace
 from dsh_fs.adapters import run_apply_patch
+from dsh_fs.discovery import DiscoveryConfig
 from dsh_fs.fs import PathRules
-from dsh_fs.tools import DiscoveryConfig
 from dsh_fs.workspace import Session
 
 pytestmark = pytest.mark.anyio

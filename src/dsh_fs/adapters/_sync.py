@@ -22,6 +22,7 @@ import anyio
 from anyio.from_thread import BlockingPortal
 
 from dsh_fs.fs import Rules
+from dsh_fs.tools import MAX_IMAGE_BYTES
 from dsh_fs.workspace import ALL_TOOLS
 
 from ._anthropic import AnthropicToolResult, anthropic_tool_results
@@ -30,9 +31,9 @@ from ._openai import OpenAIToolMessage, execute_openai_tool_calls
 if TYPE_CHECKING:
     from typing_extensions import Self
 
+    from dsh_fs.discovery import DiscoveryConfig
     from dsh_fs.providers import SandboxMode
     from dsh_fs.runtime import ToolResult
-    from dsh_fs.tools import DiscoveryConfig
     from dsh_fs.workspace import Session, Workspace
 
 __all__ = ["SyncSession", "SyncWorkspace"]
@@ -198,6 +199,7 @@ class SyncWorkspace:
         policy: bool = True,
         tools: Iterable[str] = ALL_TOOLS,
         discovery: DiscoveryConfig | None = None,
+        max_image_bytes: int = MAX_IMAGE_BYTES,
         rules: Rules | None = _DEFAULT_RULES,
     ) -> Self:
         """A synchronous `Workspace.local` (same arguments)."""
@@ -210,6 +212,7 @@ class SyncWorkspace:
                 policy=policy,
                 tools=tools,
                 discovery=discovery,
+                max_image_bytes=max_image_bytes,
                 rules=rules,
             )
         )
@@ -224,6 +227,7 @@ class SyncWorkspace:
         confine_reads: bool = True,
         tools: Iterable[str] = ALL_TOOLS,
         discovery: DiscoveryConfig | None = None,
+        max_image_bytes: int = MAX_IMAGE_BYTES,
         rules: Rules | None = _DEFAULT_RULES,
     ) -> Self:
         """A synchronous `Workspace.sandbox` (same arguments).
@@ -243,6 +247,7 @@ class SyncWorkspace:
                 confine_reads=confine_reads,
                 tools=tools,
                 discovery=discovery,
+                max_image_bytes=max_image_bytes,
                 rules=rules,
             )
         )
@@ -255,6 +260,7 @@ class SyncWorkspace:
         policy: bool = True,
         tools: Iterable[str] = ALL_TOOLS,
         discovery: DiscoveryConfig | None = None,
+        max_image_bytes: int = MAX_IMAGE_BYTES,
         rules: Rules | None = _DEFAULT_RULES,
         **storage_options: Any,
     ) -> Self:
@@ -273,6 +279,7 @@ class SyncWorkspace:
                 policy=policy,
                 tools=tools,
                 discovery=discovery,
+                max_image_bytes=max_image_bytes,
                 rules=rules,
                 **storage_options,
             )

@@ -20,6 +20,8 @@ import anyio
 from dsh_fs._version import __version__
 
 from ._config import HOSTS, host_config, launcher, paste_hint
+from ._plugins import load_plugin
+from ._usage import UsageError
 
 if TYPE_CHECKING:
     from dsh_fs.workspace import Workspace
@@ -29,20 +31,17 @@ __all__ = ["main"]
 _LOG_LEVELS = ("debug", "info", "warning", "error")
 
 _DEFAULT_MESSAGE_SIZE = 32 << 20
+_DEFAULT_IMAGE_SIZE = 5 << 20
 """`dsh_fs.mcp`'s default (not imported here: the parser is built before any subcommand)."""
 
 _SIZE_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
 
 
-class _UsageError(Exception):
-    """A bad command line; the message is the one line the user sees."""
-
-
 class _Parser(argparse.ArgumentParser):
-    """An argument parser whose errors are one line (`_UsageError`), not usage + exit."""
+    """An argument parser whose errors are one line (`UsageError`), not usage + exit."""
 
     def error(self, message: str) -> NoReturn:
-        raise _UsageError(f"{self.prog}: {message} (see '{self.prog} --help')")
+        raise UsageError(f"{self.prog}: {message} (see '{self.prog} --help')")
 
 
 def _build_parser() -> _Parser:
@@ -118,6 +117,14 @@ def _build_parser() -> _Parser:
         help="drop the default rule (protect .git/)",
     )
     mcp.add_argument(
+        "--plugin",
+        action="append",
+        default=[],
+        metavar="MODULE:ATTR",
+        help="also serve the tools of this plugin (a dsh_fs Plugin instance or class in an "
+        "importable module; repeatable), e.g. count_lines:CountLinesPlugin",
+    )
+    mcp.add_argument(
         "--http",
         metavar="HOST:PORT",
         help="serve streamable HTTP at http://HOST:PORT/mcp instead of stdio "
@@ -158,6 +165,14 @@ def _build_parser() -> _Parser:
         default=_DEFAULT_MESSAGE_SIZE,
         help="largest message read over stdio, in bytes or with a K, M or G suffix (KiB, MiB, "
         "GiB); a longer one is refused without being read whole (default: 32M)",
+    )
+    mcp.add_argument(
+        "--max-image-size",
+        metavar="SIZE",
+        type=_image_size,
+        default=_DEFAULT_IMAGE_SIZE,
+        help="largest image (PNG, JPEG, GIF, WebP) read returns, in bytes or with a K, M or G "
+        "suffix; a larger one is refused (default: 5M)",
     )
     mcp.add_argument(
         "--log-level",
@@ -212,6 +227,20 @@ def _message_size(value: str) -> int:
     return size
 
 
+def _image_size(value: str) -> int:
+    text = value.strip().upper().removesuffix("IB").removesuffix("B")
+    unit = text[-1:] if text[-1:] in _SIZE_UNITS else ""
+    try:
+        size = int(text.removesuffix(unit)) * _SIZE_UNITS[unit]
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"invalid size {value!r} (e.g. 1048576, 512K, 5M)"
+        ) from None
+    if size < 0:
+        raise argparse.ArgumentTypeError(f"{value!r} is negative")
+    return size
+
+
 def _add_tools_option(command: argparse.ArgumentParser) -> None:
     from dsh_fs.workspace import ALL_TOOLS
 
@@ -230,7 +259,7 @@ def _tools(command: str, value: str) -> tuple[str, ...]:
     unknown = [name for name in names if name not in ALL_TOOLS]
     if unknown or not names:
         shown = ", ".join(unknown) if unknown else "(none)"
-        raise _UsageError(
+        raise UsageError(
             f"dsh-fs {command}: --tools: unknown tool {shown}; choose from {','.join(ALL_TOOLS)}"
         )
     return names
@@ -244,9 +273,9 @@ def _parse_http(value: str) -> tuple[str, int]:
     try:
         port = int(port_text)
     except ValueError:
-        raise _UsageError(f"dsh-fs mcp: --http: invalid port {port_text!r} in {value!r}") from None
+        raise UsageError(f"dsh-fs mcp: --http: invalid port {port_text!r} in {value!r}") from None
     if not 0 <= port <= 65535:
-        raise _UsageError(f"dsh-fs mcp: --http: port {port} is out of range")
+        raise UsageError(f"dsh-fs mcp: --http: port {port} is out of range")
     return host, port
 
 
@@ -254,9 +283,9 @@ def _mcp_roots(args: argparse.Namespace) -> list[str]:
     roots = [os.path.abspath(root) for root in (args.roots or [os.getcwd()])]
     for root in roots:
         if not os.path.exists(root):
-            raise _UsageError(f"dsh-fs mcp: {root}: does not exist")
+            raise UsageError(f"dsh-fs mcp: {root}: does not exist")
         if not os.path.isdir(root):
-            raise _UsageError(f"dsh-fs mcp: {root}: not a directory")
+            raise UsageError(f"dsh-fs mcp: {root}: not a directory")
     return roots
 
 
@@ -285,11 +314,16 @@ def _print_config(args: argparse.Namespace) -> int:
         flags += ["--protect", pattern]
     if args.max_message_size != _DEFAULT_MESSAGE_SIZE:
         flags += ["--max-message-size", str(args.max_message_size)]
+    if args.max_image_size != _DEFAULT_IMAGE_SIZE:
+        flags += ["--max-image-size", str(args.max_image_size)]
     if args.log_level != "warning":
         flags += ["--log-level", args.log_level]
     tools = _tools("mcp", args.tools)
     if tools != ALL_TOOLS:
         flags += ["--tools", ",".join(tools)]
+    for spec in args.plugin:
+        load_plugin(spec)  # a typo fails here, not when the host starts the server
+        flags += ["--plugin", spec]
     command = [*launcher(), "mcp", *flags, *_mcp_roots(args)]
     print(json.dumps(host_config(args.print_config, command), indent=2, ensure_ascii=False))
     print(paste_hint(args.print_config, command), file=sys.stderr)
@@ -308,20 +342,25 @@ def _mcp_workspace(args: argparse.Namespace) -> Workspace:
     rules = Rules(
         deny=tuple(args.deny), protect=tuple(args.protect), default_rules=not args.no_default_rules
     )
+    plugins = [load_plugin(spec) for spec in args.plugin]
     try:
-        return Workspace.sandbox(
+        workspace = Workspace.sandbox(
             roots[0],
             *roots[1:],
             mode=mode,
             policy=not args.no_policy,
             confine_reads=not (args.read_anywhere or args.full_access),
             tools=tools,
+            max_image_bytes=args.max_image_size,
             rules=rules,
         )
     except ValueError as exc:
         if "pattern" not in str(exc):
             raise
-        raise _UsageError(f"dsh-fs mcp: {exc}") from None
+        raise UsageError(f"dsh-fs mcp: {exc}") from None
+    for plugin in plugins:
+        workspace.use(plugin, None)
+    return workspace
 
 
 def _run_mcp(args: argparse.Namespace) -> int:
@@ -395,7 +434,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from ._demo import run_demo
 
         return run_demo()
-    except _UsageError as exc:
+    except UsageError as exc:
         print(exc, file=sys.stderr)
         return 2
     except ModuleNotFoundError as exc:

@@ -1,5 +1,5 @@
 """The MCP server on the official `mcp` SDK's low-level `Server`: streamable HTTP, and the
-2026-07-28 protocol era on stdio (the handshake era on stdio is `_lean`'s).
+2026-07-28 protocol era on stdio (the handshake era on stdio is `mcp.stdio._handshake`'s).
 
 The low-level server (not `MCPServer`) is used so that each tool's `inputSchema` and
 description are exactly the tool's own, and the instructions are the workspace's system
@@ -17,6 +17,7 @@ from mcp.shared.exceptions import MCPError
 
 from dsh_fs._version import __version__
 
+from ._call_arguments import call_arguments
 from ._connection import check_connection_lookup, connection_of
 from ._definitions import (
     SERVER_DESCRIPTION,
@@ -25,7 +26,6 @@ from ._definitions import (
     tool_definitions,
     tool_result,
 )
-from ._jsonrpc import call_arguments
 from ._progress import progress_notifier
 
 if TYPE_CHECKING:

@@ -17,8 +17,8 @@ from dsh_fs.fs import (
     FS_WRITE_INTENT,
     FsIntent,
     PathRules,
+    messages,
 )
-from dsh_fs.fs import _messages as messages
 from dsh_fs.runtime import Next, Plugin, PluginScope, ToolExecution
 
 __all__ = ["RulesPlugin"]

@@ -39,8 +39,8 @@ from dsh_fs.fs import (
     PathRules,
     RuleMatch,
     WriteGuard,
+    messages,
 )
-from dsh_fs.fs import _messages as messages
 
 __all__ = ["RuledFileSystem"]
 
@@ -167,6 +167,10 @@ class RuledFileSystem(FileSystem):
     async def read_bytes(self, target: FsTarget, max_bytes: int) -> bytes:
         self._read(target)
         return await self._inner.read_bytes(target, max_bytes)
+
+    async def read_head(self, target: FsTarget, size: int) -> bytes:
+        self._read(target)
+        return await self._inner.read_head(target, size)
 
     async def list_dir(self, target: FsTarget) -> list[FsDirEntry]:
         self._read(target, "list")

@@ -25,8 +25,8 @@ from dsh_fs.fs import (
     FsFileType,
     FsIntent,
     Present,
+    messages,
 )
-from dsh_fs.fs import _messages as messages
 from dsh_fs.runtime import (
     Context,
     Plugin,

@@ -1,0 +1,480 @@
+"""The local provider's native search: the ``rg`` binary of the ``ripgrep`` wheel.
+
+ripgrep runs as a plain argv (no shell), with ``--no-config`` (no configuration file can
+add a ``--pre`` command), without following links, in the searched directory. Its output
+is parsed in bounded memory: ``--max-columns`` keeps every printed line short, and a file
+ripgrep finds to be binary after printing some of its lines is dropped whole. Every file it
+reports can be re-checked by the provider's guards (the sandbox fence). The binary is looked
+for only where the wheel installs it, next to the running interpreter; without it the
+provider has no native search and the tools use their pure engine.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import os
+import re
+import stat as st_mode
+import subprocess
+import sys
+import sysconfig
+import tempfile
+from collections.abc import AsyncGenerator, AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Literal, TypeVar
+
+import anyio
+from anyio import to_thread
+from anyio.abc import ByteReceiveStream
+
+from dsh_fs.errors import FsError
+from dsh_fs.fs import VCS_DIRECTORIES, FsGlobQuery, FsGrepHit, FsGrepQuery, messages
+
+from .._oserrors import map_os_errors
+from ._guards import LocalGuards
+from ._open import fd_path, open_regular
+from ._ripgrep_ignore import IGNORE_FILES, IgnorePlan, ignore_plan
+
+__all__ = ["closing", "find_rg", "rg_glob", "rg_grep"]
+
+_T = TypeVar("_T")
+
+_READ = 256 * 1024
+_STDERR_KEPT = 16 * 1024
+_BINARY = re.compile(
+    rb"(.*): WARNING: stopped searching binary file after match "
+    rb'\(found "\\0" byte around offset \d+\)',
+    re.DOTALL,
+)
+_OPEN_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
+_PATTERN_ERRORS = (b"regex parse error", b"error parsing glob", b"not allowed in a regex")
+
+
+@functools.cache
+def find_rg() -> str | None:
+    """The ``rg`` binary the ``ripgrep`` wheel installed for this interpreter, if any."""
+    name = "rg.exe" if sys.platform == "win32" else "rg"
+    places = [sysconfig.get_path("scripts"), os.path.dirname(sys.executable)]
+    for place in places:
+        candidate = os.path.join(place, name)
+        if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            return candidate
+    return None
+
+
+def _environment() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if not k.startswith("RIPGREP_")}
+
+
+def _grep_argv(binary: str, query: FsGrepQuery, ignore_file: str | None, where: str) -> list[str]:
+    argv = [
+        binary,
+        "--no-config",
+        "--color=never",
+        "--no-heading",
+        "--with-filename",
+        "--line-number",
+        "--null",
+        "--case-sensitive",
+        # ripgrep reads no ignore file itself: only the vetted copy (`_ripgrep_ignore`).
+        "--no-ignore",
+        f"--max-columns={query.line_bytes + 64}",
+        "--max-columns-preview",
+        # A file of the include type would be searched even when hidden (types whitelist):
+        # hidden names stay out, as in the pure engine.
+        "--glob=!.*",
+        f"--regexp={query.pattern}",
+    ]
+    if ignore_file is not None:
+        argv.append(f"--ignore-file={ignore_file}")
+    if query.include is not None:
+        argv += [f"--type-add=dshinclude:{query.include}", "--type=dshinclude"]
+    return [*argv, "--", where]
+
+
+_IGNORE_FILES_ARGV = ["--files", "--no-ignore", "--null"]
+_IGNORE_FILES_ARGV += [f"--glob={name}" for name in IGNORE_FILES]
+
+
+async def _ignore_files(binary: str, root: str, display: str) -> list[str]:
+    """The ignore files below `root` that grep's walk can meet (not under a hidden
+    directory), listed by ripgrep without opening any of them."""
+    found: list[str] = []
+    argv = [binary, "--no-config", *_IGNORE_FILES_ARGV, "--", "."]
+    async with _running(argv, root, display, "") as stdout:
+        buffer = bytearray()
+        async for chunk in stdout:
+            buffer += chunk
+            end = buffer.rfind(b"\0")
+            if end >= 0:
+                found += _relative_paths(os.fsdecode(bytes(buffer[:end])))
+                del buffer[: end + 1]
+    return found
+
+
+@asynccontextmanager
+async def _vetted_rules(
+    binary: str, root: str, display: str, guards: LocalGuards
+) -> AsyncIterator[tuple[IgnorePlan, str | None]]:
+    """The ignore plan of a grep below `root`, and its rules in a private file (removed
+    when the block is left), or None when there are none."""
+    found = await _ignore_files(binary, root, display)
+    plan = await to_thread.run_sync(ignore_plan, root, display, guards, found)
+    if not plan.rules:
+        yield plan, None
+        return
+    fd, name = tempfile.mkstemp(prefix="dsh-fs-ignore-")
+    try:
+        with os.fdopen(fd, "wb") as file:
+            file.write(plan.rules)
+        yield plan, name
+    finally:
+        os.unlink(name)
+
+
+def _glob_argv(binary: str, query: FsGlobQuery) -> list[str]:
+    # --sort=modified: ripgrep stats every file itself, faster than one lstat per path
+    # here, and lists them oldest first, as glob shows them.
+    argv = [binary, "--no-config", "--files", "--null", "--no-ignore", "--hidden"]
+    argv.append("--sort=modified")
+    argv.append(f"--glob={query.pattern}")
+    for name in VCS_DIRECTORIES:
+        argv += [f"--glob=!**/{name}", f"--glob=!**/{name}/**"]
+    return [*argv, "--", "."]
+
+
+def rg_grep(
+    binary: str, root: str, display: str, query: FsGrepQuery, guards: LocalGuards
+) -> AsyncGenerator[list[FsGrepHit], None] | None:
+    """Hits of `query` below the real directory `root`, one batch per file; None when the
+    query can't be given to ripgrep as is (an include with ``:`` would be read as part of
+    ripgrep's type definition syntax)."""
+    if query.include is not None and ":" in query.include:
+        return None
+    return _grep(binary, root, display, query, guards)
+
+
+async def _grep(
+    binary: str, root: str, display: str, query: FsGrepQuery, guards: LocalGuards
+) -> AsyncGenerator[list[FsGrepHit], None]:
+    pending: tuple[bytes, list[FsGrepHit]] | None = None
+    async with _vetted_rules(binary, root, display, guards) as (plan, ignore_file):
+        lead = os.fsencode(plan.lead + "/") if plan.lead else b""
+        argv = _grep_argv(binary, query, ignore_file, plan.lead or ".")
+        async with _running(argv, plan.cwd, display, query.pattern) as stdout:
+            async for record in _records(stdout, query.line_bytes):
+                if isinstance(record, bytes):  # a binary file found after some of its lines
+                    if pending is not None and pending[0] == record.removeprefix(lead):
+                        pending = None
+                    continue
+                path, hit = record
+                if lead:  # ripgrep ran in a parent: its paths start with the root's
+                    path = path.removeprefix(lead)
+                    hit = dataclasses.replace(hit, path=os.fsdecode(path))
+                if pending is not None and pending[0] != path:
+                    batch = await _checked(root, display, pending, guards, query.line_bytes)
+                    if batch:
+                        yield batch
+                    pending = None
+                if pending is None:
+                    pending = (path, [])
+                pending[1].append(hit)
+            if pending is not None:
+                batch = await _checked(root, display, pending, guards, query.line_bytes)
+                if batch:
+                    yield batch
+
+
+async def _checked(
+    root: str,
+    display: str,
+    pending: tuple[bytes, list[FsGrepHit]],
+    guards: LocalGuards,
+    line_bytes: int,
+) -> list[FsGrepHit]:
+    """The hits ripgrep reported for one file, when the guards confine reads: the file is
+    opened through them (its kernel path proven inside the fence before a byte is read),
+    and each reported line is read again through that descriptor; only the lines ripgrep's
+    match equals are reported, as read here. A file swapped meanwhile (for a link to
+    elsewhere, or with a directory above it) is refused or shows other lines: its hits are
+    dropped, never shown, and never an error."""
+    raw, hits = pending
+    if not guards.confined:
+        return hits
+    return await to_thread.run_sync(_reread, root, display, raw, hits, guards, line_bytes)
+
+
+def _reread(
+    root: str,
+    display: str,
+    raw: bytes,
+    hits: list[FsGrepHit],
+    guards: LocalGuards,
+    line_bytes: int,
+) -> list[FsGrepHit]:
+    key = os.path.join(os.fsencode(root), raw)
+    try:
+        opened = open_regular(os.fsdecode(key), "search", display, guards)
+    except (FsError, OSError, ValueError):
+        return []  # gone, not a regular file, or outside the fence: nothing of it is shown
+    try:
+        if not guards.may_see(opened.path):
+            return []
+        lines = _lines_at(opened.fd, [hit.line_number for hit in hits], line_bytes)
+    except OSError:
+        return []
+    finally:
+        os.close(opened.fd)
+    kept = []
+    for hit in hits:
+        line = lines.get(hit.line_number)
+        if line is not None and line == (hit.line, hit.truncated):
+            kept.append(hit)
+    return kept
+
+
+def _lines_at(fd: int, numbers: list[int], line_bytes: int) -> dict[int, tuple[bytes, bool]]:
+    """Lines `numbers` (1-based, ascending) of the open file, as `FsGrepHit` keeps them (cut
+    to `line_bytes` bytes, without the terminator and a ``\\r`` before it), read in bounded
+    memory."""
+    wanted = set(numbers)
+    last = max(numbers)
+    found: dict[int, tuple[bytes, bool]] = {}
+    number = 1
+    current = bytearray()
+    length = 0  # of the current line, beyond what is kept
+    while number <= last:
+        chunk = os.read(fd, _READ)
+        if not chunk:
+            break
+        start = 0
+        while start <= len(chunk) and number <= last:
+            end = chunk.find(b"\n", start)
+            piece = chunk[start:] if end < 0 else chunk[start:end]
+            if number in wanted and len(current) <= line_bytes + 1:
+                current += piece[: line_bytes + 2 - len(current)]
+            length += len(piece)
+            if end < 0:
+                break
+            if number in wanted:
+                found[number] = _kept_line(bytes(current), length, line_bytes)
+            current.clear()
+            length = 0
+            number += 1
+            start = end + 1
+    if number in wanted and number <= last and length:  # the last line has no terminator
+        found[number] = _kept_line(bytes(current), length, line_bytes)
+    return found
+
+
+def _kept_line(head: bytes, length: int, line_bytes: int) -> tuple[bytes, bool]:
+    """A line as `_parse` keeps ripgrep's: `head` its first bytes, `length` its length."""
+    if length <= line_bytes + 1 and head.endswith(b"\r"):
+        head, length = head[:-1], length - 1
+    return head[:line_bytes], length > line_bytes
+
+
+async def _records(
+    stdout: ByteReceiveStream, line_bytes: int
+) -> AsyncGenerator[bytes | tuple[bytes, FsGrepHit], None]:
+    """``path NUL number : line LF`` records, or the path of a binary-file warning."""
+    buffer = bytearray()
+    async for chunk in stdout:
+        buffer += chunk
+        start = 0
+        while True:
+            parsed = _parse(buffer, start, line_bytes)
+            if parsed is None:
+                break
+            record, start = parsed
+            yield record
+        del buffer[:start]
+    if buffer:
+        raise messages.io_error("search", "rg", "truncated ripgrep output")
+
+
+_Record = bytes | tuple[bytes, FsGrepHit]
+
+
+def _parse(buffer: bytearray, start: int, line_bytes: int) -> tuple[_Record, int] | None:
+    """The record at `start` and the index after it; None until it is complete."""
+    nul = buffer.find(b"\0", start)
+    newline = buffer.find(b"\n", start)
+    if newline < 0:
+        return None
+    if nul < 0 or newline < nul:
+        warning = _BINARY.fullmatch(bytes(buffer[start:newline]))
+        if warning is not None:
+            return _relative(warning.group(1)), newline + 1
+        if nul < 0:
+            return None  # a path with a newline in it: wait for its NUL
+    colon = buffer.find(b":", nul + 1)
+    if colon < 0:
+        return None
+    end = buffer.find(b"\n", colon + 1)
+    if end < 0:
+        return None
+    path = _relative(bytes(buffer[start:nul]))
+    line = bytes(buffer[colon + 1 : end])
+    if line.endswith(b"\r"):
+        line = line[:-1]
+    hit = FsGrepHit(
+        path=os.fsdecode(path),
+        line_number=int(buffer[nul + 1 : colon]),
+        line=line[:line_bytes],
+        truncated=len(line) > line_bytes,
+    )
+    return (path, hit), end + 1
+
+
+def _relative(path: bytes) -> bytes:
+    return path[2:] if path.startswith(b"./") else path
+
+
+def rg_glob(
+    binary: str, root: str, display: str, query: FsGlobQuery, guards: LocalGuards
+) -> AsyncGenerator[list[str], None]:
+    """Paths of the files matching `query` below the real directory `root`, oldest first
+    (ties in ripgrep's order)."""
+    return _glob(binary, root, display, query, guards)
+
+
+async def _glob(
+    binary: str, root: str, display: str, query: FsGlobQuery, guards: LocalGuards
+) -> AsyncGenerator[list[str], None]:
+    async with _running(_glob_argv(binary, query), root, display, query.pattern) as stdout:
+        buffer = bytearray()
+        async for chunk in stdout:
+            buffer += chunk
+            end = buffer.rfind(b"\0")
+            if end < 0:
+                continue
+            batch = _relative_paths(os.fsdecode(bytes(buffer[:end])))
+            del buffer[: end + 1]
+            if guards.confined:
+                batch = await to_thread.run_sync(_proven, root, batch, guards)
+            if batch:
+                yield batch
+
+
+def _relative_paths(text: str) -> list[str]:
+    """The NUL-separated paths ripgrep printed below ``.``, without their ``./``: one split
+    at C speed when every path has it (it does: ripgrep joins them to ``.``)."""
+    paths = text[2:].split("\0./") if text.startswith("./") else []
+    if len(paths) != text.count("\0") + 1:
+        paths = [name[2:] if name.startswith("./") else name for name in text.split("\0")]
+    return paths
+
+
+def _proven(root: str, batch: list[str], guards: LocalGuards) -> list[str]:
+    """The files of `batch` (relative to `root`) proven to be inside the fence now: each
+    directory is opened without following a final link, its kernel path must be exactly
+    the expected one and one the guards may see, and the name must be a regular file in
+    that very directory. A name ripgrep listed from a directory swapped for a link to
+    elsewhere (or back) is dropped, never shown, and never an error."""
+    directories: dict[str, int | None] = {}
+    kept = []
+    try:
+        for rel in batch:
+            head, _, name = rel.rpartition("/")
+            fd = directories.get(head, -1)
+            if fd == -1:
+                fd = directories[head] = _open_proven(root, head, guards)
+            if fd is None:
+                continue
+            try:
+                info = os.stat(name, dir_fd=fd, follow_symlinks=False)
+            except (OSError, ValueError):
+                continue
+            if st_mode.S_ISREG(info.st_mode):
+                kept.append(rel)
+    finally:
+        for fd in directories.values():
+            if fd is not None and fd >= 0:
+                os.close(fd)
+    return kept
+
+
+def _open_proven(root: str, head: str, guards: LocalGuards) -> int | None:
+    expected = os.path.join(root, head) if head else root
+    try:
+        fd = os.open(expected, _OPEN_DIR)
+    except (OSError, ValueError):
+        return None
+    try:
+        real = fd_path(fd, expected)
+        if real == os.path.normpath(expected) and guards.may_see(real):
+            return fd
+    except OSError:
+        pass
+    os.close(fd)
+    return None
+
+
+@asynccontextmanager
+async def _running(
+    argv: list[str], root: str, display: str, pattern: str
+) -> AsyncIterator[ByteReceiveStream]:
+    """Run ripgrep in `root`; yields its stdout. Leaving the block (or being cancelled)
+    kills it; an error it reports about the pattern is `SEARCH_INVALID_PATTERN`."""
+    with map_os_errors("search", display):
+        process = await anyio.open_process(
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=root,
+            env=_environment(),
+        )
+    errors = bytearray()
+    finished = False
+    # The block's exception (GeneratorExit when a consumer stops early, a cancellation) is
+    # kept aside and raised after the task group, which would wrap it in a group.
+    failure: BaseException | None = None
+    try:
+        assert process.stdout is not None
+        assert process.stderr is not None
+        async with anyio.create_task_group() as group:
+            group.start_soon(_drain, process.stderr, errors)
+            try:
+                yield process.stdout
+                await process.wait()
+                finished = True
+            except BaseException as exc:
+                failure = exc
+                group.cancel_scope.cancel()
+        if failure is not None:
+            raise failure
+    finally:
+        with anyio.CancelScope(shield=True):
+            if process.returncode is None:
+                process.kill()
+            await process.aclose()
+    if finished and process.returncode not in (0, 1):
+        if any(marker in errors for marker in _PATTERN_ERRORS):
+            kind: Literal["regex", "glob"] = "glob" if b"error parsing glob" in errors else "regex"
+            raise messages.invalid_pattern(kind, pattern, _reason(bytes(errors)))
+        if process.returncode != 2:  # 2: some files could not be read; the rest was searched
+            raise messages.io_error("search", display, f"ripgrep failed: {_reason(bytes(errors))}")
+
+
+@asynccontextmanager
+async def closing(batches: AsyncGenerator[_T, None]) -> AsyncIterator[AsyncGenerator[_T, None]]:
+    """`batches`, closed (its ripgrep killed) when the block is left."""
+    try:
+        yield batches
+    finally:
+        await batches.aclose()
+
+
+def _reason(errors: bytes) -> str:
+    lines = [line.strip() for line in errors.decode("utf-8", "replace").splitlines()]
+    meaningful = [line for line in lines if line and not line.startswith("rg:")] or lines
+    return meaningful[-1] if meaningful else "refused by ripgrep"
+
+
+async def _drain(stream: ByteReceiveStream, kept: bytearray) -> None:
+    async for chunk in stream:
+        if len(kept) < _STDERR_KEPT:
+            kept += chunk[: _STDERR_KEPT - len(kept)]
