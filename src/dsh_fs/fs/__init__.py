@@ -17,12 +17,25 @@ from ._edit import apply_edit
 from ._encoded import EncodedText
 from ._events import (
     FS,
+    FS_CHANGE_INTENT,
     FS_DELETE_INTENT,
     FS_EDIT_INTENT,
     FS_OBSERVED,
     FS_WRITE_INTENT,
     FsIntent,
     FsObserved,
+)
+from ._journal import (
+    ENTRY_ID,
+    FsCapture,
+    FsChangeMeta,
+    FsChangeStart,
+    FsPreImage,
+    JournalEntry,
+    JournalProblem,
+    JournalStore,
+    JournalUsage,
+    line_counts,
 )
 from ._search import VCS_DIRECTORIES, FsGlobQuery, FsGrepHit, FsGrepQuery
 from ._text_stream import FsTextChunk, FsTextStream
@@ -57,7 +70,9 @@ from ._types import (
 
 __all__ = [
     "BEFORE_LIMIT",
+    "ENTRY_ID",
     "FS",
+    "FS_CHANGE_INTENT",
     "FS_DELETE_INTENT",
     "FS_EDIT_INTENT",
     "FS_OBSERVED",
@@ -68,6 +83,9 @@ __all__ = [
     "EncodedText",
     "FileSystem",
     "FsCapabilities",
+    "FsCapture",
+    "FsChangeMeta",
+    "FsChangeStart",
     "FsDeleteOutcome",
     "FsDirEntry",
     "FsDirListing",
@@ -87,6 +105,7 @@ __all__ = [
     "FsPatchHunk",
     "FsPatchRequest",
     "FsPathInfo",
+    "FsPreImage",
     "FsTarget",
     "FsTargetKey",
     "FsTextChunk",
@@ -94,6 +113,10 @@ __all__ = [
     "FsVersion",
     "FsWalkEntry",
     "FsWriteOutcome",
+    "JournalEntry",
+    "JournalProblem",
+    "JournalStore",
+    "JournalUsage",
     "Observation",
     "PatchOp",
     "Present",
@@ -101,4 +124,5 @@ __all__ = [
     "WriteGuard",
     "apply_change",
     "apply_edit",
+    "line_counts",
 ]

@@ -12,11 +12,20 @@ from typing import TYPE_CHECKING, Any
 
 from ._local_guards import LocalGuards
 
-__all__ = ["FsspecFileSystem", "LocalFileSystem", "LocalGuards", "SandboxFileSystem", "SandboxMode"]
+__all__ = [
+    "FsspecFileSystem",
+    "LocalFileSystem",
+    "LocalGuards",
+    "LocalJournalStore",
+    "SandboxFileSystem",
+    "SandboxMode",
+    "default_journal_location",
+]
 
 if TYPE_CHECKING:
     from ._fsspec import FsspecFileSystem
     from ._local import LocalFileSystem
+    from ._local_journal import LocalJournalStore, default_journal_location
     from ._sandbox import SandboxFileSystem, SandboxMode
 
 
@@ -31,6 +40,10 @@ def __getattr__(name: str) -> Any:
         from ._local import LocalFileSystem
 
         return LocalFileSystem
+    if name in ("LocalJournalStore", "default_journal_location"):
+        from . import _local_journal
+
+        return getattr(_local_journal, name)
     if name == "SandboxFileSystem":
         from ._sandbox import SandboxFileSystem
 
