@@ -20,6 +20,13 @@ import anyio
 from dsh_fs._version import __version__
 
 from ._config import HOSTS, host_config, launcher, paste_hint
+from ._journal import (
+    JournalUsageError,
+    add_journal_commands,
+    add_journal_options,
+    journal_config,
+    run_journal,
+)
 
 if TYPE_CHECKING:
     from dsh_fs.workspace import Workspace
@@ -164,6 +171,9 @@ def _build_parser() -> _Parser:
     )
     _add_tools_option(schema)
 
+    add_journal_options(mcp, switch=True)
+    add_journal_commands(commands)
+
     commands.add_parser(
         "demo",
         help="run a short agent session against the MCP server and print the transcript",
@@ -276,14 +286,18 @@ def _mcp_workspace(args: argparse.Namespace) -> Workspace:
         "read-only" if args.read_only else "full-access" if args.full_access else "workspace-write"
     )
     tools = _tools("mcp", args.tools)
-    return Workspace.sandbox(
-        roots[0],
-        *roots[1:],
-        mode=mode,
-        policy=not args.no_policy,
-        confine_reads=not (args.read_anywhere or args.full_access),
-        tools=tools,
-    )
+    try:
+        return Workspace.sandbox(
+            roots[0],
+            *roots[1:],
+            mode=mode,
+            policy=not args.no_policy,
+            confine_reads=not (args.read_anywhere or args.full_access),
+            tools=tools,
+            journal=journal_config(args),
+        )
+    except ValueError as exc:
+        raise _UsageError(f"dsh-fs mcp: {exc}") from exc
 
 
 def _run_mcp(args: argparse.Namespace) -> int:
@@ -352,10 +366,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _run_mcp(args)
         if args.command == "schema":
             return _run_schema(args)
+        if args.command in ("log", "diff", "undo", "journal"):
+            return run_journal(args)
         from ._demo import run_demo
 
         return run_demo()
-    except _UsageError as exc:
+    except (_UsageError, JournalUsageError) as exc:
         print(exc, file=sys.stderr)
         return 2
     except ModuleNotFoundError as exc:

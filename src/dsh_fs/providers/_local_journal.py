@@ -126,7 +126,7 @@ def _new_id() -> tuple[str, str]:
 
 
 def _id_time_ns(entry_id: str) -> int:
-    moment = dt.datetime.strptime(entry_id[:22], "%Y%m%dT%H%M%S.%fZ").replace(
+    moment = dt.datetime.strptime(entry_id[:23], "%Y%m%dT%H%M%S.%fZ").replace(
         tzinfo=dt.timezone.utc
     )
     return int(moment.timestamp()) * 1_000_000_000 + moment.microsecond * 1000
