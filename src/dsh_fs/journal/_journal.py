@@ -106,9 +106,9 @@ class Journal:
         since: str | None = None,
         paths: Sequence[str] = (),
     ) -> list[JournalEntry]:
-        """The entries, newest first, filtered by session label (exact, or the label
-        without its process suffix), time (RFC 3339 or a duration, inclusive) and paths
-        (display or relative to the root)."""
+        """The entries, newest first, filtered by session label (exact, or a prefix of it
+        ending before a ``-``: ``claude-code`` selects ``claude-code-stdio-1a2b3c``), time
+        (RFC 3339 or a duration, inclusive) and paths (display or relative to the root)."""
         entries, _ = await self.read()
         return _select(entries, session=session, since=since, paths=paths)[::-1]
 
@@ -310,7 +310,9 @@ def _select(
     wanted = {path.rstrip("/") for path in paths}
     chosen = []
     for entry in entries:
-        if session is not None and session not in (entry.session, _base_label(entry.session)):
+        if session is not None and not (
+            entry.session == session or entry.session.startswith(session + "-")
+        ):
             continue
         if bound is not None and entry.id < bound:
             continue
@@ -321,7 +323,3 @@ def _select(
             continue
         chosen.append(entry)
     return chosen
-
-
-def _base_label(label: str) -> str:
-    return label.rsplit("-", 1)[0]

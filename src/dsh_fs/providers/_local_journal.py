@@ -489,7 +489,9 @@ class LocalJournalStore(JournalStore):
             if isinstance(key, str):
                 with contextlib.suppress(OSError):
                     now = self._versions.version(os.lstat(key))
-            if now == record.get("before"):
+            if _same_inode(now, record.get("before")):
+                # Never published (a publication is always a new inode; keeping the old one
+                # by a hard link changed only its ctime).
                 self._remove(stem + ".pending", stem + ".pre")
                 return None
             record["after"] = now
@@ -554,3 +556,11 @@ def _reason(exc: BaseException) -> str:
     if isinstance(exc, FsError):
         return exc.message
     return str(exc)
+
+
+def _same_inode(now: FsVersion | None, before: object) -> bool:
+    """Whether the file is still the inode of `before` (absent for both counts too): the
+    device and inode fields of the local version token."""
+    if now is None or not isinstance(before, str):
+        return now is None and before is None
+    return now.split(":")[:2] == before.split(":")[:2]
