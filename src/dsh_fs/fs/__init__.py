@@ -14,6 +14,7 @@ from dsh_fs.errors import FsError, FsErrorCode
 from ._change import apply_change
 from ._contract import FileSystem
 from ._edit import apply_edit
+from ._edit_encoded import apply_edit_encoded
 from ._encoded import EncodedText
 from ._events import (
     FS,
@@ -124,5 +125,6 @@ __all__ = [
     "WriteGuard",
     "apply_change",
     "apply_edit",
+    "apply_edit_encoded",
     "line_counts",
 ]

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 from ._encoded import EncodedText
-from ._messages import Verb
 from ._types import FsTarget, FsVersion
+from .messages import Verb
 
 __all__ = [
     "ENTRY_ID",

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ._local_guards import LocalGuards
+from .local import LocalGuards
 
 __all__ = [
     "FsspecFileSystem",
@@ -23,33 +23,32 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from ._fsspec import FsspecFileSystem
-    from ._local import LocalFileSystem
-    from ._local_journal import LocalJournalStore, default_journal_location
-    from ._sandbox import SandboxFileSystem, SandboxMode
+    from .fsspec import FsspecFileSystem
+    from .local import LocalFileSystem, LocalJournalStore, default_journal_location
+    from .sandbox import SandboxFileSystem, SandboxMode
 
 
 def __getattr__(name: str) -> Any:
     # Lazy so `import dsh_fs.providers` costs nothing and optional backends (fsspec) load
     # only when asked for.
     if name == "FsspecFileSystem":
-        from ._fsspec import FsspecFileSystem
+        from .fsspec import FsspecFileSystem
 
         return FsspecFileSystem
     if name == "LocalFileSystem":
-        from ._local import LocalFileSystem
+        from .local import LocalFileSystem
 
         return LocalFileSystem
     if name in ("LocalJournalStore", "default_journal_location"):
-        from . import _local_journal
+        from . import local
 
-        return getattr(_local_journal, name)
+        return getattr(local, name)
     if name == "SandboxFileSystem":
-        from ._sandbox import SandboxFileSystem
+        from .sandbox import SandboxFileSystem
 
         return SandboxFileSystem
     if name == "SandboxMode":
-        from ._sandbox import SandboxMode
+        from .sandbox import SandboxMode
 
         return SandboxMode
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
