@@ -210,6 +210,7 @@ SURFACES: dict[str, list[str]] = {
     ],
     "dsh_fs.workspace": [
         "ALL_TOOLS",
+        "JournalOption",
         "Session",
         "Workspace",
     ],
@@ -224,6 +225,7 @@ SURFACES: dict[str, list[str]] = {
         "OpenAIToolMessage",
         "PatchOutcome",
         "ResponsesFunctionTool",
+        "SyncJournal",
         "SyncSession",
         "SyncWorkspace",
         "TextEditorTool",

@@ -13,14 +13,13 @@ import pytest
 from dsh_fs import Workspace
 from dsh_fs.journal import JournalConfig
 
-pytestmark = pytest.mark.anyio
-
 
 def _sub_store(store: Path) -> Path:
     (sub,) = [p for p in store.iterdir() if p.is_dir()]
     return sub
 
 
+@pytest.mark.anyio
 async def test_a_write_an_edit_an_insert_and_a_delete_are_each_recorded_and_undo_to_the_exact_bytes(
     tmp_path: Path,
 ) -> None:
@@ -56,6 +55,7 @@ async def test_a_write_an_edit_an_insert_and_a_delete_are_each_recorded_and_undo
         assert {e.undoes for e in after[:4]} == {e.id for e in entries}
 
 
+@pytest.mark.anyio
 async def test_an_undo_is_refused_when_the_file_changed_since_and_nothing_of_it_changes(
     tmp_path: Path,
 ) -> None:
@@ -78,6 +78,7 @@ async def test_an_undo_is_refused_when_the_file_changed_since_and_nothing_of_it_
         assert [r.result for r in dry] == ["refused"]
 
 
+@pytest.mark.anyio
 async def test_an_undone_change_cannot_be_undone_twice_and_an_undo_of_the_undo_redoes_it(
     tmp_path: Path,
 ) -> None:
@@ -101,6 +102,7 @@ async def test_an_undone_change_cannot_be_undone_twice_and_an_undo_of_the_undo_r
         assert (root / "a.txt").read_text() == "after\n"
 
 
+@pytest.mark.anyio
 async def test_a_chain_of_changes_to_one_file_undoes_in_reverse_order_to_the_first_bytes(
     tmp_path: Path,
 ) -> None:
@@ -119,6 +121,7 @@ async def test_a_chain_of_changes_to_one_file_undoes_in_reverse_order_to_the_fir
         assert (root / "a.txt").read_text() == "v0\n"
 
 
+@pytest.mark.anyio
 async def test_the_store_is_private_and_an_undo_restores_the_files_mode(tmp_path: Path) -> None:
     root, store = tmp_path / "root", tmp_path / "store"
     root.mkdir()
@@ -140,11 +143,13 @@ async def test_the_store_is_private_and_an_undo_restores_the_files_mode(tmp_path
         assert stat.S_IMODE(secret.stat().st_mode) == 0o600
 
 
+@pytest.mark.anyio
 async def test_a_named_store_inside_a_served_root_is_refused_at_start(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="inside a served root"):
         Workspace.sandbox(tmp_path, journal=tmp_path / "store")
 
 
+@pytest.mark.anyio
 async def test_the_default_store_inside_a_served_root_is_fenced_out_of_every_tool(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -171,6 +176,7 @@ async def test_the_default_store_inside_a_served_root_is_fenced_out_of_every_too
         assert listing.is_error
 
 
+@pytest.mark.anyio
 async def test_a_corrupt_or_truncated_entry_is_reported_and_the_others_still_list(
     tmp_path: Path,
 ) -> None:
@@ -189,6 +195,7 @@ async def test_a_corrupt_or_truncated_entry_is_reported_and_the_others_still_lis
         assert "JSON" in problems[0].reason
 
 
+@pytest.mark.anyio
 async def test_a_tampered_entry_cannot_make_an_undo_write_outside_the_root(tmp_path: Path) -> None:
     root, store, outside = tmp_path / "root", tmp_path / "store", tmp_path / "outside.txt"
     root.mkdir()
@@ -208,6 +215,7 @@ async def test_a_tampered_entry_cannot_make_an_undo_write_outside_the_root(tmp_p
         assert outside.read_text() == "precious\n"
 
 
+@pytest.mark.anyio
 async def test_pruning_keeps_the_entries_listed_but_not_undoable(tmp_path: Path) -> None:
     root = tmp_path / "root"
     root.mkdir()
@@ -227,6 +235,7 @@ async def test_pruning_keeps_the_entries_listed_but_not_undoable(tmp_path: Path)
         assert (root / "a.txt").read_text() == "y"
 
 
+@pytest.mark.anyio
 async def test_a_journal_that_cannot_keep_the_change_refuses_it_naming_the_journal(
     tmp_path: Path,
 ) -> None:
@@ -247,3 +256,26 @@ async def test_a_journal_that_cannot_keep_the_change_refuses_it_naming_the_journ
         assert "journal" in result.text
         assert (root / "a.txt").read_text() == "keep me\n"
         assert sorted(os.listdir(root)) == ["a.txt"]  # no staging residue
+
+
+def test_a_sync_workspace_mirrors_entries_diff_and_undo(tmp_path: Path) -> None:
+    from dsh_fs.adapters import SyncWorkspace
+
+    root = tmp_path / "root"
+    root.mkdir()
+    with SyncWorkspace.sandbox(root, journal=tmp_path / "store") as ws:
+        assert ws.journal is not None
+        ws.session(label="sync").call("write", {"file_path": "a.txt", "content": "a\n"})
+        (entry,) = ws.journal.entries()
+        assert ws.journal.diff(entry.id).startswith("--- /dev/null\n+++ b/a.txt\n")
+        assert [r.result for r in ws.journal.undo(session="sync")] == ["undone"]
+        assert not (root / "a.txt").exists()
+
+
+@pytest.mark.anyio
+async def test_without_a_journal_nothing_is_recorded_and_the_workspace_has_none(
+    tmp_path: Path,
+) -> None:
+    async with Workspace.sandbox(tmp_path) as ws:
+        assert ws.journal is None
+        assert not (await ws.session().call("write", {"file_path": "a", "content": ""})).is_error

@@ -14,7 +14,7 @@ import os
 import threading
 import warnings
 import weakref
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Final
 
@@ -30,11 +30,13 @@ if TYPE_CHECKING:
     from typing_extensions import Self
 
     from dsh_fs.discovery import DiscoveryConfig
+    from dsh_fs.fs import JournalEntry
+    from dsh_fs.journal import Journal, UndoResult
     from dsh_fs.providers import SandboxMode
     from dsh_fs.runtime import ToolResult
-    from dsh_fs.workspace import Session, Workspace
+    from dsh_fs.workspace import JournalOption, Session, Workspace
 
-__all__ = ["SyncSession", "SyncWorkspace"]
+__all__ = ["SyncJournal", "SyncSession", "SyncWorkspace"]
 
 _IMPLICIT_CLOSE_SECONDS: Final = 10.0
 """How long closing a workspace nobody closed may take (at exit: a remote provider's
@@ -152,6 +154,44 @@ class SyncSession:
         return self._portal.call(anthropic_tool_results, self.session, content_blocks)
 
 
+class SyncJournal:
+    """`Journal` with blocking calls (`SyncWorkspace.journal`)."""
+
+    __slots__ = ("_portal", "journal")
+
+    def __init__(self, journal: Journal, portal: BlockingPortal) -> None:
+        self.journal = journal
+        """The underlying async journal."""
+        self._portal = portal
+
+    def entries(
+        self, *, session: str | None = None, since: str | None = None, paths: Sequence[str] = ()
+    ) -> list[JournalEntry]:
+        """`Journal.entries`."""
+        return self._portal.call(
+            functools.partial(self.journal.entries, session=session, since=since, paths=paths)
+        )
+
+    def diff(self, entry_id: str) -> str:
+        """`Journal.diff`."""
+        return self._portal.call(self.journal.diff, entry_id)
+
+    def undo(
+        self,
+        *,
+        ids: Iterable[str] = (),
+        session: str | None = None,
+        since: str | None = None,
+        dry_run: bool = False,
+    ) -> list[UndoResult]:
+        """`Journal.undo`."""
+        return self._portal.call(
+            functools.partial(
+                self.journal.undo, ids=list(ids), session=session, since=since, dry_run=dry_run
+            )
+        )
+
+
 class SyncWorkspace:
     """A `Workspace` driven from synchronous code; use it as a context manager.
 
@@ -194,12 +234,20 @@ class SyncWorkspace:
         policy: bool = True,
         tools: Iterable[str] = ALL_TOOLS,
         discovery: DiscoveryConfig | None = None,
+        journal: JournalOption = None,
     ) -> Self:
         """A synchronous `Workspace.local` (same arguments)."""
         from dsh_fs.workspace import Workspace
 
         return cls(
-            functools.partial(Workspace.local, cwd, policy=policy, tools=tools, discovery=discovery)
+            functools.partial(
+                Workspace.local,
+                cwd,
+                policy=policy,
+                tools=tools,
+                discovery=discovery,
+                journal=journal,
+            )
         )
 
     @classmethod
@@ -212,6 +260,7 @@ class SyncWorkspace:
         confine_reads: bool = True,
         tools: Iterable[str] = ALL_TOOLS,
         discovery: DiscoveryConfig | None = None,
+        journal: JournalOption = None,
     ) -> Self:
         """A synchronous `Workspace.sandbox` (same arguments).
 
@@ -230,8 +279,15 @@ class SyncWorkspace:
                 confine_reads=confine_reads,
                 tools=tools,
                 discovery=discovery,
+                journal=journal,
             )
         )
+
+    @property
+    def journal(self) -> SyncJournal | None:
+        """The workspace's journal with blocking calls, or None when not journaling."""
+        journal = self.workspace.journal
+        return None if journal is None else SyncJournal(journal, self._loop.portal)
 
     @classmethod
     def remote(
