@@ -172,6 +172,7 @@ SURFACES: dict[str, list[str]] = {
         "ReadValue",
         "WriteTool",
         "WriteValue",
+        "capture_for",
         "check_shape",
         "guarded_edit",
         "is_blank",

@@ -319,11 +319,17 @@ class SyncWorkspace:
         )
 
     def session(
-        self, *, cwd: str | os.PathLike[str] | None = None, id: str | None = None
+        self,
+        *,
+        cwd: str | os.PathLike[str] | None = None,
+        id: str | None = None,
+        label: str | None = None,
     ) -> SyncSession:
         """A new observation owner (see `Workspace.session`)."""
         portal = self._loop.portal
-        session = portal.call(functools.partial(self.workspace.session, cwd=cwd, id=id))
+        session = portal.call(
+            functools.partial(self.workspace.session, cwd=cwd, id=id, label=label)
+        )
         return SyncSession(session, portal, owner=self)
 
     def tool_schemas(self) -> list[dict[str, Any]]:
