@@ -20,6 +20,13 @@ import anyio
 from dsh_fs._version import __version__
 
 from ._config import HOSTS, host_config, launcher, paste_hint
+from ._journal import (
+    JournalUsageError,
+    add_journal_commands,
+    add_journal_options,
+    journal_config,
+    run_journal,
+)
 from ._plugins import load_plugin
 from ._usage import UsageError
 
@@ -179,6 +186,9 @@ def _build_parser() -> _Parser:
     )
     _add_tools_option(schema)
 
+    add_journal_options(mcp, switch=True)
+    add_journal_commands(commands)
+
     commands.add_parser(
         "demo",
         help="run a short agent session against the MCP server and print the transcript",
@@ -311,15 +321,19 @@ def _mcp_workspace(args: argparse.Namespace) -> Workspace:
     )
     tools = _tools("mcp", args.tools)
     plugins = [load_plugin(spec) for spec in args.plugin]
-    workspace = Workspace.sandbox(
-        roots[0],
-        *roots[1:],
-        mode=mode,
-        policy=not args.no_policy,
-        confine_reads=not (args.read_anywhere or args.full_access),
-        tools=tools,
-        max_image_bytes=args.max_image_size,
-    )
+    try:
+        workspace = Workspace.sandbox(
+            roots[0],
+            *roots[1:],
+            mode=mode,
+            policy=not args.no_policy,
+            confine_reads=not (args.read_anywhere or args.full_access),
+            tools=tools,
+            max_image_bytes=args.max_image_size,
+            journal=journal_config(args),
+        )
+    except ValueError as exc:
+        raise UsageError(f"dsh-fs mcp: {exc}") from exc
     for plugin in plugins:
         workspace.use(plugin, None)
     return workspace
@@ -391,10 +405,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _run_mcp(args)
         if args.command == "schema":
             return _run_schema(args)
+        if args.command in ("log", "diff", "undo", "journal"):
+            return run_journal(args)
         from ._demo import run_demo
 
         return run_demo()
-    except UsageError as exc:
+    except (UsageError, JournalUsageError) as exc:
         print(exc, file=sys.stderr)
         return 2
     except ModuleNotFoundError as exc:
