@@ -2,7 +2,7 @@
 # only prerequisites are python3 (3.10+) and make. `make demo` installs only the package and
 # the MCP SDK (seconds); the targets that need the dev tools add them to the same .venv.
 PYTHON ?= python3
-VENV := .venv
+VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 RUN_STAMP := $(VENV)/.installed-mcp

@@ -18,8 +18,6 @@ import stat
 import sys
 from typing import TYPE_CHECKING, Final
 
-import anyio
-
 from ._config import (
     HOSTS,
     Host,
@@ -28,6 +26,7 @@ from ._config import (
     inspector_http_command,
 )
 from ._main import _UsageError
+from ._running import run_until_interrupted
 
 if TYPE_CHECKING:
     from dsh_fs.workspace import Workspace
@@ -211,7 +210,7 @@ def run_http(args: argparse.Namespace, workspace: Workspace, host: str, port: in
                     on_ready=ready,
                 )
 
-        anyio.run(http)
+        run_until_interrupted(http)
     return 0
 
 

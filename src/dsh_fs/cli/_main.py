@@ -20,6 +20,7 @@ import anyio
 from dsh_fs._version import __version__
 
 from ._config import HOSTS, host_config, launcher, paste_hint
+from ._running import run_until_interrupted
 
 if TYPE_CHECKING:
     from dsh_fs.workspace import Workspace
@@ -310,7 +311,7 @@ def _run_mcp(args: argparse.Namespace) -> int:
                     max_message_size=args.max_message_size,
                 )
 
-        anyio.run(stdio)
+        run_until_interrupted(stdio)
         return 0
 
     from ._http import run_http
