@@ -20,9 +20,9 @@ from typing import Any
 import anyio
 
 from dsh_fs import Workspace
+from dsh_fs.discovery import DiscoveryConfig
 from dsh_fs.fs import FsGlobQuery, FsGrepQuery
-from dsh_fs.providers._ripgrep import _glob_argv, _grep_argv, find_rg
-from dsh_fs.tools import DiscoveryConfig
+from dsh_fs.providers.local._ripgrep import _glob_argv, _grep_argv, find_rg
 
 Spec = dict[str, Any]
 

@@ -14,8 +14,8 @@ import time
 from collections.abc import Callable
 
 from bench._data import MARKER, SIZES, ensure_file
-from dsh_fs.fs._diagnosis import diagnose_not_found
 from dsh_fs.fs._lf_search import has_crlf
+from dsh_fs.fs.diagnosis import diagnose_not_found
 
 __all__ = ["MISSES", "diagnose_each", "edit_near_miss"]
 

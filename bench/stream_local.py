@@ -47,8 +47,8 @@ def run_raw(path: str, chunk_size: int) -> int:
 def run_stream(path: str, chunk_size: int) -> int:
     import anyio
 
-    from dsh_fs.providers import _local
-    from dsh_fs.providers._local import LocalFileSystem
+    from dsh_fs.providers.local import _filesystem as _local
+    from dsh_fs.providers.local._filesystem import LocalFileSystem
 
     _local.STREAM_CHUNK_SIZE = chunk_size
 

@@ -145,6 +145,6 @@ def test_schema_piped_into_a_reader_that_is_gone_exits_quietly() -> None:
 
 def test_the_default_message_size_limit_is_the_servers() -> None:
     from dsh_fs.cli._main import _DEFAULT_MESSAGE_SIZE
-    from dsh_fs.mcp._stdio import DEFAULT_MAX_MESSAGE_SIZE
+    from dsh_fs.mcp.stdio._lines import DEFAULT_MAX_MESSAGE_SIZE
 
     assert _DEFAULT_MESSAGE_SIZE == DEFAULT_MAX_MESSAGE_SIZE == 32 << 20

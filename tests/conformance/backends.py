@@ -26,7 +26,7 @@ import pytest
 from dsh_fs.errors import FsError, FsErrorCode
 from dsh_fs.fs import FileSystem, FsCapabilities
 from dsh_fs.providers import FsspecFileSystem, LocalFileSystem, SandboxFileSystem
-from dsh_fs.providers._sandbox import SandboxMode
+from dsh_fs.providers.sandbox._filesystem import SandboxMode
 
 __all__ = [
     "BACKENDS",

@@ -15,12 +15,8 @@ from hypothesis import strategies as st
 
 from dsh_fs.errors import FsError, FsErrorCode
 from dsh_fs.fs import FsEditRequest, apply_edit
-from dsh_fs.fs._diagnosis import (
-    diagnose_ambiguous,
-    diagnose_block,
-    diagnose_not_found,
-)
-from dsh_fs.fs._diagnosis_text import MAX_BYTES
+from dsh_fs.fs.diagnosis import diagnose_ambiguous, diagnose_block, diagnose_not_found
+from dsh_fs.fs.diagnosis._wording import MAX_BYTES
 
 P = "/w/f.py"
 PY = (

@@ -9,7 +9,8 @@ import pytest
 
 from dsh_fs.errors import FsError, FsErrorCode
 from dsh_fs.fs import FileSystem, FsTextChunk
-from dsh_fs.providers import LocalFileSystem, _local
+from dsh_fs.providers import LocalFileSystem
+from dsh_fs.providers.local import _filesystem as _local
 
 pytestmark = pytest.mark.anyio
 

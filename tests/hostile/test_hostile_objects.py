@@ -29,7 +29,7 @@ import pytest
 
 from dsh_fs import Session, Workspace
 from dsh_fs.fs import FS_EDIT_INTENT, FS_WRITE_INTENT, FsIntent
-from dsh_fs.providers import _local
+from dsh_fs.providers.local import _filesystem as _local
 from dsh_fs.runtime import Next, ToolResult
 
 pytestmark = pytest.mark.anyio

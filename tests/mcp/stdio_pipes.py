@@ -9,7 +9,7 @@ from typing import Any
 
 import anyio
 
-from dsh_fs.mcp._stdio import LineReader, LineWriter
+from dsh_fs.mcp.stdio._lines import LineReader, LineWriter
 
 Serve = Callable[[LineReader, LineWriter], Awaitable[None]]
 

@@ -12,7 +12,7 @@ import pytest
 
 from dsh_fs.cli import main
 from dsh_fs.mcp import is_loopback
-from dsh_fs.mcp._http import http_security
+from dsh_fs.mcp.http._serving import http_security
 
 from .http_testing import SIX_TOOLS, TIMEOUT, TOKEN, HttpServer, client, headers, http_server
 from .mcp_testing import make_root

@@ -7,7 +7,7 @@ import resource
 import pytest
 
 from dsh_fs.mcp import HttpLimits
-from dsh_fs.mcp._http_connections import waiting_cap
+from dsh_fs.mcp.http._connections import waiting_cap
 
 
 def test_the_default_limits_are_the_numbers_security_md_states() -> None:

@@ -1,4 +1,4 @@
-"""Reading a POSTed JSON-RPC message as the library reads arguments (`mcp/_jsonrpc.py`)."""
+"""Reading a POSTed JSON-RPC message as the library reads arguments (`mcp/http/_jsonrpc.py`)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import math
 import pydantic_core
 import pytest
 
-from dsh_fs.mcp._jsonrpc import Forward, Refusal, read_request, recover_id
+from dsh_fs.mcp.http._jsonrpc import Forward, Refusal, read_request, recover_id
 
 DEEP = "[" * 100_000 + "]" * 100_000
 

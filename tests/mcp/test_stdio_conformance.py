@@ -19,11 +19,11 @@ from mcp_types import PROTOCOL_VERSION_META_KEY
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from dsh_fs import Workspace
-from dsh_fs.mcp._lean import HANDSHAKE_VERSIONS, serve_lines
-from dsh_fs.mcp._lean import PROTOCOL_VERSION_META_KEY as OUR_META_KEY
-from dsh_fs.mcp._sdk_stdio import serve_sdk
 from dsh_fs.mcp._server import create_server
-from dsh_fs.mcp._stdio import LineReader, LineWriter
+from dsh_fs.mcp.stdio._handshake import HANDSHAKE_VERSIONS, serve_lines
+from dsh_fs.mcp.stdio._handshake import PROTOCOL_VERSION_META_KEY as OUR_META_KEY
+from dsh_fs.mcp.stdio._lines import LineReader, LineWriter
+from dsh_fs.mcp.stdio._sdk import serve_sdk
 
 from .stdio_pipes import exchange, initialize, notification, request
 

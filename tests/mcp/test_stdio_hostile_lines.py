@@ -14,8 +14,8 @@ import anyio
 import pytest
 
 from dsh_fs import Workspace
-from dsh_fs.mcp._lean import serve_lines
-from dsh_fs.mcp._stdio import DEFAULT_MAX_MESSAGE_SIZE, LineReader, LineWriter
+from dsh_fs.mcp.stdio._handshake import serve_lines
+from dsh_fs.mcp.stdio._lines import DEFAULT_MAX_MESSAGE_SIZE, LineReader, LineWriter
 
 from .mcp_testing import make_root
 from .stdio_pipes import exchange, initialize, notification

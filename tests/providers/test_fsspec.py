@@ -14,7 +14,8 @@ import pytest
 
 from dsh_fs.errors import FsError, FsErrorCode
 from dsh_fs.fs import CreateIfAbsent, FsEditRequest, FsFileType, FsVersion, ReplaceIfVersion
-from dsh_fs.providers import FsspecFileSystem, _fsspec
+from dsh_fs.providers import FsspecFileSystem
+from dsh_fs.providers.fsspec import _filesystem as _fsspec
 from tests.s3_server import S3Server, shared_server
 
 pytestmark = pytest.mark.anyio

@@ -23,7 +23,7 @@ from dsh_fs.errors import FsError, FsErrorCode
 from dsh_fs.fs import CreateIfAbsent, FsEditRequest, ReplaceIfVersion
 from dsh_fs.providers import LocalFileSystem
 from dsh_fs.providers._oserrors import os_error
-from dsh_fs.providers._staging import STAGE_PREFIX
+from dsh_fs.providers.local._staging import STAGE_PREFIX
 
 pytestmark = pytest.mark.anyio
 

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from dsh_fs.providers import LocalFileSystem
-from dsh_fs.providers._local_dirs import make_parents
-from dsh_fs.providers._local_open import fd_path
+from dsh_fs.providers.local._dirs import make_parents
+from dsh_fs.providers.local._open import fd_path
 
 from .test_local import AS_ROOT, as_nobody, make_shared_tempdir
 

@@ -12,7 +12,7 @@ from dsh_fs import Workspace
 from dsh_fs.errors import FsError, FsErrorCode
 from dsh_fs.fs import EncodedText, FsEditRequest
 from dsh_fs.providers import LocalFileSystem
-from dsh_fs.providers._local_io import READ_CHUNK_SIZE
+from dsh_fs.providers.local._io import READ_CHUNK_SIZE
 
 pytestmark = pytest.mark.anyio
 

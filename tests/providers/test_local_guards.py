@@ -11,8 +11,7 @@ from typing import Literal
 import pytest
 
 from dsh_fs.errors import FsError, FsErrorCode
-from dsh_fs.fs import CreateIfAbsent, FsEditRequest, ReplaceIfVersion
-from dsh_fs.fs import _messages as messages
+from dsh_fs.fs import CreateIfAbsent, FsEditRequest, ReplaceIfVersion, messages
 from dsh_fs.providers import LocalFileSystem, LocalGuards
 
 pytestmark = pytest.mark.anyio

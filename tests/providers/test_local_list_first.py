@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from dsh_fs.providers import _local_dirs
-from dsh_fs.providers._local_dirs import list_dir_first
+from dsh_fs.providers.local import _dirs as _local_dirs
+from dsh_fs.providers.local._dirs import list_dir_first
 
 
 def test_the_first_names_survive_many_passes_in_any_order(

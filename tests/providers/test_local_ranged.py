@@ -12,7 +12,7 @@ import pytest
 from dsh_fs.errors import FsError, FsErrorCode
 from dsh_fs.fs import FsTarget, FsTargetKey, FsVersion
 from dsh_fs.providers import LocalFileSystem, SandboxFileSystem
-from dsh_fs.providers._local_stream import STREAM_CHUNK_SIZE
+from dsh_fs.providers.local._stream import STREAM_CHUNK_SIZE
 
 pytestmark = pytest.mark.anyio
 

@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 from dsh_fs import Workspace
 from dsh_fs.errors import FsError, FsErrorCode
 from dsh_fs.providers import LocalFileSystem, SandboxFileSystem
-from dsh_fs.providers._realpath import (
+from dsh_fs.providers.local._realpath import (
     MAX_SYMLINKS,
     PATH_MAX,
     lstat_link,

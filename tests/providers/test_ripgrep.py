@@ -73,7 +73,7 @@ async def test_without_the_binary_there_is_no_native_search_and_grep_still_works
     root: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from dsh_fs import Workspace
-    from dsh_fs.providers import _local
+    from dsh_fs.providers.local import _filesystem as _local
 
     monkeypatch.setattr(_local, "find_rg", lambda: None)
     async with Workspace.local(root) as workspace:

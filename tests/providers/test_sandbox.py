@@ -29,8 +29,8 @@ from dsh_fs.fs import (
     WriteGuard,
 )
 from dsh_fs.providers import LocalFileSystem, LocalGuards, SandboxFileSystem
-from dsh_fs.providers._local_guards import UNGUARDED
-from dsh_fs.providers._staging import STAGE_PREFIX
+from dsh_fs.providers.local._guards import UNGUARDED
+from dsh_fs.providers.local._staging import STAGE_PREFIX
 
 pytestmark = pytest.mark.anyio
 

@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 from dsh_fs.errors import FsError, FsErrorCode
 from dsh_fs.fs import FsEditRequest
 from dsh_fs.providers import SandboxFileSystem
-from dsh_fs.providers._sandbox_paths import is_within
+from dsh_fs.providers.sandbox._paths import is_within
 
 pytestmark = pytest.mark.anyio
 

@@ -22,7 +22,7 @@ import pytest
 from dsh_fs import Workspace
 from dsh_fs.fs import FsTarget, FsWriteOutcome, WriteGuard
 from dsh_fs.providers import LocalFileSystem, LocalGuards, SandboxFileSystem
-from dsh_fs.providers._local_guards import UNGUARDED
+from dsh_fs.providers.local._guards import UNGUARDED
 
 from .test_sandbox import _InstrumentedSandbox, snapshot
 

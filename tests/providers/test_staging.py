@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from dsh_fs.providers import LocalFileSystem
-from dsh_fs.providers._staging import STAGE_PREFIX, new_stage_dir
+from dsh_fs.providers.local._staging import STAGE_PREFIX, new_stage_dir
 
 pytestmark = pytest.mark.anyio
 

@@ -15,7 +15,7 @@ import pytest
 from dsh_fs.errors import FsError, FsErrorCode
 from dsh_fs.fs import FsEditRequest, ReplaceIfVersion
 from dsh_fs.providers import LocalFileSystem
-from dsh_fs.providers._versions import DIGEST_LIMIT, VersionBook
+from dsh_fs.providers.local._versions import DIGEST_LIMIT, VersionBook
 
 pytestmark = pytest.mark.anyio
 

@@ -14,7 +14,7 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
 
 from dsh_fs import Workspace
-from dsh_fs.tools import DiscoveryConfig
+from dsh_fs.discovery import DiscoveryConfig
 
 __all__ = ["BACKENDS", "TREE", "WorkspaceOver", "write_local"]
 

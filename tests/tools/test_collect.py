@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from dsh_fs.tools._collect import PathCollector
+from dsh_fs.discovery._collect import PathCollector
 
 paths = st.lists(
     st.builds(

@@ -13,8 +13,8 @@ import anyio
 import pytest
 
 from dsh_fs import Workspace
+from dsh_fs.discovery import DiscoveryConfig
 from dsh_fs.runtime import ToolResult
-from dsh_fs.tools import DiscoveryConfig
 
 pytestmark = pytest.mark.anyio
 

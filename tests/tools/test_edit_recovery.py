@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from dsh_fs import Session
 from dsh_fs.adapters import SyncWorkspace
 from dsh_fs.fs import FS_OBSERVED, FsObserved
-from dsh_fs.fs._diagnosis_text import MAX_BYTES
+from dsh_fs.fs.diagnosis._wording import MAX_BYTES
 
 from .conftest import WorkspaceFactory
 

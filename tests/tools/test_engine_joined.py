@@ -9,11 +9,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from dsh_fs import Workspace
-from dsh_fs.tools import DiscoveryConfig
-from dsh_fs.tools._collect import MatchCollector
-from dsh_fs.tools._engine import _JOIN_UNSAFE, _scan_joined
-from dsh_fs.tools._lines import LineScanner
-from dsh_fs.tools._regex import compile_line_regex
+from dsh_fs.discovery import DiscoveryConfig
+from dsh_fs.discovery._collect import MatchCollector
+from dsh_fs.discovery._engine import _JOIN_UNSAFE, _scan_joined
+from dsh_fs.discovery._lines import LineScanner
+from dsh_fs.discovery._regex import compile_line_regex
 
 PATTERNS = ["ab", "^a", "b$", "^$", "^", r"\bab\b", r"\Bb", "a*", "x", r"b\r$", "(?i)AB"]
 

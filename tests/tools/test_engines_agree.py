@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from dsh_fs import Workspace
-from dsh_fs.providers._ripgrep import find_rg
-from dsh_fs.tools import DiscoveryConfig
+from dsh_fs.discovery import DiscoveryConfig
+from dsh_fs.providers.local._ripgrep import find_rg
 
 from .search_tree import write_local
 

@@ -10,8 +10,8 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from dsh_fs.fs import FsTargetKey, FsVersion
-from dsh_fs.tools._line_index import IndexBuilder, LineIndex, LineIndexes
-from dsh_fs.tools._window import LineWindow, Window
+from dsh_fs.tools.paging._line_index import IndexBuilder, LineIndex, LineIndexes
+from dsh_fs.tools.paging._window import LineWindow, Window
 
 from .test_window import chunked, reference_window
 

@@ -24,7 +24,9 @@ from hypothesis import strategies as st
 
 from dsh_fs import Workspace
 from dsh_fs.fs import FsTarget, FsTextStream
-from dsh_fs.providers import FsspecFileSystem, LocalFileSystem, _fsspec, _local
+from dsh_fs.providers import FsspecFileSystem, LocalFileSystem
+from dsh_fs.providers.fsspec import _filesystem as _fsspec
+from dsh_fs.providers.local import _filesystem as _local
 from dsh_fs.runtime import ToolResult
 from dsh_fs.tools import _read
 

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 
+from dsh_fs.discovery import _lines
+from dsh_fs.discovery._collect import MatchCollector, PathCollector
+from dsh_fs.discovery._globs import compile_name_glob, compile_path_glob
+from dsh_fs.discovery._lines import LineHit, LineScanner
+from dsh_fs.discovery._regex import compile_line_regex
+from dsh_fs.discovery._searching import line_text
 from dsh_fs.errors import FsError, FsErrorCode
-from dsh_fs.tools import _lines
-from dsh_fs.tools._collect import MatchCollector, PathCollector
-from dsh_fs.tools._globs import compile_name_glob, compile_path_glob
-from dsh_fs.tools._lines import LineHit, LineScanner
-from dsh_fs.tools._regex import compile_line_regex
-from dsh_fs.tools._searching import line_text
 
 
 def scan(

@@ -17,11 +17,11 @@ import pytest
 from mcp import Client
 
 from dsh_fs import Workspace
+from dsh_fs.discovery import DiscoveryConfig
 from dsh_fs.errors import FsError
 from dsh_fs.fs import FsTarget, FsWalkEntry
 from dsh_fs.mcp import create_server
 from dsh_fs.providers import LocalFileSystem
-from dsh_fs.tools import DiscoveryConfig
 
 pytestmark = pytest.mark.anyio
 

@@ -3,8 +3,8 @@ leaves the words open, upstream's)."""
 
 from __future__ import annotations
 
-from dsh_fs.tools._search_render import render_glob, render_grep, render_list
-from dsh_fs.tools._search_values import GlobValue, GrepMatch, GrepValue, ListEntry, ListValue
+from dsh_fs.discovery._render import render_glob, render_grep, render_list
+from dsh_fs.discovery._values import GlobValue, GrepMatch, GrepValue, ListEntry, ListValue
 
 
 def test_grep_groups_lines_by_file_separated_by_one_blank_line() -> None:

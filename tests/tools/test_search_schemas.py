@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
+from dsh_fs.discovery import DiscoveryPlugin, GlobTool, GrepTool, ListTool
 from dsh_fs.runtime import Context, ToolArgumentError
-from dsh_fs.tools import DiscoveryPlugin, GlobTool, GrepTool, ListTool
 
 PATH_PARAM = "(absolute, or relative to the working directory). Defaults to the working directory."
 

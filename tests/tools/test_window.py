@@ -8,7 +8,7 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from dsh_fs.tools._window import (
+from dsh_fs.tools.paging._window import (
     MAX_BYTES,
     MAX_LINE_CHARS,
     MAX_LINES,

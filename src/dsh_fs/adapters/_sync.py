@@ -29,9 +29,9 @@ from ._openai import OpenAIToolMessage, execute_openai_tool_calls
 if TYPE_CHECKING:
     from typing_extensions import Self
 
+    from dsh_fs.discovery import DiscoveryConfig
     from dsh_fs.providers import SandboxMode
     from dsh_fs.runtime import ToolResult
-    from dsh_fs.tools import DiscoveryConfig
     from dsh_fs.workspace import Session, Workspace
 
 __all__ = ["SyncSession", "SyncWorkspace"]

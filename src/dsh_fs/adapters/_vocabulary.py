@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from dsh_fs.errors import FsErrorCode
-from dsh_fs.tools._errors import REMEDIES
+from dsh_fs.tools import REMEDIES
 
 __all__ = ["Vocabulary", "numbered", "snippet"]
 

@@ -26,8 +26,8 @@ from ._config import (
     http_host_config,
     inspector_http_command,
 )
-from ._main import _UsageError
 from ._running import run_until_interrupted
+from ._usage import UsageError
 
 if TYPE_CHECKING:
     from dsh_fs.workspace import Workspace
@@ -50,21 +50,21 @@ def check_http_flags(args: argparse.Namespace) -> None:
     """Refuse the HTTP flags without ``--http``, and contradictory ones.
 
     Raises:
-        _UsageError: they don't fit together.
+        UsageError: they don't fit together.
     """
     if args.http is None:
         for name in _HTTP_ONLY:
             if getattr(args, name):
                 flag = "--" + name.replace("_", "-")
-                raise _UsageError(f"dsh-fs mcp: {flag} applies to --http only")
+                raise UsageError(f"dsh-fs mcp: {flag} applies to --http only")
     if args.no_auth and args.token_file is not None:
-        raise _UsageError("dsh-fs mcp: --no-auth and --token-file contradict each other")
+        raise UsageError("dsh-fs mcp: --no-auth and --token-file contradict each other")
 
 
 def _checked_token(token: str, source: str) -> str:
     token = token.strip()
     if len(token) < _MIN_TOKEN or not _TOKEN_CHARS.fullmatch(token):
-        raise _UsageError(
+        raise UsageError(
             f"dsh-fs mcp: the token from {source} must be at least {_MIN_TOKEN} characters of "
             "A-Z a-z 0-9 - . _ ~ + / (then '=' padding); make one with: python3 -c "
             "'import secrets; print(secrets.token_urlsafe(32))'"
@@ -79,7 +79,7 @@ def _read_token_file(path: str) -> str:
             text = file.read()
     except (OSError, UnicodeDecodeError) as exc:
         detail = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
-        raise _UsageError(f"dsh-fs mcp: --token-file {path}: {detail}") from None
+        raise UsageError(f"dsh-fs mcp: --token-file {path}: {detail}") from None
     if mode & (stat.S_IRGRP | stat.S_IROTH):
         print(
             f"dsh-fs: warning: {path} is readable by other users, who could then use the "
@@ -94,7 +94,7 @@ def resolve_token(args: argparse.Namespace) -> tuple[str | None, str]:
     ``DSH_FS_MCP_TOKEN``, ``generated``, or ``--no-auth`` for none).
 
     Raises:
-        _UsageError: the token file can't be read, or a token is too weak to use.
+        UsageError: the token file can't be read, or a token is too weak to use.
     """
     if args.no_auth:
         return None, "--no-auth"
@@ -117,16 +117,16 @@ def _check_address(args: argparse.Namespace, bound: str, loopback: bool) -> None
     if loopback:
         return
     if not args.allow_remote:
-        raise _UsageError(
+        raise UsageError(
             f"dsh-fs mcp: --http: {bound} is not a loopback address, so other machines could "
             "reach the server; pass --allow-remote to mean it (a token is then required)"
         )
     if args.no_auth:
-        raise _UsageError(
+        raise UsageError(
             f"dsh-fs mcp: --no-auth is allowed on a loopback address only, not on {bound}"
         )
     if _is_wildcard(bound) and not args.allowed_host:
-        raise _UsageError(
+        raise UsageError(
             f"dsh-fs mcp: --http: {bound} listens on every address; name the host or address "
             "clients will use with --allowed-host HOST (requests naming another are refused)"
         )
@@ -178,7 +178,7 @@ def run_http(args: argparse.Namespace, workspace: Workspace, host: str, port: in
     """Bind ``--http``'s address, check it against the flags, print the banner and serve.
 
     Raises:
-        _UsageError: the address can't be bound, or the flags don't allow it.
+        UsageError: the address can't be bound, or the flags don't allow it.
     """
     from dsh_fs.mcp import bind_socket, is_loopback, serve_http
 
@@ -186,7 +186,7 @@ def run_http(args: argparse.Namespace, workspace: Workspace, host: str, port: in
     try:
         sock = bind_socket(host, port)
     except OSError as exc:
-        raise _UsageError(
+        raise UsageError(
             f"dsh-fs mcp: --http: cannot listen on {host}:{port}: {exc.strerror}"
         ) from None
     with sock:
@@ -223,10 +223,10 @@ def print_http_config(args: argparse.Namespace, host: str, port: int, *, serve: 
     serves the same folders wherever it is run.
 
     Raises:
-        _UsageError: the port is 0 (unknown until the server starts).
+        UsageError: the port is 0 (unknown until the server starts).
     """
     if port == 0:
-        raise _UsageError(
+        raise UsageError(
             "dsh-fs mcp: --print-config needs the port clients will use: pass --http "
             "HOST:PORT with a port other than 0, and start the server with the same one"
         )

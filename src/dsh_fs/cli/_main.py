@@ -21,6 +21,7 @@ from dsh_fs._version import __version__
 
 from ._config import HOSTS, host_config, launcher, paste_hint
 from ._running import run_until_interrupted
+from ._usage import UsageError
 
 if TYPE_CHECKING:
     from dsh_fs.workspace import Workspace
@@ -35,15 +36,11 @@ _DEFAULT_MESSAGE_SIZE = 32 << 20
 _SIZE_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
 
 
-class _UsageError(Exception):
-    """A bad command line; the message is the one line the user sees."""
-
-
 class _Parser(argparse.ArgumentParser):
-    """An argument parser whose errors are one line (`_UsageError`), not usage + exit."""
+    """An argument parser whose errors are one line (`UsageError`), not usage + exit."""
 
     def error(self, message: str) -> NoReturn:
-        raise _UsageError(f"{self.prog}: {message} (see '{self.prog} --help')")
+        raise UsageError(f"{self.prog}: {message} (see '{self.prog} --help')")
 
 
 def _build_parser() -> _Parser:
@@ -208,7 +205,7 @@ def _tools(command: str, value: str) -> tuple[str, ...]:
     unknown = [name for name in names if name not in ALL_TOOLS]
     if unknown or not names:
         shown = ", ".join(unknown) if unknown else "(none)"
-        raise _UsageError(
+        raise UsageError(
             f"dsh-fs {command}: --tools: unknown tool {shown}; choose from {','.join(ALL_TOOLS)}"
         )
     return names
@@ -222,9 +219,9 @@ def _parse_http(value: str) -> tuple[str, int]:
     try:
         port = int(port_text)
     except ValueError:
-        raise _UsageError(f"dsh-fs mcp: --http: invalid port {port_text!r} in {value!r}") from None
+        raise UsageError(f"dsh-fs mcp: --http: invalid port {port_text!r} in {value!r}") from None
     if not 0 <= port <= 65535:
-        raise _UsageError(f"dsh-fs mcp: --http: port {port} is out of range")
+        raise UsageError(f"dsh-fs mcp: --http: port {port} is out of range")
     return host, port
 
 
@@ -232,15 +229,15 @@ def _mcp_roots(args: argparse.Namespace) -> list[str]:
     roots = [os.path.abspath(root) for root in (args.roots or [os.getcwd()])]
     for root in roots:
         if not os.path.exists(root):
-            raise _UsageError(f"dsh-fs mcp: {root}: does not exist")
+            raise UsageError(f"dsh-fs mcp: {root}: does not exist")
         if not os.path.isdir(root):
-            raise _UsageError(f"dsh-fs mcp: {root}: not a directory")
+            raise UsageError(f"dsh-fs mcp: {root}: not a directory")
         try:
             with os.scandir(root) as entries:
                 next(entries, None)
         except PermissionError:
             # Refused now, not on every call the model makes: the host shows this line.
-            raise _UsageError(
+            raise UsageError(
                 f"dsh-fs mcp: {root}: permission denied (this user cannot list the folder)"
             ) from None
     return roots
@@ -370,7 +367,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from ._demo import run_demo
 
         return run_demo()
-    except _UsageError as exc:
+    except UsageError as exc:
         print(exc, file=sys.stderr)
         return 2
     except ModuleNotFoundError as exc:

@@ -14,6 +14,7 @@ from dsh_fs.errors import FsError, FsErrorCode
 from ._change import apply_change
 from ._contract import FileSystem
 from ._edit import apply_edit
+from ._edit_encoded import apply_edit_encoded
 from ._encoded import EncodedText
 from ._events import (
     FS,
@@ -101,4 +102,5 @@ __all__ = [
     "WriteGuard",
     "apply_change",
     "apply_edit",
+    "apply_edit_encoded",
 ]

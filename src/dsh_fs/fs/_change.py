@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from . import _messages as messages
+from . import messages
 from ._edit import apply_edit, dominant_line_ending, safely_diagnosed
 from ._types import FsEdit, FsEditRequest, FsInsertRequest, FsPatchHunk, FsPatchRequest
 
@@ -191,7 +191,7 @@ def _find(texts: list[str], block: list[str], start: int) -> int | None:
 def _miss(texts: list[str], expected: list[str], number: int, display: str) -> Exception:
     """The error for a hunk that does not match, with the diagnosis an edit's miss gets
     (SPEC §8.2): the closest lines to the ones the hunk `expected`, and what differs."""
-    from ._diagnosis import diagnose_block  # on the first miss, not at start-up (see _edit)
+    from .diagnosis import diagnose_block  # on the first miss, not at start-up (see _edit)
 
     diagnosis = safely_diagnosed(
         lambda: diagnose_block("\n".join(texts), "\n".join(expected), display)

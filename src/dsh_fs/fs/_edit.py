@@ -25,13 +25,13 @@ from typing import TYPE_CHECKING
 from dsh_fs.errors import FsError
 
 from ._lf_search import crlf_tolerant_pattern, has_crlf
-from ._messages import ambiguous_edit, edit_not_found
 from ._types import FsEditRequest
+from .messages import ambiguous_edit, edit_not_found
 
 if TYPE_CHECKING:
     # The diagnosis (difflib included) is imported by the first miss it explains, not at
     # start-up: a server answering `initialize` never needs it.
-    from ._diagnosis import Diagnosis
+    from .diagnosis import Diagnosis
 
 __all__ = ["apply_edit", "dominant_line_ending", "safely_diagnosed"]
 
@@ -101,7 +101,7 @@ def _check_count(count: int, text: str, edit: FsEditRequest, crlf: bool, display
 def _not_found(text: str, edit: FsEditRequest, crlf: bool, display_path: str) -> FsError:
     old = edit.old_string.replace("\r\n", "\n")
     new = edit.new_string.replace("\r\n", "\n")
-    from ._diagnosis import diagnose_not_found
+    from .diagnosis import diagnose_not_found
 
     diagnosis = safely_diagnosed(lambda: diagnose_not_found(text, old, new, crlf=crlf))
     return edit_not_found(display_path, diagnosis.text, diagnosis.details)
@@ -111,7 +111,7 @@ def _ambiguous(
     text: str, edit: FsEditRequest, count: int, crlf: bool, display_path: str
 ) -> FsError:
     old = edit.old_string.replace("\r\n", "\n")
-    from ._diagnosis import diagnose_ambiguous
+    from .diagnosis import diagnose_ambiguous
 
     diagnosis = safely_diagnosed(lambda: diagnose_ambiguous(text, old, count, crlf=crlf))
     return ambiguous_edit(display_path, count, diagnosis.text, diagnosis.details)
@@ -124,6 +124,6 @@ def safely_diagnosed(diagnose: Callable[[], Diagnosis]) -> Diagnosis:
         return diagnose()
     except Exception:
         logger.exception("edit diagnosis failed")
-        from ._diagnosis import Diagnosis
+        from .diagnosis import Diagnosis
 
         return Diagnosis(text="")

@@ -13,7 +13,7 @@ from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
 
-from . import _messages as messages
+from . import messages
 from ._types import FsTarget, FsVersion
 
 __all__ = ["FsTextChunk", "FsTextStream", "derived_text_stream"]

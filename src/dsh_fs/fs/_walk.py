@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from dsh_fs.errors import FsError
 
-from . import _messages as messages
+from . import messages
 from ._types import FsFileType, FsTarget, FsWalkEntry
 
 if TYPE_CHECKING:

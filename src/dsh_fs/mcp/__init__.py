@@ -12,21 +12,21 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from ._definitions import CODE_META_KEY, ERROR_META_KEY
-from ._lean import serve_stdio
+from .stdio import serve_stdio
 
 if TYPE_CHECKING:
-    from ._http import HttpLimits, bind_socket, is_loopback, serve_http
     from ._server import call_tool_result, create_server, mcp_tools
+    from .http import HttpLimits, bind_socket, is_loopback, serve_http
 
 # The SDK costs about half a second to import: only what uses its server or types loads it.
 _LAZY = {
-    "HttpLimits": "._http",
-    "bind_socket": "._http",
+    "HttpLimits": ".http",
+    "bind_socket": ".http",
     "call_tool_result": "._server",
     "create_server": "._server",
-    "is_loopback": "._http",
+    "is_loopback": ".http",
     "mcp_tools": "._server",
-    "serve_http": "._http",
+    "serve_http": ".http",
 }
 
 

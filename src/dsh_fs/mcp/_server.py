@@ -17,6 +17,7 @@ from mcp.shared.exceptions import MCPError
 
 from dsh_fs._version import __version__
 
+from ._call_arguments import call_arguments
 from ._connection import check_connection_lookup, connection_of
 from ._definitions import (
     SERVER_DESCRIPTION,
@@ -25,7 +26,6 @@ from ._definitions import (
     tool_definitions,
     tool_result,
 )
-from ._jsonrpc import call_arguments
 from ._progress import progress_notifier
 
 if TYPE_CHECKING:

@@ -27,8 +27,8 @@ from dsh_fs.fs import (
     Present,
     ReplaceIfVersion,
     WriteGuard,
+    messages,
 )
-from dsh_fs.fs import _messages as messages
 from dsh_fs.runtime import AgentSession, Next, Plugin, PluginScope, ToolExecution
 
 __all__ = ["DEFAULT_MAX_OBSERVATIONS", "ObservationPolicy"]

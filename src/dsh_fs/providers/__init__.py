@@ -10,33 +10,33 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ._local_guards import LocalGuards
+from .local import LocalGuards
 
 __all__ = ["FsspecFileSystem", "LocalFileSystem", "LocalGuards", "SandboxFileSystem", "SandboxMode"]
 
 if TYPE_CHECKING:
-    from ._fsspec import FsspecFileSystem
-    from ._local import LocalFileSystem
-    from ._sandbox import SandboxFileSystem, SandboxMode
+    from .fsspec import FsspecFileSystem
+    from .local import LocalFileSystem
+    from .sandbox import SandboxFileSystem, SandboxMode
 
 
 def __getattr__(name: str) -> Any:
     # Lazy so `import dsh_fs.providers` costs nothing and optional backends (fsspec) load
     # only when asked for.
     if name == "FsspecFileSystem":
-        from ._fsspec import FsspecFileSystem
+        from .fsspec import FsspecFileSystem
 
         return FsspecFileSystem
     if name == "LocalFileSystem":
-        from ._local import LocalFileSystem
+        from .local import LocalFileSystem
 
         return LocalFileSystem
     if name == "SandboxFileSystem":
-        from ._sandbox import SandboxFileSystem
+        from .sandbox import SandboxFileSystem
 
         return SandboxFileSystem
     if name == "SandboxMode":
-        from ._sandbox import SandboxMode
+        from .sandbox import SandboxMode
 
         return SandboxMode
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -12,7 +12,7 @@ import os
 from types import TracebackType
 
 from dsh_fs.errors import FsError
-from dsh_fs.fs import _messages as messages
+from dsh_fs.fs import messages
 
 __all__ = ["FramesDropped", "map_os_errors", "not_a_directory", "os_error", "without_frames"]
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import codecs
 
-from dsh_fs.fs import _messages as messages
+from dsh_fs.fs import messages
 
 __all__ = [
     "CHECK_SLICE",

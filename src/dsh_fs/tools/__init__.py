@@ -1,50 +1,81 @@
-"""The tools layer: `read`, `write` and `edit` (SPEC §6), `glob`, `grep`, `list` (§8.1),
-and the internal `insert`, `patch` and `delete` the vendor dialect adapters call.
+"""The tools layer: `read`, `write` and `edit` (SPEC §6), the internal `insert`, `patch`
+and `delete` the vendor dialect adapters call, and the public API for writing a tool.
 
-Argument checks and schemas, read windowing, rendering, remedies, and the executors that
-call the context's `fs` service and dispatch the fs/* events. It sits on the provider
-contract (`dsh_fs.fs`) and the runtime; above it, `dsh_fs.workspace` assembles a usable
-stack. It never imports a provider or the policy: whoever answers the intents is a plugin.
+Argument checks and schemas, read paging (`tools.paging`), rendering, remedies, and the
+executors that call the context's `fs` service and dispatch the fs/* events. It sits on the
+provider contract (`dsh_fs.fs`) and the runtime; above it, `dsh_fs.discovery` (glob, grep,
+list) is a plugin built on this API, and `dsh_fs.workspace` assembles a usable stack. It
+never imports a provider or the policy: whoever answers the intents is a plugin.
 
-Public: the plugins that register the tools, the tool classes (to compose a stack by hand)
-and their canonical values (what `ToolResult.data` holds). Windowing, rendering and argument
-checking are internal.
+Public: the plugins that register the tools, the tool classes (to compose a stack by hand),
+their canonical values (what `ToolResult.data` holds), and the tool-writing API (see
+docs/writing-a-tool.md):
+
+- `FsTool`, the base of a file tool: declare `params`, implement `parse_values` and
+  `execute`; `parse_arguments` checks the shape first, `error_message` adds the remedies.
+- Parameters: `Param` (`JsonType`), `string_param`, `object_schema`, `check_shape`.
+- Argument values: `non_blank`, `is_blank` (`JS_SPACE`), `positive_integer`, `js_number`;
+  errors are `dsh_fs.runtime.ToolArgumentError` (code ``INVALID_ARGS``).
+- Observation: `session_cwd` (where relative paths resolve), `observe` (dispatch
+  `fs/observed`, what the policy learns from), `guarded_edit` (an `edit_text` change
+  guarded by the edit-intent, then observed).
+- Errors and rendering: `message_with_remedy` (`REMEDIES`), and the renderers of the seed
+  tools' values (`render_read`, `render_write`, `render_edit`) for a tool that answers
+  with one of them.
 """
 
+from ._arguments import (
+    JS_SPACE,
+    JsonType,
+    Param,
+    check_shape,
+    is_blank,
+    js_number,
+    non_blank,
+    object_schema,
+    positive_integer,
+    string_param,
+)
+from ._base import FsTool, guarded_edit, observe, session_cwd
 from ._dialects import DeleteTool, DeleteValue, DialectToolsPlugin, InsertTool, PatchTool
-from ._discovery import DiscoveryPlugin
 from ._edit import EditTool
-from ._glob import GlobTool
-from ._grep import GrepTool
-from ._list import ListTool
+from ._errors import REMEDIES, message_with_remedy
 from ._plugin import FsToolsPlugin
 from ._read import ReadTool
-from ._search_values import GlobValue, GrepMatch, GrepValue, ListEntry, ListValue
-from ._searching import DiscoveryConfig
+from ._render import render_edit, render_read, render_write
 from ._values import EditValue, ReadValue, WriteValue
 from ._write import WriteTool
 
 __all__ = [
+    "JS_SPACE",
+    "REMEDIES",
     "DeleteTool",
     "DeleteValue",
     "DialectToolsPlugin",
-    "DiscoveryConfig",
-    "DiscoveryPlugin",
     "EditTool",
     "EditValue",
+    "FsTool",
     "FsToolsPlugin",
-    "GlobTool",
-    "GlobValue",
-    "GrepMatch",
-    "GrepTool",
-    "GrepValue",
     "InsertTool",
-    "ListEntry",
-    "ListTool",
-    "ListValue",
+    "JsonType",
+    "Param",
     "PatchTool",
     "ReadTool",
     "ReadValue",
     "WriteTool",
     "WriteValue",
+    "check_shape",
+    "guarded_edit",
+    "is_blank",
+    "js_number",
+    "message_with_remedy",
+    "non_blank",
+    "object_schema",
+    "observe",
+    "positive_integer",
+    "render_edit",
+    "render_read",
+    "render_write",
+    "session_cwd",
+    "string_param",
 ]

@@ -29,17 +29,20 @@ from typing import Any, Final, Literal
 
 from dsh_fs.runtime import ToolArgumentError
 
-from ._window import MAX_LINES
+from .paging import MAX_LINES
 
 __all__ = [
     "EDIT_PARAMS",
+    "JS_SPACE",
     "READ_PARAMS",
     "WRITE_PARAMS",
     "EditArguments",
+    "JsonType",
     "Param",
     "ReadArguments",
     "WriteArguments",
     "check_shape",
+    "is_blank",
     "js_number",
     "non_blank",
     "object_schema",
@@ -229,9 +232,16 @@ def _finite(value: int | float) -> bool:
         return False
 
 
-# JavaScript's `String.prototype.trim` removes these (WhiteSpace and LineTerminator).
-_JS_SPACE = "\t\n\v\f\r \xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008"
-_JS_SPACE += "\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+JS_SPACE: Final = (
+    "\t\n\v\f\r \xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008"
+    "\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+)
+"""What JavaScript's `String.prototype.trim` removes (WhiteSpace and LineTerminator)."""
+
+
+def is_blank(value: str) -> bool:
+    """Whether `value` holds nothing but white space as JavaScript's ``trim`` sees it."""
+    return not value.strip(JS_SPACE)
 
 
 def non_blank(value: str, name: str) -> str:
@@ -240,7 +250,7 @@ def non_blank(value: str, name: str) -> str:
     Raises:
         ToolArgumentError: ``<name> must be a non-empty string``.
     """
-    if not value.strip(_JS_SPACE):
+    if is_blank(value):
         raise ToolArgumentError(f"{name} must be a non-empty string")
     return value
 

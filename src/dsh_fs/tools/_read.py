@@ -9,8 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from dsh_fs.errors import FsError, FsErrorCode
-from dsh_fs.fs import FS, Absent, FsFileType, Present
-from dsh_fs.fs import _messages as messages
+from dsh_fs.fs import FS, Absent, FsFileType, Present, messages
 from dsh_fs.runtime import (
     Context,
     ToolAnnotations,
@@ -20,11 +19,9 @@ from dsh_fs.runtime import (
 
 from ._arguments import READ_PARAMS, ReadArguments, js_number, non_blank, positive_integer
 from ._base import FsTool, observe, session_cwd
-from ._line_index import LineIndexes
-from ._paging import scan_window
 from ._render import render_read
 from ._values import ReadValue
-from ._window import MAX_LINE_CHARS, MAX_LINES, LineWindow
+from .paging import MAX_LINE_CHARS, MAX_LINES, LineIndexes, LineWindow, scan_window
 
 __all__ = ["DESCRIPTION", "PROMPT", "WHOLE_READ_BYTES", "ReadTool"]
 

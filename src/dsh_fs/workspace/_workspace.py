@@ -7,8 +7,8 @@ from collections.abc import Iterable
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeAlias
 
-from dsh_fs.fs import FS, FileSystem
-from dsh_fs.fs import _messages as messages
+from dsh_fs.discovery import DiscoveryConfig, DiscoveryPlugin
+from dsh_fs.fs import FS, FileSystem, messages
 from dsh_fs.policy import ObservationPolicy
 from dsh_fs.runtime import (
     AgentSession,
@@ -18,7 +18,7 @@ from dsh_fs.runtime import (
     ToolExecution,
     ToolResult,
 )
-from dsh_fs.tools import DialectToolsPlugin, DiscoveryConfig, DiscoveryPlugin, FsToolsPlugin
+from dsh_fs.tools import DialectToolsPlugin, FsToolsPlugin
 
 if TYPE_CHECKING:
     from dsh_fs.providers import SandboxMode

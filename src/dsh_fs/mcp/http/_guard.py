@@ -1,0 +1,171 @@
+"""What every HTTP request passes before the SDK's app sees it, in this order.
+
+1. ``Host`` and ``Origin`` are one of the allowed hosts (DNS rebinding: a web page that
+   makes a name resolve to this machine still names its own host), with the SDK's
+   `TransportSecurityMiddleware` checks; refused with ``421``/``403``.
+2. A bearer token, when the server has one: the SDK's `BearerAuthBackend` and
+   `RequireAuthMiddleware` with a verifier that compares in constant time; refused with
+   ``401`` and ``WWW-Authenticate: Bearer``. Nothing else is advertised (no OAuth metadata),
+   so a client uses the header it was configured with.
+3. A POSTed message is read whole (at most the SDK's 4 MiB body limit, ``413`` above it,
+   answered to the request's id when it can be found), parsed as the library parses
+   arguments (`dsh_fs.mcp.http._jsonrpc`) and handed on: a ``tools/call``'s arguments in the
+   ASGI scope, the rest as the body the SDK parses.
+
+A client that sends its request too slowly is cut off by the connection guard
+(`dsh_fs.mcp.http._connections`), which also bounds reading the body here.
+"""
+
+from __future__ import annotations
+
+import hmac
+from typing import Final, Literal
+
+import mcp_types as types
+from mcp.server.auth.middleware.bearer_auth import BearerAuthBackend, RequireAuthMiddleware
+from mcp.server.auth.provider import AccessToken
+from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
+from mcp_types.jsonrpc import JSONRPCError
+from starlette.middleware.authentication import AuthenticationMiddleware
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from .._call_arguments import ARGUMENTS_SCOPE_KEY
+from ._jsonrpc import Forward, Refusal, read_request, recover_id
+
+__all__ = ["HttpGuard"]
+
+CLIENT_ID: Final = "dsh-fs-token"
+"""The client id of every request that presents the server's token (one principal)."""
+
+_ID_PREFIX: Final = 1 << 16
+"""Bytes of an oversized body read to find its id before refusing it."""
+
+_BodyState = Literal["complete", "too large", "gone"]
+
+
+class _Token:
+    """A `TokenVerifier` that accepts exactly one token."""
+
+    __slots__ = ("_token",)
+
+    def __init__(self, token: str) -> None:
+        self._token = token.encode("utf-8")
+
+    async def verify_token(self, token: str) -> AccessToken | None:
+        # Header values arrive as latin-1 text; compare the bytes in constant time.
+        if hmac.compare_digest(token.encode("utf-8", "surrogateescape"), self._token):
+            return AccessToken(token="", client_id=CLIENT_ID, scopes=[])
+        return None
+
+
+def _json_error(status: int, reply: JSONRPCError) -> Response:
+    return Response(
+        reply.model_dump_json(by_alias=True, exclude_unset=True),
+        status_code=status,
+        media_type="application/json",
+    )
+
+
+class HttpGuard:
+    """An ASGI app that checks a request's host, token and body before `app` serves it."""
+
+    __slots__ = ("_app", "_checked", "_max_body", "_path", "_security")
+
+    def __init__(
+        self,
+        app: ASGIApp,
+        *,
+        security: TransportSecuritySettings,
+        token: str | None,
+        path: str,
+        max_body: int,
+    ) -> None:
+        """Args:
+        app: The SDK's app (it also serves the lifespan).
+        security: The allowed ``Host``/``Origin`` values.
+        token: The bearer token clients must send, or None to accept every request.
+        path: The MCP endpoint, whose POST bodies are read here.
+        max_body: The largest body accepted, in bytes.
+        """
+        self._app = app
+        self._security = TransportSecurityMiddleware(security)
+        self._path = path
+        self._max_body = max_body
+        checked: ASGIApp = self._read_body
+        if token is not None:
+            checked = AuthenticationMiddleware(
+                RequireAuthMiddleware(checked, required_scopes=[]),
+                backend=BearerAuthBackend(_Token(token)),
+            )
+        self._checked = checked
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":  # the lifespan (the server speaks no websocket)
+            await self._app(scope, receive, send)
+            return
+        refusal = await self._security.validate_request(Request(scope, receive))
+        if refusal is not None:
+            await refusal(scope, receive, send)
+            return
+        await self._checked(scope, receive, send)
+
+    async def _read_body(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["method"] != "POST" or scope["path"] != self._path:
+            await self._app(scope, receive, send)
+            return
+        body, state = await self._receive_body(scope, receive)
+        if state == "too large":
+            await self._too_large(body)(scope, receive, send)
+            return
+        if state == "gone":
+            return
+        outcome = read_request(body)
+        if isinstance(outcome, Refusal):
+            await _json_error(400, outcome.reply)(scope, receive, send)
+            return
+        if isinstance(outcome, Forward):
+            body = outcome.body
+            scope = {**scope, ARGUMENTS_SCOPE_KEY: outcome.arguments}
+            scope["headers"] = [
+                (name, str(len(body)).encode() if name == b"content-length" else value)
+                for name, value in scope["headers"]
+            ]
+        sent = False
+
+        async def replay() -> Message:
+            nonlocal sent
+            if not sent:
+                sent = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        await self._app(scope, replay, send)
+
+    async def _receive_body(self, scope: Scope, receive: Receive) -> tuple[bytes, _BodyState]:
+        """The request body, or its first bytes (to find the id in) when it is too large, or
+        what came before the client went away."""
+        declared = dict(scope["headers"]).get(b"content-length", b"")
+        too_large = declared.isdigit() and int(declared) > self._max_body
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            message = await receive()
+            if message["type"] != "http.request":
+                return b"".join(chunks), "gone"
+            chunk = message.get("body", b"")
+            chunks.append(chunk)
+            size += len(chunk)
+            if size > self._max_body or (too_large and size >= _ID_PREFIX):
+                return b"".join(chunks)[:_ID_PREFIX], "too large"
+            if not message.get("more_body", False):
+                return b"".join(chunks), "too large" if too_large else "complete"
+
+    def _too_large(self, prefix: bytes) -> Response:
+        message = f"Request body too large: the limit is {self._max_body} bytes"
+        request_id = recover_id(prefix)
+        if request_id is None:
+            return Response(message, status_code=413)
+        error = types.ErrorData(code=types.INVALID_REQUEST, message=message)
+        return _json_error(413, JSONRPCError(jsonrpc="2.0", id=request_id, error=error))

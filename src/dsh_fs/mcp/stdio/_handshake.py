@@ -1,0 +1,467 @@
+"""The stdio MCP server: the handshake protocol era served directly, the 2026-07-28 era by
+the SDK.
+
+Every host speaks the handshake era today (``initialize``: Claude Code, Cursor, VS Code, the
+MCP Inspector, the TypeScript SDK). This server answers it without the SDK, so `dsh-fs mcp`
+answers ``initialize`` without importing it (about half a second of start-up) and a tool
+call skips its per-request pipeline. A client whose first request carries the 2026-07-28
+``_meta`` envelope (the Python SDK's client probes with ``server/discover``) is handed,
+with everything read so far, to the SDK's server (`_sdk`), imported then.
+
+What this server does, as the SDK's server does it (tests/mcp/test_stdio_conformance.py runs
+both on the same lines and compares the answers):
+
+- ``initialize``: the client's version when it is a handshake version, else the latest one;
+  capabilities ``{"tools": {"listChanged": false}}``, ``serverInfo``, the workspace's
+  system prompt as ``instructions``. ``ping`` at any time.
+- ``tools/list``, ``tools/call`` once ``initialize`` (or ``notifications/initialized``)
+  arrived, else ``-32602``; each call runs in its own task, reports progress when the
+  request has a ``progressToken``, and stops on ``notifications/cancelled`` (then it is never
+  answered). An unknown tool is ``-32602 Unknown tool: NAME``.
+- Any other request: ``-32601 Method not found`` (its method in ``data``); a request with
+  the 2026-07-28 envelope after the handshake: ``-32600``. Other notifications and
+  responses are dropped.
+- Malformed lines are answered to their id when it can be found (`_wire`); a line over the
+  size limit is refused without being read whole (`_lines`).
+
+When the input ends, every request already read is answered (a cancelled one excepted).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import logging
+from collections import deque
+from collections.abc import Mapping
+from functools import partial
+from typing import TYPE_CHECKING, Any, Final
+
+import anyio
+from anyio.abc import TaskGroup
+
+from .._definitions import server_info, tool_definitions, tool_result
+from .._progress import ProgressNotifier
+from .._wire import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    Malformed,
+    Message,
+    RequestId,
+    encode,
+    error_response,
+    is_request_id,
+)
+from ._lines import (
+    DEFAULT_MAX_MESSAGE_SIZE,
+    LineReader,
+    LineWriter,
+    Oversized,
+    message_of,
+    stdio_fds,
+)
+
+if TYPE_CHECKING:
+    from dsh_fs.workspace import Session, Workspace
+
+__all__ = [
+    "HANDSHAKE_VERSIONS",
+    "PROTOCOL_VERSION_META_KEY",
+    "serve_lines",
+    "serve_stdio",
+]
+
+logger = logging.getLogger("dsh_fs.mcp")
+
+HANDSHAKE_VERSIONS: Final = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
+"""The protocol versions reached by ``initialize``, oldest first (the SDK's, pinned by a
+test: a new SDK version with a new one fails it)."""
+
+PROTOCOL_VERSION_META_KEY: Final = "io.modelcontextprotocol/protocolVersion"
+"""The ``_meta`` key only a 2026-07-28 request envelope carries."""
+
+_CAPABILITIES: Final = {"tools": {"listChanged": False}}
+
+_REPLAY_LIMIT = 8
+"""Notifications read before the first request that are handed to the SDK with it (as the
+SDK's own server keeps them)."""
+
+
+class _Refusal(Exception):
+    """A request answered with a JSON-RPC error."""
+
+    def __init__(self, code: int, message: str, data: object = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.data = data
+
+
+def _invalid_params() -> _Refusal:
+    # The SDK's words for params its models reject (no detail on the wire).
+    return _Refusal(INVALID_PARAMS, "Invalid request parameters", "")
+
+
+def _coerce(ident: RequestId) -> RequestId:
+    """The id a ``notifications/cancelled`` matches: ``"7"`` and ``7`` are one (as in the
+    SDKs)."""
+    if isinstance(ident, str):
+        try:
+            return int(ident)
+        except ValueError:
+            pass
+    return ident
+
+
+def _has_modern_envelope(params: object) -> bool:
+    if not isinstance(params, Mapping):
+        return False
+    meta = params.get("_meta")
+    return isinstance(meta, Mapping) and PROTOCOL_VERSION_META_KEY in meta
+
+
+def _opens_modern_era(request: Message) -> bool:
+    """Whether a client's first request opens the 2026-07-28 era (``initialize`` never does,
+    whatever it carries)."""
+    return request["method"] != "initialize" and _has_modern_envelope(request.get("params"))
+
+
+def _optional(params: Mapping[str, Any], key: str, kind: type | tuple[type, ...]) -> Any:
+    value = params.get(key)
+    if value is not None and not isinstance(value, kind):
+        raise _invalid_params()
+    return value
+
+
+def _progress_token(params: Mapping[str, Any]) -> RequestId | None:
+    meta = _optional(params, "_meta", dict)
+    token = None if meta is None else meta.get("progressToken")
+    if token is not None and not is_request_id(token):
+        raise _invalid_params()
+    return token
+
+
+class _Call:
+    """A running ``tools/call``: its scope, which ``notifications/cancelled`` cancels."""
+
+    __slots__ = ("scope",)
+
+    def __init__(self) -> None:
+        self.scope = anyio.CancelScope()
+
+
+class _Server:
+    """One client's connection, in the handshake era.
+
+    The task that reads a call runs it (waking another task costs a loop turn, starting one
+    far more: together about a fifth of a small read's round trip). Reading goes on while
+    a call waits on something: before it runs, an idle task is woken; if the call is still
+    running when that task gets its turn, it takes over reading, and the caller becomes the
+    idle one once its call is done. So calls still run concurrently, and a
+    ``notifications/cancelled`` is read while the call it names is running.
+    """
+
+    __slots__ = (
+        "_accepted",
+        "_calls",
+        "_drained",
+        "_idle",
+        "_lines",
+        "_names",
+        "_opening",
+        "_reader",
+        "_reading_free",
+        "_running",
+        "_session",
+        "_structured",
+        "_tg",
+        "_tools",
+        "_workspace",
+        "_writer",
+    )
+
+    _MAX_IDLE = 4
+    """Idle tasks kept after a burst of concurrent calls; the others end."""
+
+    def __init__(
+        self, workspace: Workspace, reader: LineReader, writer: LineWriter, *, structured: bool
+    ) -> None:
+        self._workspace = workspace
+        self._reader = reader
+        self._writer = writer
+        self._structured = structured
+        self._accepted = False
+        """`initialize` was answered, or `notifications/initialized` arrived."""
+        self._opening: list[Message] | None = []
+        """The notifications before the first request (None once it decided the era)."""
+        self._lines: deque[bytes | Oversized] = deque()
+        """Lines read and not dispatched yet."""
+        self._calls: dict[RequestId, _Call] = {}
+        self._running = 0
+        self._drained = anyio.Event()
+        self._drained.set()
+        self._reading_free = False
+        """The task that reads is running a call: whoever gets the next turn reads."""
+        self._idle: list[anyio.Event] = []
+        self._session: Session | None = None
+        self._tools: list[dict[str, Any]] | None = None
+        self._names: frozenset[str] = frozenset()
+        self._tg: TaskGroup | None = None
+
+    async def run(self) -> None:
+        async with anyio.create_task_group() as tg:
+            self._tg = tg
+            await self._serve(reading=True)
+
+    async def _serve(self, *, reading: bool) -> None:
+        """One task's life: read and dispatch while it holds the reading, run the calls it
+        reads, wait while idle. Once the input has ended and every call is done, the task
+        that read the end cancels them all."""
+        while True:
+            if not reading:
+                if not self._reading_free:
+                    if len(self._idle) >= self._MAX_IDLE:
+                        return
+                    woken = anyio.Event()
+                    self._idle.append(woken)
+                    await woken.wait()
+                    continue
+                self._reading_free = False
+            call = await self._next_call()
+            if call is None:
+                # The input ended: once every call is answered, stop the idle tasks too.
+                await self._drained.wait()
+                assert self._tg is not None
+                self._tg.cancel_scope.cancel()
+                return
+            self._reading_free = True
+            if self._idle:
+                self._idle.pop().set()
+            else:
+                assert self._tg is not None
+                self._tg.start_soon(partial(self._serve, reading=False))
+            await self._call(*call)
+            reading = self._reading_free  # nobody took over: keep reading
+            self._reading_free = False
+
+    async def _next_call(self) -> tuple[RequestId, str, dict[str, Any], RequestId | None] | None:
+        """Dispatch lines until one is a call to run (returned); None at the end of input."""
+        while True:
+            if not self._lines:
+                batch = await self._reader.batch()
+                if not batch:
+                    return None
+                self._lines.extend(batch)
+            message = message_of(self._lines.popleft())
+            if isinstance(message, Malformed):
+                await self._refuse(message)
+                continue
+            if self._opening is not None:
+                if not ("id" in message and "method" in message):
+                    if "method" in message and len(self._opening) < _REPLAY_LIMIT:
+                        self._opening.append(message)
+                elif _opens_modern_era(message):
+                    await self._hand_over([*self._opening, message])
+                    return None
+                else:
+                    self._opening = None
+            call = await self._dispatch(message)
+            if call is not None:
+                return call
+
+    async def _hand_over(self, opening: list[Message]) -> None:
+        from .._server import create_server
+        from ._sdk import serve_sdk
+
+        logger.debug("the client opened in the 2026-07-28 era: the MCP SDK serves it")
+        server = create_server(self._workspace, single_session=True, structured=self._structured)
+        rest = list(self._lines)
+        self._lines.clear()
+        await serve_sdk(server, self._reader, self._writer, opening=opening, rest=rest)
+
+    async def _send(self, message: Message) -> None:
+        await self._writer.send(encode(message))
+        if self._writer.broken and self._tg is not None:
+            self._tg.cancel_scope.cancel()  # the client is gone: nothing to answer
+
+    async def _refuse(self, malformed: Malformed) -> None:
+        logger.warning("answered a malformed line with %s: %s", malformed.code, malformed.message)
+        await self._send(error_response(malformed.id, malformed.code, malformed.message))
+
+    async def _dispatch(
+        self, message: Message
+    ) -> tuple[RequestId, str, dict[str, Any], RequestId | None] | None:
+        """Answer `message`, or return the call it asks for (checked, not run yet)."""
+        method: str | None = message.get("method")
+        if method is None:
+            return None  # a response: this server sends no requests
+        params: dict[str, Any] = message.get("params") or {}
+        if "id" not in message:
+            self._notified(method, params)
+            return None
+        ident: RequestId = message["id"]
+        try:
+            if method != "initialize" and _has_modern_envelope(params):
+                raise _Refusal(
+                    INVALID_REQUEST,
+                    "this connection serves the handshake protocol era; requests carrying "
+                    "the 2026-07-28 envelope are not accepted on it",
+                )
+            if method == "initialize":
+                result = self._initialize(params)
+            elif method == "ping":
+                result = {}
+            elif method == "tools/list":
+                _optional(params, "cursor", str)
+                _optional(params, "_meta", dict)
+                self._gate()
+                result = {"tools": self._listing()}
+            elif method == "tools/call":
+                name = params.get("name")
+                if not isinstance(name, str):
+                    raise _invalid_params()
+                arguments = _optional(params, "arguments", dict) or {}
+                token = _progress_token(params)
+                self._gate()
+                self._listing()
+                if name not in self._names:
+                    # The host's mistake, not the model's: a protocol error.
+                    raise _Refusal(INVALID_PARAMS, f"Unknown tool: {name}")
+                return ident, name, arguments, token
+            else:
+                raise _Refusal(METHOD_NOT_FOUND, "Method not found", method)
+        except _Refusal as refusal:
+            await self._send(error_response(ident, refusal.code, refusal.message, refusal.data))
+            return None
+        await self._send({"jsonrpc": "2.0", "id": ident, "result": result})
+        return None
+
+    def _notified(self, method: str, params: Mapping[str, Any]) -> None:
+        if method == "notifications/initialized":
+            self._accepted = True
+        elif method == "notifications/cancelled":
+            ident = params.get("requestId")
+            if isinstance(ident, (str, int)) and not isinstance(ident, bool):
+                call = self._calls.get(_coerce(ident))
+                if call is not None:
+                    call.scope.cancel()
+
+    def _gate(self) -> None:
+        if not self._accepted:
+            raise _invalid_params()
+
+    def _initialize(self, params: Mapping[str, Any]) -> dict[str, Any]:
+        requested = params.get("protocolVersion")
+        client = params.get("clientInfo")
+        if (
+            not isinstance(requested, str)
+            or not isinstance(params.get("capabilities"), dict)
+            or not isinstance(client, dict)
+            or not isinstance(client.get("name"), str)
+            or not isinstance(client.get("version"), str)
+        ):
+            raise _invalid_params()
+        version = requested if requested in HANDSHAKE_VERSIONS else HANDSHAKE_VERSIONS[-1]
+        self._accepted = True
+        return {
+            "protocolVersion": version,
+            "capabilities": _CAPABILITIES,
+            "serverInfo": server_info(),
+            "instructions": self._workspace.system_prompt(),
+        }
+
+    def _listing(self) -> list[dict[str, Any]]:
+        if self._tools is None:
+            self._tools = tool_definitions(self._workspace)
+            self._names = frozenset(tool["name"] for tool in self._tools)
+        return self._tools
+
+    async def _call(
+        self, ident: RequestId, name: str, arguments: dict[str, Any], token: RequestId | None
+    ) -> None:
+        if self._session is None:
+            self._session = self._workspace.session(id="mcp-stdio")
+        key = _coerce(ident)
+        call = _Call()
+        self._calls[key] = call
+        if self._running == 0:
+            self._drained = anyio.Event()
+        self._running += 1
+        progress = None if token is None else ProgressNotifier(partial(self._progress, token))
+        try:
+            # A cancelled call stops at its next await and, like any cancelled call,
+            # records no observation and no partial file; it is never answered.
+            with call.scope:
+                result = await self._session.call(
+                    name, arguments, call_id=str(ident), progress=progress
+                )
+        except Exception:
+            logger.exception("tools/call %s raised", name)
+            await self._send(error_response(ident, INTERNAL_ERROR, "Internal error"))
+            return
+        finally:
+            if self._calls.get(key) is call:
+                del self._calls[key]
+            self._running -= 1
+            if self._running == 0:
+                self._drained.set()
+        if call.scope.cancel_called:
+            return
+        if result.is_error:
+            logger.info("%s refused (%s): %s", name, result.code, result.text)
+        answer = tool_result(result, structured=self._structured)
+        await self._send({"jsonrpc": "2.0", "id": ident, "result": answer})
+
+    async def _progress(
+        self, token: RequestId, progress: float, total: float | None, message: str | None
+    ) -> None:
+        params: dict[str, Any] = {"progressToken": token, "progress": progress}
+        if total is not None:
+            params["total"] = total
+        if message is not None:
+            params["message"] = message
+        await self._send({"jsonrpc": "2.0", "method": "notifications/progress", "params": params})
+
+
+async def serve_lines(
+    workspace: Workspace, reader: LineReader, writer: LineWriter, *, structured: bool = False
+) -> None:
+    """Serve one MCP client over `reader`'s and `writer`'s lines until the input ends.
+
+    Args:
+        workspace: The tools, their schemas and the instructions come from here; one
+            workspace `Session` owns every observation (one client).
+        reader: The client's lines.
+        writer: Where the answers go.
+        structured: Also return each result's canonical value as ``structuredContent``.
+    """
+    await _Server(workspace, reader, writer, structured=structured).run()
+
+
+async def serve_stdio(
+    workspace: Workspace,
+    *,
+    structured: bool = False,
+    max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+) -> None:
+    """Serve `workspace` over stdin/stdout until the client closes the pipe.
+
+    Args:
+        workspace: The workspace served (see `serve_lines`).
+        structured: Also return each result's canonical value as ``structuredContent``.
+        max_message_size: Bytes a message may have; a longer one is refused (to its id when
+            it can be found) without being read whole.
+
+    Raises:
+        ModuleNotFoundError: the MCP SDK is not installed (a client opening in the
+            2026-07-28 era needs it; the check does not import it).
+    """
+    if importlib.util.find_spec("mcp") is None:
+        raise ModuleNotFoundError("No module named 'mcp'", name="mcp")
+    with stdio_fds() as (wire_in, wire_out):
+        reader = LineReader(wire_in, limit=max_message_size)
+        try:
+            await serve_lines(workspace, reader, LineWriter(wire_out), structured=structured)
+        finally:
+            reader.close()

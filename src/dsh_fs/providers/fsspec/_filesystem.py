@@ -1,0 +1,473 @@
+"""`FsspecFileSystem`: any fsspec storage (memory, S3, SFTP, …) as a `dsh_fs.fs.FileSystem`.
+
+Paths live under one root URL. Targets are URLs: `target_key` is the normalized URL and
+`display_path` the same URL, which is what the user recognizes (``s3://bucket/prefix/a.py``).
+Text semantics match the local provider byte for byte; versions and the strength of the
+guards depend on the storage family (`_fsspec_store`). Every backend call runs the blocking
+fsspec API in a worker thread; s3fs's own event loop serves it from there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from functools import partial
+from typing import Any, Literal, TypeVar
+
+import anyio
+from anyio import to_thread
+
+from dsh_fs.errors import FsError, FsErrorCode
+from dsh_fs.fs import (
+    BEFORE_LIMIT,
+    CreateIfAbsent,
+    FileSystem,
+    FsCapabilities,
+    FsDeleteOutcome,
+    FsDirEntry,
+    FsEdit,
+    FsEditOutcome,
+    FsFileType,
+    FsInfo,
+    FsPathInfo,
+    FsTarget,
+    FsTargetKey,
+    FsTextStream,
+    FsVersion,
+    FsWalkEntry,
+    FsWriteOutcome,
+    ReplaceIfVersion,
+    WriteGuard,
+    apply_change,
+    messages,
+)
+
+from .._locks import TargetLocks
+from .._oserrors import FramesDropped
+from .._text import check_usable_path, decode_or_none, decode_text, encode_text
+from ._digests import ContentDigests
+from ._errors import map_backend_errors
+from ._paths import normalize
+from ._ranged import stream_text_from
+from ._store import DIRECTORY_VERSION, Blob, MemoryStore, Store, is_content_version
+from ._stream import TextChunks
+from ._walk import batches_by_directory
+
+__all__ = ["STREAM_CHUNK_SIZE", "FsspecFileSystem"]
+
+STREAM_CHUNK_SIZE = 4 * 1024 * 1024
+"""Bytes per `stream_text` read (one ranged GET per chunk on object stores)."""
+
+_T = TypeVar("_T")
+
+
+def store_for(fs: Any) -> Store:
+    """The family of `fs`: S3 for s3fs, memory for fsspec's memory filesystem, else generic.
+
+    Raises:
+        ValueError: `fs` is an async fsspec instance (``asynchronous=True``); the provider
+            needs the blocking API, which it runs in worker threads.
+    """
+    if getattr(fs, "async_impl", False) and getattr(fs, "asynchronous", False):
+        raise ValueError("FsspecFileSystem needs an fsspec instance with asynchronous=False")
+    protocols = (fs.protocol,) if isinstance(fs.protocol, str) else tuple(fs.protocol)
+    if "s3" in protocols and hasattr(fs, "split_path") and hasattr(fs, "set_session"):
+        from ._s3 import S3Store
+
+        return S3Store(fs)
+    from fsspec.implementations.memory import MemoryFileSystem
+
+    if isinstance(fs, MemoryFileSystem):
+        return MemoryStore(fs)
+    return Store(fs)
+
+
+class FsspecFileSystem(FileSystem):
+    """A `FileSystem` over an fsspec filesystem, confined to a root URL.
+
+    Paths:
+        - a URL (``s3://bucket/prefix/a.py``) must lie under the root;
+        - an absolute path (``/a.py``) is relative to the root, which acts as ``/`` (a
+          chroot): ``/src/a.py`` under ``s3://bucket/ws`` is ``s3://bucket/ws/src/a.py``;
+        - a relative path resolves against `cwd` (a URL under the root or a root-relative
+          path), else against the root.
+        ``.`` and ``..`` are normalized; climbing above the root, or a URL outside it, is
+        refused with `FS_SANDBOX_DENIED`.
+
+    Versions and guarantees per storage family:
+        - S3 (s3fs): the version is the ETag, which changes with every content change and
+          stays put when identical bytes are rewritten (no false stale; S3 has no `touch`).
+          Publication is one `PutObject` (atomic: readers see the old or the new object).
+          `CreateIfAbsent` sends ``If-None-Match: *`` and every replace or edit sends
+          ``If-Match: <etag>``, so guards hold across processes and machines: a lost race
+          is `FS_NOT_OBSERVED` / `FS_STALE_VERSION`, never a silent overwrite.
+          ``capabilities.cross_process_guards`` is True.
+        - memory: the version is a SHA-256 of the bytes (every change caught, identical
+          rewrites not stale). Guards hold within one provider instance (per-target lock).
+        - everything else: the backend's validator when its info has one (``ETag``, GCS
+          ``generation`` — the latter changes on identical rewrites), else size + mtime.
+          Size + mtime can miss a same-size rewrite within one mtime tick (one second on
+          SFTP); an edit or a guarded replace then compares the content it read against
+          the digest this instance recorded when it last read or wrote that version, so
+          such a rewrite is still caught when it happened after this instance's read.
+          `touch` changes the mtime and reports stale. Guards hold within one provider
+          instance only; publication is the backend's `pipe_file` (atomic on memory, not
+          crash-atomic on ``file://`` — use `LocalFileSystem` for local disks).
+
+    Args:
+        fs: A synchronous-mode fsspec filesystem instance (``asynchronous=False``).
+        root: The root URL, e.g. ``"s3://bucket/prefix"`` or ``"memory://workspace"``.
+
+    Raises:
+        ValueError: an async-mode fsspec instance, or a root of another protocol.
+    """
+
+    def __init__(self, fs: Any, root: str) -> None:
+        self._store: Store = store_for(fs)
+        self._fs = fs
+        self._protocols = (fs.protocol,) if isinstance(fs.protocol, str) else tuple(fs.protocol)
+        scheme, sep, rest = root.partition("://")
+        if not sep:
+            scheme, rest = self._protocols[0], root
+        if scheme not in self._protocols:
+            raise ValueError(f"root {root!r} is not a {self._protocols[0]}:// URL")
+        self._scheme = scheme
+        self._root_parts = normalize(self._fs_parts(f"{scheme}://{rest}"), root)
+        # Keep the user's spelling (`memory://ws`, `file:///srv/ws`): it is what they see.
+        self._root_lead = "/" if rest.startswith("/") else ""
+        self._root_url = self._url(())
+        self._locks = TargetLocks()
+        self._digests = ContentDigests()
+        self._closed = False
+        # The contract declares capabilities per class; here they depend on the store.
+        self.capabilities = FsCapabilities(
+            cross_process_guards=self._store.cross_process_guards,
+            directories=self._store.directories,
+            content_versions=self._store.content_versions,
+        )
+
+    @classmethod
+    def from_url(cls, url: str, **storage_options: Any) -> FsspecFileSystem:
+        """Open the storage at `url` (``s3://bucket/prefix``, ``memory://ws``, ``sftp://…``)
+        with fsspec's `url_to_fs` and `storage_options` (credentials, ``endpoint_url``, …).
+
+        Raises:
+            ValueError, ImportError: from fsspec, for an unknown protocol or a missing
+                backend package (e.g. ``pip install dsh-fs[s3]``).
+        """
+        from fsspec.core import url_to_fs
+
+        fs, _ = url_to_fs(url, **storage_options)
+        return cls(fs, url)
+
+    @property
+    def root(self) -> str:
+        """The root URL every path lies under."""
+        return self._root_url
+
+    @property
+    def fs(self) -> Any:
+        """The wrapped fsspec filesystem."""
+        return self._fs
+
+    def _fs_parts(self, url: str) -> list[str]:
+        return [p for p in str(self._fs._strip_protocol(url)).split("/") if p]
+
+    def _url(self, parts: tuple[str, ...] | list[str]) -> str:
+        return f"{self._scheme}://{self._root_lead}" + "/".join([*self._root_parts, *parts])
+
+    def _relative(self, path: str, cwd: str | None) -> list[str]:
+        """Components of `path` below the root, `..` applied; refuses climbing out."""
+        check_usable_path(path)
+        if "://" in path:
+            scheme = path.partition("://")[0]
+            parts = normalize(self._fs_parts(path), path) if scheme in self._protocols else None
+            root = self._root_parts
+            if parts is None or parts[: len(root)] != root:
+                raise self._outside(path)
+            return parts[len(root) :]
+        if path.startswith("/"):
+            return normalize(path.split("/"), path, self._outside)
+        base = self._relative(cwd, None) if cwd else []
+        return normalize([*base, *path.split("/")], path, self._outside)
+
+    def _outside(self, path: str) -> FsError:
+        return messages.outside_root(path, self._root_url)
+
+    def _path(self, target: FsTarget) -> str:
+        """The fsspec path (protocol stripped) of a target this provider minted."""
+        return str(self._fs._strip_protocol(str(target.target_key)))
+
+    def _is_root(self, target: FsTarget) -> bool:
+        return str(target.target_key) == self._root_url
+
+    async def resolve(self, path: str, cwd: str | None = None) -> FsTarget:
+        url = self._url(self._relative(path, cwd))
+        return FsTarget(target_key=FsTargetKey(url), display_path=url)
+
+    async def process_path(self, target: FsTarget) -> str:
+        return str(target.target_key)
+
+    async def file_url(self, target: FsTarget) -> str:
+        return str(target.target_key)
+
+    async def contains(self, parent: FsTarget, child: FsTarget) -> bool:
+        outer, inner = str(parent.target_key), str(child.target_key)
+        return inner == outer or inner.startswith(outer.rstrip("/") + "/")
+
+    async def _call(
+        self,
+        verb: messages.Verb,
+        display: str,
+        func: Callable[..., _T],
+        *args: Any,
+        on_conflict: Callable[[str], FsError] | None = None,
+        on_gone: Callable[[str], FsError] | None = None,
+    ) -> _T:
+        """Run a blocking backend call in a worker thread; backend errors become `FsError`.
+        After `aclose`, nothing is called: `FS_ABORTED`."""
+        if self._closed:
+            raise messages.aborted(verb, display)
+        with (
+            FramesDropped(),
+            map_backend_errors(verb, display, on_conflict=on_conflict, on_gone=on_gone),
+        ):
+            return await to_thread.run_sync(partial(func, *args))
+
+    async def stat(self, target: FsTarget) -> FsInfo | None:
+        entry = await self._call("read", target.display_path, self._store.stat, self._path(target))
+        if entry is None:
+            if self._is_root(target):
+                # An object-store root is a prefix that may hold nothing yet: still a folder.
+                return FsInfo(version=DIRECTORY_VERSION, type=FsFileType.DIRECTORY, size=0)
+            return None
+        return FsInfo(
+            version=entry.version, type=entry.type, size=entry.size, mtime_ns=entry.mtime_ns
+        )
+
+    async def lstat(self, path: str, cwd: str | None = None) -> FsPathInfo | None:
+        # fsspec stores expose no symbolic links of their own: lstat is stat.
+        target = await self.resolve(path, cwd)
+        info = await self.stat(target)
+        if info is None:
+            return None
+        return FsPathInfo(display_path=target.display_path, type=info.type, size=info.size)
+
+    async def list_dir(self, target: FsTarget) -> list[FsDirEntry]:
+        try:
+            return await self._call(
+                "list", target.display_path, self._store.list_dir, self._path(target)
+            )
+        except FsError as exc:
+            if exc.code is FsErrorCode.NOT_FOUND and self._is_root(target):
+                return []
+            raise
+
+    async def _read(self, target: FsTarget, verb: messages.Verb, limit: int | None) -> Blob:
+        display = target.display_path
+        blob = await self._call(verb, display, self._store.read, self._path(target), limit)
+        if blob is None:
+            raise messages.not_found(verb, display)
+        return blob
+
+    async def read_text(self, target: FsTarget) -> str:
+        display = target.display_path
+        return await self._call("read", display, self._read_text_sync, target)
+
+    def _read_text_sync(self, target: FsTarget) -> str:
+        # Decoding a large file runs here, in the worker thread, not on the event loop.
+        blob = self._store.read(self._path(target), None)
+        if blob is None:
+            raise messages.not_found("read", target.display_path)
+        assert blob.data is not None
+        text = decode_text(blob.data, "read", target.display_path)
+        self._digests.record(target, blob.version, blob.data)
+        return text
+
+    async def read_bytes(self, target: FsTarget, max_bytes: int) -> bytes:
+        blob = await self._read(target, "read", max_bytes)
+        if blob.data is None or len(blob.data) > max_bytes:
+            raise messages.too_large("read", target.display_path, max_bytes)
+        return blob.data
+
+    def stream_text(self, target: FsTarget) -> AbstractAsyncContextManager[AsyncIterator[str]]:
+        return self._stream_text(target)
+
+    @asynccontextmanager
+    async def _stream_text(self, target: FsTarget) -> AsyncIterator[AsyncIterator[str]]:
+        display = target.display_path
+        stream = await self._call(
+            "read", display, self._store.open, self._path(target), STREAM_CHUNK_SIZE
+        )
+        chunks = TextChunks(self._call, stream, display, STREAM_CHUNK_SIZE)
+        try:
+            yield chunks
+        finally:
+            with anyio.CancelScope(shield=True):
+                await chunks.aclose()
+
+    async def write_text(
+        self, target: FsTarget, content: str, expected: WriteGuard | None = None
+    ) -> FsWriteOutcome:
+        display = target.display_path
+        on_conflict: Callable[[str], FsError] | None = None
+        on_gone: Callable[[str], FsError] | None = None
+        if isinstance(expected, CreateIfAbsent):
+            on_conflict = messages.overwrite_unobserved
+        elif isinstance(expected, ReplaceIfVersion):
+            on_conflict, on_gone = messages.write_stale, messages.write_gone
+        async with self._locks.hold(str(target.target_key)):
+            operation, version, before = await self._call(
+                "write",
+                display,
+                self._write_locked,
+                target,
+                content,
+                expected,
+                on_conflict=on_conflict,
+                on_gone=on_gone,
+            )
+        return FsWriteOutcome(operation=operation, version=version, before=before, after=content)
+
+    async def edit_text(
+        self, target: FsTarget, edit: FsEdit, expected: FsVersion | None = None
+    ) -> FsEditOutcome:
+        async with self._locks.hold(str(target.target_key)):
+            return await self._call(
+                "edit",
+                target.display_path,
+                self._edit_locked,
+                target,
+                edit,
+                expected,
+                on_conflict=messages.edit_stale,
+                on_gone=messages.edit_gone,
+            )
+
+    def _write_locked(
+        self, target: FsTarget, content: str, expected: WriteGuard | None
+    ) -> tuple[Literal["create", "update"], FsVersion, str | None]:
+        display, path = target.display_path, self._path(target)
+        data = encode_text(content, "write", display)
+        prior = self._store.read(path, BEFORE_LIMIT)
+        if prior is None:
+            if isinstance(expected, ReplaceIfVersion):
+                raise messages.write_gone(display)
+            # Only a guarded create must never replace; an unguarded one may.
+            version = self._store.put(path, data, if_absent=isinstance(expected, CreateIfAbsent))
+            self._digests.record(target, version, data)
+            return "create", version, None
+        if isinstance(expected, CreateIfAbsent):
+            raise messages.overwrite_unobserved(display)
+        guarded = isinstance(expected, ReplaceIfVersion)
+        if isinstance(expected, ReplaceIfVersion) and not self._is_current(
+            target, expected.version, prior
+        ):
+            raise messages.write_stale(display)
+        version = self._store.put(path, data, if_match=prior.version if guarded else None)
+        self._digests.record(target, version, data)
+        before = decode_or_none(prior.data) if prior.data is not None else None
+        return "update", version, before
+
+    def _edit_locked(
+        self, target: FsTarget, edit: FsEdit, expected: FsVersion | None
+    ) -> FsEditOutcome:
+        display, path = target.display_path, self._path(target)
+        prior = self._store.read(path, None)
+        if prior is None:
+            raise messages.edit_gone(display)
+        # The version check comes before matching: a stale edit is stale, never a match error.
+        if expected is not None and not self._is_current(target, expected, prior):
+            raise messages.edit_stale(display)
+        assert prior.data is not None
+        before = decode_text(prior.data, "edit", display)
+        after, count = apply_change(before, edit, display)
+        data = encode_text(after, "edit", display)
+        # Even an unguarded edit is a read-modify-write: publish only over what was read.
+        version = self._store.put(path, data, if_match=prior.version)
+        self._digests.record(target, version, data)
+        return FsEditOutcome(version=version, before=before, after=after, replacements=count)
+
+    def _is_current(self, target: FsTarget, expected: FsVersion, prior: Blob) -> bool:
+        """The compare of the compare-and-swap: same version token, and for size + mtime
+        versions, no other content than this instance last saw at that version."""
+        if prior.version != expected:
+            return False
+        if is_content_version(expected) or prior.data is None:
+            return True
+        return self._digests.matches(target, expected, prior.data)
+
+    async def aclose(self) -> None:
+        """Refuse every later call with `FS_ABORTED` (the fsspec instance stays the caller's)."""
+        self._closed = True
+
+    def stream_text_from(
+        self, target: FsTarget, start: int = 0
+    ) -> AbstractAsyncContextManager[FsTextStream]:
+        """A ranged read from byte `start`; on S3 and memory, with the version every read
+        is pinned to (S3 reads carry ``If-Match``; memory reads a snapshot)."""
+        return stream_text_from(
+            self._call,
+            self._store,
+            self._path(target),
+            target.display_path,
+            start,
+            STREAM_CHUNK_SIZE,
+        )
+
+    def walk(
+        self, root: FsTarget, *, descend: Callable[[str], bool] | None = None
+    ) -> AbstractAsyncContextManager[AsyncIterator[list[FsWalkEntry]]]:
+        """One recursive listing of the prefix (`Store.find`: on S3 one request per thousand
+        keys), arranged into per-directory batches."""
+        return self._walk(root, descend)
+
+    @asynccontextmanager
+    async def _walk(
+        self, root: FsTarget, descend: Callable[[str], bool] | None
+    ) -> AsyncIterator[AsyncIterator[list[FsWalkEntry]]]:
+        display = root.display_path
+        info = await self._call("search", display, self._store.stat, self._path(root))
+        if info is None and not self._is_root(root):
+            raise messages.not_found("search", display)
+        if info is not None and info.type is not FsFileType.DIRECTORY:
+            raise messages.not_a_directory("search", display)
+        entries = await self._call("search", display, self._store.find, self._path(root))
+        batches = batches_by_directory(entries, descend)
+        try:
+            yield batches
+        finally:
+            await batches.aclose()
+
+    async def delete(self, target: FsTarget, expected: FsVersion | None = None) -> FsDeleteOutcome:
+        """Remove the file inside the per-target critical section, checked against
+        `expected`. On S3 the removal is a `DeleteObject` conditional on the ETag that was
+        checked where the store honours it (see `S3Store.delete`); elsewhere it holds
+        within this provider instance."""
+        gone = messages.delete_gone if expected is not None else _not_found_delete
+        async with self._locks.hold(str(target.target_key)):
+            return await self._call(
+                "delete",
+                target.display_path,
+                self._delete_locked,
+                target,
+                expected,
+                on_conflict=messages.delete_stale,
+                on_gone=gone,
+            )
+
+    def _delete_locked(self, target: FsTarget, expected: FsVersion | None) -> FsDeleteOutcome:
+        display, path = target.display_path, self._path(target)
+        prior = self._store.read(path, BEFORE_LIMIT)
+        if prior is None:
+            if expected is not None:
+                raise messages.delete_gone(display)
+            raise messages.not_found("delete", display)
+        if expected is not None and not self._is_current(target, expected, prior):
+            raise messages.delete_stale(display)
+        self._store.delete(path, if_match=prior.version)
+        return FsDeleteOutcome(version=prior.version)
+
+
+def _not_found_delete(display: str) -> FsError:
+    return messages.not_found("delete", display)

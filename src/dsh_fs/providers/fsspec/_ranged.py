@@ -1,0 +1,53 @@
+"""`stream_text_from` of the fsspec provider: a ranged read, and the version it is pinned to
+on the families that pin reads (S3's ``If-Match``, memory's snapshot)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import IO
+
+import anyio
+
+from dsh_fs.fs import FsTextChunk, FsTextStream, FsVersion
+
+from ._store import Store
+from ._stream import BackendCall, TextChunks
+
+__all__ = ["RangedText", "stream_text_from"]
+
+
+@asynccontextmanager
+async def stream_text_from(
+    call: BackendCall, store: Store, path: str, display: str, start: int, chunk_size: int
+) -> AsyncIterator[FsTextStream]:
+    """Open `path` at byte `start` through `call` (worker thread, errors mapped) and stream
+    its text; leaving the block closes the backend file."""
+    if start < 0:
+        raise ValueError("start must be at least 0")
+    opened: tuple[IO[bytes], FsVersion | None] = await call(
+        "read", display, store.open_from, path, chunk_size, start
+    )
+    stream, version = opened
+    chunks = TextChunks(call, stream, display, chunk_size, start)
+    try:
+        yield RangedText(chunks, version)
+    finally:
+        with anyio.CancelScope(shield=True):
+            await chunks.aclose()
+
+
+class RangedText(FsTextStream):
+    """`TextChunks` as an `FsTextStream`: offsets from the reader, the pinned version."""
+
+    def __init__(self, chunks: TextChunks, version: FsVersion | None) -> None:
+        self._chunks = chunks
+        self._version = version
+
+    @property
+    def version(self) -> FsVersion | None:
+        return self._version
+
+    async def __anext__(self) -> FsTextChunk:
+        text = await self._chunks.__anext__()
+        return FsTextChunk(offset=self._chunks.text_offset, text=text)

@@ -1,0 +1,151 @@
+"""The S3 family of `FsspecFileSystem`: ETag versions, conditional `PutObject` publication and
+conditional `DeleteObject` removal."""
+
+from __future__ import annotations
+
+import errno
+from typing import IO, Any
+
+from dsh_fs.fs import FsVersion
+
+from ._store import Blob, Store, etag_version
+
+__all__ = ["S3Store"]
+
+
+class S3Store(Store):
+    """S3 through s3fs: ETag versions and conditional `PutObject` publication.
+
+    The ETag of a single-part upload is the MD5 of its bytes, so rewriting identical bytes
+    keeps the version; for multipart or SSE-KMS objects it is still unique per content
+    upload. A VersionId (versioned buckets) is deliberately not part of the version: it
+    changes on identical rewrites, and ``If-Match`` compares ETags, so the version a guard
+    checks is exactly the one the server enforces.
+    """
+
+    cross_process_guards = True
+    directories = False
+
+    def _info(self, path: str) -> dict[str, Any]:
+        info: dict[str, Any] = self.fs.info(path, refresh=True)
+        return info
+
+    def _ls(self, path: str) -> list[dict[str, Any]]:
+        try:
+            entries: list[dict[str, Any]] = self.fs.ls(path, detail=True, refresh=True)
+        finally:
+            # A cached listing would serve stale sizes and ETags to later calls.
+            self.fs.invalidate_cache(path)
+        return [e for e in entries if e["name"].rstrip("/") != path.rstrip("/")]
+
+    def _find(self, path: str) -> dict[str, dict[str, Any]]:
+        try:
+            found: dict[str, dict[str, Any]] = self.fs.find(path, withdirs=True, detail=True)
+        finally:
+            self.fs.invalidate_cache(path)
+        return found
+
+    def _version(self, path: str, info: dict[str, Any]) -> FsVersion:
+        del path
+        return etag_version(info["ETag"])
+
+    def read(self, path: str, limit: int | None) -> Blob | None:
+        bucket, key, _ = self.fs.split_path(path)
+        blob: Blob | None = self._sync(self._get, bucket, key, limit)
+        if blob is None and self._is_prefix(bucket, key):
+            raise IsADirectoryError(errno.EISDIR, "a key prefix, not an object", path)
+        return blob
+
+    def put(
+        self, path: str, data: bytes, *, if_absent: bool = False, if_match: FsVersion | None = None
+    ) -> FsVersion:
+        bucket, key, _ = self.fs.split_path(path)
+        conditions: dict[str, str] = {}
+        if if_absent:
+            conditions["IfNoneMatch"] = "*"
+        if if_match is not None:
+            conditions["IfMatch"] = if_match.removeprefix("etag:")
+        out = self._sync(
+            self._client_call, "put_object", Bucket=bucket, Key=key, Body=data, **conditions
+        )
+        self.fs.invalidate_cache(path)
+        return etag_version(out["ETag"])
+
+    def delete(self, path: str, *, if_match: FsVersion) -> None:
+        """``DeleteObject`` with ``If-Match: <etag>``: the service itself refuses to remove
+        another version (412, the caller's stale error) or a missing object (404). Stores
+        that ignore the condition on deletes (older S3-compatible servers) remove the object
+        unconditionally; the caller's critical section still holds within this instance."""
+        bucket, key, _ = self.fs.split_path(path)
+        try:
+            self._sync(
+                self._client_call,
+                "delete_object",
+                Bucket=bucket,
+                Key=key,
+                IfMatch=if_match.removeprefix("etag:"),
+            )
+        finally:
+            self.fs.invalidate_cache(path)
+
+    def open(self, path: str, block_size: int) -> IO[bytes]:
+        self.fs.invalidate_cache(path)
+        return super().open(path, block_size)
+
+    def _check_parents(self, path: str) -> None:
+        del path  # keys have no parents
+
+    def _sync(self, func: Any, *args: Any, **kwargs: Any) -> Any:
+        from fsspec.asyn import sync
+
+        return sync(self.fs.loop, func, *args, **kwargs)
+
+    async def _client_call(self, method: str, **kwargs: Any) -> Any:
+        # The raw aiobotocore client keeps botocore's `ClientError` (code, condition) intact;
+        # s3fs's own wrappers fold PreconditionFailed into a generic EINVAL.
+        client = await self.fs.set_session()
+        return await getattr(client, method)(**kwargs, **self.fs.req_kw)
+
+    async def _get(self, bucket: str, key: str, limit: int | None) -> Blob | None:
+        from botocore.exceptions import ClientError
+
+        try:
+            out = await self._client_call("get_object", Bucket=bucket, Key=key)
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") in ("NoSuchKey", "404"):
+                return None
+            raise
+        version = etag_version(out["ETag"])
+        size = int(out["ContentLength"])
+        async with out["Body"] as body:
+            if limit is not None and size > limit:
+                return Blob(data=None, size=size, version=version)
+            data: bytes = await body.read()
+        return Blob(data=data, size=len(data), version=version)
+
+    def _is_prefix(self, bucket: str, key: str) -> bool:
+        out = self._sync(
+            self._client_call,
+            "list_objects_v2",
+            Bucket=bucket,
+            Prefix=key.rstrip("/") + "/" if key else "",
+            MaxKeys=1,
+        )
+        return bool(out.get("KeyCount") or out.get("Contents"))
+
+    content_versions = True
+
+    def open_from(
+        self, path: str, block_size: int, start: int
+    ) -> tuple[IO[bytes], FsVersion | None]:
+        """s3fs pins every ranged GET of an open file to the ETag it opened with
+        (``If-Match``; a replaced object fails the read), so that ETag is the version of
+        every byte read."""
+        stream, _ = super().open_from(path, block_size, start)
+        details: dict[str, Any] = getattr(stream, "details", {})
+        read_kw: dict[str, Any] = getattr(stream, "read_kw", {})
+        etag = details.get("ETag")
+        if not isinstance(etag, str):
+            return stream, None
+        pinned = read_kw.get("IfMatch") == etag or bool(self.fs.local_expiry_check)
+        return stream, etag_version(etag) if pinned else None

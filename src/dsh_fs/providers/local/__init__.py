@@ -1,0 +1,30 @@
+"""The local provider: `LocalFileSystem`, the host filesystem as a `dsh_fs.fs.FileSystem`.
+
+Its rooms: non-blocking opens and what the kernel says of an open descriptor (`_open`),
+symbolic links (`_realpath`), bytes through descriptors (`_io`), streamed and ranged text
+(`_stream`, `_ranged`), stat-based versions (`_versions`), staging and atomic publication
+(`_staging`, `_publish`), the write/edit/delete critical sections (`_mutations`),
+directories and walks (`_dirs`, `_walk`), the ``rg`` search engine (`_ripgrep`), and
+`LocalGuards`, the checks a wrapper (the sandbox) makes on what it really opens.
+`LocalFileSystem` is imported on first use, so importing this package costs almost nothing.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ._guards import LocalGuards
+from ._realpath import real_path
+
+__all__ = ["LocalFileSystem", "LocalGuards", "real_path"]
+
+if TYPE_CHECKING:
+    from ._filesystem import LocalFileSystem
+
+
+def __getattr__(name: str) -> Any:
+    if name == "LocalFileSystem":
+        from ._filesystem import LocalFileSystem
+
+        return LocalFileSystem
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,396 @@
+"""`LocalFileSystem`: the host filesystem as a `dsh_fs.fs.FileSystem` (SPEC §3, local facts).
+
+Identity is the real path, versions come from `stat`, text is strict UTF-8, and every
+mutation is one compare-and-swap critical section (`_local_mutations`). Mutations and reads
+the page cache can't answer at once run in worker threads; the cheap metadata calls
+(`realpath`, `stat`, `lstat`), whole reads of small files and cached stream chunks stay on
+the event loop.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import time
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager
+from functools import partial
+from pathlib import Path
+
+from anyio import to_thread
+
+from dsh_fs.fs import (
+    FileSystem,
+    FsCapabilities,
+    FsDeleteOutcome,
+    FsDirEntry,
+    FsDirListing,
+    FsEdit,
+    FsEditOutcome,
+    FsFileType,
+    FsGlobQuery,
+    FsGrepHit,
+    FsGrepQuery,
+    FsInfo,
+    FsPathInfo,
+    FsTarget,
+    FsTargetKey,
+    FsTextStream,
+    FsVersion,
+    FsWalkEntry,
+    FsWriteOutcome,
+    WriteGuard,
+    messages,
+)
+
+from .._locks import TargetLocks
+from .._oserrors import FramesDropped, map_os_errors
+from .._text import check_usable_path, decode_text
+from ._dirs import list_dir, list_dir_first
+from ._guards import UNGUARDED, LocalGuards
+from ._io import read_bytes_capped, read_bytes_within, read_fd
+from ._mutations import LocalMutations
+from ._open import file_type, open_regular, unchanged
+from ._publish import process_umask
+from ._ranged import RESUMED_CHUNK_SIZE, stream_text_from
+from ._realpath import LinkChanged, lstat_link, real_path, resolve_path
+from ._ripgrep import closing, find_rg, rg_glob, rg_grep
+from ._staging import sweep_stage_dirs
+from ._stream import STREAM_CHUNK_SIZE, stream_text
+from ._versions import VersionBook, digest
+from ._walk import walk
+
+__all__ = ["INLINE_READ_BYTES", "STREAM_CHUNK_SIZE", "LocalFileSystem"]
+
+
+INLINE_READ_BYTES = 64 * 1024
+"""`read_text` reads files up to this size on the event loop (see `_read_small`)."""
+
+
+class LocalFileSystem(FileSystem):
+    """The host filesystem.
+
+    Args:
+        base: Directory that relative paths resolve against when no `cwd` is given;
+            defaults to the working directory at construction.
+        guards: Checks a wrapper makes on the kernel's view of every open of content and
+            every publication (`SandboxFileSystem` passes its fence); none by default.
+        timestamp_granularity_ns: Resolution of the filesystem's timestamps, for one that
+            keeps coarser times than it reports (see `_versions.VersionBook`).
+        clock: The wall clock in nanoseconds, which tells how recently a file changed
+            (tests pass one that runs ahead instead of waiting).
+
+    Versions are stat tuples backed by content digests where the tuple can't decide: a
+    same-size rewrite within one coarse timestamp tick is still stale, and a `touch` or an
+    identical rewrite of a file whose content the provider saw is not (`_versions`).
+
+    A killed writer leaves a private staging directory behind, never a stray file; the first
+    mutation of a directory by a provider sweeps residue whose owner process is gone
+    (`sweep_staging` does it on demand).
+
+    Identity and display: `target_key` is the real path (for a file that does not exist
+    yet, the real path of its parent plus the name); `display_path` is the absolute path as
+    spelled, normalized lexically (``..`` removed, symlinks not followed). ``~`` is an
+    ordinary name, as upstream reads it: ``~/x`` is the file ``x`` in a directory named
+    ``~`` under the base, never the home directory. A path that needs more symbolic links
+    than the kernel follows in one lookup (40: a loop, a long chain) keeps its spelling as
+    its key, and every primitive fails on it as the kernel does (`FS_NOT_FOUND`, too many
+    levels of symbolic links); a link swapped while it is resolved is taken as it was when
+    it was looked at (`_realpath`).
+
+    Mutations (`write_text`, `edit_text`) are serialized per target by an in-process lock
+    and, across processes, by an advisory ``flock`` on the parent directory. The directory
+    lock serializes the dsh-fs mutations of one directory in every cooperating process; it
+    creates no file and does not stop writers that don't use dsh-fs. Inside the critical
+    section everything (the prior file, staging, publication, the directory fsync) goes
+    through the locked directory's descriptor, so a path swapped meanwhile can't redirect
+    it. A write creates missing parent directories. A file this process could not write in
+    place is refused (`FS_PERMISSION_DENIED`), not replaced behind its permission bits.
+
+    What an atomic replace cannot keep: hard links to the old inode (they keep the old
+    content), extended attributes and ACLs. The mode is kept, and the owner and group when
+    the process may set them.
+
+    Cancellation and closing: see `dsh_fs.fs.FileSystem`. A mutation whose worker thread
+    started completes (it is never abandoned half-way); one still waiting for its lock
+    changes nothing. After `aclose`, every primitive fails with `FS_ABORTED`.
+    """
+
+    capabilities: FsCapabilities = FsCapabilities(
+        symlinks=True,
+        special_files=True,
+        posix_modes=True,
+        cross_process_guards=True,
+        content_versions=True,
+    )
+
+    def __init__(
+        self,
+        base: str | os.PathLike[str] | None = None,
+        *,
+        guards: LocalGuards = UNGUARDED,
+        timestamp_granularity_ns: int = 1,
+        clock: Callable[[], int] = time.time_ns,
+    ) -> None:
+        self._base = os.path.abspath(os.fspath(base)) if base is not None else os.getcwd()
+        self._guards = guards
+        self._locks = TargetLocks()
+        self._versions = VersionBook(timestamp_granularity_ns, clock)
+        self._mutations = LocalMutations(self._versions, guards, 0o666 & ~process_umask())
+        self._closed = False
+
+    @property
+    def base(self) -> str:
+        """The directory relative paths resolve against by default."""
+        return self._base
+
+    @property
+    def guards(self) -> LocalGuards:
+        """The checks every open of content and every publication goes through."""
+        return self._guards
+
+    def _display(self, path: str, cwd: str | None) -> str:
+        check_usable_path(path)
+        if cwd:
+            check_usable_path(cwd)
+        base = self._base if not cwd else os.path.join(self._base, cwd)
+        return os.path.normpath(os.path.join(base, path))
+
+    def _alive(self, verb: messages.Verb, display: str) -> None:
+        if self._closed:
+            raise messages.aborted(verb, display)
+
+    async def resolve(self, path: str, cwd: str | None = None) -> FsTarget:
+        display = self._display(path, cwd)
+        # A handful of readlink calls on a local disk: cheaper on the loop than a thread hop.
+        # A path through a regular file is refused here, before any policy asks for a read
+        # first (as upstream does); a wrapper that may not reveal that path gets the target
+        # and refuses it later.
+        resolved = resolve_path(display)
+        key = resolved.path
+        if resolved.failed == errno.ENOTDIR and self._guards.may_reveal(key):
+            raise messages.parent_not_directory(display)
+        return FsTarget(target_key=FsTargetKey(key), display_path=display)
+
+    async def process_path(self, target: FsTarget) -> str:
+        return str(target.target_key)
+
+    async def file_url(self, target: FsTarget) -> str:
+        return Path(target.target_key).as_uri()
+
+    async def contains(self, parent: FsTarget, child: FsTarget) -> bool:
+        outer, inner = str(parent.target_key), str(child.target_key)
+        if inner == outer:
+            return True
+        prefix = outer if outer.endswith(os.sep) else outer + os.sep
+        return inner.startswith(prefix)
+
+    async def stat(self, target: FsTarget) -> FsInfo | None:
+        self._alive("read", target.display_path)
+        with map_os_errors("read", target.display_path):
+            try:
+                info = os.stat(target.target_key)
+            except FileNotFoundError:
+                return None
+        return FsInfo(
+            version=self._versions.version(info),
+            type=file_type(info.st_mode),
+            size=info.st_size,
+            mtime_ns=info.st_mtime_ns,
+        )
+
+    async def lstat(self, path: str, cwd: str | None = None) -> FsPathInfo | None:
+        display = self._display(path, cwd)
+        self._alive("read", display)
+        with map_os_errors("read", display):
+            try:
+                info, link = lstat_link(display)
+            except FileNotFoundError:
+                return None
+            except LinkChanged as exc:
+                raise messages.kept_changing("read", display) from exc
+        kind = FsFileType.SYMLINK if link is not None else file_type(info.st_mode)
+        return FsPathInfo(display_path=display, type=kind, size=info.st_size, link_target=link)
+
+    async def list_dir(self, target: FsTarget) -> list[FsDirEntry]:
+        self._alive("read", target.display_path)
+        return await to_thread.run_sync(list_dir, target.target_key, target.display_path)
+
+    async def read_text(self, target: FsTarget) -> str:
+        key, display = target.target_key, target.display_path
+        self._alive("read", display)
+        small = self._read_small(key, display)
+        if small is not None:
+            return small
+        with FramesDropped():
+            return await to_thread.run_sync(self._read_whole, key, display)
+
+    async def read_bytes(self, target: FsTarget, max_bytes: int) -> bytes:
+        self._alive("read", target.display_path)
+        # Small files on the loop, as `read_text` does (see `_read_small`).
+        small = read_bytes_within(
+            target.target_key, target.display_path, max_bytes, self._guards, INLINE_READ_BYTES
+        )
+        if small is not None:
+            return small
+        return await to_thread.run_sync(
+            read_bytes_capped, target.target_key, target.display_path, max_bytes, self._guards
+        )
+
+    def stream_text(self, target: FsTarget) -> AbstractAsyncContextManager[AsyncIterator[str]]:
+        self._alive("read", target.display_path)
+        return stream_text(
+            target.target_key,
+            target.display_path,
+            STREAM_CHUNK_SIZE,
+            self._versions,
+            self._guards,
+            lambda: self._closed,
+        )
+
+    async def sweep_staging(self, directory: str | os.PathLike[str]) -> int:
+        """Remove staging directories in `directory` left by writers that died mid-write.
+
+        Only directories whose owner is a process of this host that no longer runs are
+        removed; returns how many. Mutations do this once per directory on their own.
+        """
+        parent = real_path(os.path.abspath(os.fspath(directory)))  # noqa: ASYNC240
+        return await to_thread.run_sync(sweep_stage_dirs, parent)
+
+    def _read_small(self, key: str, display: str) -> str | None:
+        """`read_text` of a file up to `INLINE_READ_BYTES`, on the event loop; else None.
+
+        A worker-thread hop costs more than opening, reading, hashing and decoding a small
+        file from the page cache (`bench/small_read.py`), so small files are read inline; the
+        limit keeps the loop free for other sessions. A file that grew past the limit since
+        its `fstat` goes to the worker thread: the loop never reads more.
+        """
+        opened = open_regular(key, "read", display, self._guards)
+        try:
+            if opened.info.st_size > INLINE_READ_BYTES:
+                return None
+            with map_os_errors("read", display):
+                data = os.read(opened.fd, INLINE_READ_BYTES + 1)
+                if len(data) > INLINE_READ_BYTES or (data and os.read(opened.fd, 1)):
+                    return None
+                self._remember_read(opened.fd, opened.info, data)
+        finally:
+            os.close(opened.fd)
+        return decode_text(data, "read", display)
+
+    def _read_whole(self, key: str, display: str) -> str:
+        opened = open_regular(key, "read", display, self._guards)
+        try:
+            with map_os_errors("read", display):
+                data = read_fd(opened.fd, opened.info.st_size)
+                self._remember_read(opened.fd, opened.info, data)
+        finally:
+            os.close(opened.fd)
+        return decode_text(data, "read", display)
+
+    def _remember_read(self, fd: int, info: os.stat_result, data: bytes) -> None:
+        if self._versions.wants_digest(info) and unchanged(fd, info):
+            self._versions.remember(info, digest(data))
+
+    async def write_text(
+        self, target: FsTarget, content: str, expected: WriteGuard | None = None
+    ) -> FsWriteOutcome:
+        async with self._locks.hold(target.target_key):
+            self._alive("write", target.display_path)
+            with FramesDropped():
+                return await to_thread.run_sync(
+                    partial(self._mutations.write, target, content, expected)
+                )
+
+    async def edit_text(
+        self, target: FsTarget, edit: FsEdit, expected: FsVersion | None = None
+    ) -> FsEditOutcome:
+        async with self._locks.hold(target.target_key):
+            self._alive("edit", target.display_path)
+            with FramesDropped():
+                return await to_thread.run_sync(
+                    partial(self._mutations.edit, target, edit, expected)
+                )
+
+    async def aclose(self) -> None:
+        """Refuse every later call with `FS_ABORTED`, and stop streams in progress."""
+        self._closed = True
+
+    async def delete(self, target: FsTarget, expected: FsVersion | None = None) -> FsDeleteOutcome:
+        """Remove the entry the display path names, in its locked directory: checked against
+        `expected`, unlinked through the directory's descriptor (a symbolic link is removed
+        itself, never what it points to), and the directory fsynced so the removal survives
+        a power loss. A read-only file is refused, as for a write."""
+        async with self._locks.hold(target.target_key):
+            self._alive("delete", target.display_path)
+            with FramesDropped():
+                return await to_thread.run_sync(partial(self._mutations.delete, target, expected))
+
+    def walk(
+        self, root: FsTarget, *, descend: Callable[[str], bool] | None = None
+    ) -> AbstractAsyncContextManager[AsyncIterator[list[FsWalkEntry]]]:
+        """``os.scandir`` over descriptors opened without following links; the guards see
+        the kernel's path of the root (see `_local_walk`)."""
+        self._alive("search", root.display_path)
+        return walk(root.target_key, root.display_path, self._guards, descend, lambda: self._closed)
+
+    def native_grep(
+        self, root: FsTarget, query: FsGrepQuery
+    ) -> AbstractAsyncContextManager[AsyncIterator[list[FsGrepHit]]] | None:
+        """ripgrep from the ``ripgrep`` wheel, run in `root` (see `_ripgrep`); None without
+        the binary."""
+        binary = find_rg()
+        self._alive("search", root.display_path)
+        if binary is None:
+            return None
+        found = rg_grep(binary, root.target_key, root.display_path, query, self._guards)
+        return None if found is None else closing(found)
+
+    def native_glob(
+        self, root: FsTarget, query: FsGlobQuery
+    ) -> AbstractAsyncContextManager[AsyncIterator[list[str]]] | None:
+        """``rg --files --sort=modified`` from the ``ripgrep`` wheel (see `_ripgrep`); None
+        without the binary."""
+        binary = find_rg()
+        self._alive("search", root.display_path)
+        if binary is None:
+            return None
+        return closing(rg_glob(binary, root.target_key, root.display_path, query, self._guards))
+
+    async def walk_target(self, root: FsTarget, path: str) -> FsTarget:
+        """The root's key and display path joined with `path`: a walk lists real entries
+        without following links, so no `realpath` is needed (a path with ``..`` or an
+        absolute one is resolved as usual)."""
+        parts = path.split("/")
+        if not path or path.startswith("/") or ".." in parts or "" in parts or "\0" in path:
+            return await self.resolve(path, root.display_path)
+        key, display = str(root.target_key), root.display_path
+        return FsTarget(
+            target_key=FsTargetKey(key + path if key.endswith("/") else f"{key}/{path}"),
+            display_path=display + path if display.endswith("/") else f"{display}/{path}",
+        )
+
+    def stream_text_from(
+        self, target: FsTarget, start: int = 0
+    ) -> AbstractAsyncContextManager[FsTextStream]:
+        """`stream_text` from byte `start`, with the opened file's version once it is settled
+        (changed long enough ago that a same-size rewrite could not share its timestamps)."""
+        self._alive("read", target.display_path)
+        return stream_text_from(
+            target.target_key,
+            target.display_path,
+            start,
+            STREAM_CHUNK_SIZE if start == 0 else RESUMED_CHUNK_SIZE,
+            self._versions,
+            self._guards,
+            lambda: self._closed,
+        )
+
+    async def list_dir_first(self, target: FsTarget, limit: int) -> FsDirListing:
+        """Every name read, only the first `limit` looked at (see `_local_dirs`)."""
+        if limit < 0:
+            raise ValueError(f"limit must not be negative, got {limit}")
+        self._alive("read", target.display_path)
+        return await to_thread.run_sync(
+            list_dir_first, target.target_key, target.display_path, limit
+        )

@@ -1,0 +1,137 @@
+"""Moving bytes through open descriptors: whole reads, capped reads, strict text, full writes.
+
+Synchronous helpers: they run in worker threads unless a caller says otherwise.
+"""
+
+from __future__ import annotations
+
+import os
+
+from dsh_fs.fs import EncodedText, messages
+
+from .._oserrors import map_os_errors
+from .._text import ChunkDecoder, check_text
+from ._guards import LocalGuards
+from ._open import open_regular
+
+__all__ = [
+    "READ_CHUNK_SIZE",
+    "LazyContent",
+    "read_bytes_capped",
+    "read_bytes_within",
+    "read_checked_fd",
+    "read_fd",
+    "write_all",
+]
+
+READ_CHUNK_SIZE = 1024 * 1024
+"""Largest single `read` of a whole-file text read (an edit's prior content)."""
+
+
+def read_fd(fd: int, size_hint: int) -> bytes:
+    """The rest of the open file's bytes (`size_hint` sizes the first read)."""
+    chunks: list[bytes] = []
+    want = max(size_hint + 1, 64 * 1024)
+    while True:
+        chunk = os.read(fd, want)
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+
+
+def read_checked_fd(fd: int, verb: messages.Verb, display: str) -> bytearray:
+    """The rest of the file's bytes, checked as text chunk by chunk as they are read.
+
+    One growing buffer (large reallocations move pages, not bytes), so the peak is the file
+    plus a chunk, not the chunks plus their join.
+
+    Raises:
+        FsError: `FS_NOT_TEXT` at the first chunk that is not text.
+    """
+    decoder = ChunkDecoder(verb, display)
+    data = bytearray()
+    while True:
+        chunk = os.read(fd, READ_CHUNK_SIZE)
+        decoder.decode(chunk, not chunk)
+        if not chunk:
+            return data
+        data += chunk
+
+
+class LazyContent:
+    """The bytes of an open file, read on first call and kept: the version check and the
+    prior text share one read."""
+
+    def __init__(self, fd: int, size_hint: int) -> None:
+        self._fd = fd
+        self._size_hint = size_hint
+        self._data: bytes | bytearray | None = None
+
+    def __call__(self) -> bytes | bytearray:
+        if self._data is None:
+            self._data = read_fd(self._fd, self._size_hint)
+        return self._data
+
+    def checked(self, verb: messages.Verb, display: str) -> bytes | bytearray:
+        """The content, checked as text. Read now, it fails at the first binary or
+        non-UTF-8 chunk: an edit of a 5 GiB sparse file must not load 5 GiB of NULs first.
+
+        Raises:
+            FsError: `FS_NOT_TEXT`.
+        """
+        if self._data is None:
+            self._data = read_checked_fd(self._fd, verb, display)
+        else:
+            check_text(self._data, verb, display)
+        return self._data
+
+
+def read_bytes_capped(key: str, display: str, max_bytes: int, guards: LocalGuards) -> bytes:
+    """`read_bytes`: at most `max_bytes`, refusing a larger (or growing) file whole."""
+    data = read_bytes_within(key, display, max_bytes, guards, None)
+    assert data is not None
+    return data
+
+
+def read_bytes_within(
+    key: str, display: str, max_bytes: int, guards: LocalGuards, within: int | None
+) -> bytes | None:
+    """`read_bytes_capped`, or None (nothing read) when the file is larger than `within`:
+    what a caller on the event loop reads at once, leaving larger files to a thread."""
+    opened = open_regular(key, "read", display, guards)
+    fd = opened.fd
+    try:
+        if within is not None and opened.info.st_size > within:
+            return None
+        if opened.info.st_size > max_bytes:
+            raise messages.too_large("read", display, max_bytes)
+        # Ask for one byte more than allowed: a file that grew meanwhile is refused, never
+        # returned truncated.
+        chunks: list[bytes] = []
+        left = max_bytes + 1
+        with map_os_errors("read", display):
+            while left > 0:
+                # Sized by the file, not the cap: a 1 MiB read buffer for a 1 KiB file costs.
+                want = min(left, max(opened.info.st_size + 1, 4096))
+                chunk = os.read(fd, want)
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                left -= len(chunk)
+                if len(chunk) < want:
+                    break  # a short read of a regular file is its end: no read to hear EOF
+    finally:
+        os.close(fd)
+    if left <= 0:
+        raise messages.too_large("read", display, max_bytes)
+    return b"".join(chunks)
+
+
+def write_all(fd: int, data: bytes | EncodedText) -> None:
+    """Write all of `data` (bytes, or every piece of an encoded text) to `fd` (a `write`
+    may be partial)."""
+    for part in data.parts if isinstance(data, EncodedText) else (data,):
+        view = memoryview(part)
+        while view:
+            written = os.write(fd, view)
+            view = view[written:]

@@ -1,0 +1,340 @@
+"""The local provider's critical sections: a write, an edit and a delete as compare-and-swap
+steps.
+
+Each runs in one worker thread with the target's in-process lock held, and takes the
+cross-process `flock` of the parent directory (a write first creates missing parents, each
+in a directory the guards saw). Inside it, everything goes through the locked directory's
+descriptor: open the prior file, check its version, let the guards look at the directory
+before anything in it changes, sweep residue, stage, let the guards look again, publish,
+fsync. The steps are the methods below, in that order.
+"""
+
+from __future__ import annotations
+
+import os
+import stat as st_mode
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Literal
+
+from dsh_fs.errors import FsError
+from dsh_fs.fs import (
+    BEFORE_LIMIT,
+    CreateIfAbsent,
+    EncodedText,
+    FsDeleteOutcome,
+    FsEdit,
+    FsEditOutcome,
+    FsEditRequest,
+    FsTarget,
+    FsVersion,
+    FsWriteOutcome,
+    ReplaceIfVersion,
+    WriteGuard,
+    apply_change,
+    apply_edit_encoded,
+    messages,
+)
+
+from .._oserrors import map_os_errors
+from .._text import decode_or_none, encode_text
+from ._dirs import directory_lock, make_parents
+from ._guards import LocalGuards
+from ._io import LazyContent
+from ._open import Opened, fd_path, open_existing
+from ._publish import Staged, publish, writable_in_place
+from ._realpath import real_path
+from ._staging import sweep_stage_dirs_at
+from ._versions import Published, RecentlyPublished, VersionBook, digest_parts
+
+__all__ = ["BACKGROUND_DIGEST_BYTES", "LocalMutations"]
+
+BACKGROUND_DIGEST_BYTES = 512 * 1024
+"""Published content larger than this is hashed in a helper thread (see `_Digest`)."""
+
+_SWEPT_DIRECTORIES = 4096
+"""How many directories a provider remembers having swept for staging residue."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Prior:
+    """The file a mutation replaces, as found inside the critical section."""
+
+    info: os.stat_result | None
+    """Its stat; None when there is no file (a create)."""
+    before: str | None = None
+    """Its text, for a write's outcome (which may leave it out)."""
+    content: EncodedText | None = None
+    """Its bytes, checked as text, for an edit."""
+
+
+class LocalMutations:
+    """Writes and edits of one `LocalFileSystem`, run synchronously in worker threads.
+
+    Args:
+        versions: The provider's version book (digests of what it read and wrote).
+        guards: The checks a wrapper makes on what is opened and where it is published.
+    """
+
+    def __init__(self, versions: VersionBook, guards: LocalGuards, new_file_mode: int) -> None:
+        self._versions = versions
+        self._guards = guards
+        self._new_file_mode = new_file_mode
+        self._recent = RecentlyPublished()
+        # Started on first use; its idle thread ends when the provider is collected.
+        self._hasher = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dsh-fs-digest")
+        self._swept: set[str] = set()
+
+    def write(self, target: FsTarget, content: str, expected: WriteGuard | None) -> FsWriteOutcome:
+        """`write_text` inside the critical section (see `LocalFileSystem.write_text`)."""
+        key, display = target.target_key, target.display_path
+        data = encode_text(content, "write", display)
+        data_digest = _Digest(data, self._hasher)
+        parent, name = os.path.split(key)
+        with map_os_errors("write", display):
+            make_parents(parent, lambda fd, path: self._check_directory("write", display, fd, path))
+            with directory_lock(parent) as dir_fd:
+                prior = self._prior_for_write(key, display, dir_fd, expected)
+                published = self._publish("write", display, dir_fd, parent, name, data, prior)
+        version = self._versions.remember(published, data_digest.result())
+        self._recent.keep(key, version, EncodedText((data,), text=content))
+        return FsWriteOutcome(
+            operation="create" if prior.info is None else "update",
+            version=version,
+            before=prior.before,
+            after=content,
+        )
+
+    def edit(self, target: FsTarget, edit: FsEdit, expected: FsVersion | None) -> FsEditOutcome:
+        """`edit_text` inside the critical section (see `LocalFileSystem.edit_text`)."""
+        key, display = target.target_key, target.display_path
+        parent, name = os.path.split(key)
+        with (
+            map_os_errors("edit", display),
+            _gone_without_directory(parent, display),
+            directory_lock(parent) as dir_fd,
+        ):
+            prior = self._prior_for_edit(key, display, dir_fd, expected)
+            assert prior.info is not None
+            assert prior.content is not None
+            after, count = _edited(prior.content, edit, display)
+            data_digest = _Digest(after, self._hasher)
+            published = self._publish("edit", display, dir_fd, parent, name, after, prior)
+        version = self._versions.remember(published, data_digest.result())
+        self._recent.keep(key, version, after)
+        return FsEditOutcome(version=version, before=prior.content, after=after, replacements=count)
+
+    def delete(self, target: FsTarget, expected: FsVersion | None) -> FsDeleteOutcome:
+        """`delete` inside the critical section (see `LocalFileSystem.delete`): the entry the
+        path names is removed from its locked directory; a symbolic link is removed itself."""
+        display = target.display_path
+        # The entry as spelled: its directory's real path, and its own name unresolved.
+        parent = real_path(os.path.dirname(display))
+        name = os.path.basename(display)
+        gone = messages.delete_gone if expected is not None else _not_found_delete
+        with (
+            map_os_errors("delete", display),
+            _gone_without_directory(parent, display, gone),
+            directory_lock(parent) as dir_fd,
+        ):
+            try:
+                entry = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+            except FileNotFoundError:
+                raise gone(display) from None
+            opened = open_existing(
+                os.path.join(parent, name), "delete", display, self._guards, dir_fd
+            )
+            if opened is None:
+                raise gone(display)
+            try:
+                content = LazyContent(opened.fd, opened.info.st_size)
+                ours = self._ours(target.target_key, opened, content)
+                if expected is not None and not self._is_current(expected, opened, content, ours):
+                    raise messages.delete_stale(display)
+                if not st_mode.S_ISLNK(entry.st_mode):
+                    self._refuse_read_only(name, dir_fd, "delete", display)
+                version = self._versions.version(opened.info)
+            finally:
+                os.close(opened.fd)
+            self._guards.check_delete(display, fd_path(dir_fd, parent))
+            # The entry must still be the one checked: not a file swapped in meanwhile.
+            now = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+            if (now.st_dev, now.st_ino) != (entry.st_dev, entry.st_ino):
+                raise messages.delete_stale(display)
+            os.unlink(name, dir_fd=dir_fd)
+            os.fsync(dir_fd)
+        return FsDeleteOutcome(version=version)
+
+    def _prior_for_write(
+        self, key: str, display: str, dir_fd: int, expected: WriteGuard | None
+    ) -> _Prior:
+        """The file a write replaces, checked against `expected`; its text when the guards
+        may reveal it and it is small enough to keep."""
+        opened = open_existing(key, "write", display, self._guards, dir_fd)
+        if opened is None:
+            if isinstance(expected, ReplaceIfVersion):
+                raise messages.write_gone(display)
+            return _Prior(None)
+        try:
+            if isinstance(expected, CreateIfAbsent):
+                raise messages.overwrite_unobserved(display)
+            self._refuse_read_only(key, dir_fd, "write", display)
+            content = LazyContent(opened.fd, opened.info.st_size)
+            ours = self._ours(key, opened, content)
+            if isinstance(expected, ReplaceIfVersion) and not self._is_current(
+                expected.version, opened, content, ours
+            ):
+                raise messages.write_stale(display)
+            if not self._guards.may_reveal(opened.path):
+                return _Prior(opened.info)
+            if ours is not None:
+                return _Prior(opened.info, ours.text)
+            if opened.info.st_size <= BEFORE_LIMIT:
+                return _Prior(opened.info, decode_or_none(content()))
+            return _Prior(opened.info)
+        finally:
+            os.close(opened.fd)
+
+    def _prior_for_edit(
+        self, key: str, display: str, dir_fd: int, expected: FsVersion | None
+    ) -> _Prior:
+        """The file an edit changes, checked against `expected` before any matching (a stale
+        edit is stale, never a match error), with its text."""
+        opened = open_existing(key, "edit", display, self._guards, dir_fd)
+        if opened is None:
+            raise messages.edit_gone(display)
+        try:
+            content = LazyContent(opened.fd, opened.info.st_size)
+            ours = self._ours(key, opened, content)
+            if expected is not None and not self._is_current(expected, opened, content, ours):
+                raise messages.edit_stale(display)
+            if ours is not None:
+                before = EncodedText((ours.data,), text=ours.known_text)
+            else:
+                before = EncodedText((content.checked("edit", display),))
+            self._refuse_read_only(key, dir_fd, "edit", display)
+            # Only the bytes go on, checked as text: the edit decodes them only if it must.
+            return _Prior(opened.info, content=before)
+        finally:
+            os.close(opened.fd)
+
+    def _publish(
+        self,
+        verb: messages.Verb,
+        display: str,
+        dir_fd: int,
+        parent: str,
+        name: str,
+        data: bytes | EncodedText,
+        prior: _Prior,
+    ) -> os.stat_result:
+        """Let the guards look at the locked directory before anything in it changes, sweep
+        dead writers' staging residue once per directory (through its descriptor), then
+        publish `data` as `name` with the guards' last look at it."""
+        assert verb in ("write", "edit")
+        self._check_directory(verb, display, dir_fd, parent)
+        if parent not in self._swept:
+            if len(self._swept) >= _SWEPT_DIRECTORIES:
+                self._swept.clear()
+            self._swept.add(parent)
+            sweep_stage_dirs_at(dir_fd)
+
+        def check() -> None:
+            assert verb in ("write", "edit")
+            # The kernel's path of the locked directory, not a path that could be swapped.
+            self._guards.check_publish(verb, display, fd_path(dir_fd, parent))
+
+        staged = Staged(data=data, prior=prior.info, new_file_mode=self._new_file_mode)
+        return publish(dir_fd, name, staged, display, check)
+
+    def _check_directory(
+        self, verb: Literal["write", "edit"], display: str, dir_fd: int, path: str
+    ) -> None:
+        """The guards' look at a directory the mutation is about to change, on the kernel's
+        path of its open descriptor (not a path that could be swapped)."""
+        self._guards.check_directory(verb, display, fd_path(dir_fd, path))
+
+    def _ours(self, key: str, opened: Opened, content: LazyContent) -> Published | None:
+        """What this provider published last at `key`, if the file still holds exactly that."""
+        return self._recent.match(key, self._versions.version(opened.info), content)
+
+    def _is_current(
+        self,
+        expected: FsVersion,
+        opened: Opened,
+        content: LazyContent,
+        ours: Published | None,
+    ) -> bool:
+        """`VersionBook.is_current`; when the file holds what we published at `expected`
+        (bytes compared), that answers it without hashing."""
+        if ours is not None and ours.version == expected:
+            return True
+        return self._versions.is_current(expected, opened.info, content)
+
+    @staticmethod
+    def _refuse_read_only(key: str, dir_fd: int, verb: messages.Verb, display: str) -> None:
+        """A file this process may not write (read-only for it) is not replaced behind its
+        permission bits: an atomic replace needs only the directory's permission, an in-place
+        write (what other tools do) the file's. Root may, as with an in-place write."""
+        if not writable_in_place(os.path.basename(key), dir_fd):
+            raise messages.permission_denied(verb, display)
+
+
+@contextmanager
+def _gone_without_directory(
+    parent: str, display: str, gone: Callable[[str], FsError] = messages.edit_gone
+) -> Iterator[None]:
+    """An edit whose parent directory is missing finds no file to edit: that is
+    `FS_STALE_VERSION`, like any vanished target, not `FS_NOT_FOUND` (a delete says what
+    `gone` says). (A parent that is a file is `map_os_errors`' case: the path names nothing,
+    as in `resolve`.)"""
+    try:
+        yield
+    except FileNotFoundError as exc:
+        if exc.filename != parent:
+            raise
+        raise gone(display) from exc
+
+
+def _not_found_delete(display: str) -> FsError:
+    return messages.not_found("delete", display)
+
+
+def _edited(before: EncodedText, edit: FsEdit, display: str) -> tuple[EncodedText, int]:
+    """`edit` applied to `before`: a literal replacement on its bytes when that is the same
+    edit (the result is views of them), anything else on its text (which also raises the
+    match errors, with their diagnosis).
+
+    Raises:
+        FsError: `FS_EDIT_NOT_FOUND`, `FS_AMBIGUOUS_EDIT`, `FS_NOT_TEXT` (a replacement
+            with no UTF-8 form).
+    """
+    if isinstance(edit, FsEditRequest):
+        data = before.parts[0] if len(before.parts) == 1 else before.to_bytes()
+        assert not isinstance(data, memoryview)
+        edited = apply_edit_encoded(data, edit)
+        if edited is not None:
+            return edited
+    text, count = apply_change(before.text, edit, display)
+    return EncodedText((encode_text(text, "edit", display),), text=text), count
+
+
+class _Digest:
+    """The digest of content being published; above `BACKGROUND_DIGEST_BYTES` it is computed
+    by the provider's helper thread while the publication waits on the disk (hashlib
+    releases the GIL; a pool's submit costs far less than a thread start). Below that a
+    thread costs about what it saves, so small content is hashed inline."""
+
+    def __init__(self, data: bytes | EncodedText, helper: ThreadPoolExecutor) -> None:
+        self._value: bytes | Future[bytes]
+        parts = data.parts if isinstance(data, EncodedText) else (data,)
+        if sum(len(part) for part in parts) <= BACKGROUND_DIGEST_BYTES:
+            self._value = digest_parts(parts)
+        else:
+            self._value = helper.submit(digest_parts, parts)
+
+    def result(self) -> bytes:
+        """The sha256 digest (waits for the helper thread)."""
+        return self._value if isinstance(self._value, bytes) else self._value.result()

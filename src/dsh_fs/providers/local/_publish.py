@@ -1,0 +1,132 @@
+"""Publication: stage content in a private directory, fsync it, and make it the file.
+
+Every step works relative to the locked directory's descriptor (`*at` system calls), so the
+content lands in the directory that was locked and checked, whatever happens to its path.
+Synchronous: runs in the mutation's worker thread, locks held.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import stat as st_mode
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from dsh_fs.fs import EncodedText, messages
+
+from ._io import write_all
+from ._staging import new_stage_dir_at
+
+__all__ = ["Staged", "process_umask", "publish", "writable_in_place"]
+
+_OPEN_STAGED = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+
+_STAGED = "content"
+"""The staged file's name inside its private staging directory."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Staged:
+    """What a publication needs to know about the content and the file it replaces."""
+
+    data: bytes | EncodedText
+    """The bytes to publish (an encoded text's pieces, in order)."""
+    prior: os.stat_result | None
+    """The replaced file's stat (its mode and owner are kept); None for a new file."""
+    new_file_mode: int
+    """Permission bits of a new file (0o666 less the umask)."""
+
+
+def publish(
+    dir_fd: int,
+    name: str,
+    staged: Staged,
+    display: str,
+    check: Callable[[], None],
+) -> os.stat_result:
+    """Stage `staged.data` in a fresh private directory in `dir_fd`, fsync it, run `check`
+    (a wrapper's last look at the locked directory), then publish it as `name` and fsync the
+    directory.
+
+    A new file (`staged.prior` is None) is published with a hard link, which never replaces:
+    a file that appeared meanwhile is `FS_NOT_OBSERVED`. A replacement is a rename. Returns
+    the stat of the published inode, taken once every link-count change is done (unlinking
+    a staged hard link changes its ctime). Nothing staged survives a failure.
+
+    Raises:
+        FsError: `check`'s refusal, or `FS_NOT_OBSERVED` for a lost create.
+        OSError: from the system calls; the caller maps it.
+    """
+    stage = new_stage_dir_at(dir_fd)
+    stage_fd = os.open(stage, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=dir_fd)
+    try:
+        fd = os.open(_STAGED, _OPEN_STAGED, 0o600, dir_fd=stage_fd)
+        try:
+            write_all(fd, staged.data)
+            if staged.prior is None:
+                os.fchmod(fd, staged.new_file_mode)
+            else:
+                _keep_owner_and_mode(fd, staged.prior)
+            os.fsync(fd)
+            check()
+            if staged.prior is None:
+                _link_no_replace(stage_fd, name, dir_fd, display)
+                os.unlink(_STAGED, dir_fd=stage_fd)
+            else:
+                os.replace(_STAGED, name, src_dir_fd=stage_fd, dst_dir_fd=dir_fd)
+            os.rmdir(stage, dir_fd=dir_fd)
+            os.fsync(dir_fd)
+            return os.fstat(fd)
+        finally:
+            os.close(fd)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(_STAGED, dir_fd=stage_fd)
+        with contextlib.suppress(OSError):
+            os.rmdir(stage, dir_fd=dir_fd)
+        raise
+    finally:
+        os.close(stage_fd)
+
+
+def writable_in_place(name: str, dir_fd: int) -> bool:
+    """Whether this process could write the file `name` in place (its permission bits, for
+    the effective ids; root may). A replace by rename needs only the directory's
+    permission: asking this keeps it from overriding a read-only file."""
+    return os.access(name, os.W_OK, dir_fd=dir_fd, effective_ids=True)
+
+
+def process_umask() -> int:
+    """The process umask, read without changing it where Linux lets us."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    # Not Linux: the set-and-restore dance (briefly racy with threads creating files).
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def _keep_owner_and_mode(fd: int, prior: os.stat_result) -> None:
+    """Give the staged file the prior file's owner (when allowed) and permission bits."""
+    if (prior.st_uid, prior.st_gid) != (os.geteuid(), os.getegid()):
+        try:
+            os.fchown(fd, prior.st_uid, prior.st_gid)
+        except OSError:
+            with contextlib.suppress(OSError):  # not root: the group alone, if we belong to it
+                os.fchown(fd, -1, prior.st_gid)
+    # After fchown, which clears set-id bits.
+    os.fchmod(fd, st_mode.S_IMODE(prior.st_mode))
+
+
+def _link_no_replace(stage_fd: int, name: str, dir_fd: int, display: str) -> None:
+    """Publish the staged file as `name` only if nothing is there; a hard link never replaces."""
+    try:
+        os.link(_STAGED, name, src_dir_fd=stage_fd, dst_dir_fd=dir_fd, follow_symlinks=False)
+    except FileExistsError as exc:
+        raise messages.overwrite_unobserved(display) from exc

@@ -1,0 +1,173 @@
+"""`stream_text` of the local provider: decoded chunks in bounded memory, read on the event
+loop while the page cache has them."""
+
+from __future__ import annotations
+
+import codecs
+import errno
+import hashlib
+import os
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+
+import anyio.lowlevel
+from anyio import to_thread
+
+from dsh_fs.fs import messages
+
+from .._oserrors import map_os_errors
+from ._guards import LocalGuards
+from ._open import open_regular, unchanged
+from ._versions import VersionBook
+
+__all__ = ["STREAM_CHUNK_SIZE", "TextChunks", "stream_text"]
+
+STREAM_CHUNK_SIZE = 1024 * 1024
+"""Bytes per `stream_text` read, into one reused buffer: smaller chunks cost more per byte in
+loop turns, larger ones fall out of the CPU caches (a decoded chunk holding non-BMP
+characters takes 4 bytes per character); `bench/results.md` has the measurements."""
+
+
+@asynccontextmanager
+async def stream_text(
+    key: str,
+    display: str,
+    chunk_size: int,
+    versions: VersionBook,
+    guards: LocalGuards,
+    closed: Callable[[], bool],
+) -> AsyncIterator[TextChunks]:
+    """Open `key` and yield its decoded chunks; leaving the block closes the file. Once
+    `closed()` is true (the provider was closed), the next chunk fails with `FS_ABORTED`."""
+    opened = await to_thread.run_sync(open_regular, key, "read", display, guards)
+    chunks = TextChunks(opened.fd, display, chunk_size, opened.info, versions, closed)
+    try:
+        yield chunks
+    finally:
+        chunks.close()
+
+
+_RWF_NOWAIT: int | None = getattr(os, "RWF_NOWAIT", None)
+
+
+class TextChunks:
+    """Decoded chunks of an open file, read on the event loop while the page cache has them.
+
+    Each chunk is first read with ``RWF_NOWAIT`` (Linux): the kernel copies what is cached
+    and refuses (EAGAIN) rather than wait for the disk; only then does the read go to a
+    worker thread. Decoding runs on the loop.
+
+    Why not a worker thread per chunk: on a 2-core machine the hops and GIL hand-offs
+    between two threads cost more than the reading (`bench/results.md`), while decoding one
+    chunk holds the loop for about a millisecond, far inside what a concurrent small read is
+    allowed to wait; a cold disk never blocks the loop.
+
+    A whole stream of a file small enough (or racy enough) is fingerprinted on the way, so
+    its version can be backed by content like a `read_text`'s.
+    """
+
+    def __init__(
+        self,
+        fd: int,
+        display: str,
+        chunk_size: int,
+        info: os.stat_result,
+        versions: VersionBook,
+        provider_closed: Callable[[], bool],
+        start: int = 0,
+    ) -> None:
+        self._fd = fd
+        self._display = display
+        self._buffer = bytearray(chunk_size + 3)  # room for a carried partial character
+        self._offset = start
+        self._info = info
+        self._versions = versions
+        self._provider_closed = provider_closed
+        whole = start == 0 and versions.wants_digest(info)
+        self._hash = hashlib.sha256() if whole else None
+        self.text_offset = start
+        """File offset of the first byte of the text `__anext__` returned last."""
+        self.unchanged_at_end: bool | None = None
+        """At the end of the file: whether it still had the stat it was opened with."""
+        # An unfinished character's bytes, moved to the buffer's start for the next read.
+        # `codecs.utf_8_decode` on the buffer itself: an incremental decoder would first copy
+        # each chunk onto its leftover.
+        self._carry = 0
+        self._nowait = _RWF_NOWAIT
+        self._done = False
+        self._closed = False
+
+    def __aiter__(self) -> TextChunks:
+        return self
+
+    async def __anext__(self) -> str:
+        while not self._done:
+            if self._provider_closed():
+                self._done = True
+                raise messages.aborted("read", self._display)
+            count = self._read_cached()
+            if count is None:
+                count = await to_thread.run_sync(self._read_waiting)
+            else:
+                await anyio.lowlevel.checkpoint()  # other tasks run between chunks
+            if self._closed:
+                break  # the block that opened the stream was left meanwhile
+            text = self._decode(count)
+            if text:
+                return text
+        raise StopAsyncIteration
+
+    def close(self) -> None:
+        """Close the file (idempotent); a read in flight sees it and stops."""
+        if not self._closed:
+            self._closed = True
+            self._done = True
+            os.close(self._fd)
+
+    def _read_cached(self) -> int | None:
+        """Bytes read into the buffer without waiting for the disk; None: it would wait."""
+        if self._nowait is None or self._closed:
+            return None
+        with map_os_errors("read", self._display):
+            try:
+                return os.preadv(self._fd, [self._free()], self._offset, self._nowait)
+            except BlockingIOError:
+                return None
+            except OSError as exc:
+                if exc.errno not in (errno.EOPNOTSUPP, errno.EINVAL):
+                    raise
+                self._nowait = None  # this filesystem can't; wait in a thread from now on
+                return None
+
+    def _read_waiting(self) -> int:
+        if self._closed:
+            return 0  # the fd may belong to another file by now
+        with map_os_errors("read", self._display):
+            return os.preadv(self._fd, [self._free()], self._offset)
+
+    def _free(self) -> memoryview:
+        return memoryview(self._buffer)[self._carry :]
+
+    def _decode(self, count: int) -> str:
+        carry, end = self._carry, self._carry + count
+        self.text_offset = self._offset - carry
+        self._offset += count
+        if self._buffer.find(0, carry, end) != -1:
+            self._done = True
+            raise messages.binary_file("read", self._display)
+        if self._hash is not None:
+            self._hash.update(memoryview(self._buffer)[carry:end])
+        final = count == 0
+        try:
+            text, used = codecs.utf_8_decode(memoryview(self._buffer)[:end], "strict", final)
+        except UnicodeDecodeError as exc:
+            self._done = True
+            raise messages.invalid_utf8("read", self._display) from exc
+        self._carry = end - used
+        self._buffer[: self._carry] = self._buffer[used:end]
+        if final:
+            self._done = True
+            self.unchanged_at_end = unchanged(self._fd, self._info)
+            if self._hash is not None and self.unchanged_at_end:
+                self._versions.remember(self._info, self._hash.digest())
+        return text
