@@ -155,13 +155,24 @@ class Workspace:
         for the constructor.
 
         Raises:
+            ModuleNotFoundError: fsspec is not installed (the message names the extras).
             ValueError, ImportError: From fsspec: an unknown protocol, or its backend
                 package is not installed (for S3, the ``s3`` extra: ``pip install '.[s3]'``
                 in a dsh-fs checkout, or ``pip install s3fs``).
         """
         from dsh_fs.providers import FsspecFileSystem
 
-        fs = FsspecFileSystem.from_url(url, **storage_options)
+        try:
+            fs = FsspecFileSystem.from_url(url, **storage_options)
+        except ModuleNotFoundError as exc:
+            if (exc.name or "").split(".")[0] != "fsspec":
+                raise
+            raise ModuleNotFoundError(
+                "Workspace.remote needs fsspec, which is not installed: install dsh-fs with "
+                "the 'remote' extra (pip install 'dsh-fs[remote]'), or the 's3' extra for "
+                "S3 (pip install 'dsh-fs[s3]'); in a checkout: pip install '.[remote]'",
+                name="fsspec",
+            ) from exc
         return cls(fs, cwd=fs.root, policy=policy, tools=tools, discovery=discovery)
 
     def session(self, *, cwd: StrPath | None = None, id: str | None = None) -> Session:
