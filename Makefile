@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 RUN_STAMP := $(VENV)/.installed-mcp
 
 .DEFAULT_GOAL := help
-.PHONY: help venv install test lint format typecheck imports pytest demo bench bench-peers torture fuzz differential edit-recovery clean
+.PHONY: help venv install test lint format typecheck imports pytest coverage demo bench bench-peers torture fuzz differential edit-recovery clean
 
 help:  ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -72,8 +72,17 @@ typecheck: $(STAMP)  ## mypy --strict on src, tests, examples, bench, differenti
 imports: $(STAMP)  ## Import-layer contracts (import-linter)
 	$(BIN)/lint-imports
 
-pytest: $(STAMP)  ## The quick test suite
-	$(BIN)/pytest -q -m "not slow"
+# The suite mostly waits (servers starting, S3 round trips, child processes), so it runs in
+# more workers than cores; work stealing keeps the long tests from ending up on one worker.
+# `make pytest WORKERS=0` runs it in this process (what a debugger wants).
+WORKERS ?= 4
+
+pytest: $(STAMP)  ## The quick test suite, in parallel workers (WORKERS=4)
+	$(BIN)/pytest -q -m "not slow" -n $(WORKERS) --dist worksteal
+
+coverage: $(STAMP)  ## The quick suite with line and branch coverage: a terminal report and htmlcov/
+	$(BIN)/pytest -q -m "not slow" -n $(WORKERS) --dist worksteal \
+		--cov --cov-report=term --cov-report=html
 
 demo: $(RUN_STAMP)  ## Run the MCP demo: an agent session over stdio, with a stale edit refused
 	$(BIN)/dsh-fs demo
@@ -97,4 +106,4 @@ edit-recovery: $(STAMP)  ## Run the edit-recovery corpus: how many near-misses a
 	$(BIN)/python -m edit_recovery
 
 clean:  ## Remove the virtual environment and caches
-	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache build dist
+	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .coverage htmlcov build dist

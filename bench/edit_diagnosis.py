@@ -52,12 +52,25 @@ def _applied(text: str) -> tuple[str, str]:
     return MARKER.replace("middle", "centre"), MARKER
 
 
+def _anchored(text: str) -> tuple[str, str]:
+    """The block's first line verbatim, an invented body (issue 25, pattern 1)."""
+    first = _middle_block(text, 1)
+    return first + "    raise NotImplementedError('an invented body')\n", "x"
+
+
+def _short(text: str) -> tuple[str, str]:
+    """A short needle indented with a tab where the file has spaces (pattern 4)."""
+    return "\treturn x", "x"
+
+
 MISSES: dict[str, Callable[[str], tuple[str, str]]] = {
     "indentation (4 lines)": _dedent,
     "one token (1 line)": _token,
     "absent": _absent,
     "one token (200 lines)": _long,
     "already applied": _applied,
+    "first line verbatim": _anchored,
+    "short needle (tab)": _short,
 }
 """Each kind of miss, built from the file's text as (old_string, new_string)."""
 

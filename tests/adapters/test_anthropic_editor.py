@@ -40,6 +40,7 @@ async def editor(session: Session, **command: Any) -> tuple[str, bool]:
     (result,) = await anthropic_tool_results(session, [block])
     TypeAdapter(ToolResultBlockParam).validate_python(result)
     assert result["tool_use_id"] == block.id
+    assert isinstance(result["content"], str)
     return result["content"], result["is_error"]
 
 

@@ -74,6 +74,7 @@ async def read(session: Session, path: str) -> str:
     (reply,) = await execute_openai_response(session, [call])
     assert reply["type"] == "function_call_output"
     assert reply["call_id"] == call.call_id
+    assert isinstance(reply["output"], str)
     return reply["output"]
 
 
@@ -256,5 +257,5 @@ async def test_function_calls_and_other_items_in_one_response(session: Session, 
     ]
     replies = await execute_openai_response(session, items)
     assert [r["call_id"] for r in replies] == ["c1", "c2"]
-    assert replies[0]["output"].startswith("Error: arguments are not valid JSON")
+    assert str(replies[0]["output"]).startswith("Error: arguments are not valid JSON")
     assert replies[1]["output"] == 'Error: unknown tool "nope"'

@@ -205,7 +205,7 @@ def test_an_ambiguous_edit_names_the_line_where_each_match_starts() -> None:
     assert info.value.code is FsErrorCode.AMBIGUOUS_EDIT
     assert info.value.message == (
         'old_string matched 4 times in "/w/f.py"; provide a more specific old_string or set '
-        "replace_all to true\nThe matches start at lines 1, 6, 7 and 7."
+        "replace_all to true\nThe matches start at lines 1, 6 and 7 (2 matches)."
     )
     assert dict(info.value.details) == {"lines": [1, 6, 7, 7], "count": 4}
 
@@ -372,3 +372,117 @@ def test_any_miss_gets_a_bounded_json_diagnosis_naming_only_real_lines(text: str
     if closest is not None:
         assert 1 <= closest["start"] <= closest["end"] <= max(total, 1)
     assert details["reasons"]
+
+
+# --- issue 25: the patterns behind real misses -----------------------------------------------
+
+DOTTED = (
+    "import os\n\n\n"
+    "def dotted(parts):\n"
+    '    """Join the parts of a path."""\n'
+    '    s = ".".join(parts)\n'
+    "    return s\n\n\n"
+    "def other():\n"
+    "    return 1\n"
+)
+
+
+def test_a_verbatim_first_line_found_once_anchors_the_span_and_names_the_line_that_differs() -> (
+    None
+):
+    error = edit_error(DOTTED, '    s = ".".join(parts)\n    return s.replace(".[", "[")')
+    assert error.message == MISS + (
+        "The closest text in the file is at lines 6-7; it differs from old_string:\n"
+        "- partial match: old_string's line 1 is in the file exactly, and only at line 6; the "
+        "first line that differs is line 7\n"
+        '- old_string\'s line 2 (\'return s.replace(".[", "[")\') is not in the file here '
+        "(after line 6)\n"
+        '6:     s = ".".join(parts)\n'
+        "7:     return s\n" + COPY
+    )
+    assert error.details["closest"] == {"start": 6, "end": 7}
+    assert causes(error)[0] == "partial_match"
+
+
+def test_a_verbatim_line_found_twice_anchors_nothing() -> None:
+    text = DOTTED + '\n\ndef again(parts):\n    s = ".".join(parts)\n    return s\n'
+    error = edit_error(text, '    s = ".".join(parts)\n    return s.replace(".[", "[")')
+    assert "partial_match" not in causes(error)
+
+
+def test_new_string_once_in_the_file_wins_over_a_similar_block_elsewhere() -> None:
+    text = (
+        "def first(items):\n    total = sum(items)\n    return total / len(items)\n\n\n"
+        "def second(items):\n    total = sum(items)\n    return total\n"
+    )
+    error = edit_error(
+        text,
+        "    total = sum(items)\n    return total  # mean",
+        "    total = sum(items)\n    return total / len(items)",
+    )
+    assert error.details["new_string_at"] == {"start": 2, "end": 3}
+    assert error.details["also"] == [{"start": 7, "end": 8}]
+    assert error.message == MISS + (
+        "new_string is already in the file at lines 2-3, and old_string is not: the edit looks "
+        "already applied. (Text similar to old_string is at lines 7-8.)\n"
+        "2:     total = sum(items)\n"
+        "3:     return total / len(items)\n"
+        "Read the file to check before editing it again."
+    )
+
+
+def test_two_near_copies_scoring_close_are_both_named() -> None:
+    text = (
+        "def load_users(db):\n    rows = db.query('SELECT * FROM users')\n"
+        "    return [User(r) for r in rows]\n\n\n"
+        "def load_admins(db):\n    rows = db.query('SELECT * FROM admins')\n"
+        "    return [User(r) for r in rows]\n"
+    )
+    error = edit_error(
+        text, "    rows = db.query('SELECT * FROM people')\n    return [User(r) for r in rows]"
+    )
+    assert error.details["closest"] == {"start": 2, "end": 3}
+    assert error.details["also"] == [{"start": 7, "end": 8}]
+    assert error.message.split("\n")[1] == (
+        "The closest text in the file is at lines 2-3; also similar: lines 7-8; it differs "
+        "from old_string:"
+    )
+
+
+def test_a_short_needle_indented_with_spaces_is_found_where_the_file_uses_tabs() -> None:
+    text = "package main\n\nfunc main() {\n\tx = 1\n\ty := 2\n}\n"
+    error = edit_error(text, "    x", "    y")
+    assert error.message == MISS + (
+        "The closest text in the file is at line 4; it differs from old_string:\n"
+        "- tabs vs spaces: line 4 is indented with tabs in the file, with spaces in old_string "
+        "(line 4: 1 tab vs 4 spaces)\n"
+        "4: \tx = 1\n" + COPY
+    )
+
+
+def test_a_precomposed_letter_is_named_where_the_file_has_a_combining_mark() -> None:
+    error = edit_error("menu:\n  caf\u0065\u0301 au lait\n", "caf\u00e9", "tea")
+    assert error.details["closest"] == {"start": 2, "end": 2}
+    assert error.message.split("\n")[2] == (
+        "- look-alike characters: line 2, column 6 has \u00e9 (U+0065 + U+0301) in the file "
+        "where old_string has \u00e9 (U+00E9) (the same letter, composed differently: "
+        "Unicode NFC vs NFD)"
+    )
+
+
+def test_a_carriage_return_in_old_string_is_explained_in_a_crlf_file() -> None:
+    error = edit_error("alpha\r\nbeta\r\n", "alpha\r", "q")
+    assert causes(error) == ["line_endings"]
+    assert error.details["closest"] == {"start": 1, "end": 1}
+    assert error.message.split("\n")[2] == (
+        "- line endings: old_string has \\r (carriage return) characters, but the file's CRLF "
+        "line endings are matched as \\n: write each line break as \\n alone, without \\r"
+    )
+
+
+def test_ambiguous_matches_on_one_line_are_grouped_with_their_count() -> None:
+    diagnosis = diagnose_ambiguous("a a a a\nb a a\nc a\n", "a", 7, crlf=False)
+    assert diagnosis.text == "The matches start at lines 1 (4 matches), 2 (2) and 3."
+    assert diagnosis.details["lines"] == [1, 1, 1, 1, 2, 2, 3]
+    one = diagnose_ambiguous("x = x + x\n", "x", 3, crlf=False)
+    assert one.text == "The matches start at line 1 (3 matches)."

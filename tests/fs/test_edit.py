@@ -114,7 +114,7 @@ def test_exact_messages_for_not_found_and_ambiguous_then_the_diagnosis() -> None
     assert twice.value.message == (
         'old_string matched 3 times in "/w/f.txt"; '
         "provide a more specific old_string or set replace_all to true\n"
-        "The matches start at lines 1, 1 and 1."
+        "The matches start at line 1 (3 matches)."
     )
     assert dict(twice.value.details) == {"lines": [1, 1, 1], "count": 3}
 

@@ -8,7 +8,8 @@ import math
 import pydantic_core
 import pytest
 
-from dsh_fs.mcp.http._jsonrpc import Forward, Refusal, read_request, recover_id
+from dsh_fs.mcp._request_id import body_id
+from dsh_fs.mcp.http._jsonrpc import Forward, Refusal, read_request
 
 DEEP = "[" * 100_000 + "]" * 100_000
 
@@ -126,4 +127,4 @@ def test_a_request_the_sdk_could_not_answer_is_refused_to_its_id(
 def test_the_id_of_a_request_that_did_not_parse_is_found_at_its_top_level(
     body: bytes, expected: object
 ) -> None:
-    assert recover_id(body) == expected
+    assert body_id(body) == expected

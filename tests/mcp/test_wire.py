@@ -7,15 +7,8 @@ import math
 
 import pytest
 
-from dsh_fs.mcp._wire import (
-    INVALID_REQUEST,
-    PARSE_ERROR,
-    SCAN_BYTES,
-    Malformed,
-    encode,
-    parse_line,
-    recover_id,
-)
+from dsh_fs.mcp._request_id import SCAN_BYTES, line_id
+from dsh_fs.mcp._wire import INVALID_REQUEST, PARSE_ERROR, Malformed, encode, parse_line
 
 # Deeper than the JSON parser of every supported Python nests: 3.10-3.12 refuse 5,000 levels,
 # 3.13 accepts them (it counts C stack, not levels) and refuses 100,000.
@@ -41,7 +34,7 @@ TOO_DEEP = 100_000
     ],
 )
 def test_the_top_level_id_of_a_broken_line_is_found(line: bytes, ident: object) -> None:
-    assert recover_id(line, line) == ident
+    assert line_id(line, line) == ident
 
 
 @pytest.mark.parametrize(
@@ -59,15 +52,15 @@ def test_the_top_level_id_of_a_broken_line_is_found(line: bytes, ident: object) 
     ],
 )
 def test_no_id_is_made_up(line: bytes) -> None:
-    assert recover_id(line, line) is None
+    assert line_id(line, line) is None
 
 
 def test_an_id_after_a_head_longer_than_the_scan_is_read_at_the_end() -> None:
     big = b'{"jsonrpc": "2.0", "method": "tools/call", "params": {"content": "'
     big += b"x" * (4 * SCAN_BYTES) + b'"}, "id": 42}'
-    assert recover_id(big[:SCAN_BYTES], big[-SCAN_BYTES:]) == 42
+    assert line_id(big[:SCAN_BYTES], big[-SCAN_BYTES:]) == 42
     nested = big.replace(b'"id": 42}', b'"inner": {"id": 43}}')
-    assert recover_id(nested[:SCAN_BYTES], nested[-SCAN_BYTES:]) is None
+    assert line_id(nested[:SCAN_BYTES], nested[-SCAN_BYTES:]) is None
 
 
 @pytest.mark.parametrize(

@@ -14,10 +14,11 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from agents import ApplyPatchTool, FunctionTool, Tool
+from agents import ApplyPatchTool, FunctionTool, Tool, ToolOutputImage, ToolOutputText
 from agents.editor import ApplyPatchOperation, ApplyPatchResult
 from agents.tool_context import ToolContext
 
+from ._images import image_of, image_url
 from ._openai_responses import run_apply_patch
 
 if TYPE_CHECKING:
@@ -65,8 +66,10 @@ def agents_tools(session: Session, *, apply_patch: bool = True) -> list[Tool]:
     Args:
         session: The observation owner (one per conversation or run).
         apply_patch: Offer the SDK's `ApplyPatchTool` instead of write and edit (read and
-            the other tools stay function tools).
+            the other tools stay function tools), when the workspace grants at least one
+            of its operations (`Workspace.dialects`); each operation runs only if granted.
     """
+    apply_patch = apply_patch and session.workspace.dialects.any_change()
     tools: list[Tool] = [
         FunctionTool(
             name=schema["name"],
@@ -85,13 +88,18 @@ def agents_tools(session: Session, *, apply_patch: bool = True) -> list[Tool]:
 
 
 def _invoker(session: Session, name: str) -> Any:
-    async def invoke(context: ToolContext[Any], arguments: str) -> str:
+    async def invoke(
+        context: ToolContext[Any], arguments: str
+    ) -> str | list[ToolOutputText | ToolOutputImage]:
         try:
             parsed: object = json.loads(arguments) if arguments.strip() else {}
         except (ValueError, RecursionError) as exc:
             detail = exc.msg if isinstance(exc, json.JSONDecodeError) else type(exc).__name__
             return f"Error: arguments are not valid JSON ({detail}); send a JSON object"
         result = await session.call(name, parsed, call_id=context.tool_call_id or None)
+        image = image_of(result)
+        if image is not None:  # an image read: its text, then the image (SPEC §10)
+            return [ToolOutputText(text=result.text), ToolOutputImage(image_url=image_url(image))]
         return result.text
 
     return invoke

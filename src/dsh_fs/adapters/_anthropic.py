@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypedDict, overload
 
 from ._anthropic_editor import TEXT_EDITOR_NAME, TextEditorTool, run_text_editor, text_editor_tool
 from ._calls import field
+from ._images import anthropic_image_block, image_of
 
 if TYPE_CHECKING:
     from dsh_fs.workspace import Session, Workspace
@@ -31,7 +32,8 @@ class AnthropicToolResult(TypedDict):
 
     type: Literal["tool_result"]
     tool_use_id: str
-    content: str
+    content: str | list[dict[str, Any]]
+    """The text, or for an image `read` one ``image`` block (SPEC §10)."""
     is_error: bool
 
 
@@ -60,13 +62,16 @@ def anthropic_tools(
         workspace: Whose tools to offer.
         text_editor: Offer Claude's own ``str_replace_based_edit_tool``
             (``text_editor_20250728``) instead of read/write/edit; the other tools (discovery)
-            stay ordinary tools. `anthropic_tool_results` runs either kind.
+            stay ordinary tools. `anthropic_tool_results` runs either kind. The editor is
+            offered only when the workspace offers `read` (its ``view``), and runs only the
+            commands the workspace's tools grant (`Workspace.dialects`).
     """
-    tools: list[AnthropicTool | TextEditorTool] = [text_editor_tool()] if text_editor else []
+    editor = text_editor and workspace.dialects.allows("view")
+    tools: list[AnthropicTool | TextEditorTool] = [text_editor_tool()] if editor else []
     tools += [
         {"name": s["name"], "description": s["description"], "input_schema": s["parameters"]}
         for s in workspace.tool_schemas()
-        if not (text_editor and s["name"] in _EDITOR_REPLACES)
+        if not (editor and s["name"] in _EDITOR_REPLACES)
     ]
     return tools
 
@@ -93,19 +98,25 @@ async def anthropic_tool_results(
         tool_use_id = str(field(block, "id") or "")
         arguments = field(block, "input")
         name = str(field(block, "name"))
+        content: str | list[dict[str, Any]]
         if name == TEXT_EDITOR_NAME:
             outcome = await run_text_editor(session, arguments, call_id=tool_use_id or None)
-            text, is_error = outcome.text, outcome.is_error
+            content, is_error = outcome.text, outcome.is_error
+            if outcome.image is not None:
+                content = [anthropic_image_block(outcome.image)]
         else:
             result = await session.call(
                 name, {} if arguments is None else arguments, call_id=tool_use_id
             )
-            text, is_error = result.text, result.is_error
+            content, is_error = result.text, result.is_error
+            image = image_of(result)
+            if image is not None:
+                content = [anthropic_image_block(image)]
         results.append(
             {
                 "type": "tool_result",
                 "tool_use_id": tool_use_id,
-                "content": text,
+                "content": content,
                 "is_error": is_error,
             }
         )

@@ -11,6 +11,10 @@ vendor's reference implementation does; listing records no observation.
 Output follows the vendor: numbered lines (``<n>: <text>``, as the tool's documentation
 shows them), ``File created successfully at: <path>``, and for edits a numbered snippet of
 the changed region. Failures keep their code and are worded in the tool's own commands.
+
+A command runs only when the workspace offers the tool that grants it (`DialectGrants`):
+``view`` needs `read`, ``create`` `write`, ``str_replace`` `edit`, ``insert`` `edit` or
+`write`; a read-only workspace answers every change with a refusal, and nothing changes.
 """
 
 from __future__ import annotations
@@ -19,13 +23,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Literal, TypedDict
 
-from dsh_fs.errors import FsError, FsErrorCode
-from dsh_fs.fs import FsFileType, FsTarget
+from dsh_fs.errors import FsError, FsErrorCode, ToolErrorCode
+from dsh_fs.fs import FileSystem, FsDirEntry, FsFileType, FsTarget
 
+from ._images import image_of
 from ._vocabulary import Vocabulary, numbered, snippet
 
 if TYPE_CHECKING:
     from dsh_fs.runtime import ToolResult
+    from dsh_fs.tools import DialectOperation, ImageValue
     from dsh_fs.workspace import Session
 
 __all__ = [
@@ -44,6 +50,14 @@ TEXT_EDITOR_TYPE: Final = "text_editor_20250728"
 
 COMMANDS: Final = ("view", "create", "str_replace", "insert")
 """The commands of ``text_editor_20250728`` (``undo_edit`` is gone from this version)."""
+
+_OPERATIONS: Final[dict[str, DialectOperation]] = {
+    "view": "view",
+    "create": "create",
+    "str_replace": "replace",
+    "insert": "change",
+}
+"""What each command does, for the workspace's `DialectGrants`."""
 
 VIEW_LINES: Final = 2000
 """At most this many lines per ``view`` (the `read` tool's cap); a footer says how to go on."""
@@ -93,6 +107,9 @@ class EditorOutcome:
     """Whether the command failed (nothing changed)."""
     code: str | None = None
     """On failure, the machine-routable code (``FS_STALE_VERSION``, ``INVALID_ARGS`` …)."""
+    image: ImageValue | None = None
+    """A ``view`` of an image: the image (the ``tool_result`` carries it as an image block;
+    `text` describes it)."""
 
 
 def _invalid(message: str) -> EditorOutcome:
@@ -130,6 +147,13 @@ async def run_text_editor(
     path = arguments.get("path")
     if not isinstance(path, str) or not path.strip():
         return _invalid(f"Parameter `path` is required for command: {command}")
+    grants = session.workspace.dialects
+    if not grants.allows(_OPERATIONS[command]):
+        return EditorOutcome(
+            text=f"Error: {grants.refusal(f'The {command} command', _OPERATIONS[command])}",
+            is_error=True,
+            code=ToolErrorCode.UNKNOWN_TOOL.value,
+        )
     call = _Caller(session, call_id)
     if command == "view":
         return await _view(call, path, arguments.get("view_range"))
@@ -179,13 +203,18 @@ async def _view(call: _Caller, path: str, raw_range: object) -> EditorOutcome:
             return parsed
         start, end = parsed
     wanted = VIEW_LINES if end == -1 else min(VIEW_LINES, end - start + 1)
-    result = await call("read", {"file_path": path, "offset": start, "limit": wanted})
+    # Without a view_range the read is not windowed, so an image is an image.
+    window = {} if raw_range is None else {"offset": start, "limit": wanted}
+    result = await call("read", {"file_path": path, **window})
     if result.is_error:
         if result.code == FsErrorCode.NOT_REGULAR_FILE.value:
             listing = await _view_directory(call.session, path, raw_range)
             if listing is not None:
                 return listing
         return _failed(result)
+    image = image_of(result)
+    if image is not None:
+        return EditorOutcome(text=result.text, image=image)
     value = result.value
     assert value is not None
     lines = [line["text"] for line in value["lines"]]
@@ -216,36 +245,82 @@ async def _view_directory(session: Session, path: str, raw_range: object) -> Edi
             return _invalid(
                 "The `view_range` parameter is not allowed when `path` points to a directory."
             )
-        entries = await _tree(session, target, 2)
+        entries = await _tree(session, target)
     except FsError as error:
         return EditorOutcome(
             text=VOCABULARY.reword(f"Error: {error.message}", error.code.value),
             is_error=True,
             code=error.code.value,
         )
-    shown = entries[:TREE_ENTRIES]
+    shown, total, expanded = entries
     body = "\n".join([target.display_path, *shown])
-    if len(entries) > len(shown):
-        body += f"\n(Showing {len(shown)} of {len(entries)} entries.)"
+    if total > len(shown):
+        body += (
+            f"\n(Showing {len(shown)} of {total} entries.)"
+            if expanded
+            else f"\n(Showing {len(shown)} of {total} entries at the top level; subdirectories "
+            "are not expanded. View a subdirectory to see inside it.)"
+        )
     return EditorOutcome(
         text=f"Here's the files and directories up to 2 levels deep in {target.display_path}, "
         f"excluding hidden items:\n{body}\n"
     )
 
 
-async def _tree(session: Session, directory: FsTarget, depth: int) -> list[str]:
-    """Display paths under `directory`, parents before children, by name; no hidden names,
-    symbolic links listed but not followed."""
+async def _tree(session: Session, directory: FsTarget) -> tuple[list[str], int, bool]:
+    """The first `TREE_ENTRIES` display paths two levels under `directory` (parents before
+    children, by name; no hidden names; symbolic links listed, not followed), how many there
+    are in all, and whether the second level is included.
+
+    The total is exact, and only shown entries (and hidden names) are looked at: a top level
+    with more than `TREE_ENTRIES` visible children is shown alone, counted by its names.
+    """
     fs = session.workspace.fs
+    top, top_total = await _visible_first(fs, directory, TREE_ENTRIES)
+    if top_total > TREE_ENTRIES:
+        return [await _child(fs, directory, entry.name) for entry in top], top_total, False
     found: list[str] = []
-    for entry in await fs.list_dir(directory):
-        if entry.name.startswith(".") or len(found) > TREE_ENTRIES:
-            continue
-        child = await fs.resolve(f"{directory.display_path.rstrip('/')}/{entry.name}")
-        found.append(child.display_path)
-        if entry.type is FsFileType.DIRECTORY and depth > 1:
-            found.extend(await _tree(session, child, depth - 1))
-    return found
+    total = top_total
+    for entry in top:
+        child = await _child_target(fs, directory, entry.name)
+        if len(found) < TREE_ENTRIES:
+            found.append(child.display_path)
+        if entry.type is FsFileType.DIRECTORY:
+            inner, inner_total = await _visible_first(fs, child, TREE_ENTRIES - len(found))
+            total += inner_total
+            for grandchild in inner:
+                found.append(await _child(fs, child, grandchild.name))
+    return found, total, True
+
+
+async def _child_target(fs: FileSystem, directory: FsTarget, name: str) -> FsTarget:
+    return await fs.resolve(f"{directory.display_path.rstrip('/')}/{name}")
+
+
+async def _child(fs: FileSystem, directory: FsTarget, name: str) -> str:
+    return (await _child_target(fs, directory, name)).display_path
+
+
+async def _visible_first(
+    fs: FileSystem, directory: FsTarget, limit: int
+) -> tuple[list[FsDirEntry], int]:
+    """The first `limit` children of `directory` whose names are not hidden (by name), and
+    how many such children it has.
+
+    Built on `list_dir_first`, which counts every name but looks only at the first ones:
+    hidden names sort together (they all start with ``.``), so the prefix is widened until it
+    reaches past them, and they are subtracted from the count.
+    """
+    ask = max(limit, 0) + 16
+    while True:
+        listing = await fs.list_dir_first(directory, ask)
+        complete = len(listing.entries) >= listing.total
+        hidden = sum(1 for entry in listing.entries if entry.name.startswith("."))
+        visible = [entry for entry in listing.entries if not entry.name.startswith(".")]
+        past_hidden = bool(listing.entries) and listing.entries[-1].name[:1] > "."
+        if complete or (past_hidden and len(visible) >= limit):
+            return visible[: max(limit, 0)], listing.total - hidden
+        ask *= 2
 
 
 def _text_param(arguments: Mapping[str, Any], name: str, command: str) -> str | EditorOutcome:

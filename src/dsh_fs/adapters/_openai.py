@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypedDict
 from dsh_fs.runtime import parse_json
 
 from ._calls import field
+from ._images import image_of, not_carried
 
 if TYPE_CHECKING:
     from dsh_fs.workspace import Session, Workspace
@@ -106,6 +107,7 @@ async def execute_openai_tool_calls(
                 content = f"Error: {problem}"
             else:
                 result = await session.call(name, arguments, call_id=call_id or None)
-                content = result.text
+                # A tool message carries text only: an image read says it is not shown.
+                content = result.text if image_of(result) is None else not_carried(result.text)
         messages.append({"role": "tool", "tool_call_id": call_id, "content": content})
     return messages

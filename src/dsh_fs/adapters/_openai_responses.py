@@ -6,6 +6,9 @@ GPT-5-class models edit files with the built-in ``apply_patch`` tool: each
 ``create_file`` is `write` (it never overwrites a file the session did not read),
 ``update_file`` is the internal `patch` tool (the file must have been read at its current
 version; all hunks apply or none), ``delete_file`` the internal `delete` tool (same guard).
+An operation runs only when the workspace offers the tool that grants it
+(`Workspace.dialects`): ``create_file`` needs `write`, ``update_file`` `edit` or `write`,
+``delete_file`` a `delete` tool or `write`; a read-only workspace runs none.
 The `openai` package is not needed at runtime.
 """
 
@@ -18,11 +21,13 @@ from typing import TYPE_CHECKING, Any, Final, Literal, TypedDict
 from dsh_fs.errors import FsErrorCode
 
 from ._calls import field
+from ._images import image_of, responses_image_output
 from ._v4a import V4AError, parse_create_diff, parse_update_diff
 from ._vocabulary import Vocabulary
 
 if TYPE_CHECKING:
     from dsh_fs.runtime import ToolResult
+    from dsh_fs.tools import DialectOperation
     from dsh_fs.workspace import Session, Workspace
 
 __all__ = [
@@ -37,6 +42,13 @@ __all__ = [
 
 _PATCH_REPLACES: Final = frozenset({"write", "edit"})
 """The tools ``apply_patch`` stands in for (``read`` stays: the model reads before it patches)."""
+
+_OPERATIONS: Final[dict[str, DialectOperation]] = {
+    "create_file": "create",
+    "update_file": "change",
+    "delete_file": "delete",
+}
+"""What each ``apply_patch`` operation does, for the workspace's `DialectGrants`."""
 
 VOCABULARY: Final = Vocabulary(
     phrases=(("edit requires reading ", "update_file requires reading "),),
@@ -71,7 +83,8 @@ class FunctionCallOutput(TypedDict):
 
     type: Literal["function_call_output"]
     call_id: str
-    output: str
+    output: str | list[dict[str, Any]]
+    """The text, or for an image `read` its text and an ``input_image`` (SPEC §10)."""
 
 
 class ApplyPatchCallOutput(TypedDict):
@@ -91,8 +104,11 @@ def openai_responses_tools(
     Args:
         workspace: Whose tools to offer.
         apply_patch: Offer the built-in ``{"type": "apply_patch"}`` instead of write and
-            edit (read and the other tools stay function tools).
+            edit (read and the other tools stay function tools), when the workspace grants
+            at least one of its operations (`Workspace.dialects`); else the function tools
+            alone.
     """
+    apply_patch = apply_patch and workspace.dialects.any_change()
     tools: list[ResponsesFunctionTool | ApplyPatchTool] = [
         {
             "type": "function",
@@ -153,7 +169,9 @@ async def execute_openai_response(
     return replies
 
 
-async def _function_call(session: Session, item: object, call_id: str) -> str:
+async def _function_call(
+    session: Session, item: object, call_id: str
+) -> str | list[dict[str, Any]]:
     name = field(item, "name")
     if not isinstance(name, str):
         return "Error: the function call has no name"
@@ -172,6 +190,9 @@ async def _function_call(session: Session, item: object, call_id: str) -> str:
     else:
         return "Error: arguments must be a JSON object"
     result = await session.call(name, arguments, call_id=call_id or None)
+    image = image_of(result)
+    if image is not None:
+        return responses_image_output(result.text, image)
     return result.text
 
 
@@ -207,6 +228,9 @@ async def run_apply_patch(
         )
     if not isinstance(path, str) or not path.strip():
         return _failed(f"Error: the {kind} operation has no path")
+    grants, operation_done = session.workspace.dialects, _OPERATIONS[str(kind)]
+    if not grants.allows(operation_done):
+        return _failed(f"Error: {grants.refusal(str(kind), operation_done)}")
     call = call_id or None
     if kind == "delete_file":
         result = await session.call("delete", {"file_path": path}, call_id=call, internal=True)

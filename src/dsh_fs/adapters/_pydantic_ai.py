@@ -12,9 +12,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from pydantic_ai import RunContext, ToolDefinition, ToolFailed
+from pydantic_ai import BinaryContent, RunContext, ToolDefinition, ToolFailed
 from pydantic_ai.toolsets import AbstractToolset, ToolsetTool
 from pydantic_core import SchemaValidator, core_schema
+
+from ._images import image_of
 
 if TYPE_CHECKING:
     from dsh_fs.workspace import Session
@@ -62,8 +64,9 @@ class WorkspaceToolset(AbstractToolset[Any]):
 
     async def call_tool(
         self, name: str, tool_args: dict[str, Any], ctx: RunContext[Any], tool: ToolsetTool[Any]
-    ) -> str:
-        """Run the tool in the session; its rendered text, or `ToolFailed` with our message.
+    ) -> str | list[str | BinaryContent]:
+        """Run the tool in the session; its rendered text (an image read: the text and the
+        image as `BinaryContent`), or `ToolFailed` with our message.
 
         Raises:
             ToolFailed: the call failed (``Error: …`` with the code's remedy).
@@ -71,4 +74,7 @@ class WorkspaceToolset(AbstractToolset[Any]):
         result = await self.session.call(name, tool_args, call_id=ctx.tool_call_id or None)
         if result.is_error:
             raise ToolFailed(result.text)
+        image = image_of(result)
+        if image is not None:
+            return [result.text, BinaryContent(data=image.data, media_type=image.mime_type)]
         return result.text

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Final
 import anyio
 from anyio.from_thread import BlockingPortal
 
+from dsh_fs.tools import MAX_IMAGE_BYTES
 from dsh_fs.workspace import ALL_TOOLS
 
 from ._anthropic import AnthropicToolResult, anthropic_tool_results
@@ -194,12 +195,20 @@ class SyncWorkspace:
         policy: bool = True,
         tools: Iterable[str] = ALL_TOOLS,
         discovery: DiscoveryConfig | None = None,
+        max_image_bytes: int = MAX_IMAGE_BYTES,
     ) -> Self:
         """A synchronous `Workspace.local` (same arguments)."""
         from dsh_fs.workspace import Workspace
 
         return cls(
-            functools.partial(Workspace.local, cwd, policy=policy, tools=tools, discovery=discovery)
+            functools.partial(
+                Workspace.local,
+                cwd,
+                policy=policy,
+                tools=tools,
+                discovery=discovery,
+                max_image_bytes=max_image_bytes,
+            )
         )
 
     @classmethod
@@ -212,6 +221,7 @@ class SyncWorkspace:
         confine_reads: bool = True,
         tools: Iterable[str] = ALL_TOOLS,
         discovery: DiscoveryConfig | None = None,
+        max_image_bytes: int = MAX_IMAGE_BYTES,
     ) -> Self:
         """A synchronous `Workspace.sandbox` (same arguments).
 
@@ -230,6 +240,7 @@ class SyncWorkspace:
                 confine_reads=confine_reads,
                 tools=tools,
                 discovery=discovery,
+                max_image_bytes=max_image_bytes,
             )
         )
 
@@ -241,6 +252,7 @@ class SyncWorkspace:
         policy: bool = True,
         tools: Iterable[str] = ALL_TOOLS,
         discovery: DiscoveryConfig | None = None,
+        max_image_bytes: int = MAX_IMAGE_BYTES,
         **storage_options: Any,
     ) -> Self:
         """A synchronous `Workspace.remote` (same arguments): any fsspec storage.
@@ -258,6 +270,7 @@ class SyncWorkspace:
                 policy=policy,
                 tools=tools,
                 discovery=discovery,
+                max_image_bytes=max_image_bytes,
                 **storage_options,
             )
         )

@@ -20,6 +20,7 @@ import anyio
 from dsh_fs._version import __version__
 
 from ._config import HOSTS, host_config, launcher, paste_hint
+from ._plugins import load_plugin
 from ._running import run_until_interrupted
 from ._usage import UsageError
 
@@ -31,6 +32,7 @@ __all__ = ["main"]
 _LOG_LEVELS = ("debug", "info", "warning", "error")
 
 _DEFAULT_MESSAGE_SIZE = 32 << 20
+_DEFAULT_IMAGE_SIZE = 5 << 20
 """`dsh_fs.mcp`'s default (not imported here: the parser is built before any subcommand)."""
 
 _SIZE_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
@@ -93,6 +95,14 @@ def _build_parser() -> _Parser:
     )
     _add_tools_option(mcp)
     mcp.add_argument(
+        "--plugin",
+        action="append",
+        default=[],
+        metavar="MODULE:ATTR",
+        help="also serve the tools of this plugin (a dsh_fs Plugin instance or class in an "
+        "importable module; repeatable), e.g. count_lines:CountLinesPlugin",
+    )
+    mcp.add_argument(
         "--http",
         metavar="HOST:PORT",
         help="serve streamable HTTP at http://HOST:PORT/mcp instead of stdio "
@@ -133,6 +143,14 @@ def _build_parser() -> _Parser:
         default=_DEFAULT_MESSAGE_SIZE,
         help="largest message read over stdio, in bytes or with a K, M or G suffix (KiB, MiB, "
         "GiB); a longer one is refused without being read whole (default: 32M)",
+    )
+    mcp.add_argument(
+        "--max-image-size",
+        metavar="SIZE",
+        type=_image_size,
+        default=_DEFAULT_IMAGE_SIZE,
+        help="largest image (PNG, JPEG, GIF, WebP) read returns, in bytes or with a K, M or G "
+        "suffix; a larger one is refused (default: 5M)",
     )
     mcp.add_argument(
         "--log-level",
@@ -184,6 +202,20 @@ def _message_size(value: str) -> int:
         ) from None
     if size < 1024:
         raise argparse.ArgumentTypeError(f"{value!r} is too small (at least 1K)")
+    return size
+
+
+def _image_size(value: str) -> int:
+    text = value.strip().upper().removesuffix("IB").removesuffix("B")
+    unit = text[-1:] if text[-1:] in _SIZE_UNITS else ""
+    try:
+        size = int(text.removesuffix(unit)) * _SIZE_UNITS[unit]
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"invalid size {value!r} (e.g. 1048576, 512K, 5M)"
+        ) from None
+    if size < 0:
+        raise argparse.ArgumentTypeError(f"{value!r} is negative")
     return size
 
 
@@ -272,11 +304,16 @@ def _server_flags(args: argparse.Namespace) -> list[str]:
     ]
     if args.max_message_size != _DEFAULT_MESSAGE_SIZE:
         flags += ["--max-message-size", str(args.max_message_size)]
+    if args.max_image_size != _DEFAULT_IMAGE_SIZE:
+        flags += ["--max-image-size", str(args.max_image_size)]
     if args.log_level != "warning":
         flags += ["--log-level", args.log_level]
     tools = _tools("mcp", args.tools)
     if tools != ALL_TOOLS:
         flags += ["--tools", ",".join(tools)]
+    for spec in args.plugin:
+        load_plugin(spec)  # a typo fails here, not when the host starts the server
+        flags += ["--plugin", spec]
     return flags
 
 
@@ -288,14 +325,19 @@ def _mcp_workspace(args: argparse.Namespace) -> Workspace:
         "read-only" if args.read_only else "full-access" if args.full_access else "workspace-write"
     )
     tools = _tools("mcp", args.tools)
-    return Workspace.sandbox(
+    plugins = [load_plugin(spec) for spec in args.plugin]
+    workspace = Workspace.sandbox(
         roots[0],
         *roots[1:],
         mode=mode,
         policy=not args.no_policy,
         confine_reads=not (args.read_anywhere or args.full_access),
         tools=tools,
+        max_image_bytes=args.max_image_size,
     )
+    for plugin in plugins:
+        workspace.use(plugin, None)
+    return workspace
 
 
 def _run_mcp(args: argparse.Namespace) -> int:

@@ -15,6 +15,7 @@ import re
 from typing import Any
 
 import anyio
+from anyio.lowlevel import checkpoint
 from anyio.streams.memory import MemoryObjectReceiveStream
 
 from dsh_fs.errors import FsError, FsErrorCode
@@ -28,7 +29,7 @@ from dsh_fs.fs import (
 )
 
 from ._collect import MatchCollector, PathCollector
-from ._globs import PathGlob
+from ._globs import NameGlob, PathGlob
 from ._ignore import IGNORE_FILES, IgnoreRules, is_hidden
 from ._lines import LineScanner
 
@@ -49,6 +50,9 @@ JOIN_FILE_BYTES = 64 << 10
 JOIN_BYTES = 256 << 10
 """Bytes of small files a worker joins before searching them."""
 
+MATCHES_PER_CHECKPOINT = 1024
+"""Entries glob matches on the event loop between two checkpoints."""
+
 IGNORE_FILE_BYTES = 1 << 20
 """An ignore file larger than this is not read."""
 
@@ -64,7 +68,9 @@ async def glob_tree(fs: FileSystem, root: FsTarget, glob: PathGlob, found: PathC
 
     async with fs.walk(root, descend=descend) as batches:
         async for batch in batches:
-            for entry in batch:
+            for index, entry in enumerate(batch):
+                if index % MATCHES_PER_CHECKPOINT == MATCHES_PER_CHECKPOINT - 1:
+                    await checkpoint()  # a large directory: let the budget and others in
                 if (
                     entry.type is FsFileType.FILE
                     and entry.name not in VCS_DIRECTORIES
@@ -112,7 +118,7 @@ async def grep_tree(
     root: FsTarget,
     query: FsGrepQuery,
     regex: Any,
-    include: re.Pattern[str] | None,
+    include: NameGlob | None,
     found: MatchCollector,
 ) -> None:
     """Search every file below `root` that ripgrep would search (see `FsGrepQuery`)."""
@@ -227,13 +233,18 @@ async def _searchable(
     root: FsTarget,
     batch: list[FsWalkEntry],
     rules: IgnoreRules,
-    include: re.Pattern[str] | None,
+    include: NameGlob | None,
 ) -> list[tuple[str, int]]:
     """The files of one directory's batch to search, once its ignore files are read."""
     directory = batch[0].path.rpartition("/")[0]
     names = {entry.name for entry in batch}
+    # An ignore file counts only as a regular file: a link is never followed (a FIFO, a
+    # device or a file elsewhere must not decide what grep shows).
+    files = {entry.name for entry in batch if entry.type is FsFileType.FILE}
     texts = {}
     for name in rules.wanted(directory, names):
+        if name not in files:
+            continue
         data = await _read_small(fs, f"{directory}/{name}" if directory else name, root)
         if data is not None:
             texts[name] = data
@@ -243,7 +254,7 @@ async def _searchable(
         for entry in batch
         if entry.type is FsFileType.FILE
         and not is_hidden(entry.name)
-        and (include is None or include.fullmatch(entry.name) is not None)
+        and (include is None or include.matches(entry.name))
         and not rules.ignored(entry.path, False)
     ]
 
@@ -277,6 +288,9 @@ async def _ancestor_rules(
         lead = current.display_path.rstrip("/").rpartition("/")[2] + "/" + lead
         texts = {}
         for name in IGNORE_FILES:
+            info = await fs.lstat(name, parent.display_path)
+            if info is None or info.type is not FsFileType.FILE:
+                continue  # a link is never followed, a FIFO or a device never opened
             data = await _read_small(fs, name, parent)
             if data is not None:
                 texts[name] = data

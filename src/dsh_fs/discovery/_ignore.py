@@ -11,7 +11,11 @@ wildmatch semantics, negations included).
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+import re2
+
+from ._globs import matchable
 
 if TYPE_CHECKING:
     from pathspec import GitIgnoreSpec
@@ -113,7 +117,8 @@ def texts_to_specs(texts: dict[str, bytes], above: tuple[str, ...] = ()) -> list
     for name in IGNORE_FILES:
         data = texts.get(name)
         if data:
-            lines = data.decode("utf-8", "surrogateescape").splitlines()
+            # U+FFFD for a byte that is not UTF-8, as names are matched (`matchable`).
+            lines = data.decode("utf-8", "replace").splitlines()
             if above:
                 lines = [line for line in lines if not _matches_any(line, above)]
             specs.append(_Spec(_parse(lines)))
@@ -128,11 +133,13 @@ def _directories(lead: str) -> tuple[str, ...]:
 
 def _matches_any(line: str, directories: tuple[str, ...]) -> bool:
     spec = _parse([line])
-    return any(spec.check_file(directory).include is not None for directory in directories)
+    return any(
+        spec.check_file(matchable(directory)).include is not None for directory in directories
+    )
 
 
 def _decide(specs: list[_Spec], rel: str, is_dir: bool) -> bool | None:
-    candidate = rel + "/" if is_dir else rel
+    candidate = matchable(rel + "/" if is_dir else rel)
     for spec in specs:
         if spec.any is not None and spec.any.match(candidate) is None:
             continue
@@ -153,7 +160,7 @@ class _Spec:
 
     def __init__(self, rules: GitIgnoreSpec) -> None:
         self.rules = rules
-        self.any: re.Pattern[str] | None = None
+        self.any: Any = None
         sources: list[str] = []
         for pattern in rules.patterns:
             if getattr(pattern, "include", None) is None:
@@ -164,9 +171,13 @@ class _Spec:
             # Named groups can't repeat across the alternatives: make them plain groups.
             sources.append(_NAMED_GROUP.sub("(?:", regex.pattern))
         if sources:
+            # RE2, as the rules themselves (`_parse`): linear in the path, whatever the rules.
+            options = re2.Options()
+            options.log_errors = False
             try:
-                self.any = re.compile("|".join(f"(?:{source})" for source in sources))
-            except re.error:  # pragma: no cover - the rules compiled one by one
+                joined = "|".join(f"(?:{source})" for source in sources)
+                self.any = re2.compile(joined, options)
+            except re2.error:  # pragma: no cover - the rules compiled one by one
                 self.any = None
 
 
@@ -175,4 +186,5 @@ def _parse(lines: list[str]) -> GitIgnoreSpec:
     # answering `initialize` (or searching with ripgrep) never needs it.
     from pathspec import GitIgnoreSpec
 
-    return GitIgnoreSpec.from_lines(lines)
+    # The RE2 backend: matching is linear in the path whatever an ignore file says.
+    return GitIgnoreSpec.from_lines(lines, backend="re2")

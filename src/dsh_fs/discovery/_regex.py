@@ -38,6 +38,8 @@ def compile_line_regex(pattern: str) -> Any:
     Raises:
         FsError: `SEARCH_INVALID_PATTERN` with the reason.
     """
+    if "\0" in pattern:  # no text line holds one (a NUL byte makes a file binary)
+        raise messages.invalid_pattern("regex", pattern, _NUL)
     try:
         source = _rewrite(pattern).encode("utf-8")
     except UnicodeEncodeError:
@@ -53,6 +55,9 @@ def compile_line_regex(pattern: str) -> Any:
         if isinstance(reason, bytes):
             reason = reason.decode("utf-8", "replace")
         raise messages.invalid_pattern("regex", pattern, str(reason)) from None
+
+
+_NUL = "a NUL byte is not allowed in a pattern"
 
 
 def _rewrite(pattern: str) -> str:

@@ -117,6 +117,22 @@ class FileSystem(ABC):
                 truncated result), and the errors of `read_text` except `FS_NOT_TEXT`.
         """
 
+    async def read_head(self, target: FsTarget, size: int) -> bytes:
+        """The first `size` bytes of a regular file (all of it when it is shorter), however
+        large the file: what a caller sniffing a file's format reads (an image's header).
+
+        The default reads the file through `read_bytes`, so it answers only for files of
+        at most `size` bytes and a larger one is `FS_TOO_LARGE`; providers override it with
+        a ranged read.
+
+        Raises:
+            FsError: as `read_bytes` (the default: `FS_TOO_LARGE` for a larger file).
+            ValueError: a negative `size`.
+        """
+        if size < 0:
+            raise ValueError(f"size must not be negative, got {size}")
+        return await self.read_bytes(target, size)
+
     @abstractmethod
     async def list_dir(self, target: FsTarget) -> list[FsDirEntry]:
         """The direct children of a directory, sorted by name, metadata only.

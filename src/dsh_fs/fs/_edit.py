@@ -12,7 +12,7 @@ The common cases stay on `str.count`/`str.replace` (a file without CRLF, or an
 accepts CRLF or LF at each break (`_lf_search`).
 
 No match, or several without `replace_all`, raises the SPEC error with a diagnosis after its
-first line (SPEC §8.2, `_diagnosis`): the closest text and why it differs, or where each
+first line (SPEC §8.2, `diagnosis`): the closest text and why it differs, or where each
 match starts. The diagnosis only explains; what is applied is decided above, exactly.
 """
 

@@ -356,3 +356,6 @@ class FsCapabilities:
     """`stream_text_from` may vouch for the version it streams (`FsTextStream.version`): a
     vouched version changes whenever the bytes do, so a consumer may reuse what it derived
     from them (a line index) while `stat` reports that version."""
+    read_only: bool = False
+    """Every mutation is refused (a read-only sandbox): whoever offers changes (the dialect
+    adapters) offers none."""

@@ -6,6 +6,7 @@ message. `verb` is the operation the model asked for, as the message names it.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any, Literal, TypeAlias
 
@@ -23,6 +24,7 @@ __all__ = [
     "edit_not_found",
     "edit_stale",
     "hunk_not_found",
+    "image_too_large",
     "insert_out_of_range",
     "invalid_path",
     "invalid_pattern",
@@ -124,6 +126,17 @@ def too_large(verb: Verb, path: str, max_bytes: int) -> FsError:
     return _error(FsErrorCode.TOO_LARGE, verb, path, f"larger than {max_bytes} bytes")
 
 
+def image_too_large(path: str, size: int, max_bytes: int) -> FsError:
+    """`cannot read "<p>": image of <n> bytes is over the <m>-byte limit` (FS_TOO_LARGE,
+    SPEC §10)."""
+    return _error(
+        FsErrorCode.TOO_LARGE,
+        "read",
+        path,
+        f"image of {size} bytes is over the {max_bytes}-byte limit",
+    )
+
+
 def permission_denied(verb: Verb, path: str, what: str = "permission denied") -> FsError:
     """The system or the storage refused (FS_PERMISSION_DENIED); `what` may say why
     (``read-only file system``)."""
@@ -207,7 +220,7 @@ def edit_not_found(
     path: str, diagnosis: str = "", details: Mapping[str, Any] | None = None
 ) -> FsError:
     """`old_string was not found in "<p>"` (FS_EDIT_NOT_FOUND), then the diagnosis lines
-    that help the model find what it meant (SPEC §8.2, worded in `_diagnosis_text`), if
+    that help the model find what it meant (SPEC §8.2, worded in `fs.diagnosis._wording`), if
     any."""
     message = f'old_string was not found in "{path}"'
     if diagnosis:
@@ -266,19 +279,34 @@ def hunk_not_found(
 
 
 def shown(text: str) -> str:
-    """`text` made safe to show and to encode as UTF-8: a lone surrogate (a name that is not
-    valid UTF-8, or a pattern that carried one) becomes a ``\\xNN`` or ``\\udXXX`` escape."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        data = text.encode("utf-8", "surrogateescape" if _escapable(text) else "backslashreplace")
-        return data.decode("utf-8", "backslashreplace")
-    return text
+    """`text` (a name, a path, a pattern) made safe to show on one line and to encode as
+    UTF-8, as ``ls -b`` shows names: text without control characters or lone surrogates is
+    unchanged; otherwise ``\\n``, ``\\t`` and ``\\r`` stand for themselves, other C0
+    controls and DEL for ``\\xNN``, C1 controls and the line and paragraph separators for
+    ``\\uNNNN``, an undecodable byte of a file name (U+DC80..U+DCFF) for ``\\xNN``, another
+    lone surrogate for ``\\udXXX``, and a backslash for ``\\\\`` (so an escaped name is never
+    mistaken for another). Showing shown text again changes nothing."""
+    if _UNSHOWABLE.search(text) is None:
+        return text
+    return "".join(_escaped(char) for char in text)
 
 
-def _escapable(text: str) -> bool:
-    # surrogateescape only round-trips U+DC80..U+DCFF (undecodable bytes of a file name).
-    return all(not "\ud800" <= c <= "\udfff" or "\udc80" <= c <= "\udcff" for c in text)
+_UNSHOWABLE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
+_NAMED_ESCAPES = {"\n": "\\n", "\t": "\\t", "\r": "\\r", "\\": "\\\\"}
+
+
+def _escaped(char: str) -> str:
+    named = _NAMED_ESCAPES.get(char)
+    if named is not None:
+        return named
+    code = ord(char)
+    if code < 0x20 or code == 0x7F:
+        return f"\\x{code:02x}"
+    if 0xDC80 <= code <= 0xDCFF:
+        return f"\\x{code - 0xDC00:02x}"
+    if 0x7F < code <= 0x9F or code in (0x2028, 0x2029) or 0xD800 <= code <= 0xDFFF:
+        return f"\\u{code:04x}"
+    return char
 
 
 def invalid_pattern(kind: Literal["regex", "glob"], pattern: str, reason: str) -> FsError:

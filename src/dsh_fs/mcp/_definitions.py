@@ -7,10 +7,12 @@ here imports the SDK, so the stdio server starts without it.
 
 from __future__ import annotations
 
+import base64
 from typing import TYPE_CHECKING, Any, Final
 
 from dsh_fs._version import __version__
 from dsh_fs.runtime import ToolAnnotations
+from dsh_fs.tools import ImageValue
 
 if TYPE_CHECKING:
     from dsh_fs.runtime import ToolResult
@@ -82,13 +84,21 @@ def tool_definitions(workspace: Workspace) -> list[dict[str, Any]]:
 
 
 def tool_result(result: ToolResult, *, structured: bool = False) -> dict[str, Any]:
-    """The MCP ``CallToolResult`` of a tool result: the rendered text, ``isError``, a
+    """The MCP ``CallToolResult`` of a tool result: the rendered text (an image read: one
+    image content block, SPEC §10), ``isError``, a
     failure's code in ``_meta``, and with `structured` the canonical value (or
     ``{"error": …}``) as ``structuredContent``."""
-    data: dict[str, Any] = {
-        "content": [{"type": "text", "text": result.text}],
-        "isError": result.is_error,
-    }
+    image = result.data
+    content: dict[str, Any] = (
+        {
+            "type": "image",
+            "data": base64.b64encode(image.data).decode("ascii"),
+            "mimeType": image.mime_type,
+        }
+        if isinstance(image, ImageValue) and not result.is_error
+        else {"type": "text", "text": result.text}
+    )
+    data: dict[str, Any] = {"content": [content], "isError": result.is_error}
     error = result.error
     if error is not None:
         data["_meta"] = {CODE_META_KEY: error["code"], ERROR_META_KEY: error["name"]}

@@ -1,5 +1,5 @@
 """The MCP server on the official `mcp` SDK's low-level `Server`: streamable HTTP, and the
-2026-07-28 protocol era on stdio (the handshake era on stdio is `_lean`'s).
+2026-07-28 protocol era on stdio (the handshake era on stdio is `mcp.stdio._handshake`'s).
 
 The low-level server (not `MCPServer`) is used so that each tool's `inputSchema` and
 description are exactly the tool's own, and the instructions are the workspace's system

@@ -13,11 +13,12 @@ runtime refuses it as not losslessly serializable), ``-0`` stays negative (`pars
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
 from typing import Any, Final, TypeAlias
 
 from dsh_fs.runtime import parse_json
+
+from ._request_id import RequestId, is_request_id, line_id
 
 __all__ = [
     "INTERNAL_ERROR",
@@ -32,7 +33,6 @@ __all__ = [
     "error_response",
     "is_request_id",
     "parse_line",
-    "recover_id",
 ]
 
 PARSE_ERROR: Final = -32700
@@ -41,14 +41,9 @@ METHOD_NOT_FOUND: Final = -32601
 INVALID_PARAMS: Final = -32602
 INTERNAL_ERROR: Final = -32603
 
-RequestId: TypeAlias = "str | int"
 Message: TypeAlias = "dict[str, Any]"
 """A JSON-RPC message whose envelope was checked: a request (``id`` and ``method``), a
 notification (``method``, no ``id``) or a response (``id`` and ``result`` or ``error``)."""
-
-SCAN_BYTES: Final = 1 << 16
-"""How much of a line's head (and of its end) the id is looked for in: a bounded scan, even
-for a line of many megabytes of brackets."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -63,23 +58,18 @@ class Malformed:
     """The error's message."""
 
 
-def is_request_id(value: object) -> bool:
-    """Whether `value` can be a request id: a string or an integer (a bool is not one)."""
-    return isinstance(value, (str, int)) and not isinstance(value, bool)
-
-
 def parse_line(line: bytes) -> Message | Malformed:
     """One line as a JSON-RPC message, or the error that answers it."""
     try:
         data = parse_json(line)
     except RecursionError:
         return Malformed(
-            id=recover_id(line, line),
+            id=line_id(line, line),
             code=PARSE_ERROR,
             message="Parse error: the message nests arrays or objects too deeply",
         )
     except ValueError:  # invalid JSON or invalid UTF-8
-        return Malformed(id=recover_id(line, line), code=PARSE_ERROR, message="Parse error")
+        return Malformed(id=line_id(line, line), code=PARSE_ERROR, message="Parse error")
     return _envelope(data)
 
 
@@ -99,99 +89,6 @@ def _envelope(data: object) -> Message | Malformed:
     ):
         return Malformed(id=ident, code=INVALID_REQUEST, message="Invalid Request")
     return data
-
-
-_SPACE = rb"[ \t\r\n]*"
-_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
-_SCALAR = re.compile(rb"[^,}\]\s]+")
-_NEXT = re.compile(_SPACE + rb"(.)", re.DOTALL)
-_NESTED = re.compile(rb'["\[\]{}]')
-_ID_VALUE = re.compile(rb'-?[0-9]+(?![0-9.eE])|"(?:[^"\\]|\\.)*"', re.DOTALL)
-_ID_AT_END = re.compile(
-    rb'[{,]' + _SPACE + rb'"id"' + _SPACE + rb":" + _SPACE
-    + rb'(-?[0-9]+|"(?:[^"\\]|\\.)*")' + _SPACE + rb"}" + _SPACE + rb"$",
-    re.DOTALL,
-)  # fmt: skip
-
-
-def recover_id(head: bytes, tail: bytes) -> RequestId | None:
-    """The ``id`` of the JSON object a line holds, from its first and last bytes only.
-
-    `head` is the line's beginning, `tail` its end (the same bytes for a line read whole).
-    The head's top-level members are walked (strings and nested values skipped without
-    parsing them) up to `SCAN_BYTES`; failing that, an ``"id"`` that is the object's last
-    member is read at its end. None when neither finds a string or integer id.
-    """
-    found = _id_in_head(head[:SCAN_BYTES])
-    if found is None:
-        at_end = _ID_AT_END.search(tail[-SCAN_BYTES:])
-        if at_end is not None:
-            found = _id_token(at_end.group(1))
-    return found
-
-
-def _id_in_head(text: bytes) -> RequestId | None:
-    start = _NEXT.match(text)
-    if start is None or start.group(1) != b"{":
-        return None
-    pos = start.end()
-    while True:
-        key = _NEXT.match(text, pos)
-        if key is None or key.group(1) != b'"':
-            return None
-        name = _STRING.match(text, key.start(1))
-        if name is None:
-            return None
-        colon = _NEXT.match(text, name.end())
-        if colon is None or colon.group(1) != b":":
-            return None
-        value = _NEXT.match(text, colon.end())
-        if value is None:
-            return None
-        if name.group() == b'"id"':
-            token = _ID_VALUE.match(text, value.start(1))
-            return None if token is None else _id_token(token.group())
-        end = _skip_value(text, value.start(1))
-        if end is None:
-            return None
-        after = _NEXT.match(text, end)
-        if after is None or after.group(1) != b",":
-            return None
-        pos = after.end()
-
-
-def _skip_value(text: bytes, pos: int) -> int | None:
-    """Where the JSON value starting at `pos` ends, without parsing it (None: not in `text`)."""
-    first = text[pos : pos + 1]
-    if first == b'"':
-        string = _STRING.match(text, pos)
-        return None if string is None else string.end()
-    if first not in (b"{", b"["):
-        scalar = _SCALAR.match(text, pos)
-        return None if scalar is None else scalar.end()
-    depth = 0
-    while True:
-        mark = _NESTED.search(text, pos)
-        if mark is None:
-            return None
-        if mark.group() == b'"':
-            string = _STRING.match(text, mark.start())
-            if string is None:
-                return None
-            pos = string.end()
-            continue
-        depth += 1 if mark.group() in b"[{" else -1
-        pos = mark.end()
-        if depth == 0:
-            return pos
-
-
-def _id_token(token: bytes) -> RequestId | None:
-    try:
-        value = json.loads(token)
-    except ValueError:
-        return None
-    return value if is_request_id(value) else None
 
 
 # Made once: `json.dumps` with options builds an encoder per call.

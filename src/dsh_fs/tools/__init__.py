@@ -8,8 +8,8 @@ list) is a plugin built on this API, and `dsh_fs.workspace` assembles a usable s
 never imports a provider or the policy: whoever answers the intents is a plugin.
 
 Public: the plugins that register the tools, the tool classes (to compose a stack by hand),
-their canonical values (what `ToolResult.data` holds), and the tool-writing API (see
-docs/writing-a-tool.md):
+their canonical values (what `ToolResult.data` holds; an image read: an `ImageValue`), and
+the tool-writing API (see docs/writing-a-tool.md):
 
 - `FsTool`, the base of a file tool: declare `params`, implement `parse_values` and
   `execute`; `parse_arguments` checks the shape first, `error_message` adds the remedies.
@@ -37,25 +37,39 @@ from ._arguments import (
     string_param,
 )
 from ._base import FsTool, guarded_edit, observe, session_cwd
-from ._dialects import DeleteTool, DeleteValue, DialectToolsPlugin, InsertTool, PatchTool
+from ._dialects import (
+    DeleteTool,
+    DeleteValue,
+    DialectGrants,
+    DialectOperation,
+    DialectToolsPlugin,
+    InsertTool,
+    PatchTool,
+)
 from ._edit import EditTool
 from ._errors import REMEDIES, message_with_remedy
+from ._image import IMAGE_FORMATS, MAX_IMAGE_BYTES
 from ._plugin import FsToolsPlugin
 from ._read import ReadTool
 from ._render import render_edit, render_read, render_write
-from ._values import EditValue, ReadValue, WriteValue
+from ._values import EditValue, ImageValue, ReadValue, WriteValue
 from ._write import WriteTool
 
 __all__ = [
+    "IMAGE_FORMATS",
     "JS_SPACE",
+    "MAX_IMAGE_BYTES",
     "REMEDIES",
     "DeleteTool",
     "DeleteValue",
+    "DialectGrants",
+    "DialectOperation",
     "DialectToolsPlugin",
     "EditTool",
     "EditValue",
     "FsTool",
     "FsToolsPlugin",
+    "ImageValue",
     "InsertTool",
     "JsonType",
     "Param",

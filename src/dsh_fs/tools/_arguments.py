@@ -158,6 +158,8 @@ class ReadArguments:
     """The first line shown (1-based)."""
     limit: int = MAX_LINES
     """How many lines at most."""
+    windowed: bool = False
+    """`offset` or `limit` was given (an image has no lines to window: INVALID_ARGS)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -4,14 +4,19 @@ They are not offered to models (`Tool.internal`): the adapters for Anthropic's t
 and OpenAI's ``apply_patch`` call them, so every dialect operation runs through the same
 intents, policy, provider and fence as `edit`. Insert and patch are `edit_text` changes
 guarded by the edit-intent; delete is guarded by the delete-intent and records `Absent`.
+
+A dialect grants no power the workspace's tool selection withholds (`DialectGrants`): each
+operation is offered and executed only when the workspace offers the tool that grants it,
+and the plugin registers only the internal tools whose operation is granted.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any, Final, Literal, cast
 
+from dsh_fs.errors import FsError
 from dsh_fs.fs import (
     FS,
     FS_DELETE_INTENT,
@@ -36,9 +41,82 @@ from ._arguments import Param, non_blank, string_param
 from ._base import FsTool, guarded_edit, observe, session_cwd
 from ._values import EditValue
 
-__all__ = ["DeleteTool", "DeleteValue", "DialectToolsPlugin", "InsertTool", "PatchTool"]
+__all__ = [
+    "DeleteTool",
+    "DeleteValue",
+    "DialectGrants",
+    "DialectOperation",
+    "DialectToolsPlugin",
+    "InsertTool",
+    "PatchTool",
+]
+
+DialectOperation = Literal["view", "create", "replace", "change", "delete"]
+"""What a dialect command does: ``view`` (read a file), ``create`` (write a whole file),
+``replace`` (a literal replacement: the text editor's ``str_replace``), ``change`` (an insert or
+a patch: ``insert``, ``update_file``), ``delete`` (``delete_file``)."""
+
+_GRANTED_BY: Final[dict[DialectOperation, tuple[str, ...]]] = {
+    "view": ("read",),
+    "create": ("write",),
+    "replace": ("edit",),
+    "change": ("edit", "write"),
+    "delete": ("delete", "write"),
+}
+"""The workspace tools that grant each operation (any one of them is enough)."""
+_CHANGES: Final = frozenset({"create", "replace", "change", "delete"})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DialectGrants:
+    """Which dialect operations a workspace offers and executes.
+
+    Each operation is granted by a tool the workspace offers: ``view`` by `read`, ``create``
+    by `write`, ``replace`` by `edit`, ``change`` (insert, patch) by `edit` or `write`,
+    ``delete`` by a `delete` tool or `write`. A read-only provider grants no change at all.
+    """
+
+    offered: frozenset[str]
+    """The names of the tools the workspace offers."""
+    read_only: bool = False
+    """The provider refuses every mutation (a read-only sandbox)."""
+
+    @classmethod
+    def of(cls, offered: Iterable[str], *, read_only: bool = False) -> DialectGrants:
+        """The grants of a workspace offering the tools named `offered`."""
+        return cls(offered=frozenset(offered), read_only=read_only)
+
+    def allows(self, operation: DialectOperation) -> bool:
+        """Whether `operation` is offered and may run."""
+        if self.read_only and operation in _CHANGES:
+            return False
+        return any(name in self.offered for name in _GRANTED_BY[operation])
+
+    def any_change(self) -> bool:
+        """Whether some change (create, replace, change or delete) is granted."""
+        return any(self.allows(operation) for operation in _GRANTED_BY if operation in _CHANGES)
+
+    def refusal(self, command: str, operation: DialectOperation) -> str:
+        """Why `command` (the dialect's word for `operation`) is refused:
+        ``<command> is not offered in this workspace (…)``."""
+        if self.read_only and operation in _CHANGES:
+            reason = "the workspace is read-only"
+        else:
+            names = " or ".join(_GRANTED_BY[operation])
+            tools = "tool" if len(_GRANTED_BY[operation]) == 1 else "tools"
+            reason = f"it needs the {names} {tools}, which the workspace does not offer"
+        return f"{command} is not offered in this workspace ({reason})"
+
+
+ALL_GRANTED: Final = DialectGrants.of(("read", "write", "edit", "delete"))
+"""Every operation (a stack composed by hand that offers all its tools)."""
 
 _OPS: tuple[PatchOp, ...] = (" ", "-", "+")
+
+MAX_PATCH_HUNKS: Final = 10_000
+"""Hunks one patch may have; more is `INVALID_ARGS` (split the patch)."""
+MAX_PATCH_LINES: Final = 200_000
+"""Hunk lines (context, removed, added, anchors) one patch may have in all."""
 
 
 def _path_param(description: str) -> Param:
@@ -193,9 +271,29 @@ class PatchTool(_ChangeTool):
         hunks = raw["hunks"]
         if not hunks:
             raise ToolArgumentError("hunks must be a non-empty array")
+        if len(hunks) > MAX_PATCH_HUNKS:
+            raise ToolArgumentError(
+                f"a patch may have at most {MAX_PATCH_HUNKS} hunks, this one has {len(hunks)}; "
+                "split it into several patches"
+            )
+        size = sum(_hunk_size(hunk) for hunk in hunks)
+        if size > MAX_PATCH_LINES:
+            raise ToolArgumentError(
+                f"a patch may have at most {MAX_PATCH_LINES} lines in its hunks, this one has "
+                f"{size}; split it into several patches"
+            )
         return file_path, FsPatchRequest(
             hunks=tuple(_hunk(hunk, number) for number, hunk in enumerate(hunks, 1))
         )
+
+
+def _hunk_size(raw: object) -> int:
+    """Lines and anchors of a hunk in its JSON form (0 for a malformed one: `_hunk` says why)."""
+    if not isinstance(raw, dict):
+        return 0
+    return sum(
+        len(part) for part in (raw.get("lines"), raw.get("anchors")) if isinstance(part, list)
+    )
 
 
 def _hunk(raw: object, number: int) -> FsPatchHunk:
@@ -255,7 +353,14 @@ class DeleteTool(FsTool[DeleteArguments, DeleteValue]):
             FS_DELETE_INTENT, FsIntent(target=target, actor=execution), None
         )
         await fs.delete(target, expected)
-        observe(context, execution, target, Absent())
+        # A symbolic link is removed itself, never its target: the path now names the link's
+        # own (absent) entry, and the target keeps whatever the session observed of it.
+        try:
+            gone = await fs.resolve(args.file_path, session_cwd(execution))
+        except FsError:
+            # The parent went away after the removal: nothing is left to record.
+            return DeleteValue(path=target.display_path)
+        observe(context, execution, gone, Absent())
         return DeleteValue(path=target.display_path)
 
     def render(self, value: DeleteValue) -> str:
@@ -267,16 +372,25 @@ class DeleteTool(FsTool[DeleteArguments, DeleteValue]):
         return value.to_json()
 
 
-class DialectToolsPlugin(Plugin[None]):
+class DialectToolsPlugin(Plugin[DialectGrants | None]):
     """The internal tools the dialect adapters call: `insert`, `patch`, `delete`.
 
-    Apply with ``context.use(DialectToolsPlugin(), None)`` after providing `FS`; the
-    workspace applies it. Like the file tools they obey whatever policy answers the intents.
+    Apply with ``context.use(DialectToolsPlugin(), grants)`` after providing `FS`; the
+    workspace applies it with its `DialectGrants` (None: every operation). Only the tools
+    whose operation is granted are registered (`insert` and `patch`: ``change``; `delete`:
+    ``delete``), so an operation the workspace withholds cannot run even when called
+    directly. Like the file tools they obey whatever policy answers the intents.
     """
 
     name = "fs-dialect-tools"
 
-    def apply(self, scope: PluginScope, config: None) -> None:
-        """Register the three internal tools (no prompt sections: models never see them)."""
-        for tool in (InsertTool(), PatchTool(), DeleteTool()):
+    def apply(self, scope: PluginScope, config: DialectGrants | None) -> None:
+        """Register the granted internal tools (no prompt sections: models never see them)."""
+        grants = ALL_GRANTED if config is None else config
+        tools: list[FsTool[Any, Any]] = []
+        if grants.allows("change"):
+            tools += [InsertTool(), PatchTool()]
+        if grants.allows("delete"):
+            tools.append(DeleteTool())
+        for tool in tools:
             scope.register_tool(tool)

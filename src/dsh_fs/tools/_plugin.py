@@ -5,6 +5,7 @@ from __future__ import annotations
 from dsh_fs.runtime import Plugin, PluginScope, PromptSection
 
 from . import _edit, _read, _write
+from ._image import MAX_IMAGE_BYTES
 
 __all__ = ["FsToolsPlugin"]
 
@@ -18,14 +19,21 @@ class FsToolsPlugin(Plugin[None]):
 
     name = "fs-tools"
 
-    def __init__(self, names: tuple[str, ...] = ("read", "write", "edit")) -> None:
+    def __init__(
+        self,
+        names: tuple[str, ...] = ("read", "write", "edit"),
+        *,
+        max_image_bytes: int = MAX_IMAGE_BYTES,
+    ) -> None:
         self.names = names
         """The tools registered."""
+        self.max_image_bytes = max_image_bytes
+        """The largest image `read` returns (bytes); a larger one is `FS_TOO_LARGE`."""
 
     def apply(self, scope: PluginScope, config: None) -> None:
         """Register the tools and their prompt sections (ids ``tools:<name>``)."""
         for tool, prompt in (
-            (_read.ReadTool(), _read.PROMPT),
+            (_read.ReadTool(max_image_bytes=self.max_image_bytes), _read.PROMPT),
             (_write.WriteTool(), _write.PROMPT),
             (_edit.EditTool(), _edit.PROMPT),
         ):

@@ -6,10 +6,21 @@ A large file's read reports its progress in bytes when the call has a progress r
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from dsh_fs.errors import FsError, FsErrorCode
-from dsh_fs.fs import FS, Absent, FsFileType, Present, messages
+from dsh_fs.fs import (
+    FS,
+    Absent,
+    FileSystem,
+    FsFileType,
+    FsInfo,
+    FsTarget,
+    FsVersion,
+    Present,
+    messages,
+)
 from dsh_fs.runtime import (
     Context,
     ToolAnnotations,
@@ -19,8 +30,9 @@ from dsh_fs.runtime import (
 
 from ._arguments import READ_PARAMS, ReadArguments, js_number, non_blank, positive_integer
 from ._base import FsTool, observe, session_cwd
-from ._render import render_read
-from ._values import ReadValue
+from ._image import HEAD_BYTES, MAX_IMAGE_BYTES, parses, sniff
+from ._render import render_image, render_read
+from ._values import ImageValue, ReadValue
 from .paging import MAX_LINE_CHARS, MAX_LINES, LineIndexes, LineWindow, scan_window
 
 __all__ = ["DESCRIPTION", "PROMPT", "WHOLE_READ_BYTES", "ReadTool"]
@@ -47,8 +59,9 @@ PROMPT = (
 """The tool's guidance section (SPEC §6, verbatim)."""
 
 
-class ReadTool(FsTool[ReadArguments, ReadValue]):
-    """`read(file_path, offset=1, limit=2000)`."""
+class ReadTool(FsTool[ReadArguments, "ReadValue | ImageValue"]):
+    """`read(file_path, offset=1, limit=2000)`; an image (PNG, JPEG, GIF, WebP, by
+    content) is returned whole as an `ImageValue` (SPEC §10)."""
 
     name = "read"
     description = DESCRIPTION
@@ -57,11 +70,18 @@ class ReadTool(FsTool[ReadArguments, ReadValue]):
     )
     params = READ_PARAMS
 
-    def __init__(self, line_indexes: LineIndexes | None = None) -> None:
+    def __init__(
+        self, line_indexes: LineIndexes | None = None, *, max_image_bytes: int = MAX_IMAGE_BYTES
+    ) -> None:
         """`line_indexes`: where this tool keeps the line indexes of large files it scanned
-        (one per workspace); a fresh one by default."""
+        (one per workspace); a fresh one by default. `max_image_bytes`: the largest image
+        returned (5 MiB by default); a larger one is `FS_TOO_LARGE`."""
         super().__init__()
+        if max_image_bytes < 0:
+            raise ValueError(f"max_image_bytes must not be negative, got {max_image_bytes}")
         self._line_indexes = line_indexes if line_indexes is not None else LineIndexes()
+        self.max_image_bytes = max_image_bytes
+        """The largest image this tool returns, in bytes."""
 
     def parse_values(self, raw: Mapping[str, Any]) -> ReadArguments:
         """`file_path` not blank; `offset` and `limit` whole numbers of at least 1, `limit` at
@@ -75,16 +95,24 @@ class ReadTool(FsTool[ReadArguments, ReadValue]):
         limit = positive_integer(raw["limit"], "limit") if "limit" in raw else MAX_LINES
         if limit > MAX_LINES:
             raise ToolArgumentError(f"limit must be less than or equal to {MAX_LINES}")
-        return ReadArguments(file_path=file_path, offset=offset, limit=limit)
+        return ReadArguments(
+            file_path=file_path,
+            offset=offset,
+            limit=limit,
+            windowed="offset" in raw or "limit" in raw,
+        )
 
     async def run(
         self, context: Context, execution: ToolExecution, args: ReadArguments
-    ) -> ReadValue:
-        """Stat once, stream and window the text, and record what was observed.
+    ) -> ReadValue | ImageValue:
+        """Stat once, stream and window the text, and record what was observed. A file
+        that is not text but an image (its signature and header parse) is returned whole.
 
         Raises:
             FsError: `FS_NOT_FOUND` (missing file, or offset past the end),
-                `FS_NOT_REGULAR_FILE`, `FS_NOT_TEXT`, and the provider's other errors.
+                `FS_NOT_REGULAR_FILE`, `FS_NOT_TEXT`, `FS_TOO_LARGE` (an image over the
+                cap), and the provider's other errors.
+            ToolArgumentError: `offset` or `limit` with an image.
         """
         fs = context.get(FS)
         target = await fs.resolve(args.file_path, session_cwd(execution))
@@ -96,14 +124,27 @@ class ReadTool(FsTool[ReadArguments, ReadValue]):
         if info.type is not FsFileType.FILE:
             # Never opened: a FIFO or a device must not block the call.
             raise messages.not_regular_file("read", path)
-        if info.size <= WHOLE_READ_BYTES:
-            window = LineWindow(args.offset, args.limit)
-            window.feed(await fs.read_text(target))
-            result = window.finish()
-        else:
-            result = await scan_window(
-                fs, target, info, args.offset, args.limit, self._line_indexes, execution.progress
-            )
+        try:
+            if info.size <= WHOLE_READ_BYTES:
+                window = LineWindow(args.offset, args.limit)
+                window.feed(await fs.read_text(target))
+                result = window.finish()
+            else:
+                result = await scan_window(
+                    fs,
+                    target,
+                    info,
+                    args.offset,
+                    args.limit,
+                    self._line_indexes,
+                    execution.progress,
+                )
+        except FsError as error:
+            if error.code is not FsErrorCode.NOT_TEXT:
+                raise
+            image = await self._image(fs, target, info, args, error)
+            observe(context, execution, target, Present(image.version))
+            return image.value
         if result.out_of_range:
             raise FsError(
                 FsErrorCode.NOT_FOUND,
@@ -120,10 +161,58 @@ class ReadTool(FsTool[ReadArguments, ReadValue]):
             output_capped=result.output_capped,
         )
 
-    def render(self, value: ReadValue) -> str:
-        """The SPEC §6 read block."""
+    async def _image(
+        self, fs: FileSystem, target: FsTarget, info: FsInfo, args: ReadArguments, binary: FsError
+    ) -> _Image:
+        """The image at `target`, which is not text: its head sniffed (never more read for
+        a file over the cap), then its bytes, at most the cap, and its whole header checked.
+
+        Raises:
+            FsError: `binary` again when it is no image; `FS_TOO_LARGE` over the cap.
+            ToolArgumentError: `offset` or `limit` was given.
+        """
+        path = target.display_path
+        try:
+            head = await fs.read_head(target, HEAD_BYTES)
+        except FsError as error:
+            if error.code is FsErrorCode.TOO_LARGE:  # a provider without ranged reads
+                raise binary from None
+            raise
+        mime_type = sniff(head)
+        if mime_type is None:
+            raise binary
+        if args.windowed:
+            raise ToolArgumentError(
+                f"offset and limit cannot be used with an image ({mime_type}); read it without them"
+            )
+        if info.size > self.max_image_bytes:
+            raise messages.image_too_large(path, info.size, self.max_image_bytes)
+        try:
+            data = await fs.read_bytes(target, self.max_image_bytes)
+        except FsError as error:
+            if error.code is FsErrorCode.TOO_LARGE:  # it grew past the cap since the stat
+                raise messages.image_too_large(path, info.size, self.max_image_bytes) from None
+            raise
+        if not parses(mime_type, data):
+            raise binary
+        value = ImageValue(path=path, mime_type=mime_type, size=len(data), data=data)
+        return _Image(value=value, version=info.version)
+
+    def render(self, value: ReadValue | ImageValue) -> str:
+        """The SPEC §6 read block, or for an image its path, type and size."""
+        if isinstance(value, ImageValue):
+            return render_image(value)
         return render_read(value)
 
-    def to_json(self, value: ReadValue) -> dict[str, Any]:
-        """``{path, offset, lines: [{number, text}], total_lines, output_capped}``."""
+    def to_json(self, value: ReadValue | ImageValue) -> dict[str, Any]:
+        """``{path, offset, lines: [{number, text}], total_lines, output_capped}``, or
+        ``{path, mime_type, size}`` for an image."""
         return value.to_json()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Image:
+    """An image read, and the version it was read at."""
+
+    value: ImageValue
+    version: FsVersion

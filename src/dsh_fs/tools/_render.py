@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from ._values import EditValue, ReadValue, WriteValue
+from ._values import EditValue, ImageValue, ReadValue, WriteValue
 
-__all__ = ["read_footer", "render_edit", "render_read", "render_write"]
+__all__ = ["read_footer", "render_edit", "render_image", "render_read", "render_write"]
 
 
 def read_footer(value: ReadValue) -> str:
@@ -46,3 +46,12 @@ def render_edit(value: EditValue) -> str:
             f"The file {value.path} has been updated. All occurrences were successfully replaced."
         )
     return f"The file {value.path} has been updated successfully."
+
+
+def render_image(value: ImageValue) -> str:
+    """The text beside an image (a transport that carries images sends the image itself):
+    ``<path>…</path>``, ``<type>image</type>``, ``<content>`` with the media type and size."""
+    return (
+        f"<path>{value.path}</path>\n<type>image</type>\n<content>\n"
+        f"{value.mime_type}, {value.size} bytes\n</content>"
+    )

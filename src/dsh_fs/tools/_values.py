@@ -6,14 +6,32 @@ few clearly additive ones (``output_capped``, ``replacements``, ``replace_all``)
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from dsh_fs.fs import EncodedText
 
-__all__ = ["EditValue", "ReadValue", "WriteValue"]
+__all__ = ["EditValue", "ImageValue", "ReadValue", "WriteValue"]
 
 TextLike = str | EncodedText
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ImageValue:
+    """A successful read of an image (SPEC §10): what it is, and its bytes for adapters."""
+
+    path: str
+    """The display path."""
+    mime_type: str
+    """``image/png``, ``image/jpeg``, ``image/gif`` or ``image/webp`` (by content)."""
+    size: int
+    """The file's size in bytes."""
+    data: bytes = field(repr=False)
+    """The file's bytes (at most the workspace's `max_image_bytes`); not in `to_json`."""
+
+    def to_json(self) -> dict[str, Any]:
+        """``{path, mime_type, size}``."""
+        return {"path": self.path, "mime_type": self.mime_type, "size": self.size}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
 
 from dsh_fs.discovery import DiscoveryConfig, DiscoveryPlugin
 from dsh_fs.fs import FS, FileSystem, messages
@@ -14,11 +14,13 @@ from dsh_fs.runtime import (
     AgentSession,
     Context,
     Dispose,
+    Plugin,
     ProgressReporter,
     ToolExecution,
     ToolResult,
 )
-from dsh_fs.tools import DialectToolsPlugin, FsToolsPlugin
+from dsh_fs.tools import MAX_IMAGE_BYTES as _MAX_IMAGE_BYTES
+from dsh_fs.tools import DialectGrants, DialectToolsPlugin, FsToolsPlugin
 
 if TYPE_CHECKING:
     from dsh_fs.providers import SandboxMode
@@ -26,6 +28,8 @@ if TYPE_CHECKING:
 __all__ = ["ALL_TOOLS", "Session", "Workspace"]
 
 StrPath: TypeAlias = "str | os.PathLike[str]"
+
+C = TypeVar("C")
 
 ALL_TOOLS: tuple[str, ...] = ("read", "write", "edit", "glob", "grep", "list")
 """Every tool a workspace can offer, in the order it offers them (all by default)."""
@@ -57,6 +61,8 @@ class Workspace:
             ``write``, ``edit``, ``glob``, ``grep``, ``list``); a comma-separated string
             works too.
         discovery: How glob and grep search (time budget, native searcher or not).
+        max_image_bytes: The largest image `read` returns (default 5 MiB); a larger one is
+            `FS_TOO_LARGE`.
 
     Raises:
         ValueError: an unknown tool name.
@@ -66,7 +72,7 @@ class Workspace:
     events, tools, prompts) and `fs`.
     """
 
-    __slots__ = ("_closed", "_disposers", "context", "cwd", "fs")
+    __slots__ = ("_closed", "_disposers", "context", "cwd", "dialects", "fs", "tools")
 
     def __init__(
         self,
@@ -76,24 +82,31 @@ class Workspace:
         policy: bool = True,
         tools: Iterable[str] = ALL_TOOLS,
         discovery: DiscoveryConfig | None = None,
+        max_image_bytes: int = _MAX_IMAGE_BYTES,
     ) -> None:
         chosen = _chosen(tools)
         self.fs = fs
         """The provider behind the `fs` service."""
         self.cwd = os.fspath(cwd) if cwd is not None else None
         """Default working directory of new sessions (None: the provider's base)."""
+        self.tools = chosen
+        """The names of the tools offered, in `ALL_TOOLS` order."""
+        self.dialects = DialectGrants.of(chosen, read_only=fs.capabilities.read_only)
+        """What the vendor dialects (text editor, ``apply_patch``) may offer and run: only
+        what the offered tools grant (`DialectGrants`)."""
         self.context = Context()
         """The runtime context: `FS` service, the tools plugin and the policy plugin."""
         self._closed = False
         self._disposers: list[Dispose] = [self.context.provide(FS, fs)]
         file_tools = tuple(name for name in chosen if name in _FILE_TOOLS)
         if file_tools:
-            self._disposers.append(self.context.use(FsToolsPlugin(file_tools), None).dispose)
+            plugin_tools = FsToolsPlugin(file_tools, max_image_bytes=max_image_bytes)
+            self._disposers.append(self.context.use(plugin_tools, None).dispose)
         found_tools = tuple(name for name in chosen if name in _DISCOVERY_TOOLS)
         if found_tools:
             plugin = DiscoveryPlugin(found_tools)
             self._disposers.append(self.context.use(plugin, discovery).dispose)
-        self._disposers.append(self.context.use(DialectToolsPlugin(), None).dispose)
+        self._disposers.append(self.context.use(DialectToolsPlugin(), self.dialects).dispose)
         if policy:
             self._disposers.append(self.context.use(ObservationPolicy(), None).dispose)
 
@@ -105,13 +118,22 @@ class Workspace:
         policy: bool = True,
         tools: Iterable[str] = ALL_TOOLS,
         discovery: DiscoveryConfig | None = None,
+        max_image_bytes: int = _MAX_IMAGE_BYTES,
     ) -> Workspace:
         """The host filesystem, relative paths resolved against `cwd` (default: the
-        process's working directory). `tools` and `discovery` as for the constructor."""
+        process's working directory). `tools`, `discovery` and `max_image_bytes` as for the
+        constructor."""
         from dsh_fs.providers import LocalFileSystem
 
         fs = LocalFileSystem(cwd)
-        return cls(fs, cwd=fs.base, policy=policy, tools=tools, discovery=discovery)
+        return cls(
+            fs,
+            cwd=fs.base,
+            policy=policy,
+            tools=tools,
+            discovery=discovery,
+            max_image_bytes=max_image_bytes,
+        )
 
     @classmethod
     def sandbox(
@@ -123,12 +145,13 @@ class Workspace:
         confine_reads: bool = True,
         tools: Iterable[str] = ALL_TOOLS,
         discovery: DiscoveryConfig | None = None,
+        max_image_bytes: int = _MAX_IMAGE_BYTES,
     ) -> Workspace:
         """Local folders behind a fence (`SandboxFileSystem`); relative paths resolve against
         `root`. Mutations follow `mode`: ``read-only`` (none), ``workspace-write`` (inside
         the roots) or ``full-access`` (anywhere); reads stay inside the roots unless
-        `confine_reads` is False. A refusal is `FS_SANDBOX_DENIED`. `tools` and
-        `discovery` as for the constructor.
+        `confine_reads` is False. A refusal is `FS_SANDBOX_DENIED`. `tools`,
+        `discovery` and `max_image_bytes` as for the constructor.
 
         Raises:
             ValueError: A root does not exist or is not a directory, or the mode is unknown.
@@ -136,7 +159,14 @@ class Workspace:
         from dsh_fs.providers import SandboxFileSystem
 
         fs = SandboxFileSystem([root, *more_roots], mode=mode, confine_reads=confine_reads)
-        return cls(fs, cwd=fs.roots[0], policy=policy, tools=tools, discovery=discovery)
+        return cls(
+            fs,
+            cwd=fs.roots[0],
+            policy=policy,
+            tools=tools,
+            discovery=discovery,
+            max_image_bytes=max_image_bytes,
+        )
 
     @classmethod
     def remote(
@@ -146,13 +176,14 @@ class Workspace:
         policy: bool = True,
         tools: Iterable[str] = ALL_TOOLS,
         discovery: DiscoveryConfig | None = None,
+        max_image_bytes: int = _MAX_IMAGE_BYTES,
         **storage_options: Any,
     ) -> Workspace:
         """Any fsspec storage under the root `url` (``s3://bucket/prefix``,
         ``memory://name``, ``sftp://host/dir``, …) through `FsspecFileSystem`;
         `storage_options` go to fsspec (credentials, ``endpoint_url``, …). Display paths are
-        URLs under the root; ``/a.py`` means the root's ``a.py``. `tools` and `discovery` as
-        for the constructor.
+        URLs under the root; ``/a.py`` means the root's ``a.py``. `tools`, `discovery` and
+        `max_image_bytes` as for the constructor.
 
         Raises:
             ModuleNotFoundError: fsspec is not installed (the message names the extras).
@@ -173,7 +204,24 @@ class Workspace:
                 "S3 (pip install 'dsh-fs[s3]'); in a checkout: pip install '.[remote]'",
                 name="fsspec",
             ) from exc
-        return cls(fs, cwd=fs.root, policy=policy, tools=tools, discovery=discovery)
+        return cls(
+            fs,
+            cwd=fs.root,
+            policy=policy,
+            tools=tools,
+            discovery=discovery,
+            max_image_bytes=max_image_bytes,
+        )
+
+    def use(self, plugin: Plugin[C], config: C) -> None:
+        """Apply a plugin of your own (your tools, their guidance) beside the built-in ones;
+        it is removed with them by `aclose`. See docs/writing-a-tool.md.
+
+        Raises:
+            ValueError: a plugin of the same name is already applied, or one of its tools
+                has the name of a tool already registered.
+        """
+        self._disposers.append(self.context.use(plugin, config).dispose)
 
     def session(self, *, cwd: StrPath | None = None, id: str | None = None) -> Session:
         """A new agent session: its own observations, and its own working directory.

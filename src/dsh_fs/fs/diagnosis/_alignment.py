@@ -30,6 +30,7 @@ __all__ = [
     "Pair",
     "Query",
     "Search",
+    "align_at",
     "closest",
     "common_prefix",
     "is_close",
@@ -52,6 +53,9 @@ CLOSE_ENOUGH_SHORT = 0.8
 changed character is a large share and chance resemblance is common."""
 
 SHORT = 12
+
+NEAR = 0.06
+"""Two places whose scores differ by less than this are both worth naming (near-copies)."""
 
 _MAX_LINE_NEEDLES = 16
 _MAX_TOKEN_NEEDLES = 12
@@ -92,6 +96,10 @@ class Haystack:
     def searchable(self) -> bool:
         """Whether one full scan of the text fits in the remaining budget."""
         return len(self.text) <= self._remaining
+
+    def affords(self, scans: int) -> int:
+        """How many of `scans` further full scans of the text fit in the remaining budget."""
+        return max(0, min(scans, self._remaining // max(len(self.text), 1)))
 
     def spans(self, needle: str, cap: int = MAX_OCCURRENCES) -> list[tuple[int, int]] | None:
         """Every non-overlapping occurrence of LF-normalized `needle`, as (start, end)
@@ -265,6 +273,9 @@ class Search:
 
     alignments: tuple[Alignment, ...]
     """The best alignments, best first (several only when equally close)."""
+    similar: tuple[Alignment, ...] = ()
+    """Other close places scoring within `NEAR` of the best, not overlapping it (sibling
+    blocks), best first."""
     crowded: str | None
     """A whole line of the query that occurs too often to say where it belongs, when no
     piece of the query was found any other way (the file is full of near-copies)."""
@@ -284,7 +295,24 @@ def closest(hay: Haystack, query: Query) -> Search:
             aligned.append(alignment)
     aligned.sort(key=lambda a: (-a.score, a.start))
     best = aligned[0].score if aligned else 0.0
-    return Search(alignments=tuple(a for a in aligned if a.score >= best - 1e-9), crowded=crowded)
+    tied = tuple(a for a in aligned if a.score >= best - 1e-9)
+    similar: list[Alignment] = []
+    for other in aligned[len(tied) :]:
+        if other.score < best - NEAR or not is_close(other):
+            break
+        if not any(_overlap(other, kept) for kept in (*tied, *similar)):
+            similar.append(other)
+    return Search(alignments=tied, similar=tuple(similar), crowded=crowded)
+
+
+def align_at(hay: Haystack, query: Query, start: int, anchor: int) -> Alignment | None:
+    """The alignment of `query` with the file from line `start` on (reached from `anchor`,
+    an offset on or near that line)."""
+    return _align(hay, query, start, anchor)
+
+
+def _overlap(a: Alignment, b: Alignment) -> bool:
+    return a.start <= b.end and b.start <= a.end
 
 
 def is_close(alignment: Alignment) -> bool:

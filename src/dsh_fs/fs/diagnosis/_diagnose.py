@@ -16,12 +16,23 @@ for a block of lines a patch expected (e.g. an apply_patch context) but did not 
 from __future__ import annotations
 
 import re
+import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from .._lf_search import has_crlf
 from . import _wording as text_
-from ._alignment import MAX_OCCURRENCES, SCAN_BUDGET, Alignment, Haystack, Query, closest, is_close
+from ._alignment import (
+    MAX_OCCURRENCES,
+    SCAN_BUDGET,
+    Alignment,
+    Haystack,
+    Query,
+    align_at,
+    closest,
+    is_close,
+)
 from ._differences import explain
 from ._lookalikes import fold_key
 
@@ -29,6 +40,15 @@ __all__ = ["Diagnosis", "diagnose_ambiguous", "diagnose_block", "diagnose_not_fo
 
 _BOM = "\ufeff"
 _MAX_MATCH_LINES = 20
+_MAX_OTHERS = 3
+_NEARLY_EXACT = 0.95
+_ANCHOR_MARGIN = 0.15
+_TRUSTED = 0.9  # an alignment this close is not second-guessed by anchors elsewhere
+_ANCHOR_KEY = 6  # a verbatim line anchors only with this many non-whitespace characters
+_ANCHOR_WEIGHT = 10
+_ANCHOR_SHARE = 0.3
+_MAX_ANCHOR_LINES = 12
+_TAB_WIDTHS = (4, 8, 2)
 _PREFIX = re.compile(r"^ *(\d+)(?:: ?|:?\t|→)")
 
 
@@ -115,22 +135,46 @@ def _diagnose_miss(
         exact = hay.first_spans(needle, 1)
         if exact:
             start, stop = exact[0]
-            return _exact_after(hay, transforms, start, stop, subject)
-    best: tuple[Alignment, list[Alignment], Query, list[text_.Reason]] | None = None
+            return _exact_after(hay, transforms, [(start, stop)], subject)
+    rewrites = _rewrites(old)
+    # Each rewrite is one scan; leave the alignment the budget of a few scans of its own.
+    for needle, reasons_at in rewrites[: hay.affords(len(rewrites) + 4) - 4]:
+        exact = hay.first_spans(needle, 1 + _MAX_OTHERS)
+        if exact:
+            start, stop = exact[0]
+            return _exact_after(hay, reasons_at(hay, start, subject), exact, subject)
+    best: _Best | None = None
     crowded: str | None = None
     for needle, transforms in variants:
         query = Query.of(needle, whole_lines=whole_lines)
         search = closest(hay, query)
         crowded = crowded or search.crowded
         found = search.alignments
-        if found and (best is None or found[0].score > best[0].score + 1e-9):
-            best = (found[0], list(found[1:]), query, transforms)
-    close = best is not None and is_close(best[0])
-    if applied is not None and not (close and best is not None and _apart(best[0], applied)):
-        return _already_applied(hay, subject, applied)
-    if best is not None and close:
-        alignment, others, query, transforms = best
-        return _near_miss(hay, subject, query, alignment, others, transforms)
+        if found and (best is None or found[0].score > best.alignment.score + 1e-9):
+            best = _Best(
+                alignment=found[0],
+                others=list(found[1:]),
+                similar=list(search.similar),
+                query=query,
+                transforms=transforms,
+            )
+    close = best is not None and is_close(best.alignment)
+    if best is not None and not close:
+        best = None
+    anchored = None
+    if best is None or best.alignment.score < _TRUSTED:
+        anchored = _anchored(hay, Query.of(old, whole_lines=whole_lines), subject)
+    if applied is not None and (
+        best is None or not _apart(best.alignment, applied) or _wins(applied, best)
+    ):
+        similar = None
+        if best is not None and _apart(best.alignment, applied):
+            similar = (best.alignment.start, best.alignment.end)
+        return _already_applied(hay, subject, applied, similar)
+    if anchored is not None and (best is None or _anchor_wins(anchored, best)):
+        return anchored.diagnosis
+    if best is not None:
+        return _near_miss(hay, subject, best)
     if hay.exhausted:
         message, reason = text_.nothing_close_bounded(subject, len(text))
     elif crowded is not None:
@@ -138,6 +182,45 @@ def _diagnose_miss(
     else:
         message, reason = text_.nothing_close(subject, path=path)
     return _failure(message, reason)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Best:
+    """The closest alignment found, and what else is about as close."""
+
+    alignment: Alignment
+    others: list[Alignment]
+    """Equally close places."""
+    similar: list[Alignment]
+    """Places nearly as close (within `NEAR`)."""
+    query: Query
+    transforms: list[text_.Reason]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Anchored:
+    """A miss explained by lines of old_string found verbatim, once, in the file."""
+
+    start: int
+    end: int
+    score: float
+    """The anchored region's alignment score."""
+    diagnosis: Diagnosis
+
+
+def _wins(applied: _Place, best: _Best) -> bool:
+    """new_string once in the file, old_string nowhere: the edit looks applied, unless the
+    close block elsewhere is nearly old_string itself."""
+    return applied.places == 1 and best.alignment.score < _NEARLY_EXACT
+
+
+def _anchor_wins(anchored: _Anchored, best: _Best) -> bool:
+    """Verbatim lines found once are strong evidence: they win over an alignment elsewhere
+    unless it is clearly closer; the same place is explained by the alignment."""
+    alignment = best.alignment
+    if anchored.start <= alignment.end and alignment.start <= anchored.end:
+        return False
+    return anchored.score >= alignment.score - _ANCHOR_MARGIN
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -224,39 +307,241 @@ def _breaks(text: str, start: int, stop: int) -> int:
 
 
 def _exact_after(
-    hay: Haystack, transforms: list[text_.Reason], start: int, stop: int, subject: text_.Subject
-) -> Diagnosis:
-    first = hay.line_numbers([start])[0]
-    last = first + _breaks(hay.text, start, stop)
-    shown = _lines(hay, first, last, start)
-    message = text_.near_miss(subject, first, last, transforms, shown)
-    return _result(message, first, last, transforms)
-
-
-def _near_miss(
     hay: Haystack,
-    subject: text_.Subject,
-    query: Query,
-    alignment: Alignment,
-    others: list[Alignment],
     transforms: list[text_.Reason],
+    spans: list[tuple[int, int]],
+    subject: text_.Subject,
 ) -> Diagnosis:
+    """old_string, once rewritten, matches exactly at `spans` (the first is named)."""
+    places: list[tuple[int, int]] = []
+    for start, stop in spans:
+        first = hay.line_numbers([start])[0]
+        places.append((first, first + _breaks(hay.text, start, stop)))
+    first, last = places[0]
+    shown = _lines(hay, first, last, spans[0][0])
+    message = text_.near_miss(subject, first, last, transforms, shown, others=places[1:])
+    return _result(message, first, last, transforms, also=places[1:])
+
+
+def _near_miss(hay: Haystack, subject: text_.Subject, best: _Best) -> Diagnosis:
+    query, alignment, transforms = best.query, best.alignment, best.transforms
     reasons = [*transforms, *explain(query, alignment, subject)]
     if len(reasons) == len(transforms):
         reasons.append(_edge_reason(hay, query, alignment, subject))
     shown = _around(alignment, reasons)
+    others = [(other.start, other.end) for other in best.others]
+    similar = [(other.start, other.end) for other in best.similar]
     message = text_.near_miss(
         subject,
         alignment.start,
         alignment.end,
         reasons,
         shown,
-        others=[(other.start, other.end) for other in others],
+        others=others,
+        similar=similar,
         bounded=hay.exhausted,
         cut=query.cut,
     )
-    also = [(other.start, other.end) for other in others[:3]]
+    also = (others[:_MAX_OTHERS] + similar)[: _MAX_OTHERS + 2]
     return _result(message, alignment.start, alignment.end, reasons, also=also)
+
+
+# --- rewrites: old_string as it would read with line endings, indentation or letters fixed --
+
+_ReasonsAt = Callable[[Haystack, int, text_.Subject], list[text_.Reason]]
+
+
+def _rewrites(old: str) -> list[tuple[str, _ReasonsAt]]:
+    """What the model may have meant, each with the reasons to give when it matches
+    exactly at an offset: carriage returns as line breaks, the other Unicode composition,
+    indentation by tabs instead of spaces (or the reverse). Exact searches only, so they
+    cost little in a file of any size and a short needle is explained as well as a long."""
+    out: list[tuple[str, _ReasonsAt]] = []
+    if "\r" in old:
+        for fixed in (old.replace("\r", "\n"), old.replace("\r", "")):
+            if fixed and fixed.strip():
+
+                def endings(
+                    hay: Haystack, start: int, subject: text_.Subject
+                ) -> list[text_.Reason]:
+                    line = hay.line_numbers([start])[0]
+                    return [text_.line_endings(subject, line, hay.crlf)]
+
+                out.append((fixed, endings))
+    if not old.isascii():
+        for form in ("NFC", "NFD"):
+            fixed = unicodedata.normalize(form, old)
+            if fixed != old:
+                out.append((fixed, _composition(old, fixed)))
+    # A block of lines gets its indentation compared by the alignment; a single line (a
+    # short needle above all) is better served by the exact search.
+    for fixed, lines in _reindented(old) if "\n" not in old.strip("\n") else []:
+        out.append((fixed, _indentation(old, fixed, lines)))
+    return out
+
+
+def _composition(old: str, fixed: str) -> _ReasonsAt:
+    def reasons(hay: Haystack, start: int, subject: text_.Subject) -> list[text_.Reason]:
+        clusters = _clusters_differing(old, fixed)
+        (_, piece_old), (i_fixed, piece_fixed) = clusters[0]
+        offset = start + i_fixed
+        line = hay.line_numbers([offset])[0]
+        column = offset - hay.text.rfind("\n", 0, offset)
+        return [
+            text_.unicode_form(subject, line, column, piece_fixed, piece_old, len(clusters) - 1)
+        ]
+
+    return reasons
+
+
+def _clusters_differing(old: str, fixed: str) -> list[tuple[tuple[int, str], tuple[int, str]]]:
+    """Each letter with its combining marks that is composed differently in the two texts,
+    as ((offset, text) in `old`, (offset, text) in `fixed`)."""
+    out: list[tuple[tuple[int, str], tuple[int, str]]] = []
+    i = j = 0
+    while i < len(old) and j < len(fixed):
+        i2, j2 = _cluster_end(old, i), _cluster_end(fixed, j)
+        if old[i:i2] != fixed[j:j2]:
+            out.append(((i, old[i:i2]), (j, fixed[j:j2])))
+        i, j = i2, j2
+    return out or [((0, old[:1]), (0, fixed[:1]))]
+
+
+def _cluster_end(text: str, start: int) -> int:
+    end = start + 1
+    while end < len(text) and unicodedata.combining(text[end]):
+        end += 1
+    return end
+
+
+def _reindented(old: str) -> list[tuple[str, list[int]]]:
+    """old_string with the indentation of its lines converted from spaces to tabs (or tabs
+    to spaces), for each usual tab width, with the indexes of the lines changed."""
+    lines = old.split("\n")
+    leads = [line[: len(line) - len(line.lstrip(" \t"))] for line in lines]
+    if not any(leads) or not any(line.strip() for line in lines):
+        return []
+    out: list[tuple[str, list[int]]] = []
+    seen: set[str] = set()
+    for width in _TAB_WIDTHS:
+        for convert in (_to_tabs, _to_spaces):
+            fixed_leads = [convert(lead, width) for lead in leads]
+            changed = [k for k, (a, b) in enumerate(zip(leads, fixed_leads, strict=True)) if a != b]
+            if not changed:
+                continue
+            fixed = "\n".join(
+                lead + line[len(old_lead) :]
+                for lead, old_lead, line in zip(fixed_leads, leads, lines, strict=True)
+            )
+            if fixed not in seen:
+                seen.add(fixed)
+                out.append((fixed, changed))
+    return out
+
+
+def _to_tabs(lead: str, width: int) -> str:
+    if "\t" in lead or len(lead) < width:
+        return lead
+    return "\t" * (len(lead) // width) + " " * (len(lead) % width)
+
+
+def _to_spaces(lead: str, width: int) -> str:
+    if " " in lead:
+        return lead
+    return lead.replace("\t", " " * width)
+
+
+def _indentation(old: str, fixed: str, changed: list[int]) -> _ReasonsAt:
+    old_lines, fixed_lines = old.split("\n"), fixed.split("\n")
+
+    def reasons(hay: Haystack, start: int, subject: text_.Subject) -> list[text_.Reason]:
+        first = hay.line_numbers([start])[0]
+        k = changed[0]
+        in_file = fixed_lines[k][: len(fixed_lines[k]) - len(fixed_lines[k].lstrip(" \t"))]
+        in_old = old_lines[k][: len(old_lines[k]) - len(old_lines[k].lstrip(" \t"))]
+        return [text_.tabs_vs_spaces(subject, [first + j for j in changed], in_file, in_old)]
+
+    return reasons
+
+
+# --- anchors: lines of old_string found verbatim, once ---------------------------------------
+
+
+def _anchored(hay: Haystack, query: Query, subject: text_.Subject) -> _Anchored | None:
+    """When lines of old_string occur verbatim, as whole lines, exactly once in the file
+    (the model remembered the start of a block and invented the rest, or the block changed
+    since), the region they anchor: its lines, how far they match, and the first line that
+    differs."""
+    count = len(query.lines)
+    if count < 2:
+        return None
+    weights = [len(fold_key(line)) for line in query.lines]
+    total = sum(weights)
+    votes: dict[int, list[int]] = {}
+    offsets: dict[int, int] = {}
+    indexes = [k for k in range(count) if weights[k] >= _ANCHOR_KEY][:_MAX_ANCHOR_LINES]
+    for index in indexes:
+        line = query.lines[index]
+        before = "" if index == 0 and query.open_start else "\n"
+        after = "" if index == count - 1 and query.open_end else "\n"
+        found = hay.spans(before + line + after, cap=1)
+        if hay.exhausted:
+            return None
+        if not found:
+            continue
+        offset = found[0][0] + len(before)
+        number = hay.line_numbers([offset])[0]
+        start = number - index
+        votes.setdefault(start, []).append(index)
+        offsets.setdefault(start, offset)
+    if not votes:
+        return None
+    start = max(votes, key=lambda s: (sum(weights[k] for k in votes[s]), -min(votes[s])))
+    found_at = votes[start]
+    weight = sum(weights[k] for k in found_at)
+    if (
+        start < 1
+        or weight < _ANCHOR_WEIGHT
+        or (0 not in found_at and weight < _ANCHOR_SHARE * total)
+    ):
+        return None
+    first, window = hay.lines(start, start + count - 1, offsets[start])
+    if first != start or not window:
+        return None
+    alignment = align_at(hay, query, start, offsets[start])
+    end = start + len(window) - 1
+    if alignment is not None and alignment.start >= start:
+        end = max(end, alignment.end)
+    differs = next(
+        (
+            start + k
+            for k, line in enumerate(window)
+            if k >= len(query.lines) or line != query.lines[k]
+        ),
+        None,
+    )
+    if differs is not None and differs == start and 0 in found_at and query.open_start:
+        # An open first line is the end of the file's line: it matched.
+        differs = next(
+            (start + k for k, line in enumerate(window) if k and line != query.lines[k]), None
+        )
+    lines = [start + k for k in found_at]
+    reasons = [text_.partial_match(subject, found_at, lines, differs)]
+    if alignment is not None:
+        reasons.extend(
+            r for r in explain(query, alignment, subject) if r.cause not in ("unexplained",)
+        )
+    shown_from = max(start, (differs or start) - 2) if end - start >= 8 else start
+    shown_first, shown_lines = hay.lines(shown_from, min(end, shown_from + 7), offsets[start])
+    shown = [(shown_first + k, line) for k, line in enumerate(shown_lines)]
+    message = text_.near_miss(subject, start, end, reasons, shown, bounded=hay.exhausted)
+    score = alignment.score if alignment is not None else weight / max(total, 1)
+    return _Anchored(
+        start=start,
+        end=end,
+        score=max(score, weight / max(total, 1)),
+        diagnosis=_result(message, start, end, reasons),
+    )
 
 
 def _edge_reason(
@@ -287,17 +572,21 @@ def _lines(hay: Haystack, first: int, last: int, anchor: int) -> list[tuple[int,
     return [(start + k, line) for k, line in enumerate(lines)]
 
 
-def _already_applied(hay: Haystack, subject: text_.Subject, place: _Place) -> Diagnosis:
+def _already_applied(
+    hay: Haystack, subject: text_.Subject, place: _Place, similar: tuple[int, int] | None
+) -> Diagnosis:
     shown = _lines(hay, place.first, place.last, place.offset)
-    message, reason = text_.already_applied(subject, place.first, place.last, place.places, shown)
-    return Diagnosis(
-        text=message,
-        details={
-            "closest": None,
-            "new_string_at": {"start": place.first, "end": place.last},
-            "reasons": [reason.to_json()],
-        },
+    message, reason = text_.already_applied(
+        subject, place.first, place.last, place.places, shown, similar
     )
+    details: dict[str, Any] = {
+        "closest": None,
+        "new_string_at": {"start": place.first, "end": place.last},
+        "reasons": [reason.to_json()],
+    }
+    if similar is not None:
+        details["also"] = [{"start": similar[0], "end": similar[1]}]
+    return Diagnosis(text=message, details=details)
 
 
 def _result(

@@ -4,7 +4,7 @@ Given an `Alignment` (which file line each needle line pairs with), every pair i
 indentation, core text and trailing whitespace; indentation and trailing runs are compared
 whole, the cores with difflib, and each differing stretch is classified: a look-alike
 character, spacing, or a real difference. The findings are then summed up across lines into
-a few `Reason`s (one per kind), worded by `_diagnosis_text`.
+a few `Reason`s (one per kind), worded by `_wording`.
 """
 
 from __future__ import annotations

@@ -36,7 +36,10 @@ _KEY_TABLE: dict[int, str | None] = {
 
 
 def fold_key(line: str) -> str:
-    """`line` without whitespace or invisible characters, look-alikes folded to ASCII."""
+    """`line` without whitespace or invisible characters, look-alikes folded to ASCII, and
+    letters composed one way (Unicode NFC)."""
+    if not line.isascii():
+        line = unicodedata.normalize("NFC", line)
     return line.translate(_KEY_TABLE)
 
 
@@ -45,6 +48,10 @@ def is_lookalike_pair(file_text: str, old_text: str) -> bool:
     at least one look-alike involved (plain whitespace differences are not look-alikes)."""
     if file_text == old_text:
         return False
+    if not (file_text + old_text).isascii() and unicodedata.normalize(
+        "NFC", file_text
+    ) == unicodedata.normalize("NFC", old_text):
+        return True
     if not any(char in LOOKALIKES for char in file_text + old_text):
         return False
     return _fold(file_text) == _fold(old_text)

@@ -8,6 +8,7 @@ one bullet per recognised reason, the closest lines shown as `read` shows them
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
@@ -45,6 +46,9 @@ Cause: TypeAlias = Literal[
     "line_order",
     "extra_line",
     "edge_line_break",
+    "line_endings",
+    "unicode_form",
+    "partial_match",
     "unexplained",
     "already_applied",
     "nothing_close",
@@ -264,6 +268,49 @@ def first_line_break(subject: Subject) -> Reason:
     )
 
 
+def line_endings(subject: Subject, line: int, crlf: bool) -> Reason:
+    """The needle has carriage returns, which never match: a CRLF line ending reads as LF."""
+    where = "the file's CRLF line endings are" if crlf else "line endings are"
+    return Reason(
+        cause="line_endings",
+        line=line,
+        message=(
+            f"line endings: {subject.name} has \\r (carriage return) characters, but "
+            f"{where} matched as \\n: write each line break as \\n alone, without \\r"
+        ),
+    )
+
+
+def unicode_form(
+    subject: Subject, line: int, column: int, in_file: str, in_needle: str, more: int
+) -> Reason:
+    """The same letters, composed differently (Unicode NFC vs NFD): a look-alike."""
+    message = (
+        f"look-alike characters: line {line}, column {column} has {_cluster(in_file)} in the "
+        f"file where {subject.name} has {_cluster(in_needle)} (the same letter{'s' if more else ''}"
+        ", composed differently: Unicode NFC vs NFD)"
+    )
+    if more:
+        message += f" ({more} more)"
+    return Reason(cause="lookalike", line=line, message=message)
+
+
+def partial_match(
+    subject: Subject, indexes: Sequence[int], lines: Sequence[int], differs: int | None
+) -> Reason:
+    """Lines of the needle found verbatim once in the file: they say where it belongs."""
+    if len(indexes) == 1:
+        what = f"{subject.line_of.format(n=indexes[0] + 1)} is"
+    elif indexes[-1] - indexes[0] == len(indexes) - 1 and indexes[0] == 0:
+        what = f"the first {len(indexes)} lines of {subject.name} are"
+    else:
+        what = f"{len(indexes)} lines of {subject.name} are"
+    message = f"partial match: {what} in the file exactly, and only at {_lines(lines)}"
+    if differs is not None:
+        message += f"; the first line that differs is line {differs}"
+    return Reason(cause="partial_match", line=differs, message=message)
+
+
 def unexplained(subject: Subject, line: int) -> Reason:
     """A difference no rule names (should be rare: say so rather than guess)."""
     return Reason(
@@ -284,14 +331,20 @@ def near_miss(
     shown: Sequence[tuple[int, str]],
     *,
     others: Sequence[tuple[int, int]] = (),
+    similar: Sequence[tuple[int, int]] = (),
     bounded: bool = False,
     cut: bool = False,
 ) -> str:
-    """The closest text, why it differs, the lines themselves, and what to do."""
+    """The closest text, why it differs, the lines themselves, and what to do. `others` are
+    equally close places; `similar` are places nearly as close (two near-copies)."""
     header = f"The closest text in the file is at {_span(start, end)}"
     if others:
         header += " (equally close: " + ", ".join(_span(a, b) for a, b in others[:3]) + ")"
-    header += f"; it differs from {subject.name}:"
+    if similar:
+        header += "; also similar: " + ", ".join(_span(a, b) for a, b in similar[:2]) + ";"
+    header += (
+        f" it differs from {subject.name}:" if similar else f"; it differs from {subject.name}:"
+    )
     if cut:
         header += f" (only the first lines of {subject.name} were compared)"
     hint = (
@@ -303,7 +356,12 @@ def near_miss(
 
 
 def already_applied(
-    subject: Subject, start: int, end: int, places: int, shown: Sequence[tuple[int, str]]
+    subject: Subject,
+    start: int,
+    end: int,
+    places: int,
+    shown: Sequence[tuple[int, str]],
+    similar: tuple[int, int] | None = None,
 ) -> tuple[str, Reason]:
     """new_string is in the file and old_string is not."""
     where = _span(start, end)
@@ -318,6 +376,8 @@ def already_applied(
         f"new_string is already in the file at {where}, and {subject.name} is not: the edit "
         "looks already applied."
     )
+    if similar is not None:
+        header += f" (Text similar to {subject.name} is at {_span(*similar)}.)"
     hint = "Read the file to check before editing it again."
     return _assemble([header], [], shown, (start, end), hint), reason
 
@@ -364,16 +424,37 @@ def too_large(subject: Subject, size: int, limit: int) -> tuple[str, Reason]:
 
 
 def match_lines(lines: Sequence[int], count: int, complete: bool) -> str:
-    """Where each match of an ambiguous old_string starts."""
+    """Where each match of an ambiguous old_string starts; several on one line are listed
+    once with their count (``lines 5 (4 matches) and 6 (2)``)."""
+    where = _grouped(lines)
     if complete and count <= len(lines):
-        return f"The matches start at lines {_enumerate(lines)}."
+        return f"The matches start at {where}."
     if complete:
-        return f"The first {len(lines)} matches start at lines {_enumerate(lines)}."
+        return f"The first {len(lines)} matches start at {where}."
     rest = count - len(lines)
-    return (
-        f"The first matches start at lines {_enumerate(lines)}; the file is too large to "
-        f"locate the other {rest}."
-    )
+    return f"The first matches start at {where}; the file is too large to locate the other {rest}."
+
+
+def _grouped(lines: Sequence[int]) -> str:
+    """``lines 1, 6 and 7`` (as before the grouping); ``line 5 (4 matches)``;
+    ``lines 5 (4 matches) and 6 (2)``."""
+    counts: dict[int, int] = {}
+    for line in lines:
+        counts[line] = counts.get(line, 0) + 1
+    if len(counts) == len(lines):
+        return f"lines {_enumerate(lines)}"
+    if len(counts) == 1:
+        return f"line {lines[0]} ({len(lines)} matches)"
+    parts: list[str] = []
+    named = False
+    for line, many in counts.items():
+        if many == 1:
+            parts.append(str(line))
+        else:
+            parts.append(f"{line} ({many})" if named else f"{line} ({many} matches)")
+            named = True
+    shown = parts[:_LINE_LIST]
+    return "lines " + ", ".join(shown[:-1]) + " and " + shown[-1]
 
 
 def _assemble(
@@ -451,6 +532,12 @@ def _quote(text: str) -> str:
     if len(text) > _EXCERPT_CHARS:
         text = text[: _EXCERPT_CHARS - 1] + "…"
     return repr(text)
+
+
+def _cluster(letters: str) -> str:
+    """``é (U+00E9)``, ``e + U+0301 (e followed by a combining mark)``."""
+    codes = " + ".join(f"U+{ord(char):04X}" for char in letters)
+    return f"{unicodedata.normalize('NFC', letters)} ({codes})"
 
 
 def _chars(fragment: str) -> str:

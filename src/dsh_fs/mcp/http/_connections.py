@@ -20,9 +20,11 @@ from __future__ import annotations
 
 import asyncio
 import errno
+import inspect
 import logging
 import resource
 from dataclasses import dataclass
+from importlib.metadata import version
 from typing import Any, Final
 
 import h11
@@ -31,7 +33,7 @@ from uvicorn.config import Config
 from uvicorn.protocols.http.h11_impl import H11Protocol
 from uvicorn.server import ServerState
 
-__all__ = ["AcceptLog", "HttpLimits", "guarded_protocol", "waiting_cap"]
+__all__ = ["AcceptLog", "HttpLimits", "check_protocol_fits", "guarded_protocol", "waiting_cap"]
 
 logger = logging.getLogger("dsh_fs.mcp")
 
@@ -177,9 +179,47 @@ class _GuardedProtocol(H11Protocol):
             self.transport.close()
 
 
+_HOOKS: Final = ("connection_made", "data_received", "on_response_complete", "connection_lost")
+"""The `H11Protocol` methods the guard extends (each calls uvicorn's own first or last)."""
+
+_INIT: Final = ("self", "config", "server_state", "app_state", "_loop")
+"""`H11Protocol.__init__`'s parameters, as the guard passes them on."""
+
+
+def _protocol_changed(what: str) -> RuntimeError:
+    return RuntimeError(
+        f"dsh-fs's HTTP connection guard extends uvicorn's h11 protocol, and uvicorn "
+        f"{version('uvicorn')} no longer fits it ({what}); without it, slow and idle "
+        "clients are never cut off. Install the uvicorn version dsh-fs declares "
+        "(uvicorn>=0.54,<1) or report this."
+    )
+
+
+def check_protocol_fits() -> None:
+    """Check that the installed uvicorn's `H11Protocol` still has what `_GuardedProtocol`
+    relies on: its constructor's parameters, the four hooks it extends, and h11's states.
+
+    Raises:
+        RuntimeError: it does not, naming the installed uvicorn version.
+    """
+    parameters = tuple(inspect.signature(H11Protocol.__init__).parameters)
+    if parameters != _INIT:
+        raise _protocol_changed(f"H11Protocol.__init__{parameters} is not {_INIT}")
+    for hook in _HOOKS:
+        if not callable(getattr(H11Protocol, hook, None)):
+            raise _protocol_changed(f"H11Protocol.{hook} is gone")
+    if not all(hasattr(h11, state) for state in ("IDLE", "SEND_BODY")):
+        raise _protocol_changed("h11 has no IDLE or SEND_BODY state")
+
+
 def guarded_protocol(limits: HttpLimits, accept_log: AcceptLog) -> type[H11Protocol]:
     """A uvicorn HTTP protocol class (``Config(http=...)``) for one server, whose
-    connections share one waiting list sized by `limits`."""
+    connections share one waiting list sized by `limits`.
+
+    Raises:
+        RuntimeError: the installed uvicorn no longer fits the guard (`check_protocol_fits`).
+    """
+    check_protocol_fits()
     waiting = _Waiting(cap=waiting_cap(limits), timeout=limits.request_timeout)
 
     class Protocol(_GuardedProtocol):

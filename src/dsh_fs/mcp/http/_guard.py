@@ -11,6 +11,9 @@
    answered to the request's id when it can be found), parsed as the library parses
    arguments (`dsh_fs.mcp.http._jsonrpc`) and handed on: a ``tools/call``'s arguments in the
    ASGI scope, the rest as the body the SDK parses.
+4. What the SDK refuses without reading the request's id (an unknown or a missing session
+   id, ``404``/``400``; an ``Accept`` it does not serve, ``406``; the session cap, ``503``)
+   it answers to ``id: null``: such an answer is readdressed to the request's id.
 
 A client that sends its request too slowly is cut off by the connection guard
 (`dsh_fs.mcp.http._connections`), which also bounds reading the body here.
@@ -32,7 +35,8 @@ from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .._call_arguments import ARGUMENTS_SCOPE_KEY
-from ._jsonrpc import Forward, Refusal, read_request, recover_id
+from .._request_id import RequestId, body_id
+from ._jsonrpc import Forward, Refusal, read_request, readdressed
 
 __all__ = ["HttpGuard"]
 
@@ -43,6 +47,9 @@ _ID_PREFIX: Final = 1 << 16
 """Bytes of an oversized body read to find its id before refusing it."""
 
 _BodyState = Literal["complete", "too large", "gone"]
+
+_ERROR_BODY: Final = 1 << 16
+"""Bytes of an error answer held back to readdress it; a longer one passes as it is."""
 
 
 class _Token:
@@ -126,6 +133,8 @@ class HttpGuard:
             await _json_error(400, outcome.reply)(scope, receive, send)
             return
         if isinstance(outcome, Forward):
+            if outcome.request_id is not None:
+                send = _Readdress(send, outcome.request_id)
             body = outcome.body
             scope = {**scope, ARGUMENTS_SCOPE_KEY: outcome.arguments}
             scope["headers"] = [
@@ -164,8 +173,47 @@ class HttpGuard:
 
     def _too_large(self, prefix: bytes) -> Response:
         message = f"Request body too large: the limit is {self._max_body} bytes"
-        request_id = recover_id(prefix)
+        request_id = body_id(prefix)
         if request_id is None:
             return Response(message, status_code=413)
         error = types.ErrorData(code=types.INVALID_REQUEST, message=message)
         return _json_error(413, JSONRPCError(jsonrpc="2.0", id=request_id, error=error))
+
+
+class _Readdress:
+    """An ASGI `send` that readdresses a JSON error answer sent to ``id: null`` to the
+    request's id (the SDK refuses some requests before it reads their id)."""
+
+    __slots__ = ("_body", "_request_id", "_send", "_start")
+
+    def __init__(self, send: Send, request_id: RequestId) -> None:
+        self._send = send
+        self._request_id = request_id
+        self._start: Message | None = None
+        self._body = b""
+
+    async def __call__(self, message: Message) -> None:
+        if message["type"] == "http.response.start":
+            content_type = dict(message.get("headers", ())).get(b"content-type", b"")
+            if message["status"] >= 400 and content_type.startswith(b"application/json"):
+                self._start = message  # held until the body is complete
+                return
+            await self._send(message)
+            return
+        if message["type"] != "http.response.body" or self._start is None:
+            await self._send(message)
+            return
+        self._body += message.get("body", b"")
+        if message.get("more_body", False) and len(self._body) <= _ERROR_BODY:
+            return
+        start, self._start = self._start, None
+        body, self._body = self._body, b""
+        if not message.get("more_body", False):
+            body = readdressed(body, self._request_id) or body
+            headers = [
+                (name, str(len(body)).encode() if name == b"content-length" else value)
+                for name, value in start.get("headers", ())
+            ]
+            start = {**start, "headers": headers}
+        await self._send(start)
+        await self._send({**message, "body": body})

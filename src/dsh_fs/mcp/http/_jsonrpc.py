@@ -23,7 +23,6 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from typing import Final
 
 import mcp_types as types
 import pydantic_core
@@ -31,21 +30,17 @@ from mcp_types.jsonrpc import JSONRPCError
 
 from dsh_fs.runtime import parse_json
 
+from .._request_id import RequestId, body_id, echoable_id
+
 __all__ = [
     "Forward",
     "Refusal",
     "read_request",
-    "recover_id",
+    "readdressed",
 ]
-
-_MAX_TOKENS: Final = 100_000
-"""Tokens `recover_id` looks at before it gives up (bounds its work on hostile bodies)."""
 
 _NEGATIVE_ZERO = re.compile(rb"-0(?![0-9.eE])")
 """The integer token ``-0`` (or the same characters inside a string: harmless)."""
-
-_TOKEN = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]+|[:,]|[^\s"\[\]{}:,]+', re.DOTALL)
-"""A JSON string, a run of brackets, a separator, or a bare literal (number, true, …)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -57,6 +52,9 @@ class Forward:
     a ``tools/call``."""
     arguments: dict[str, object] | None
     """The ``tools/call`` arguments taken out of `body`, or None (nothing taken out)."""
+    request_id: RequestId | None = None
+    """The request's id: a refusal the SDK answers to ``id: null`` (an unknown session, the
+    session cap, an ``Accept`` it does not serve) is readdressed to it."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -65,60 +63,6 @@ class Refusal:
 
     reply: JSONRPCError
     """The error, addressed to the request's id."""
-
-
-RequestId = str | int
-
-
-def _request_id(value: object) -> RequestId | None:
-    """`value` if it can be a request's id and be echoed as strict JSON, else None."""
-    if isinstance(value, bool) or not isinstance(value, str | int):
-        return None
-    if isinstance(value, str):
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
-            return None
-    return value
-
-
-def recover_id(body: bytes) -> RequestId | None:
-    """The top-level ``"id"`` of a request whose body did not parse, when its top-level
-    ``"method"`` is there too (a notification or a fragment gets None). Looks at the
-    top-level members only, whatever lies nested in between, and at most `_MAX_TOKENS`
-    tokens."""
-    depth = 0
-    key: bytes | None = None
-    expect_value = False
-    members: dict[bytes, bytes] = {}
-    for count, match in enumerate(_TOKEN.finditer(body)):
-        if count > _MAX_TOKENS:
-            return None
-        token = match.group()
-        if token[:1] in (b"[", b"]", b"{", b"}"):
-            if depth == 1 and expect_value:
-                expect_value = False  # a container value: not an id or a method
-            depth += token.count(b"[") + token.count(b"{") - token.count(b"]") - token.count(b"}")
-            if depth <= 0:
-                break
-        elif depth != 1:
-            continue
-        elif token == b":":
-            expect_value = key is not None
-        elif token == b",":
-            key, expect_value = None, False
-        elif expect_value:
-            if key is not None:
-                members[key] = token
-            key, expect_value = None, False
-        elif token[:1] == b'"':
-            key = token
-    try:
-        method = json.loads(members[b'"method"'])
-        request_id = json.loads(members[b'"id"'])
-    except (KeyError, ValueError):
-        return None
-    return _request_id(request_id) if isinstance(method, str) else None
 
 
 def _error(request_id: RequestId, code: int, message: str) -> Refusal:
@@ -130,7 +74,7 @@ def _error(request_id: RequestId, code: int, message: str) -> Refusal:
 
 
 def _unparsed(body: bytes, message: str) -> Refusal | None:
-    request_id = recover_id(body)
+    request_id = body_id(body)
     return None if request_id is None else _error(request_id, types.PARSE_ERROR, message)
 
 
@@ -190,7 +134,7 @@ def read_request(body: bytes) -> Forward | Refusal | None:
         return _unparsed(body, f"Parse error: {exc}")
     if not isinstance(message, dict) or not isinstance(message.get("method"), str):
         return None
-    request_id = _request_id(message.get("id"))
+    request_id = echoable_id(message.get("id"))
     if request_id is None:
         return None
     params = message.get("params")
@@ -211,4 +155,24 @@ def read_request(body: bytes) -> Forward | Refusal | None:
         except ValueError:
             return _error(request_id, types.INVALID_REQUEST, f"Invalid Request: {exc}")
         return _error(request_id, types.INVALID_PARAMS, f"Invalid params: {exc}")
-    return Forward(body=forward, arguments=arguments)
+    return Forward(body=forward, arguments=arguments, request_id=request_id)
+
+
+def readdressed(body: bytes, request_id: RequestId) -> bytes | None:
+    """`body` with its ``id`` set to `request_id`, when it is a JSON-RPC error addressed to
+    ``id: null`` (what the SDK's transport sends when it refuses a request before reading
+    its id); else None (leave the body as it is)."""
+    try:
+        message = json.loads(body)
+    except (ValueError, RecursionError):
+        return None
+    if not (
+        isinstance(message, dict)
+        and message.get("jsonrpc") == "2.0"
+        and "id" in message
+        and message["id"] is None
+        and isinstance(message.get("error"), dict)
+    ):
+        return None
+    message["id"] = request_id
+    return json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8")

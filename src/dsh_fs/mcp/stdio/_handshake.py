@@ -41,6 +41,7 @@ from anyio.abc import TaskGroup
 
 from .._definitions import server_info, tool_definitions, tool_result
 from .._progress import ProgressNotifier
+from .._request_id import RequestId, is_request_id
 from .._wire import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -48,10 +49,8 @@ from .._wire import (
     METHOD_NOT_FOUND,
     Malformed,
     Message,
-    RequestId,
     encode,
     error_response,
-    is_request_id,
 )
 from ._lines import (
     DEFAULT_MAX_MESSAGE_SIZE,

@@ -27,7 +27,8 @@ from typing import Final
 import anyio
 import anyio.lowlevel
 
-from .._wire import INVALID_REQUEST, SCAN_BYTES, Malformed, Message, parse_line, recover_id
+from .._request_id import SCAN_BYTES, line_id
+from .._wire import INVALID_REQUEST, Malformed, Message, parse_line
 
 __all__ = [
     "DEFAULT_MAX_MESSAGE_SIZE",
@@ -97,7 +98,7 @@ def message_of(line: bytes | Oversized) -> Message | Malformed:
     if not isinstance(line, Oversized):
         return parse_line(line)
     return Malformed(
-        id=recover_id(line.head, line.tail),
+        id=line_id(line.head, line.tail),
         code=INVALID_REQUEST,
         message=f"Request too large: {line.size} bytes, over this server's limit of "
         f"{line.limit} bytes (dsh-fs mcp --max-message-size)",

@@ -21,7 +21,8 @@ from mcp.shared.message import ServerMessageMetadata, SessionMessage
 from mcp_types.jsonrpc import JSONRPCError, JSONRPCRequest, JSONRPCResponse
 from pydantic import ValidationError
 
-from .._wire import INVALID_REQUEST, Malformed, Message, encode, error_response, is_request_id
+from .._request_id import is_request_id
+from .._wire import INVALID_REQUEST, Malformed, Message, encode, error_response
 from ._lines import LineReader, LineWriter, Oversized, message_of
 
 __all__ = ["serve_sdk"]

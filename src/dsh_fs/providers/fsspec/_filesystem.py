@@ -3,7 +3,7 @@
 Paths live under one root URL. Targets are URLs: `target_key` is the normalized URL and
 `display_path` the same URL, which is what the user recognizes (``s3://bucket/prefix/a.py``).
 Text semantics match the local provider byte for byte; versions and the strength of the
-guards depend on the storage family (`_fsspec_store`). Every backend call runs the blocking
+guards depend on the storage family (`_store`). Every backend call runs the blocking
 fsspec API in a worker thread; s3fs's own event loop serves it from there.
 """
 
@@ -289,6 +289,19 @@ class FsspecFileSystem(FileSystem):
         if blob.data is None or len(blob.data) > max_bytes:
             raise messages.too_large("read", target.display_path, max_bytes)
         return blob.data
+
+    async def read_head(self, target: FsTarget, size: int) -> bytes:
+        if size < 0:
+            raise ValueError(f"size must not be negative, got {size}")
+        if size == 0:
+            return b""
+        display = target.display_path
+        data = await self._call("read", display, self._cat_head, self._path(target), size)
+        return data[:size]
+
+    def _cat_head(self, path: str, size: int) -> bytes:
+        # Keywords: backends differ in what comes before `start` (s3fs: `version_id`).
+        return bytes(self._fs.cat_file(path, start=0, end=size))
 
     def stream_text(self, target: FsTarget) -> AbstractAsyncContextManager[AsyncIterator[str]]:
         return self._stream_text(target)

@@ -2,7 +2,7 @@
 
 A store speaks fsspec paths (protocol stripped) and plain bytes. Every method is
 synchronous and blocking; the provider runs them in worker threads and translates what
-they raise in one place (`_fsspec_errors`). Three families:
+they raise in one place (`_errors`). Three families:
 
 - `S3Store` (s3fs): the version is the object's ETag, publication is one `PutObject`,
   guarded by ``If-None-Match: *`` or ``If-Match: <etag>`` so guards hold across processes.

@@ -1,7 +1,7 @@
 """`LocalFileSystem`: the host filesystem as a `dsh_fs.fs.FileSystem` (SPEC §3, local facts).
 
 Identity is the real path, versions come from `stat`, text is strict UTF-8, and every
-mutation is one compare-and-swap critical section (`_local_mutations`). Mutations and reads
+mutation is one compare-and-swap critical section (`_mutations`). Mutations and reads
 the page cache can't answer at once run in worker threads; the cheap metadata calls
 (`realpath`, `stat`, `lstat`), whole reads of small files and cached stream chunks stay on
 the event loop.
@@ -48,7 +48,7 @@ from .._oserrors import FramesDropped, map_os_errors
 from .._text import check_usable_path, decode_text
 from ._dirs import list_dir, list_dir_first
 from ._guards import UNGUARDED, LocalGuards
-from ._io import read_bytes_capped, read_bytes_within, read_fd
+from ._io import read_bytes_capped, read_bytes_within, read_fd, read_head
 from ._mutations import LocalMutations
 from ._open import file_type, open_regular, unchanged
 from ._publish import process_umask
@@ -237,6 +237,13 @@ class LocalFileSystem(FileSystem):
             read_bytes_capped, target.target_key, target.display_path, max_bytes, self._guards
         )
 
+    async def read_head(self, target: FsTarget, size: int) -> bytes:
+        self._alive("read", target.display_path)
+        if size < 0:
+            raise ValueError(f"size must not be negative, got {size}")
+        # A header's few bytes from the page cache: on the loop, as a small read is.
+        return read_head(target.target_key, target.display_path, size, self._guards)
+
     def stream_text(self, target: FsTarget) -> AbstractAsyncContextManager[AsyncIterator[str]]:
         self._alive("read", target.display_path)
         return stream_text(
@@ -330,7 +337,7 @@ class LocalFileSystem(FileSystem):
         self, root: FsTarget, *, descend: Callable[[str], bool] | None = None
     ) -> AbstractAsyncContextManager[AsyncIterator[list[FsWalkEntry]]]:
         """``os.scandir`` over descriptors opened without following links; the guards see
-        the kernel's path of the root (see `_local_walk`)."""
+        the kernel's path of the root (see `_walk`)."""
         self._alive("search", root.display_path)
         return walk(root.target_key, root.display_path, self._guards, descend, lambda: self._closed)
 
@@ -387,7 +394,7 @@ class LocalFileSystem(FileSystem):
         )
 
     async def list_dir_first(self, target: FsTarget, limit: int) -> FsDirListing:
-        """Every name read, only the first `limit` looked at (see `_local_dirs`)."""
+        """Every name read, only the first `limit` looked at (see `_dirs`)."""
         if limit < 0:
             raise ValueError(f"limit must not be negative, got {limit}")
         self._alive("read", target.display_path)

@@ -21,6 +21,7 @@ __all__ = [
     "read_bytes_within",
     "read_checked_fd",
     "read_fd",
+    "read_head",
     "write_all",
 ]
 
@@ -135,3 +136,23 @@ def write_all(fd: int, data: bytes | EncodedText) -> None:
         while view:
             written = os.write(fd, view)
             view = view[written:]
+
+
+def read_head(key: str, display: str, size: int, guards: LocalGuards) -> bytes:
+    """`read_head`: the first `size` bytes of the regular file, never more (one `pread`
+    per short read until `size` or the end)."""
+    opened = open_regular(key, "read", display, guards)
+    fd = opened.fd
+    try:
+        chunks: list[bytes] = []
+        got = 0
+        with map_os_errors("read", display):
+            while got < size:
+                chunk = os.pread(fd, size - got, got)
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                got += len(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)

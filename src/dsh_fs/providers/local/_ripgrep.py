@@ -11,23 +11,30 @@ provider has no native search and the tools use their pure engine.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
 import re
+import stat as st_mode
 import subprocess
 import sys
 import sysconfig
+import tempfile
 from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Literal, TypeVar
 
 import anyio
+from anyio import to_thread
 from anyio.abc import ByteReceiveStream
 
+from dsh_fs.errors import FsError
 from dsh_fs.fs import VCS_DIRECTORIES, FsGlobQuery, FsGrepHit, FsGrepQuery, messages
 
 from .._oserrors import map_os_errors
 from ._guards import LocalGuards
+from ._open import fd_path, open_regular
+from ._ripgrep_ignore import IGNORE_FILES, IgnorePlan, ignore_plan
 
 __all__ = ["closing", "find_rg", "rg_glob", "rg_grep"]
 
@@ -40,6 +47,7 @@ _BINARY = re.compile(
     rb'\(found "\\0" byte around offset \d+\)',
     re.DOTALL,
 )
+_OPEN_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
 _PATTERN_ERRORS = (b"regex parse error", b"error parsing glob", b"not allowed in a regex")
 
 
@@ -59,7 +67,7 @@ def _environment() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if not k.startswith("RIPGREP_")}
 
 
-def _grep_argv(binary: str, query: FsGrepQuery) -> list[str]:
+def _grep_argv(binary: str, query: FsGrepQuery, ignore_file: str | None, where: str) -> list[str]:
     argv = [
         binary,
         "--no-config",
@@ -69,8 +77,8 @@ def _grep_argv(binary: str, query: FsGrepQuery) -> list[str]:
         "--line-number",
         "--null",
         "--case-sensitive",
-        "--no-ignore-global",
-        "--no-ignore-exclude",
+        # ripgrep reads no ignore file itself: only the vetted copy (`_ripgrep_ignore`).
+        "--no-ignore",
         f"--max-columns={query.line_bytes + 64}",
         "--max-columns-preview",
         # A file of the include type would be searched even when hidden (types whitelist):
@@ -78,9 +86,51 @@ def _grep_argv(binary: str, query: FsGrepQuery) -> list[str]:
         "--glob=!.*",
         f"--regexp={query.pattern}",
     ]
+    if ignore_file is not None:
+        argv.append(f"--ignore-file={ignore_file}")
     if query.include is not None:
         argv += [f"--type-add=dshinclude:{query.include}", "--type=dshinclude"]
-    return [*argv, "--", "."]
+    return [*argv, "--", where]
+
+
+_IGNORE_FILES_ARGV = ["--files", "--no-ignore", "--null"]
+_IGNORE_FILES_ARGV += [f"--glob={name}" for name in IGNORE_FILES]
+
+
+async def _ignore_files(binary: str, root: str, display: str) -> list[str]:
+    """The ignore files below `root` that grep's walk can meet (not under a hidden
+    directory), listed by ripgrep without opening any of them."""
+    found: list[str] = []
+    argv = [binary, "--no-config", *_IGNORE_FILES_ARGV, "--", "."]
+    async with _running(argv, root, display, "") as stdout:
+        buffer = bytearray()
+        async for chunk in stdout:
+            buffer += chunk
+            end = buffer.rfind(b"\0")
+            if end >= 0:
+                found += _relative_paths(os.fsdecode(bytes(buffer[:end])))
+                del buffer[: end + 1]
+    return found
+
+
+@asynccontextmanager
+async def _vetted_rules(
+    binary: str, root: str, display: str, guards: LocalGuards
+) -> AsyncIterator[tuple[IgnorePlan, str | None]]:
+    """The ignore plan of a grep below `root`, and its rules in a private file (removed
+    when the block is left), or None when there are none."""
+    found = await _ignore_files(binary, root, display)
+    plan = await to_thread.run_sync(ignore_plan, root, display, guards, found)
+    if not plan.rules:
+        yield plan, None
+        return
+    fd, name = tempfile.mkstemp(prefix="dsh-fs-ignore-")
+    try:
+        with os.fdopen(fd, "wb") as file:
+            file.write(plan.rules)
+        yield plan, name
+    finally:
+        os.unlink(name)
 
 
 def _glob_argv(binary: str, query: FsGlobQuery) -> list[str]:
@@ -109,36 +159,120 @@ async def _grep(
     binary: str, root: str, display: str, query: FsGrepQuery, guards: LocalGuards
 ) -> AsyncGenerator[list[FsGrepHit], None]:
     pending: tuple[bytes, list[FsGrepHit]] | None = None
-    async with _running(_grep_argv(binary, query), root, display, query.pattern) as stdout:
-        async for record in _records(stdout, query.line_bytes):
-            if isinstance(record, bytes):  # a binary file found after some of its lines
-                if pending is not None and pending[0] == record:
+    async with _vetted_rules(binary, root, display, guards) as (plan, ignore_file):
+        lead = os.fsencode(plan.lead + "/") if plan.lead else b""
+        argv = _grep_argv(binary, query, ignore_file, plan.lead or ".")
+        async with _running(argv, plan.cwd, display, query.pattern) as stdout:
+            async for record in _records(stdout, query.line_bytes):
+                if isinstance(record, bytes):  # a binary file found after some of its lines
+                    if pending is not None and pending[0] == record.removeprefix(lead):
+                        pending = None
+                    continue
+                path, hit = record
+                if lead:  # ripgrep ran in a parent: its paths start with the root's
+                    path = path.removeprefix(lead)
+                    hit = dataclasses.replace(hit, path=os.fsdecode(path))
+                if pending is not None and pending[0] != path:
+                    batch = await _checked(root, display, pending, guards, query.line_bytes)
+                    if batch:
+                        yield batch
                     pending = None
-                continue
-            path, hit = record
-            if pending is not None and pending[0] != path:
-                batch = _checked(root, pending, guards)
+                if pending is None:
+                    pending = (path, [])
+                pending[1].append(hit)
+            if pending is not None:
+                batch = await _checked(root, display, pending, guards, query.line_bytes)
                 if batch:
                     yield batch
-                pending = None
-            if pending is None:
-                pending = (path, [])
-            pending[1].append(hit)
-        if pending is not None:
-            batch = _checked(root, pending, guards)
-            if batch:
-                yield batch
 
 
-def _checked(
-    root: str, pending: tuple[bytes, list[FsGrepHit]], guards: LocalGuards
+async def _checked(
+    root: str,
+    display: str,
+    pending: tuple[bytes, list[FsGrepHit]],
+    guards: LocalGuards,
+    line_bytes: int,
 ) -> list[FsGrepHit]:
+    """The hits ripgrep reported for one file, when the guards confine reads: the file is
+    opened through them (its kernel path proven inside the fence before a byte is read),
+    and each reported line is read again through that descriptor; only the lines ripgrep's
+    match equals are reported, as read here. A file swapped meanwhile (for a link to
+    elsewhere, or with a directory above it) is refused or shows other lines: its hits are
+    dropped, never shown, and never an error."""
     raw, hits = pending
-    if guards.confined and not guards.may_see(
-        os.path.realpath(os.path.join(root, os.fsdecode(raw)))
-    ):
+    if not guards.confined:
+        return hits
+    return await to_thread.run_sync(_reread, root, display, raw, hits, guards, line_bytes)
+
+
+def _reread(
+    root: str,
+    display: str,
+    raw: bytes,
+    hits: list[FsGrepHit],
+    guards: LocalGuards,
+    line_bytes: int,
+) -> list[FsGrepHit]:
+    key = os.path.join(os.fsencode(root), raw)
+    try:
+        opened = open_regular(os.fsdecode(key), "search", display, guards)
+    except (FsError, OSError, ValueError):
+        return []  # gone, not a regular file, or outside the fence: nothing of it is shown
+    try:
+        if not guards.may_see(opened.path):
+            return []
+        lines = _lines_at(opened.fd, [hit.line_number for hit in hits], line_bytes)
+    except OSError:
         return []
-    return hits
+    finally:
+        os.close(opened.fd)
+    kept = []
+    for hit in hits:
+        line = lines.get(hit.line_number)
+        if line is not None and line == (hit.line, hit.truncated):
+            kept.append(hit)
+    return kept
+
+
+def _lines_at(fd: int, numbers: list[int], line_bytes: int) -> dict[int, tuple[bytes, bool]]:
+    """Lines `numbers` (1-based, ascending) of the open file, as `FsGrepHit` keeps them (cut
+    to `line_bytes` bytes, without the terminator and a ``\\r`` before it), read in bounded
+    memory."""
+    wanted = set(numbers)
+    last = max(numbers)
+    found: dict[int, tuple[bytes, bool]] = {}
+    number = 1
+    current = bytearray()
+    length = 0  # of the current line, beyond what is kept
+    while number <= last:
+        chunk = os.read(fd, _READ)
+        if not chunk:
+            break
+        start = 0
+        while start <= len(chunk) and number <= last:
+            end = chunk.find(b"\n", start)
+            piece = chunk[start:] if end < 0 else chunk[start:end]
+            if number in wanted and len(current) <= line_bytes + 1:
+                current += piece[: line_bytes + 2 - len(current)]
+            length += len(piece)
+            if end < 0:
+                break
+            if number in wanted:
+                found[number] = _kept_line(bytes(current), length, line_bytes)
+            current.clear()
+            length = 0
+            number += 1
+            start = end + 1
+    if number in wanted and number <= last and length:  # the last line has no terminator
+        found[number] = _kept_line(bytes(current), length, line_bytes)
+    return found
+
+
+def _kept_line(head: bytes, length: int, line_bytes: int) -> tuple[bytes, bool]:
+    """A line as `_parse` keeps ripgrep's: `head` its first bytes, `length` its length."""
+    if length <= line_bytes + 1 and head.endswith(b"\r"):
+        head, length = head[:-1], length - 1
+    return head[:line_bytes], length > line_bytes
 
 
 async def _records(
@@ -209,7 +343,6 @@ def rg_glob(
 async def _glob(
     binary: str, root: str, display: str, query: FsGlobQuery, guards: LocalGuards
 ) -> AsyncGenerator[list[str], None]:
-    allowed: dict[str, bool] = {}
     async with _running(_glob_argv(binary, query), root, display, query.pattern) as stdout:
         buffer = bytearray()
         async for chunk in stdout:
@@ -220,7 +353,7 @@ async def _glob(
             batch = _relative_paths(os.fsdecode(bytes(buffer[:end])))
             del buffer[: end + 1]
             if guards.confined:
-                batch = [rel for rel in batch if _seen(root, rel, guards, allowed)]
+                batch = await to_thread.run_sync(_proven, root, batch, guards)
             if batch:
                 yield batch
 
@@ -234,14 +367,49 @@ def _relative_paths(text: str) -> list[str]:
     return paths
 
 
-def _seen(root: str, rel: str, guards: LocalGuards, allowed: dict[str, bool]) -> bool:
-    """Whether the fence lets a file ripgrep listed be reported: the real path of its
-    directory must be one the guards may see (computed once per directory)."""
-    parent = os.path.dirname(os.path.join(root, rel))
-    verdict = allowed.get(parent)
-    if verdict is None:
-        verdict = allowed[parent] = guards.may_see(os.path.realpath(parent))
-    return verdict
+def _proven(root: str, batch: list[str], guards: LocalGuards) -> list[str]:
+    """The files of `batch` (relative to `root`) proven to be inside the fence now: each
+    directory is opened without following a final link, its kernel path must be exactly
+    the expected one and one the guards may see, and the name must be a regular file in
+    that very directory. A name ripgrep listed from a directory swapped for a link to
+    elsewhere (or back) is dropped, never shown, and never an error."""
+    directories: dict[str, int | None] = {}
+    kept = []
+    try:
+        for rel in batch:
+            head, _, name = rel.rpartition("/")
+            fd = directories.get(head, -1)
+            if fd == -1:
+                fd = directories[head] = _open_proven(root, head, guards)
+            if fd is None:
+                continue
+            try:
+                info = os.stat(name, dir_fd=fd, follow_symlinks=False)
+            except (OSError, ValueError):
+                continue
+            if st_mode.S_ISREG(info.st_mode):
+                kept.append(rel)
+    finally:
+        for fd in directories.values():
+            if fd is not None and fd >= 0:
+                os.close(fd)
+    return kept
+
+
+def _open_proven(root: str, head: str, guards: LocalGuards) -> int | None:
+    expected = os.path.join(root, head) if head else root
+    try:
+        fd = os.open(expected, _OPEN_DIR)
+    except (OSError, ValueError):
+        return None
+    try:
+        real = fd_path(fd, expected)
+        if real == os.path.normpath(expected) and guards.may_see(real):
+            return fd
+    except OSError:
+        pass
+    os.close(fd)
+    return None
 
 
 @asynccontextmanager

@@ -6,6 +6,7 @@ the inner local provider, which re-checks the parent directory right before publ
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
@@ -177,6 +178,8 @@ class SandboxFileSystem(FileSystem):
         if mode not in _MODES:
             raise ValueError(f"unknown sandbox mode {mode!r}; expected one of {_MODES}")
         self._fence = _Fence(tuple(canonical_root(root) for root in roots), mode, confine_reads)
+        if mode == "read-only":
+            self.capabilities = dataclasses.replace(self.capabilities, read_only=True)
         self._inner = self._fenced_provider(
             self._fence.roots[0], self._fence, timestamp_granularity_ns
         )
@@ -294,6 +297,11 @@ class SandboxFileSystem(FileSystem):
         """The local `read_bytes`, confined."""
         self._check_read(target)
         return await self._inner.read_bytes(target, max_bytes)
+
+    async def read_head(self, target: FsTarget, size: int) -> bytes:
+        """The local `read_head`, confined."""
+        self._check_read(target)
+        return await self._inner.read_head(target, size)
 
     async def list_dir(self, target: FsTarget) -> list[FsDirEntry]:
         """The local `list_dir`, confined (entries are metadata of names inside it)."""

@@ -1,0 +1,157 @@
+"""The ignore rules ripgrep's grep is given: read by dsh-fs, never by ripgrep itself.
+
+ripgrep opens ``.gitignore``, ``.ignore`` and ``.rgignore`` files blindly (a FIFO hangs it,
+a link to ``/dev/zero`` grows it without bound, a link out of the fence decides what it
+shows). So it runs with ``--no-ignore`` and one ``--ignore-file``: a copy of the rules
+dsh-fs vetted. The ignore files below the root are found by a ``rg --files`` run that
+opens none of them; each is read only if it is a regular file (opened non-blocking and
+checked by ``fstat``, never a FIFO or a device; a symbolic link is not followed), through
+the provider's guards (its kernel path inside the fence), up to `IGNORE_FILE_BYTES`.
+Above the root, the parent directories'
+ignore files count as far up as the guards let the search see, read the same way. Each
+file's rules are rewritten relative to the directory ripgrep runs in (the farthest parent
+with rules, or the root), deeper files after shallower ones and, in one directory,
+``.rgignore`` after ``.ignore`` after ``.gitignore`` (the last matching rule wins: the
+precedence ripgrep gives them). ``.gitignore`` counts only inside a git work tree.
+"""
+
+from __future__ import annotations
+
+import os
+import stat as st_mode
+from dataclasses import dataclass
+
+from dsh_fs.errors import FsError
+
+from ._guards import LocalGuards
+from ._open import open_regular
+
+__all__ = ["IGNORE_FILES", "IGNORE_FILE_BYTES", "IgnorePlan", "ignore_plan"]
+
+IGNORE_FILES: tuple[str, ...] = (".gitignore", ".ignore", ".rgignore")
+"""Ignore files, weakest first."""
+
+IGNORE_FILE_BYTES = 1 << 20
+"""An ignore file larger than this is not read (as in the pure engine)."""
+
+_SPECIAL = frozenset("\\*?[]!#{}")
+
+
+@dataclass(frozen=True, slots=True)
+class IgnorePlan:
+    """Where ripgrep runs, what it searches there, and the rules it is given."""
+
+    cwd: str
+    """The directory ripgrep runs in: the root, or its farthest parent with rules."""
+    lead: str
+    """The root relative to `cwd` (``""`` when it is the root)."""
+    rules: bytes
+    """The ``--ignore-file`` content (empty: no rules)."""
+
+
+def ignore_plan(root: str, display: str, guards: LocalGuards, found: list[str]) -> IgnorePlan:
+    """The plan for a grep below the real directory `root`, given the ignore files
+    `found` below it (relative paths, as ``rg --files`` listed them). Blocking."""
+    ancestors: list[tuple[str, dict[str, bytes], bool]] = []  # (path, texts, has .git)
+    current = root
+    while True:
+        parent = os.path.dirname(current)
+        if parent == current or (guards.confined and not guards.may_see(parent)):
+            break
+        texts = {
+            name: data
+            for name in IGNORE_FILES
+            if (data := _read(parent, name, display, guards)) is not None
+        }
+        ancestors.append((parent, texts, os.path.lexists(os.path.join(parent, ".git"))))
+        current = parent
+    in_git_above = False
+    kept_above: list[tuple[str, dict[str, bytes]]] = []
+    for path, texts, has_git in reversed(ancestors):  # farthest first
+        in_git_above = in_git_above or has_git
+        usable = {k: v for k, v in texts.items() if k != ".gitignore" or in_git_above}
+        if any(usable.values()):
+            kept_above.append((path, usable))
+    cwd = kept_above[0][0] if kept_above else root
+    lead = os.path.relpath(root, cwd) if cwd != root else ""
+    lines: list[bytes] = []
+    for path, texts in kept_above:
+        _add(lines, os.path.relpath(path, cwd) if path != cwd else "", texts)
+    by_directory: dict[str, list[str]] = {}
+    for rel in found:
+        head, _, name = rel.rpartition("/")
+        if name in IGNORE_FILES:
+            by_directory.setdefault(head, []).append(name)
+    git: dict[str, bool] = {}
+    for head in sorted(by_directory, key=lambda path: path.split("/")):
+        names = by_directory[head]
+        in_git = in_git_above or _in_git(root, head, git)
+        texts = {}
+        for name in IGNORE_FILES:
+            if name in names and (name != ".gitignore" or in_git):
+                data = _read(os.path.join(root, head) if head else root, name, display, guards)
+                if data is not None:
+                    texts[name] = data
+        base = "/".join(part for part in (lead, head) if part)
+        _add(lines, base, texts)
+    return IgnorePlan(cwd=cwd, lead=lead, rules=b"".join(line + b"\n" for line in lines))
+
+
+def _in_git(root: str, head: str, cache: dict[str, bool]) -> bool:
+    """Whether `head` (relative to `root`) or a directory between it and the root has
+    ``.git`` (its existence only: nothing is opened)."""
+    verdict = cache.get(head)
+    if verdict is None:
+        here = os.path.lexists(os.path.join(root, head, ".git") if head else f"{root}/.git")
+        verdict = here or (bool(head) and _in_git(root, head.rpartition("/")[0], cache))
+        cache[head] = verdict
+    return verdict
+
+
+def _read(directory: str, name: str, display: str, guards: LocalGuards) -> bytes | None:
+    """An ignore file's content, if it is a regular file the guards let be opened and not
+    larger than `IGNORE_FILE_BYTES`; else None (nothing of it counts)."""
+    path = os.path.join(directory, name)
+    try:
+        if not st_mode.S_ISREG(os.lstat(path).st_mode):
+            return None  # a link is never followed (as ripgrep lists files: `rg --files`)
+        opened = open_regular(path, "search", display, guards)
+    except (FsError, OSError, ValueError):
+        return None
+    try:
+        if opened.info.st_size > IGNORE_FILE_BYTES or not guards.may_see(opened.path):
+            return None
+        data = os.read(opened.fd, IGNORE_FILE_BYTES + 1)
+    except OSError:
+        return None
+    finally:
+        os.close(opened.fd)
+    return data if len(data) <= IGNORE_FILE_BYTES else None
+
+
+def _add(lines: list[bytes], base: str, texts: dict[str, bytes]) -> None:
+    """The rules of the ignore files of directory `base` (relative to ripgrep's directory),
+    weakest file first, rewritten relative to that directory."""
+    if "\n" in base or "\r" in base:
+        return  # no rule can name it: its files' rules are left out
+    prefix = "".join("\\" + char if char in _SPECIAL else char for char in base).encode(
+        "utf-8", "surrogateescape"
+    )
+    for name in IGNORE_FILES:
+        data = texts.get(name)
+        if not data:
+            continue
+        for raw in data.splitlines():
+            line = raw.rstrip(b"\r") if raw.endswith(b"\r") else raw
+            if not line.strip() or line.startswith(b"#"):
+                continue
+            lines.append(_rebased(line, prefix) if prefix else line)
+
+
+def _rebased(line: bytes, prefix: bytes) -> bytes:
+    """A gitignore rule of the directory `prefix` as a rule of ripgrep's directory."""
+    negated = line.startswith(b"!")
+    body = line[1:] if negated else line
+    anchored = b"/" in (body[:-1] if body.endswith(b"/") else body)
+    rebased = prefix + b"/" + body.lstrip(b"/") if anchored else prefix + b"/**/" + body
+    return (b"!" if negated else b"") + rebased
