@@ -2,7 +2,7 @@
 # only prerequisites are python3 (3.10+) and make. `make demo` installs only the package and
 # the MCP SDK (seconds); the targets that need the dev tools add them to the same .venv.
 PYTHON ?= python3
-VENV := .venv
+VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 RUN_STAMP := $(VENV)/.installed-mcp
@@ -35,15 +35,24 @@ $(STAMP): pyproject.toml
 
 venv: $(STAMP)  ## Create .venv with the project and its dev tools
 
-install:  ## Put the dsh-fs command on your PATH: pipx if you have it, else pip install --user
+# Without pipx: a private virtual environment, as pipx makes one, with only the dsh-fs
+# command linked into BIN_DIR. Its scripts start the venv's interpreter by absolute path, so
+# an MCP host that starts it with another HOME or an empty environment still finds the
+# package; the ripgrep wheel's rg stays inside the venv (dsh-fs finds it there).
+INSTALL_VENV ?= $(HOME)/.local/share/dsh-fs/venv
+BIN_DIR ?= $(HOME)/.local/bin
+
+install:  ## Put the dsh-fs command on your PATH: pipx if you have it, else a private venv
 	@if command -v pipx >/dev/null 2>&1; then \
 		pipx install --force '.[mcp]'; \
 	else \
-		$(PYTHON) -m pip install --quiet --user '.[mcp]' && \
-		bin="$$($(PYTHON) -m site --user-base)/bin" && \
+		$(PYTHON) -m venv --clear "$(INSTALL_VENV)" && \
+		"$(INSTALL_VENV)/bin/python" -m pip install --quiet '.[mcp]' && \
+		mkdir -p "$(BIN_DIR)" && \
+		ln -sfn "$(INSTALL_VENV)/bin/dsh-fs" "$(BIN_DIR)/dsh-fs" && \
 		case ":$$PATH:" in \
-			*":$$bin:"*) echo "installed $$bin/dsh-fs";; \
-			*) echo "installed $$bin/dsh-fs; $$bin is not on your PATH: add it, or use that full path";; \
+			*":$(BIN_DIR):"*) echo "installed $(BIN_DIR)/dsh-fs (in $(INSTALL_VENV))";; \
+			*) echo "installed $(BIN_DIR)/dsh-fs (in $(INSTALL_VENV)); $(BIN_DIR) is not on your PATH: add it, or use that full path";; \
 		esac; \
 	fi
 

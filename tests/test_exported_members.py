@@ -8,6 +8,7 @@ renderers, messages, argument checks, the providers' system-call modules) live i
 from __future__ import annotations
 
 import importlib
+import sys
 
 import pytest
 
@@ -274,6 +275,10 @@ SURFACES: dict[str, list[str]] = {
 }
 
 
+# Frameworks whose extras install nothing on Python 3.10 (their adapters load on first use).
+NEEDS_PYTHON_3_11 = {"pydantic_ai"}
+
+
 @pytest.mark.parametrize("module", sorted(SURFACES))
 def test_each_public_surface_is_pinned(module: str) -> None:
     assert importlib.import_module(module).__all__ == SURFACES[module]
@@ -283,7 +288,16 @@ def test_each_public_surface_is_pinned(module: str) -> None:
 def test_every_exported_name_is_defined(module: str) -> None:
     imported = importlib.import_module(module)
     for name in imported.__all__:
-        assert getattr(imported, name) is not None, f"{module}.{name}"
+        missing = ""
+        try:
+            value = getattr(imported, name)
+        except ModuleNotFoundError as exc:  # an adapter whose framework needs a newer Python
+            missing = (exc.name or "").split(".")[0]
+        if missing:
+            assert sys.version_info < (3, 11), missing
+            assert missing in NEEDS_PYTHON_3_11, missing
+            continue
+        assert value is not None, f"{module}.{name}"
 
 
 def test_the_lower_level_pieces_compose_a_stack() -> None:

@@ -28,6 +28,7 @@ from ._journal import (
     run_journal,
 )
 from ._plugins import load_plugin
+from ._running import run_until_interrupted
 from ._usage import UsageError
 
 if TYPE_CHECKING:
@@ -273,6 +274,14 @@ def _mcp_roots(args: argparse.Namespace) -> list[str]:
             raise UsageError(f"dsh-fs mcp: {root}: does not exist")
         if not os.path.isdir(root):
             raise UsageError(f"dsh-fs mcp: {root}: not a directory")
+        try:
+            with os.scandir(root) as entries:
+                next(entries, None)
+        except PermissionError:
+            # Refused now, not on every call the model makes: the host shows this line.
+            raise UsageError(
+                f"dsh-fs mcp: {root}: permission denied (this user cannot list the folder)"
+            ) from None
     return roots
 
 
@@ -280,7 +289,16 @@ def _print_config(args: argparse.Namespace) -> int:
     if args.http is not None:
         from ._http import print_http_config
 
-        return print_http_config(args, *_parse_http(args.http))
+        serve = [*launcher(), "mcp", *_server_flags(args), *_mcp_roots(args)]
+        return print_http_config(args, *_parse_http(args.http), serve=serve)
+    command = [*launcher(), "mcp", *_server_flags(args), *_mcp_roots(args)]
+    print(json.dumps(host_config(args.print_config, command), indent=2, ensure_ascii=False))
+    print(paste_hint(args.print_config, command), file=sys.stderr)
+    return 0
+
+
+def _server_flags(args: argparse.Namespace) -> list[str]:
+    """The flags of this command line that change what the server offers (not --http's)."""
     from dsh_fs.workspace import ALL_TOOLS
 
     flags = [
@@ -306,10 +324,7 @@ def _print_config(args: argparse.Namespace) -> int:
     for spec in args.plugin:
         load_plugin(spec)  # a typo fails here, not when the host starts the server
         flags += ["--plugin", spec]
-    command = [*launcher(), "mcp", *flags, *_mcp_roots(args)]
-    print(json.dumps(host_config(args.print_config, command), indent=2, ensure_ascii=False))
-    print(paste_hint(args.print_config, command), file=sys.stderr)
-    return 0
+    return flags
 
 
 def _mcp_workspace(args: argparse.Namespace) -> Workspace:
@@ -363,7 +378,7 @@ def _run_mcp(args: argparse.Namespace) -> int:
                     max_message_size=args.max_message_size,
                 )
 
-        anyio.run(stdio)
+        run_until_interrupted(stdio)
         return 0
 
     from ._http import run_http

@@ -264,6 +264,7 @@ class Workspace:
         `max_image_bytes` as for the constructor.
 
         Raises:
+            ModuleNotFoundError: fsspec is not installed (the message names the extras).
             ValueError, ImportError: From fsspec: an unknown protocol, or its backend
                 package is not installed (for S3, the ``s3`` extra: ``pip install '.[s3]'``
                 in a dsh-fs checkout, or ``pip install s3fs``).
@@ -272,7 +273,17 @@ class Workspace:
 
         if _journal_config(journal) is not None:
             raise ValueError("the change journal is not available for remote storage yet")
-        fs = FsspecFileSystem.from_url(url, **storage_options)
+        try:
+            fs = FsspecFileSystem.from_url(url, **storage_options)
+        except ModuleNotFoundError as exc:
+            if (exc.name or "").split(".")[0] != "fsspec":
+                raise
+            raise ModuleNotFoundError(
+                "Workspace.remote needs fsspec, which is not installed: install dsh-fs with "
+                "the 'remote' extra (pip install 'dsh-fs[remote]'), or the 's3' extra for "
+                "S3 (pip install 'dsh-fs[s3]'); in a checkout: pip install '.[remote]'",
+                name="fsspec",
+            ) from exc
         return cls(
             fs,
             cwd=fs.root,
