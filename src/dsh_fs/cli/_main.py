@@ -20,7 +20,15 @@ import anyio
 from dsh_fs._version import __version__
 
 from ._config import HOSTS, host_config, launcher, paste_hint
+from ._journal import (
+    JournalUsageError,
+    add_journal_commands,
+    add_journal_options,
+    journal_config,
+    run_journal,
+)
 from ._plugins import load_plugin
+from ._running import run_until_interrupted
 from ._usage import UsageError
 
 if TYPE_CHECKING:
@@ -202,6 +210,9 @@ def _build_parser() -> _Parser:
     )
     _add_tools_option(schema)
 
+    add_journal_options(mcp, switch=True)
+    add_journal_commands(commands)
+
     commands.add_parser(
         "demo",
         help="run a short agent session against the MCP server and print the transcript",
@@ -286,6 +297,14 @@ def _mcp_roots(args: argparse.Namespace) -> list[str]:
             raise UsageError(f"dsh-fs mcp: {root}: does not exist")
         if not os.path.isdir(root):
             raise UsageError(f"dsh-fs mcp: {root}: not a directory")
+        try:
+            with os.scandir(root) as entries:
+                next(entries, None)
+        except PermissionError:
+            # Refused now, not on every call the model makes: the host shows this line.
+            raise UsageError(
+                f"dsh-fs mcp: {root}: permission denied (this user cannot list the folder)"
+            ) from None
     return roots
 
 
@@ -293,7 +312,16 @@ def _print_config(args: argparse.Namespace) -> int:
     if args.http is not None:
         from ._http import print_http_config
 
-        return print_http_config(args, *_parse_http(args.http))
+        serve = [*launcher(), "mcp", *_server_flags(args), *_mcp_roots(args)]
+        return print_http_config(args, *_parse_http(args.http), serve=serve)
+    command = [*launcher(), "mcp", *_server_flags(args), *_mcp_roots(args)]
+    print(json.dumps(host_config(args.print_config, command), indent=2, ensure_ascii=False))
+    print(paste_hint(args.print_config, command), file=sys.stderr)
+    return 0
+
+
+def _server_flags(args: argparse.Namespace) -> list[str]:
+    """The flags of this command line that change what the server offers (not --http's)."""
     from dsh_fs.workspace import ALL_TOOLS
 
     flags = [
@@ -324,10 +352,7 @@ def _print_config(args: argparse.Namespace) -> int:
     for spec in args.plugin:
         load_plugin(spec)  # a typo fails here, not when the host starts the server
         flags += ["--plugin", spec]
-    command = [*launcher(), "mcp", *flags, *_mcp_roots(args)]
-    print(json.dumps(host_config(args.print_config, command), indent=2, ensure_ascii=False))
-    print(paste_hint(args.print_config, command), file=sys.stderr)
-    return 0
+    return flags
 
 
 def _mcp_workspace(args: argparse.Namespace) -> Workspace:
@@ -353,11 +378,10 @@ def _mcp_workspace(args: argparse.Namespace) -> Workspace:
             tools=tools,
             max_image_bytes=args.max_image_size,
             rules=rules,
+            journal=journal_config(args),
         )
     except ValueError as exc:
-        if "pattern" not in str(exc):
-            raise
-        raise UsageError(f"dsh-fs mcp: {exc}") from None
+        raise UsageError(f"dsh-fs mcp: {exc}") from exc
     for plugin in plugins:
         workspace.use(plugin, None)
     return workspace
@@ -389,7 +413,7 @@ def _run_mcp(args: argparse.Namespace) -> int:
                     client_roots="narrow" if args.roots else "replace",
                 )
 
-        anyio.run(stdio)
+        run_until_interrupted(stdio)
         return 0
 
     from ._http import run_http
@@ -431,10 +455,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _run_mcp(args)
         if args.command == "schema":
             return _run_schema(args)
+        if args.command in ("log", "diff", "undo", "journal"):
+            return run_journal(args)
         from ._demo import run_demo
 
         return run_demo()
-    except UsageError as exc:
+    except (UsageError, JournalUsageError) as exc:
         print(exc, file=sys.stderr)
         return 2
     except ModuleNotFoundError as exc:

@@ -18,6 +18,7 @@ from ._edit_encoded import apply_edit_encoded
 from ._encoded import EncodedText
 from ._events import (
     FS,
+    FS_CHANGE_INTENT,
     FS_DELETE_INTENT,
     FS_EDIT_INTENT,
     FS_MOVE_INTENT,
@@ -25,6 +26,18 @@ from ._events import (
     FS_WRITE_INTENT,
     FsIntent,
     FsObserved,
+)
+from ._journal import (
+    ENTRY_ID,
+    FsCapture,
+    FsChangeMeta,
+    FsChangeStart,
+    FsPreImage,
+    JournalEntry,
+    JournalProblem,
+    JournalStore,
+    JournalUsage,
+    line_counts,
 )
 from ._rules import DEFAULT_PROTECT, PathRules, RuleMatch, Rules
 from ._search import VCS_DIRECTORIES, FsGlobQuery, FsGrepHit, FsGrepQuery
@@ -63,7 +76,9 @@ from ._types import (
 __all__ = [
     "BEFORE_LIMIT",
     "DEFAULT_PROTECT",
+    "ENTRY_ID",
     "FS",
+    "FS_CHANGE_INTENT",
     "FS_DELETE_INTENT",
     "FS_EDIT_INTENT",
     "FS_MOVE_INTENT",
@@ -75,6 +90,9 @@ __all__ = [
     "EncodedText",
     "FileSystem",
     "FsCapabilities",
+    "FsCapture",
+    "FsChangeMeta",
+    "FsChangeStart",
     "FsDeleteOutcome",
     "FsDirEntry",
     "FsDirListing",
@@ -96,6 +114,7 @@ __all__ = [
     "FsPatchHunk",
     "FsPatchRequest",
     "FsPathInfo",
+    "FsPreImage",
     "FsTarget",
     "FsTargetKey",
     "FsTextChunk",
@@ -103,6 +122,10 @@ __all__ = [
     "FsVersion",
     "FsWalkEntry",
     "FsWriteOutcome",
+    "JournalEntry",
+    "JournalProblem",
+    "JournalStore",
+    "JournalUsage",
     "Observation",
     "PatchOp",
     "PathRules",
@@ -114,4 +137,5 @@ __all__ = [
     "apply_change",
     "apply_edit",
     "apply_edit_encoded",
+    "line_counts",
 ]

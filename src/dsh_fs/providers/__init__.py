@@ -17,15 +17,17 @@ __all__ = [
     "FsspecFileSystem",
     "LocalFileSystem",
     "LocalGuards",
+    "LocalJournalStore",
     "RuledFileSystem",
     "SandboxFileSystem",
     "SandboxMode",
+    "default_journal_location",
 ]
 
 if TYPE_CHECKING:
     from ._ruled import RuledFileSystem
     from .fsspec import FsspecFileSystem
-    from .local import LocalFileSystem
+    from .local import LocalFileSystem, LocalJournalStore, default_journal_location
     from .sandbox import SandboxFileSystem, SandboxMode
 
 
@@ -44,6 +46,10 @@ def __getattr__(name: str) -> Any:
         from ._ruled import RuledFileSystem
 
         return RuledFileSystem
+    if name in ("LocalJournalStore", "default_journal_location"):
+        from . import local
+
+        return getattr(local, name)
     if name == "SandboxFileSystem":
         from .sandbox import SandboxFileSystem
 

@@ -18,6 +18,7 @@ from dsh_fs.errors import FsError
 from dsh_fs.fs import (
     FileSystem,
     FsCapabilities,
+    FsCapture,
     FsDeleteOutcome,
     FsDirEntry,
     FsDirListing,
@@ -31,6 +32,7 @@ from dsh_fs.fs import (
     FsMkdirOutcome,
     FsMoveOutcome,
     FsPathInfo,
+    FsPreImage,
     FsTarget,
     FsTextStream,
     FsVersion,
@@ -271,20 +273,48 @@ class RuledFileSystem(FileSystem):
     # Mutations: refused for denied and protected paths.
 
     async def write_text(
-        self, target: FsTarget, content: str, expected: WriteGuard | None = None
+        self,
+        target: FsTarget,
+        content: str,
+        expected: WriteGuard | None = None,
+        *,
+        capture: FsCapture | None = None,
     ) -> FsWriteOutcome:
         self._mutate(target, "write")
-        return await self._inner.write_text(target, content, expected)
+        return await self._inner.write_text(target, content, expected, capture=capture)
 
     async def edit_text(
-        self, target: FsTarget, edit: FsEdit, expected: FsVersion | None = None
+        self,
+        target: FsTarget,
+        edit: FsEdit,
+        expected: FsVersion | None = None,
+        *,
+        capture: FsCapture | None = None,
     ) -> FsEditOutcome:
         self._mutate(target, "edit")
-        return await self._inner.edit_text(target, edit, expected)
+        return await self._inner.edit_text(target, edit, expected, capture=capture)
 
-    async def delete(self, target: FsTarget, expected: FsVersion | None = None) -> FsDeleteOutcome:
+    async def delete(
+        self,
+        target: FsTarget,
+        expected: FsVersion | None = None,
+        *,
+        capture: FsCapture | None = None,
+    ) -> FsDeleteOutcome:
         self._mutate(target, "delete")
-        return await self._inner.delete(target, expected)
+        return await self._inner.delete(target, expected, capture=capture)
+
+    async def restore(
+        self,
+        target: FsTarget,
+        pre_image: FsPreImage | None,
+        expected: FsVersion | None,
+        *,
+        mode: int | None = None,
+        capture: FsCapture | None = None,
+    ) -> FsVersion | None:
+        self._mutate(target, "write")
+        return await self._inner.restore(target, pre_image, expected, mode=mode, capture=capture)
 
     async def delete_link(self, target: FsTarget) -> None:
         # The link's own place (not what it points to, which it does not change).

@@ -165,6 +165,7 @@ class _Server:
     __slots__ = (
         "_accepted",
         "_calls",
+        "_client",
         "_drained",
         "_idle",
         "_lines",
@@ -212,6 +213,8 @@ class _Server:
         self._structured = structured
         self._accepted = False
         """`initialize` was answered, or `notifications/initialized` arrived."""
+        self._client: str | None = None
+        """The client's name from `initialize` (labels its changes in the journal)."""
         self._opening: list[Message] | None = []
         """The notifications before the first request (None once it decided the era)."""
         self._lines: deque[bytes | Oversized] = deque()
@@ -389,6 +392,7 @@ class _Server:
             raise _invalid_params()
         version = requested if requested in HANDSHAKE_VERSIONS else HANDSHAKE_VERSIONS[-1]
         self._accepted = True
+        self._client = client["name"]
         capabilities = params["capabilities"]
         if self._roots_mode != "off" and isinstance(capabilities.get("roots"), dict):
             # Until the client names its roots, no path is inside the fence.
@@ -442,7 +446,9 @@ class _Server:
                 await self._roots_ready.wait()
         if self._session is None:
             cwd = self._roots_seen[0] if self._roots_seen else None
-            self._session = self._workspace.session(id="mcp-stdio", cwd=cwd)
+            # The client's name labels the session's changes in the journal.
+            label = f"{self._client}-stdio" if self._client else "mcp-stdio"
+            self._session = self._workspace.session(id=label, cwd=cwd)
         key = _coerce(ident)
         call = _Call()
         self._calls[key] = call
