@@ -303,6 +303,7 @@ class SyncWorkspace:
         tools: Iterable[str] = ALL_TOOLS,
         discovery: DiscoveryConfig | None = None,
         max_image_bytes: int = MAX_IMAGE_BYTES,
+        journal: JournalOption = None,
         **storage_options: Any,
     ) -> Self:
         """A synchronous `Workspace.remote` (same arguments): any fsspec storage.
@@ -321,6 +322,7 @@ class SyncWorkspace:
                 tools=tools,
                 discovery=discovery,
                 max_image_bytes=max_image_bytes,
+                journal=journal,
                 **storage_options,
             )
         )
