@@ -97,9 +97,8 @@ async def run_case(case: RealCase, root: Path) -> Verdict:
         session = workspace.session()
         read = await session.call("read", {"file_path": name})
         assert not read.is_error, read.text
-        result = await session.call(
-            "edit", {"file_path": name, "old_string": case.old_string, "new_string": case.new_string}
-        )
+        arguments = {"file_path": name, "old_string": case.old_string}
+        result = await session.call("edit", {**arguments, "new_string": case.new_string})
     changed = path.read_bytes() != before
     if not result.is_error or changed:
         return Verdict(case=case, kind="wrong-edit", text=result.text, changed=changed)

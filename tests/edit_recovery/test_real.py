@@ -18,4 +18,5 @@ def test_every_real_case_is_well_formed() -> None:
         lines = case.file_text.splitlines()
         assert 1 <= case.start <= case.end <= len(lines), case.id
         assert case.old_string not in case.file_text, case.id
-        assert case.provenance["source"] and case.provenance["path"], case.id
+        assert case.provenance["source"], case.id
+        assert case.provenance["path"], case.id
