@@ -2,13 +2,13 @@
 # only prerequisites are python3 (3.10+) and make. `make demo` installs only the package and
 # the MCP SDK (seconds); the targets that need the dev tools add them to the same .venv.
 PYTHON ?= python3
-VENV := .venv
+VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 RUN_STAMP := $(VENV)/.installed-mcp
 
 .DEFAULT_GOAL := help
-.PHONY: help venv install test lint format typecheck imports pytest demo bench bench-peers torture fuzz differential edit-recovery clean
+.PHONY: help venv install test lint format typecheck imports pytest coverage demo bench bench-peers torture fuzz differential edit-recovery clean
 
 help:  ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -35,15 +35,24 @@ $(STAMP): pyproject.toml
 
 venv: $(STAMP)  ## Create .venv with the project and its dev tools
 
-install:  ## Put the dsh-fs command on your PATH: pipx if you have it, else pip install --user
+# Without pipx: a private virtual environment, as pipx makes one, with only the dsh-fs
+# command linked into BIN_DIR. Its scripts start the venv's interpreter by absolute path, so
+# an MCP host that starts it with another HOME or an empty environment still finds the
+# package; the ripgrep wheel's rg stays inside the venv (dsh-fs finds it there).
+INSTALL_VENV ?= $(HOME)/.local/share/dsh-fs/venv
+BIN_DIR ?= $(HOME)/.local/bin
+
+install:  ## Put the dsh-fs command on your PATH: pipx if you have it, else a private venv
 	@if command -v pipx >/dev/null 2>&1; then \
 		pipx install --force '.[mcp]'; \
 	else \
-		$(PYTHON) -m pip install --quiet --user '.[mcp]' && \
-		bin="$$($(PYTHON) -m site --user-base)/bin" && \
+		$(PYTHON) -m venv --clear "$(INSTALL_VENV)" && \
+		"$(INSTALL_VENV)/bin/python" -m pip install --quiet '.[mcp]' && \
+		mkdir -p "$(BIN_DIR)" && \
+		ln -sfn "$(INSTALL_VENV)/bin/dsh-fs" "$(BIN_DIR)/dsh-fs" && \
 		case ":$$PATH:" in \
-			*":$$bin:"*) echo "installed $$bin/dsh-fs";; \
-			*) echo "installed $$bin/dsh-fs; $$bin is not on your PATH: add it, or use that full path";; \
+			*":$(BIN_DIR):"*) echo "installed $(BIN_DIR)/dsh-fs (in $(INSTALL_VENV))";; \
+			*) echo "installed $(BIN_DIR)/dsh-fs (in $(INSTALL_VENV)); $(BIN_DIR) is not on your PATH: add it, or use that full path";; \
 		esac; \
 	fi
 
@@ -63,8 +72,17 @@ typecheck: $(STAMP)  ## mypy --strict on src, tests, examples, bench, differenti
 imports: $(STAMP)  ## Import-layer contracts (import-linter)
 	$(BIN)/lint-imports
 
-pytest: $(STAMP)  ## The quick test suite
-	$(BIN)/pytest -q -m "not slow"
+# The suite mostly waits (servers starting, S3 round trips, child processes), so it runs in
+# more workers than cores; work stealing keeps the long tests from ending up on one worker.
+# `make pytest WORKERS=0` runs it in this process (what a debugger wants).
+WORKERS ?= 4
+
+pytest: $(STAMP)  ## The quick test suite, in parallel workers (WORKERS=4)
+	$(BIN)/pytest -q -m "not slow" -n $(WORKERS) --dist worksteal
+
+coverage: $(STAMP)  ## The quick suite with line and branch coverage: a terminal report and htmlcov/
+	$(BIN)/pytest -q -m "not slow" -n $(WORKERS) --dist worksteal \
+		--cov --cov-report=term --cov-report=html
 
 demo: $(RUN_STAMP)  ## Run the MCP demo: an agent session over stdio, with a stale edit refused
 	$(BIN)/dsh-fs demo
@@ -88,4 +106,4 @@ edit-recovery: $(STAMP)  ## Run the edit-recovery corpus: how many near-misses a
 	$(BIN)/python -m edit_recovery
 
 clean:  ## Remove the virtual environment and caches
-	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache build dist
+	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .coverage htmlcov build dist

@@ -70,7 +70,13 @@ async def run(spec: Spec) -> dict[str, Any]:
                 assert not result.is_error, result.text
                 return int(result.value["total"]) if result.value else 0
         else:
-            argv = _grep_argv(binary, FsGrepQuery(pattern=pattern))
+            # The baseline is plain `rg PATTERN`: it reads the ignore files itself (dsh-fs
+            # passes --no-ignore and a vetted copy of the same rules).
+            argv = [
+                arg
+                for arg in _grep_argv(binary, FsGrepQuery(pattern=pattern), None, ".")
+                if arg != "--no-ignore"
+            ]
 
             async def step() -> int:
                 return _rg(argv, root).count(b"\n")

@@ -391,7 +391,7 @@ CASES: tuple[Case, ...] = (
         '\tfmt.Println("hello,", cfg.Name)\n}',
         "edge_line_break",
     ),
-    # --- held out: written after the code, run once untuned (10/12 first time; see README) --
+    # --- held out: written after the code, run once untuned (10/12 first time; docs/edit-recovery)
     _miss(
         "py-test-assert-misremembered",
         "test_parse.py",

@@ -19,3 +19,10 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
+
+
+@pytest.fixture(autouse=True)
+def _journal_state_home(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """The CLI and the MCP server journal by default: their store goes under a temporary
+    state home, never the user's (child processes inherit it)."""
+    os.environ["XDG_STATE_HOME"] = str(tmp_path_factory.getbasetemp() / "state-home")

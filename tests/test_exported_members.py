@@ -8,6 +8,7 @@ renderers, messages, argument checks, the providers' system-call modules) live i
 from __future__ import annotations
 
 import importlib
+import sys
 
 import pytest
 
@@ -54,7 +55,9 @@ SURFACES: dict[str, list[str]] = {
     ],
     "dsh_fs.fs": [
         "BEFORE_LIMIT",
+        "ENTRY_ID",
         "FS",
+        "FS_CHANGE_INTENT",
         "FS_DELETE_INTENT",
         "FS_EDIT_INTENT",
         "FS_OBSERVED",
@@ -65,6 +68,9 @@ SURFACES: dict[str, list[str]] = {
         "EncodedText",
         "FileSystem",
         "FsCapabilities",
+        "FsCapture",
+        "FsChangeMeta",
+        "FsChangeStart",
         "FsDeleteOutcome",
         "FsDirEntry",
         "FsDirListing",
@@ -84,6 +90,7 @@ SURFACES: dict[str, list[str]] = {
         "FsPatchHunk",
         "FsPatchRequest",
         "FsPathInfo",
+        "FsPreImage",
         "FsTarget",
         "FsTargetKey",
         "FsTextChunk",
@@ -91,6 +98,10 @@ SURFACES: dict[str, list[str]] = {
         "FsVersion",
         "FsWalkEntry",
         "FsWriteOutcome",
+        "JournalEntry",
+        "JournalProblem",
+        "JournalStore",
+        "JournalUsage",
         "Observation",
         "PatchOp",
         "Present",
@@ -99,6 +110,7 @@ SURFACES: dict[str, list[str]] = {
         "apply_change",
         "apply_edit",
         "apply_edit_encoded",
+        "line_counts",
     ],
     "dsh_fs.fs.diagnosis": [
         "Diagnosis",
@@ -110,12 +122,27 @@ SURFACES: dict[str, list[str]] = {
         "FsspecFileSystem",
         "LocalFileSystem",
         "LocalGuards",
+        "LocalJournalStore",
         "SandboxFileSystem",
         "SandboxMode",
+        "default_journal_location",
+    ],
+    "dsh_fs.journal": [
+        "DEFAULT_MAX_AGE_SECONDS",
+        "DEFAULT_MAX_BYTES",
+        "DIFF_LIMIT",
+        "Journal",
+        "JournalConfig",
+        "JournalPlugin",
+        "UndoResult",
+        "parse_since",
+        "session_label",
     ],
     "dsh_fs.providers.local": [
         "LocalFileSystem",
         "LocalGuards",
+        "LocalJournalStore",
+        "default_journal_location",
         "real_path",
     ],
     "dsh_fs.providers.fsspec": [
@@ -151,6 +178,7 @@ SURFACES: dict[str, list[str]] = {
         "ReadValue",
         "WriteTool",
         "WriteValue",
+        "capture_for",
         "check_shape",
         "guarded_edit",
         "is_blank",
@@ -189,6 +217,7 @@ SURFACES: dict[str, list[str]] = {
     ],
     "dsh_fs.workspace": [
         "ALL_TOOLS",
+        "JournalOption",
         "Session",
         "Workspace",
     ],
@@ -203,6 +232,7 @@ SURFACES: dict[str, list[str]] = {
         "OpenAIToolMessage",
         "PatchOutcome",
         "ResponsesFunctionTool",
+        "SyncJournal",
         "SyncSession",
         "SyncWorkspace",
         "TextEditorTool",
@@ -245,6 +275,10 @@ SURFACES: dict[str, list[str]] = {
 }
 
 
+# Frameworks whose extras install nothing on Python 3.10 (their adapters load on first use).
+NEEDS_PYTHON_3_11 = {"pydantic_ai"}
+
+
 @pytest.mark.parametrize("module", sorted(SURFACES))
 def test_each_public_surface_is_pinned(module: str) -> None:
     assert importlib.import_module(module).__all__ == SURFACES[module]
@@ -254,7 +288,16 @@ def test_each_public_surface_is_pinned(module: str) -> None:
 def test_every_exported_name_is_defined(module: str) -> None:
     imported = importlib.import_module(module)
     for name in imported.__all__:
-        assert getattr(imported, name) is not None, f"{module}.{name}"
+        missing = ""
+        try:
+            value = getattr(imported, name)
+        except ModuleNotFoundError as exc:  # an adapter whose framework needs a newer Python
+            missing = (exc.name or "").split(".")[0]
+        if missing:
+            assert sys.version_info < (3, 11), missing
+            assert missing in NEEDS_PYTHON_3_11, missing
+            continue
+        assert value is not None, f"{module}.{name}"
 
 
 def test_the_lower_level_pieces_compose_a_stack() -> None:

@@ -7,6 +7,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+pytest.importorskip("pydantic_ai", reason="pydantic-ai supports Python 3.11+ only")
+
 from pydantic_ai import Agent
 from pydantic_ai.messages import (
     ModelMessage,

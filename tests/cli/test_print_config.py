@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -161,4 +162,68 @@ def test_an_http_entry_without_auth_has_no_header(
     argv = ["mcp", "--http", "[::1]:8765", "--no-auth", "--print-config", "cursor", str(tmp_path)]
     config, hint = _printed(argv, capsys)
     assert config == {"mcpServers": {"dsh-fs": {"url": "http://[::1]:8765/mcp"}}}
-    assert "--http [::1]:8765 --no-auth" in hint
+    assert "--http '[::1]:8765' --no-auth" in hint  # quoted for the shell
+
+
+def test_the_http_hint_starts_the_server_on_the_same_absolute_folders_and_flags(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "project").mkdir()
+    monkeypatch.chdir(tmp_path)
+    argv = ["mcp", "--http", "127.0.0.1:8765", "--read-only", "--print-config", "claude"]
+    _, hint = _printed([*argv, "project"], capsys)
+    assert hint.rstrip().endswith(
+        f"mcp --http 127.0.0.1:8765 --read-only {tmp_path / 'project'}"
+    ), hint
+    _, hint = _printed(
+        ["mcp", "--http", "127.0.0.1:8765", "--no-auth", "--print-config", "cursor", "project"],
+        capsys,
+    )
+    assert hint.rstrip().endswith(f"mcp --http 127.0.0.1:8765 --no-auth {tmp_path / 'project'}")
+
+
+def test_the_printed_entry_of_a_venv_install_runs_with_an_empty_environment_and_another_home(
+    tmp_path: Path,
+) -> None:
+    printed = subprocess.run(
+        [str(SCRIPT), "mcp", "--print-config", "claude", str(tmp_path)],
+        capture_output=True,
+        check=True,
+    )
+    entry = json.loads(printed.stdout)["mcpServers"]["dsh-fs"]
+    (tmp_path / "otherhome").mkdir()
+    initialize = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "host", "version": "0"},
+        },
+    }
+    served = subprocess.run(
+        ["env", "-i", f"HOME={tmp_path / 'otherhome'}", entry["command"], *entry["args"]],
+        input=json.dumps(initialize).encode() + b"\n",
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
+    assert served.returncode == 0, served.stderr
+    assert json.loads(served.stdout.splitlines()[0])["result"]["serverInfo"]["name"] == "dsh-fs"
+
+
+@pytest.mark.skipif(
+    os.geteuid() == 0,
+    reason="root lists every folder, so no folder is unreadable to this test",
+)
+def test_an_unreadable_root_is_refused_at_start(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = tmp_path / "locked"
+    root.mkdir(mode=0o000)
+    try:
+        assert main(["mcp", str(root)]) == 2
+    finally:
+        root.chmod(0o700)
+    assert "permission denied" in capsys.readouterr().err

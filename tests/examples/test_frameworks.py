@@ -1,10 +1,9 @@
-"""examples/agents_sdk.py and examples/pydantic_ai_agent.py on their frameworks' scripted models."""
+"""examples/agents_sdk.py on the Agents SDK's scripted model."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 from agents.testing import ScriptedModel
@@ -14,8 +13,6 @@ from openai.types.responses import (
     ResponseOutputMessage,
     ResponseOutputText,
 )
-from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
-from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from .scripted import load_example
 
@@ -65,22 +62,3 @@ async def test_agents_sdk_example_reads_then_patches(tmp_path: Path) -> None:
     assert await example.run_agent(model, str(tmp_path), "Fix the typo") == "Fixed."
     assert notes.read_text(encoding="utf-8") == "fix the typo\n"
     model.assert_complete()
-
-
-async def test_pydantic_ai_example_reads_then_edits(tmp_path: Path) -> None:
-    notes = tmp_path / "notes.txt"
-    notes.write_text("fix teh typo\n", encoding="utf-8")
-    calls: list[Any] = [
-        ("read", {"file_path": "notes.txt"}),
-        ("edit", {"file_path": "notes.txt", "old_string": "teh", "new_string": "the"}),
-    ]
-
-    def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-        if calls:
-            name, args = calls.pop(0)
-            return ModelResponse(parts=[ToolCallPart(name, args)])
-        return ModelResponse(parts=[TextPart("Fixed.")])
-
-    example = load_example("pydantic_ai_agent")
-    assert await example.run_agent(FunctionModel(respond), str(tmp_path), "Fix it") == "Fixed."
-    assert notes.read_text(encoding="utf-8") == "fix the typo\n"

@@ -189,6 +189,7 @@ async def test_bad_patterns_are_search_invalid_pattern_on_every_engine(
         ("grep", {"pattern": "(?=x)"}, 'invalid regex "(?=x)": invalid perl operator: (?='),
         ("grep", {"pattern": r"(a)\1"}, 'invalid regex "(a)\\1": invalid escape sequence: \\1'),
         ("grep", {"pattern": "a\\nb"}, "the literal '\\n' is not allowed in a regex"),
+        ("grep", {"pattern": "[\\n]"}, "the literal '\\n' is not allowed in a regex"),
         ("glob", {"pattern": "[a"}, "unclosed character class; missing ']'"),
         ("glob", {"pattern": "{a,{b}}"}, "nested alternate groups are not allowed"),
         ("grep", {"pattern": "x", "include": "*.{a"}, "unclosed alternate group"),
@@ -196,6 +197,18 @@ async def test_bad_patterns_are_search_invalid_pattern_on_every_engine(
         result = await session.call(tool, arguments)
         assert result.code == "SEARCH_INVALID_PATTERN", result.text
         assert message in result.text
+
+
+async def test_a_class_naming_a_newline_among_other_members_is_accepted_as_ripgrep_does(
+    workspace: Workspace,
+) -> None:
+    session = workspace.session()
+    negated = await session.call("grep", {"pattern": "[^\\n]eedle"})
+    plain = await session.call("grep", {"pattern": "needle"})
+    assert not negated.is_error, negated.text
+    assert negated.text == plain.text
+    either = await session.call("grep", {"pattern": "[n\\n]eedle"})
+    assert either.text == plain.text
 
 
 async def test_missing_paths_and_files_where_a_directory_is_needed_are_errors(

@@ -213,6 +213,7 @@ async def test_names_with_control_characters_are_shown_escaped_by_glob_grep_and_
     listing = await call(local, "list")
     expected = sorted([*NAMES.values(), "plain\\name"])
     assert sorted(glob.text.splitlines()) == expected
+    assert glob.value is not None
     assert sorted(glob.value["paths"]) == expected
     assert sorted(line for line in grep.text.splitlines()[2:] if line and "needle" not in line) == (
         expected

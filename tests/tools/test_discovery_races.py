@@ -7,7 +7,7 @@ from __future__ import annotations
 import ctypes
 import os
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import anyio
@@ -26,7 +26,7 @@ _RENAME_EXCHANGE = 2
 _AT_FDCWD = -100
 
 
-def _renameat2() -> ctypes._CFuncPtr:
+def _renameat2() -> Callable[..., int]:
     libc = ctypes.CDLL(None, use_errno=True)
     function = libc.renameat2
     function.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p]

@@ -1,5 +1,5 @@
 """What the model sees where dsh-fs matches upstream (DeepSeek Harness) byte for byte, and
-where it differs on purpose (README "Differences from upstream"), pinned in one place.
+where it differs on purpose (docs/differences.md), pinned in one place.
 
 Each call goes through a real workspace (local and sandbox) on the real disk; the arguments
 are JSON text parsed as the OpenAI adapter and the MCP transport parse them (`parse_json`),

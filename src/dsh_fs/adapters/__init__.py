@@ -28,7 +28,7 @@ from ._openai_responses import (
     openai_responses_tools,
     run_apply_patch,
 )
-from ._sync import SyncSession, SyncWorkspace
+from ._sync import SyncJournal, SyncSession, SyncWorkspace
 
 if TYPE_CHECKING:
     from ._agents import WorkspaceEditor, agents_tools
@@ -61,6 +61,7 @@ __all__ = [
     "OpenAIToolMessage",
     "PatchOutcome",
     "ResponsesFunctionTool",
+    "SyncJournal",
     "SyncSession",
     "SyncWorkspace",
     "TextEditorTool",

@@ -14,7 +14,7 @@ import os
 import threading
 import warnings
 import weakref
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Final
 
@@ -31,11 +31,13 @@ if TYPE_CHECKING:
     from typing_extensions import Self
 
     from dsh_fs.discovery import DiscoveryConfig
+    from dsh_fs.fs import JournalEntry
+    from dsh_fs.journal import Journal, UndoResult
     from dsh_fs.providers import SandboxMode
     from dsh_fs.runtime import ToolResult
-    from dsh_fs.workspace import Session, Workspace
+    from dsh_fs.workspace import JournalOption, Session, Workspace
 
-__all__ = ["SyncSession", "SyncWorkspace"]
+__all__ = ["SyncJournal", "SyncSession", "SyncWorkspace"]
 
 _IMPLICIT_CLOSE_SECONDS: Final = 10.0
 """How long closing a workspace nobody closed may take (at exit: a remote provider's
@@ -153,6 +155,44 @@ class SyncSession:
         return self._portal.call(anthropic_tool_results, self.session, content_blocks)
 
 
+class SyncJournal:
+    """`Journal` with blocking calls (`SyncWorkspace.journal`)."""
+
+    __slots__ = ("_portal", "journal")
+
+    def __init__(self, journal: Journal, portal: BlockingPortal) -> None:
+        self.journal = journal
+        """The underlying async journal."""
+        self._portal = portal
+
+    def entries(
+        self, *, session: str | None = None, since: str | None = None, paths: Sequence[str] = ()
+    ) -> list[JournalEntry]:
+        """`Journal.entries`."""
+        return self._portal.call(
+            functools.partial(self.journal.entries, session=session, since=since, paths=paths)
+        )
+
+    def diff(self, entry_id: str) -> str:
+        """`Journal.diff`."""
+        return self._portal.call(self.journal.diff, entry_id)
+
+    def undo(
+        self,
+        *,
+        ids: Iterable[str] = (),
+        session: str | None = None,
+        since: str | None = None,
+        dry_run: bool = False,
+    ) -> list[UndoResult]:
+        """`Journal.undo`."""
+        return self._portal.call(
+            functools.partial(
+                self.journal.undo, ids=list(ids), session=session, since=since, dry_run=dry_run
+            )
+        )
+
+
 class SyncWorkspace:
     """A `Workspace` driven from synchronous code; use it as a context manager.
 
@@ -196,6 +236,7 @@ class SyncWorkspace:
         tools: Iterable[str] = ALL_TOOLS,
         discovery: DiscoveryConfig | None = None,
         max_image_bytes: int = MAX_IMAGE_BYTES,
+        journal: JournalOption = None,
     ) -> Self:
         """A synchronous `Workspace.local` (same arguments)."""
         from dsh_fs.workspace import Workspace
@@ -208,6 +249,7 @@ class SyncWorkspace:
                 tools=tools,
                 discovery=discovery,
                 max_image_bytes=max_image_bytes,
+                journal=journal,
             )
         )
 
@@ -222,6 +264,7 @@ class SyncWorkspace:
         tools: Iterable[str] = ALL_TOOLS,
         discovery: DiscoveryConfig | None = None,
         max_image_bytes: int = MAX_IMAGE_BYTES,
+        journal: JournalOption = None,
     ) -> Self:
         """A synchronous `Workspace.sandbox` (same arguments).
 
@@ -241,8 +284,15 @@ class SyncWorkspace:
                 tools=tools,
                 discovery=discovery,
                 max_image_bytes=max_image_bytes,
+                journal=journal,
             )
         )
+
+    @property
+    def journal(self) -> SyncJournal | None:
+        """The workspace's journal with blocking calls, or None when not journaling."""
+        journal = self.workspace.journal
+        return None if journal is None else SyncJournal(journal, self._loop.portal)
 
     @classmethod
     def remote(
@@ -276,11 +326,17 @@ class SyncWorkspace:
         )
 
     def session(
-        self, *, cwd: str | os.PathLike[str] | None = None, id: str | None = None
+        self,
+        *,
+        cwd: str | os.PathLike[str] | None = None,
+        id: str | None = None,
+        label: str | None = None,
     ) -> SyncSession:
         """A new observation owner (see `Workspace.session`)."""
         portal = self._loop.portal
-        session = portal.call(functools.partial(self.workspace.session, cwd=cwd, id=id))
+        session = portal.call(
+            functools.partial(self.workspace.session, cwd=cwd, id=id, label=label)
+        )
         return SyncSession(session, portal, owner=self)
 
     def tool_schemas(self) -> list[dict[str, Any]]:

@@ -14,11 +14,10 @@ import json
 import os
 import re
 import secrets
+import shlex
 import stat
 import sys
 from typing import TYPE_CHECKING, Final
-
-import anyio
 
 from ._config import (
     HOSTS,
@@ -27,6 +26,7 @@ from ._config import (
     http_host_config,
     inspector_http_command,
 )
+from ._running import run_until_interrupted
 from ._usage import UsageError
 
 if TYPE_CHECKING:
@@ -211,14 +211,16 @@ def run_http(args: argparse.Namespace, workspace: Workspace, host: str, port: in
                     on_ready=ready,
                 )
 
-        anyio.run(http)
+        run_until_interrupted(http)
     return 0
 
 
-def print_http_config(args: argparse.Namespace, host: str, port: int) -> int:
+def print_http_config(args: argparse.Namespace, host: str, port: int, *, serve: list[str]) -> int:
     """``--print-config HOST`` with ``--http``: the entry that connects HOST to the server
     at that address. The token is referenced from ``DSH_FS_MCP_TOKEN`` (the entry may go
-    into a shared project file), never written out.
+    into a shared project file), never written out. The hint's start command is `serve`
+    (the launcher, ``mcp``, the flags and the absolute roots) with the address added, so it
+    serves the same folders wherever it is run.
 
     Raises:
         UsageError: the port is 0 (unknown until the server starts).
@@ -233,9 +235,11 @@ def print_http_config(args: argparse.Namespace, host: str, port: int) -> int:
     url = _url(host, port)
     authorization = None if args.no_auth else _env_authorization(target)
     print(json.dumps(http_host_config(target, url, authorization), indent=2))
-    start = f"dsh-fs mcp --http {_url(host, port).split('/')[2]}"
+    after_mcp = serve.index("mcp") + 1
+    address = ["--http", _url(host, port).split("/")[2]]
     if authorization is None:
-        print(f"dsh-fs: start the server with: {start} --no-auth", file=sys.stderr)
+        start = shlex.join([*serve[:after_mcp], *address, "--no-auth", *serve[after_mcp:]])
+        print(f"dsh-fs: start the server with: {start}", file=sys.stderr)
         return 0
     claude = (
         f"claude mcp add --transport http dsh-fs {url} "
@@ -248,7 +252,7 @@ def print_http_config(args: argparse.Namespace, host: str, port: int) -> int:
     }[target]
     print(
         f"dsh-fs: paste into {where}; start the server with the same token: "
-        f"{TOKEN_ENV}=<token> {start}",
+        f"{TOKEN_ENV}=<token> {shlex.join([*serve[:after_mcp], *address, *serve[after_mcp:]])}",
         file=sys.stderr,
     )
     return 0

@@ -20,7 +20,15 @@ import anyio
 from dsh_fs._version import __version__
 
 from ._config import HOSTS, host_config, launcher, paste_hint
+from ._journal import (
+    JournalUsageError,
+    add_journal_commands,
+    add_journal_options,
+    journal_config,
+    run_journal,
+)
 from ._plugins import load_plugin
+from ._running import run_until_interrupted
 from ._usage import UsageError
 
 if TYPE_CHECKING:
@@ -179,6 +187,9 @@ def _build_parser() -> _Parser:
     )
     _add_tools_option(schema)
 
+    add_journal_options(mcp, switch=True)
+    add_journal_commands(commands)
+
     commands.add_parser(
         "demo",
         help="run a short agent session against the MCP server and print the transcript",
@@ -263,6 +274,14 @@ def _mcp_roots(args: argparse.Namespace) -> list[str]:
             raise UsageError(f"dsh-fs mcp: {root}: does not exist")
         if not os.path.isdir(root):
             raise UsageError(f"dsh-fs mcp: {root}: not a directory")
+        try:
+            with os.scandir(root) as entries:
+                next(entries, None)
+        except PermissionError:
+            # Refused now, not on every call the model makes: the host shows this line.
+            raise UsageError(
+                f"dsh-fs mcp: {root}: permission denied (this user cannot list the folder)"
+            ) from None
     return roots
 
 
@@ -270,7 +289,16 @@ def _print_config(args: argparse.Namespace) -> int:
     if args.http is not None:
         from ._http import print_http_config
 
-        return print_http_config(args, *_parse_http(args.http))
+        serve = [*launcher(), "mcp", *_server_flags(args), *_mcp_roots(args)]
+        return print_http_config(args, *_parse_http(args.http), serve=serve)
+    command = [*launcher(), "mcp", *_server_flags(args), *_mcp_roots(args)]
+    print(json.dumps(host_config(args.print_config, command), indent=2, ensure_ascii=False))
+    print(paste_hint(args.print_config, command), file=sys.stderr)
+    return 0
+
+
+def _server_flags(args: argparse.Namespace) -> list[str]:
+    """The flags of this command line that change what the server offers (not --http's)."""
     from dsh_fs.workspace import ALL_TOOLS
 
     flags = [
@@ -296,10 +324,7 @@ def _print_config(args: argparse.Namespace) -> int:
     for spec in args.plugin:
         load_plugin(spec)  # a typo fails here, not when the host starts the server
         flags += ["--plugin", spec]
-    command = [*launcher(), "mcp", *flags, *_mcp_roots(args)]
-    print(json.dumps(host_config(args.print_config, command), indent=2, ensure_ascii=False))
-    print(paste_hint(args.print_config, command), file=sys.stderr)
-    return 0
+    return flags
 
 
 def _mcp_workspace(args: argparse.Namespace) -> Workspace:
@@ -311,15 +336,19 @@ def _mcp_workspace(args: argparse.Namespace) -> Workspace:
     )
     tools = _tools("mcp", args.tools)
     plugins = [load_plugin(spec) for spec in args.plugin]
-    workspace = Workspace.sandbox(
-        roots[0],
-        *roots[1:],
-        mode=mode,
-        policy=not args.no_policy,
-        confine_reads=not (args.read_anywhere or args.full_access),
-        tools=tools,
-        max_image_bytes=args.max_image_size,
-    )
+    try:
+        workspace = Workspace.sandbox(
+            roots[0],
+            *roots[1:],
+            mode=mode,
+            policy=not args.no_policy,
+            confine_reads=not (args.read_anywhere or args.full_access),
+            tools=tools,
+            max_image_bytes=args.max_image_size,
+            journal=journal_config(args),
+        )
+    except ValueError as exc:
+        raise UsageError(f"dsh-fs mcp: {exc}") from exc
     for plugin in plugins:
         workspace.use(plugin, None)
     return workspace
@@ -349,7 +378,7 @@ def _run_mcp(args: argparse.Namespace) -> int:
                     max_message_size=args.max_message_size,
                 )
 
-        anyio.run(stdio)
+        run_until_interrupted(stdio)
         return 0
 
     from ._http import run_http
@@ -391,10 +420,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _run_mcp(args)
         if args.command == "schema":
             return _run_schema(args)
+        if args.command in ("log", "diff", "undo", "journal"):
+            return run_journal(args)
         from ._demo import run_demo
 
         return run_demo()
-    except UsageError as exc:
+    except (UsageError, JournalUsageError) as exc:
         print(exc, file=sys.stderr)
         return 2
     except ModuleNotFoundError as exc:

@@ -68,6 +68,9 @@ def _rewrite(pattern: str) -> str:
     """
     out: list[str] = []
     depth = 0
+    # A class may name `\n` among other members, as ripgrep allows (`[^\n]`, `[a\n]`: a
+    # line has no newline to match); a class that matches nothing but a newline is refused.
+    only_newlines = False
     i, n = 0, len(pattern)
     while i < n:
         char = pattern[i]
@@ -75,8 +78,10 @@ def _rewrite(pattern: str) -> str:
             raise _newline(pattern)
         if char == "\\" and i + 1 < n:
             escaped = pattern[i + 1]
-            if escaped == "n":
+            if escaped == "n" and not depth:
                 raise _newline(pattern)
+            if escaped != "n":
+                only_newlines = False
             table = _INSIDE if depth else _OUTSIDE
             out.append(table.get(escaped, "\\" + escaped))
             i += 2
@@ -84,17 +89,27 @@ def _rewrite(pattern: str) -> str:
         if char == "[":
             depth += 1
             out.append(char)
+            only_newlines = depth == 1
             # `[]…]` and `[^]…]`: a leading `]` is a member, not the end.
             if pattern.startswith("^]", i + 1):
                 out.append("^]")
                 i += 2
+                only_newlines = False
             elif pattern.startswith("]", i + 1):
                 out.append("]")
                 i += 1
+                only_newlines = False
+            elif pattern.startswith("^", i + 1):
+                out.append("^")
+                i += 1
+                only_newlines = False
         elif char == "]" and depth:
             depth -= 1
+            if only_newlines and not depth:
+                raise _newline(pattern)
             out.append(char)
         else:
+            only_newlines = False
             out.append(char)
         i += 1
     return "".join(out)

@@ -18,12 +18,25 @@ from ._edit_encoded import apply_edit_encoded
 from ._encoded import EncodedText
 from ._events import (
     FS,
+    FS_CHANGE_INTENT,
     FS_DELETE_INTENT,
     FS_EDIT_INTENT,
     FS_OBSERVED,
     FS_WRITE_INTENT,
     FsIntent,
     FsObserved,
+)
+from ._journal import (
+    ENTRY_ID,
+    FsCapture,
+    FsChangeMeta,
+    FsChangeStart,
+    FsPreImage,
+    JournalEntry,
+    JournalProblem,
+    JournalStore,
+    JournalUsage,
+    line_counts,
 )
 from ._search import VCS_DIRECTORIES, FsGlobQuery, FsGrepHit, FsGrepQuery
 from ._text_stream import FsTextChunk, FsTextStream
@@ -58,7 +71,9 @@ from ._types import (
 
 __all__ = [
     "BEFORE_LIMIT",
+    "ENTRY_ID",
     "FS",
+    "FS_CHANGE_INTENT",
     "FS_DELETE_INTENT",
     "FS_EDIT_INTENT",
     "FS_OBSERVED",
@@ -69,6 +84,9 @@ __all__ = [
     "EncodedText",
     "FileSystem",
     "FsCapabilities",
+    "FsCapture",
+    "FsChangeMeta",
+    "FsChangeStart",
     "FsDeleteOutcome",
     "FsDirEntry",
     "FsDirListing",
@@ -88,6 +106,7 @@ __all__ = [
     "FsPatchHunk",
     "FsPatchRequest",
     "FsPathInfo",
+    "FsPreImage",
     "FsTarget",
     "FsTargetKey",
     "FsTextChunk",
@@ -95,6 +114,10 @@ __all__ = [
     "FsVersion",
     "FsWalkEntry",
     "FsWriteOutcome",
+    "JournalEntry",
+    "JournalProblem",
+    "JournalStore",
+    "JournalUsage",
     "Observation",
     "PatchOp",
     "Present",
@@ -103,4 +126,5 @@ __all__ = [
     "apply_change",
     "apply_edit",
     "apply_edit_encoded",
+    "line_counts",
 ]

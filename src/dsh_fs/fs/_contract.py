@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager
 
 from . import messages
+from ._journal import FsCapture, FsPreImage
 from ._search import FsGlobQuery, FsGrepHit, FsGrepQuery
 from ._text_stream import FsTextStream, derived_text_stream
 from ._types import (
@@ -160,9 +161,18 @@ class FileSystem(ABC):
 
     @abstractmethod
     async def write_text(
-        self, target: FsTarget, content: str, expected: WriteGuard | None = None
+        self,
+        target: FsTarget,
+        content: str,
+        expected: WriteGuard | None = None,
+        *,
+        capture: FsCapture | None = None,
     ) -> FsWriteOutcome:
         """Atomically create or replace `target` with `content` (UTF-8).
+
+        `capture`: the journal's seam (SPEC §9); the provider hands it the replaced content
+        inside its critical section, before publication. Callers pass it only when they
+        journal (a provider without journaling support need not accept it).
 
         `expected`: None writes unconditionally; `CreateIfAbsent()` only creates (an existing
         file, even one that appears during the call, is `FS_NOT_OBSERVED`);
@@ -175,22 +185,33 @@ class FileSystem(ABC):
 
     @abstractmethod
     async def edit_text(
-        self, target: FsTarget, edit: FsEdit, expected: FsVersion | None = None
+        self,
+        target: FsTarget,
+        edit: FsEdit,
+        expected: FsVersion | None = None,
+        *,
+        capture: FsCapture | None = None,
     ) -> FsEditOutcome:
         """Change the text inside one critical section: version check (before matching),
         `apply_change` (a literal replacement, an insert or a patch), atomic rewrite. A
-        missing target is `FS_STALE_VERSION`, guarded or not.
+        missing target is `FS_STALE_VERSION`, guarded or not. `capture` as for `write_text`.
 
         Raises:
             FsError: `FS_STALE_VERSION`, `FS_EDIT_NOT_FOUND`, `FS_AMBIGUOUS_EDIT`,
                 `FS_NOT_FOUND` (an insert past the end), and the read and write errors.
         """
 
-    async def delete(self, target: FsTarget, expected: FsVersion | None = None) -> FsDeleteOutcome:
+    async def delete(
+        self,
+        target: FsTarget,
+        expected: FsVersion | None = None,
+        *,
+        capture: FsCapture | None = None,
+    ) -> FsDeleteOutcome:
         """Remove the regular file `target` inside one critical section: version check, then
-        the removal, made durable. `expected`: None removes whatever file is there; a
-        version removes the file only at that version. A symbolic link named by the path is
-        removed itself; what it points to stays.
+        the removal, made durable (`capture` as for `write_text`). `expected`: None removes
+        whatever file is there; a version removes the file only at that version. A symbolic
+        link named by the path is removed itself; what it points to stays.
 
         The default refuses: a provider that can delete overrides it.
 
@@ -199,8 +220,33 @@ class FileSystem(ABC):
                 `FS_NOT_FOUND` (unguarded, no file), `FS_NOT_REGULAR_FILE`,
                 `FS_PERMISSION_DENIED`, `FS_SANDBOX_DENIED`, `FS_IO_ERROR`.
         """
-        del expected
+        del expected, capture
         raise messages.delete_unsupported(target.display_path)
+
+    async def restore(
+        self,
+        target: FsTarget,
+        pre_image: FsPreImage | None,
+        expected: FsVersion | None,
+        *,
+        mode: int | None = None,
+        capture: FsCapture | None = None,
+    ) -> FsVersion | None:
+        """An undo's change, in one critical section, only if the file is exactly where the
+        undone change left it: `expected` None means absent (the change was a delete: the
+        file is recreated from `pre_image`, never over something that exists now); a
+        `pre_image` of None means the change created the file (it is deleted, only at
+        `expected`); otherwise the file at `expected` gets `pre_image`'s bytes back, with
+        `mode` when given. Returns the new version (None once deleted).
+
+        The default refuses: a provider that journals overrides it.
+
+        Raises:
+            FsError: `FS_STALE_VERSION` (the file is elsewhere now, or something exists
+                where a deleted file would come back), and the write and delete errors.
+        """
+        del pre_image, expected, mode, capture
+        raise messages.restore_unsupported(target.display_path)
 
     def walk(
         self, root: FsTarget, *, descend: Callable[[str], bool] | None = None

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from dsh_fs.runtime import ServiceKey, Signal, Waterfall
 
+from ._journal import FsCapture
 from ._types import FsTarget, FsVersion, Observation, WriteGuard
 
 if TYPE_CHECKING:
@@ -18,6 +19,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "FS",
+    "FS_CHANGE_INTENT",
     "FS_DELETE_INTENT",
     "FS_EDIT_INTENT",
     "FS_OBSERVED",
@@ -64,3 +66,7 @@ FS_DELETE_INTENT: Waterfall[FsIntent, FsVersion | None] = Waterfall("fs/delete-i
 
 FS_OBSERVED: Signal[FsObserved] = Signal("fs/observed")
 """Records that an actor observed a target present at a version, or absent."""
+
+FS_CHANGE_INTENT: Waterfall[FsIntent, FsCapture | None] = Waterfall("fs/change-intent")
+"""Asks for the journal's capture of the next mutation (`write_text`, `edit_text`,
+`delete`, `restore`); default None (not journaled). The journal plugin answers it."""

@@ -30,6 +30,7 @@ __all__ = [
     "invalid_pattern",
     "invalid_utf8",
     "io_error",
+    "journal_failed",
     "kept_changing",
     "not_a_directory",
     "not_found",
@@ -39,6 +40,9 @@ __all__ = [
     "overwrite_unobserved",
     "parent_not_directory",
     "permission_denied",
+    "restore_exists",
+    "restore_stale",
+    "restore_unsupported",
     "sandbox_denied",
     "search_aborted",
     "shown",
@@ -146,6 +150,33 @@ def permission_denied(verb: Verb, path: str, what: str = "permission denied") ->
 def io_error(verb: Verb, path: str, what: str) -> FsError:
     """Any other failure, in a few plain words (FS_IO_ERROR): ``no space left on device``."""
     return _error(FsErrorCode.IO_ERROR, verb, path, what)
+
+
+def journal_failed(verb: Verb, path: str, location: str, what: str) -> FsError:
+    """The journal could not keep a change's pre-image or record (FS_IO_ERROR): the change
+    is refused and the file is unchanged."""
+    return _error(
+        FsErrorCode.IO_ERROR,
+        verb,
+        path,
+        f"the change journal at {location} failed ({what}); nothing was changed",
+        {"journal": location},
+    )
+
+
+def restore_stale(path: str) -> FsError:
+    """An undo found the file other than its change left it (FS_STALE_VERSION)."""
+    return _error(FsErrorCode.STALE_VERSION, "write", path, "file changed since the change")
+
+
+def restore_exists(path: str) -> FsError:
+    """An undo of a delete found something at the path now (FS_STALE_VERSION)."""
+    return _error(FsErrorCode.STALE_VERSION, "write", path, "a file exists there now")
+
+
+def restore_unsupported(path: str) -> FsError:
+    """A provider without the restore primitive (FS_PERMISSION_DENIED)."""
+    return permission_denied("write", path, "this storage does not support undo")
 
 
 def kept_changing(verb: Verb, path: str) -> FsError:

@@ -12,11 +12,19 @@ from typing import TYPE_CHECKING, Any
 
 from .local import LocalGuards
 
-__all__ = ["FsspecFileSystem", "LocalFileSystem", "LocalGuards", "SandboxFileSystem", "SandboxMode"]
+__all__ = [
+    "FsspecFileSystem",
+    "LocalFileSystem",
+    "LocalGuards",
+    "LocalJournalStore",
+    "SandboxFileSystem",
+    "SandboxMode",
+    "default_journal_location",
+]
 
 if TYPE_CHECKING:
     from .fsspec import FsspecFileSystem
-    from .local import LocalFileSystem
+    from .local import LocalFileSystem, LocalJournalStore, default_journal_location
     from .sandbox import SandboxFileSystem, SandboxMode
 
 
@@ -31,6 +39,10 @@ def __getattr__(name: str) -> Any:
         from .local import LocalFileSystem
 
         return LocalFileSystem
+    if name in ("LocalJournalStore", "default_journal_location"):
+        from . import local
+
+        return getattr(local, name)
     if name == "SandboxFileSystem":
         from .sandbox import SandboxFileSystem
 

@@ -125,3 +125,7 @@ class FramesDropped:
     ) -> None:
         if isinstance(exc, FsError):
             without_frames(exc)
+            if traceback is not None:
+                # 3.10 re-raises with the traceback it saved before calling __exit__, not
+                # exc.__traceback__: cut that one after this frame too.
+                traceback.tb_next = None

@@ -18,7 +18,8 @@ the tool-writing API (see docs/writing-a-tool.md):
   errors are `dsh_fs.runtime.ToolArgumentError` (code ``INVALID_ARGS``).
 - Observation: `session_cwd` (where relative paths resolve), `observe` (dispatch
   `fs/observed`, what the policy learns from), `guarded_edit` (an `edit_text` change
-  guarded by the edit-intent, then observed).
+  guarded by the edit-intent, journaled, then observed), `capture_for` (the journal's
+  capture of a mutation, `fs/change-intent`: pass it to the provider when not None).
 - Errors and rendering: `message_with_remedy` (`REMEDIES`), and the renderers of the seed
   tools' values (`render_read`, `render_write`, `render_edit`) for a tool that answers
   with one of them.
@@ -36,7 +37,7 @@ from ._arguments import (
     positive_integer,
     string_param,
 )
-from ._base import FsTool, guarded_edit, observe, session_cwd
+from ._base import FsTool, capture_for, guarded_edit, observe, session_cwd
 from ._dialects import (
     DeleteTool,
     DeleteValue,
@@ -78,6 +79,7 @@ __all__ = [
     "ReadValue",
     "WriteTool",
     "WriteValue",
+    "capture_for",
     "check_shape",
     "guarded_edit",
     "is_blank",

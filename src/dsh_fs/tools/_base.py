@@ -10,8 +10,10 @@ from typing import Any, ClassVar, Generic, TypeVar
 from dsh_fs.errors import FsError
 from dsh_fs.fs import (
     FS,
+    FS_CHANGE_INTENT,
     FS_EDIT_INTENT,
     FS_OBSERVED,
+    FsCapture,
     FsEdit,
     FsEditOutcome,
     FsIntent,
@@ -25,7 +27,7 @@ from dsh_fs.runtime import Context, Tool, ToolExecution
 from ._arguments import Param, check_shape, object_schema
 from ._errors import message_with_remedy
 
-__all__ = ["FsTool", "guarded_edit", "observe", "session_cwd"]
+__all__ = ["FsTool", "capture_for", "guarded_edit", "observe", "session_cwd"]
 
 A = TypeVar("A")
 V = TypeVar("V")
@@ -98,6 +100,21 @@ async def guarded_edit(
     expected = await context.events.waterfall(
         FS_EDIT_INTENT, FsIntent(target=target, actor=execution), None
     )
-    outcome = await fs.edit_text(target, change, expected)
+    capture = await capture_for(context, execution, target)
+    if capture is None:
+        outcome = await fs.edit_text(target, change, expected)
+    else:
+        outcome = await fs.edit_text(target, change, expected, capture=capture)
     observe(context, execution, target, Present(outcome.version))
     return target, outcome
+
+
+async def capture_for(
+    context: Context, execution: ToolExecution, target: FsTarget
+) -> FsCapture | None:
+    """The journal's capture of the mutation `execution` is about to make of `target`
+    (`fs/change-intent`); None when nothing journals. Pass it to the provider only when it
+    is not None (a provider without journaling need not take the keyword)."""
+    return await context.events.waterfall(
+        FS_CHANGE_INTENT, FsIntent(target=target, actor=execution), None
+    )

@@ -38,7 +38,7 @@ from dsh_fs.runtime import (
 )
 
 from ._arguments import Param, non_blank, string_param
-from ._base import FsTool, guarded_edit, observe, session_cwd
+from ._base import FsTool, capture_for, guarded_edit, observe, session_cwd
 from ._values import EditValue
 
 __all__ = [
@@ -352,7 +352,11 @@ class DeleteTool(FsTool[DeleteArguments, DeleteValue]):
         expected = await context.events.waterfall(
             FS_DELETE_INTENT, FsIntent(target=target, actor=execution), None
         )
-        await fs.delete(target, expected)
+        capture = await capture_for(context, execution, target)
+        if capture is None:
+            await fs.delete(target, expected)
+        else:
+            await fs.delete(target, expected, capture=capture)
         # A symbolic link is removed itself, never its target: the path now names the link's
         # own (absent) entry, and the target keeps whatever the session observed of it.
         try:

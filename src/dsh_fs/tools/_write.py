@@ -9,7 +9,7 @@ from dsh_fs.fs import FS, FS_WRITE_INTENT, FsIntent, Present
 from dsh_fs.runtime import Context, ToolAnnotations, ToolExecution
 
 from ._arguments import WRITE_PARAMS, WriteArguments, non_blank
-from ._base import FsTool, observe, session_cwd
+from ._base import FsTool, capture_for, observe, session_cwd
 from ._render import render_write
 from ._values import WriteValue
 
@@ -61,7 +61,11 @@ class WriteTool(FsTool[WriteArguments, WriteValue]):
         guard = await context.events.waterfall(
             FS_WRITE_INTENT, FsIntent(target=target, actor=execution), None
         )
-        outcome = await fs.write_text(target, args.content, guard)
+        capture = await capture_for(context, execution, target)
+        if capture is None:
+            outcome = await fs.write_text(target, args.content, guard)
+        else:
+            outcome = await fs.write_text(target, args.content, guard, capture=capture)
         observe(context, execution, target, Present(outcome.version))
         return WriteValue(
             path=target.display_path,

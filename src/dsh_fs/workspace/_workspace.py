@@ -8,7 +8,8 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
 
 from dsh_fs.discovery import DiscoveryConfig, DiscoveryPlugin
-from dsh_fs.fs import FS, FileSystem, messages
+from dsh_fs.fs import FS, FileSystem, JournalStore, messages
+from dsh_fs.journal import Journal, JournalConfig, JournalPlugin
 from dsh_fs.policy import ObservationPolicy
 from dsh_fs.runtime import (
     AgentSession,
@@ -25,11 +26,51 @@ from dsh_fs.tools import DialectGrants, DialectToolsPlugin, FsToolsPlugin
 if TYPE_CHECKING:
     from dsh_fs.providers import SandboxMode
 
-__all__ = ["ALL_TOOLS", "Session", "Workspace"]
+__all__ = ["ALL_TOOLS", "JournalOption", "Session", "Workspace"]
 
 StrPath: TypeAlias = "str | os.PathLike[str]"
 
 C = TypeVar("C")
+JournalOption: TypeAlias = "bool | str | os.PathLike[str] | JournalConfig | None"
+"""`journal=`: off (None, False), on in the default store (True), on in a store directory
+(a path), or a `JournalConfig`."""
+
+
+def _journal_config(journal: JournalOption) -> JournalConfig | None:
+    if journal is None or journal is False:
+        return None
+    if journal is True:
+        return JournalConfig()
+    if isinstance(journal, JournalConfig):
+        return journal
+    return JournalConfig(location=os.fspath(journal))
+
+
+def _local_store(
+    config: JournalConfig, root: str, roots: tuple[str, ...]
+) -> tuple[JournalStore, bool]:
+    """The local store of `root`; whether its location lies inside one of `roots` (refused
+    when it was named, fenced out when it is the default).
+
+    Raises:
+        ValueError: a named store inside a served root.
+    """
+    from dsh_fs.providers import LocalJournalStore, default_journal_location
+
+    location = os.path.realpath(config.location or default_journal_location())
+    inside = any(
+        location == served or location.startswith(served.rstrip("/") + "/") for served in roots
+    )
+    if inside and config.location is not None:
+        raise ValueError(
+            f"the journal store {config.location!r} is inside a served root; "
+            "choose a directory outside it"
+        )
+    try:
+        return LocalJournalStore(location, root), inside
+    except OSError as exc:
+        raise ValueError(f"cannot open the journal store {location!r}: {exc}") from exc
+
 
 ALL_TOOLS: tuple[str, ...] = ("read", "write", "edit", "glob", "grep", "list")
 """Every tool a workspace can offer, in the order it offers them (all by default)."""
@@ -72,7 +113,7 @@ class Workspace:
     events, tools, prompts) and `fs`.
     """
 
-    __slots__ = ("_closed", "_disposers", "context", "cwd", "dialects", "fs", "tools")
+    __slots__ = ("_closed", "_disposers", "context", "cwd", "dialects", "fs", "journal", "tools")
 
     def __init__(
         self,
@@ -83,6 +124,8 @@ class Workspace:
         tools: Iterable[str] = ALL_TOOLS,
         discovery: DiscoveryConfig | None = None,
         max_image_bytes: int = _MAX_IMAGE_BYTES,
+        journal_store: JournalStore | None = None,
+        journal_config: JournalConfig | None = None,
     ) -> None:
         chosen = _chosen(tools)
         self.fs = fs
@@ -109,6 +152,18 @@ class Workspace:
         self._disposers.append(self.context.use(DialectToolsPlugin(), self.dialects).dispose)
         if policy:
             self._disposers.append(self.context.use(ObservationPolicy(), None).dispose)
+        self.journal: Journal | None = None
+        """The change journal (entries, diff, undo), or None when not journaling."""
+        if journal_store is not None:
+            config = journal_config or JournalConfig()
+            self.journal = Journal(
+                fs,
+                journal_store,
+                max_bytes=config.max_bytes,
+                max_age_seconds=config.max_age_seconds,
+            )
+            self._disposers.append(journal_store.close)
+            self._disposers.append(self.context.use(JournalPlugin(journal_store), None).dispose)
 
     @classmethod
     def local(
@@ -119,13 +174,23 @@ class Workspace:
         tools: Iterable[str] = ALL_TOOLS,
         discovery: DiscoveryConfig | None = None,
         max_image_bytes: int = _MAX_IMAGE_BYTES,
+        journal: JournalOption = None,
     ) -> Workspace:
         """The host filesystem, relative paths resolved against `cwd` (default: the
         process's working directory). `tools`, `discovery` and `max_image_bytes` as for the
-        constructor."""
+        constructor; `journal` turns the change journal on (its root: `cwd`).
+
+        Raises:
+            ValueError: a named journal store inside `cwd`, or one that cannot be opened.
+        """
         from dsh_fs.providers import LocalFileSystem
 
         fs = LocalFileSystem(cwd)
+        config = _journal_config(journal)
+        store = None
+        if config is not None:
+            store, _ = _local_store(config, os.path.realpath(fs.base), (os.path.realpath(fs.base),))
+            _prune_now(store, config)
         return cls(
             fs,
             cwd=fs.base,
@@ -133,6 +198,8 @@ class Workspace:
             tools=tools,
             discovery=discovery,
             max_image_bytes=max_image_bytes,
+            journal_store=store,
+            journal_config=config,
         )
 
     @classmethod
@@ -146,6 +213,7 @@ class Workspace:
         tools: Iterable[str] = ALL_TOOLS,
         discovery: DiscoveryConfig | None = None,
         max_image_bytes: int = _MAX_IMAGE_BYTES,
+        journal: JournalOption = None,
     ) -> Workspace:
         """Local folders behind a fence (`SandboxFileSystem`); relative paths resolve against
         `root`. Mutations follow `mode`: ``read-only`` (none), ``workspace-write`` (inside
@@ -159,6 +227,13 @@ class Workspace:
         from dsh_fs.providers import SandboxFileSystem
 
         fs = SandboxFileSystem([root, *more_roots], mode=mode, confine_reads=confine_reads)
+        config = _journal_config(journal)
+        store = None
+        if config is not None:
+            store, inside = _local_store(config, fs.roots[0], fs.roots)
+            if inside:
+                fs.exclude(store.location.rsplit("/", 1)[0])
+            _prune_now(store, config)
         return cls(
             fs,
             cwd=fs.roots[0],
@@ -166,6 +241,8 @@ class Workspace:
             tools=tools,
             discovery=discovery,
             max_image_bytes=max_image_bytes,
+            journal_store=store,
+            journal_config=config,
         )
 
     @classmethod
@@ -177,6 +254,7 @@ class Workspace:
         tools: Iterable[str] = ALL_TOOLS,
         discovery: DiscoveryConfig | None = None,
         max_image_bytes: int = _MAX_IMAGE_BYTES,
+        journal: JournalOption = None,
         **storage_options: Any,
     ) -> Workspace:
         """Any fsspec storage under the root `url` (``s3://bucket/prefix``,
@@ -186,13 +264,26 @@ class Workspace:
         `max_image_bytes` as for the constructor.
 
         Raises:
+            ModuleNotFoundError: fsspec is not installed (the message names the extras).
             ValueError, ImportError: From fsspec: an unknown protocol, or its backend
                 package is not installed (for S3, the ``s3`` extra: ``pip install '.[s3]'``
                 in a dsh-fs checkout, or ``pip install s3fs``).
         """
         from dsh_fs.providers import FsspecFileSystem
 
-        fs = FsspecFileSystem.from_url(url, **storage_options)
+        if _journal_config(journal) is not None:
+            raise ValueError("the change journal is not available for remote storage yet")
+        try:
+            fs = FsspecFileSystem.from_url(url, **storage_options)
+        except ModuleNotFoundError as exc:
+            if (exc.name or "").split(".")[0] != "fsspec":
+                raise
+            raise ModuleNotFoundError(
+                "Workspace.remote needs fsspec, which is not installed: install dsh-fs with "
+                "the 'remote' extra (pip install 'dsh-fs[remote]'), or the 's3' extra for "
+                "S3 (pip install 'dsh-fs[s3]'); in a checkout: pip install '.[remote]'",
+                name="fsspec",
+            ) from exc
         return cls(
             fs,
             cwd=fs.root,
@@ -212,13 +303,16 @@ class Workspace:
         """
         self._disposers.append(self.context.use(plugin, config).dispose)
 
-    def session(self, *, cwd: StrPath | None = None, id: str | None = None) -> Session:
+    def session(
+        self, *, cwd: StrPath | None = None, id: str | None = None, label: str | None = None
+    ) -> Session:
         """A new agent session: its own observations, and its own working directory.
 
         Relative `cwd` values are resolved by the provider against the workspace's base.
+        `label` (or `id`) names it in logs and in the journal (made unique there).
         """
         session_cwd = os.fspath(cwd) if cwd is not None else self.cwd
-        return Session(self, AgentSession(cwd=session_cwd, id=id))
+        return Session(self, AgentSession(cwd=session_cwd, id=label if label is not None else id))
 
     def tool_schemas(self) -> list[dict[str, Any]]:
         """``[{"name", "description", "parameters"}]`` with JSON Schema parameters."""
@@ -259,6 +353,13 @@ class Workspace:
 
     def __repr__(self) -> str:
         return f"Workspace({type(self.fs).__name__}, cwd={self.cwd!r})"
+
+
+def _prune_now(store: JournalStore, config: JournalConfig) -> None:
+    """Apply the journal's bounds when a workspace opens it."""
+    import time
+
+    store.prune(config.max_bytes, config.max_age_seconds, time.time_ns())
 
 
 class Session:

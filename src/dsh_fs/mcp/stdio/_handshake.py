@@ -164,6 +164,7 @@ class _Server:
     __slots__ = (
         "_accepted",
         "_calls",
+        "_client",
         "_drained",
         "_idle",
         "_lines",
@@ -192,6 +193,8 @@ class _Server:
         self._structured = structured
         self._accepted = False
         """`initialize` was answered, or `notifications/initialized` arrived."""
+        self._client: str | None = None
+        """The client's name from `initialize` (labels its changes in the journal)."""
         self._opening: list[Message] | None = []
         """The notifications before the first request (None once it decided the era)."""
         self._lines: deque[bytes | Oversized] = deque()
@@ -363,6 +366,7 @@ class _Server:
             raise _invalid_params()
         version = requested if requested in HANDSHAKE_VERSIONS else HANDSHAKE_VERSIONS[-1]
         self._accepted = True
+        self._client = client["name"]
         return {
             "protocolVersion": version,
             "capabilities": _CAPABILITIES,
@@ -380,7 +384,9 @@ class _Server:
         self, ident: RequestId, name: str, arguments: dict[str, Any], token: RequestId | None
     ) -> None:
         if self._session is None:
-            self._session = self._workspace.session(id="mcp-stdio")
+            # The client's name labels the session's changes in the journal.
+            label = f"{self._client}-stdio" if self._client else "mcp-stdio"
+            self._session = self._workspace.session(id=label)
         key = _coerce(ident)
         call = _Call()
         self._calls[key] = call

@@ -23,6 +23,7 @@ from dsh_fs.fs import (
     CreateIfAbsent,
     FileSystem,
     FsCapabilities,
+    FsCapture,
     FsDeleteOutcome,
     FsDirEntry,
     FsEdit,
@@ -320,9 +321,15 @@ class FsspecFileSystem(FileSystem):
                 await chunks.aclose()
 
     async def write_text(
-        self, target: FsTarget, content: str, expected: WriteGuard | None = None
+        self,
+        target: FsTarget,
+        content: str,
+        expected: WriteGuard | None = None,
+        *,
+        capture: FsCapture | None = None,
     ) -> FsWriteOutcome:
         display = target.display_path
+        _not_journaled(capture, "write", display)
         on_conflict: Callable[[str], FsError] | None = None
         on_gone: Callable[[str], FsError] | None = None
         if isinstance(expected, CreateIfAbsent):
@@ -343,8 +350,14 @@ class FsspecFileSystem(FileSystem):
         return FsWriteOutcome(operation=operation, version=version, before=before, after=content)
 
     async def edit_text(
-        self, target: FsTarget, edit: FsEdit, expected: FsVersion | None = None
+        self,
+        target: FsTarget,
+        edit: FsEdit,
+        expected: FsVersion | None = None,
+        *,
+        capture: FsCapture | None = None,
     ) -> FsEditOutcome:
+        _not_journaled(capture, "edit", target.display_path)
         async with self._locks.hold(str(target.target_key)):
             return await self._call(
                 "edit",
@@ -452,11 +465,18 @@ class FsspecFileSystem(FileSystem):
         finally:
             await batches.aclose()
 
-    async def delete(self, target: FsTarget, expected: FsVersion | None = None) -> FsDeleteOutcome:
+    async def delete(
+        self,
+        target: FsTarget,
+        expected: FsVersion | None = None,
+        *,
+        capture: FsCapture | None = None,
+    ) -> FsDeleteOutcome:
         """Remove the file inside the per-target critical section, checked against
         `expected`. On S3 the removal is a `DeleteObject` conditional on the ETag that was
         checked where the store honours it (see `S3Store.delete`); elsewhere it holds
         within this provider instance."""
+        _not_journaled(capture, "delete", target.display_path)
         gone = messages.delete_gone if expected is not None else _not_found_delete
         async with self._locks.hold(str(target.target_key)):
             return await self._call(
@@ -484,3 +504,9 @@ class FsspecFileSystem(FileSystem):
 
 def _not_found_delete(display: str) -> FsError:
     return messages.not_found("delete", display)
+
+
+def _not_journaled(capture: FsCapture | None, verb: messages.Verb, display: str) -> None:
+    """This provider has no journal store yet: a journaled change is refused, unchanged."""
+    if capture is not None:
+        raise messages.journal_failed(verb, display, "(none)", "not available for this storage")

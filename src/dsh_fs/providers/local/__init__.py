@@ -5,6 +5,7 @@ symbolic links (`_realpath`), bytes through descriptors (`_io`), streamed and ra
 (`_stream`, `_ranged`), stat-based versions (`_versions`), staging and atomic publication
 (`_staging`, `_publish`), the write/edit/delete critical sections (`_mutations`),
 directories and walks (`_dirs`, `_walk`), the ``rg`` search engine (`_ripgrep`), and
+the journal's local store (`_journal`), and
 `LocalGuards`, the checks a wrapper (the sandbox) makes on what it really opens.
 `LocalFileSystem` is imported on first use, so importing this package costs almost nothing.
 """
@@ -16,10 +17,17 @@ from typing import TYPE_CHECKING, Any
 from ._guards import LocalGuards
 from ._realpath import real_path
 
-__all__ = ["LocalFileSystem", "LocalGuards", "real_path"]
+__all__ = [
+    "LocalFileSystem",
+    "LocalGuards",
+    "LocalJournalStore",
+    "default_journal_location",
+    "real_path",
+]
 
 if TYPE_CHECKING:
     from ._filesystem import LocalFileSystem
+    from ._journal import LocalJournalStore, default_journal_location
 
 
 def __getattr__(name: str) -> Any:
@@ -27,4 +35,8 @@ def __getattr__(name: str) -> Any:
         from ._filesystem import LocalFileSystem
 
         return LocalFileSystem
+    if name in ("LocalJournalStore", "default_journal_location"):
+        from . import _journal
+
+        return getattr(_journal, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -22,6 +22,7 @@ from anyio import to_thread
 from dsh_fs.fs import (
     FileSystem,
     FsCapabilities,
+    FsCapture,
     FsDeleteOutcome,
     FsDirEntry,
     FsDirListing,
@@ -33,6 +34,7 @@ from dsh_fs.fs import (
     FsGrepQuery,
     FsInfo,
     FsPathInfo,
+    FsPreImage,
     FsTarget,
     FsTargetKey,
     FsTextStream,
@@ -300,30 +302,64 @@ class LocalFileSystem(FileSystem):
             self._versions.remember(info, digest(data))
 
     async def write_text(
-        self, target: FsTarget, content: str, expected: WriteGuard | None = None
+        self,
+        target: FsTarget,
+        content: str,
+        expected: WriteGuard | None = None,
+        *,
+        capture: FsCapture | None = None,
     ) -> FsWriteOutcome:
         async with self._locks.hold(target.target_key):
             self._alive("write", target.display_path)
             with FramesDropped():
                 return await to_thread.run_sync(
-                    partial(self._mutations.write, target, content, expected)
+                    partial(self._mutations.write, target, content, expected, capture)
                 )
 
     async def edit_text(
-        self, target: FsTarget, edit: FsEdit, expected: FsVersion | None = None
+        self,
+        target: FsTarget,
+        edit: FsEdit,
+        expected: FsVersion | None = None,
+        *,
+        capture: FsCapture | None = None,
     ) -> FsEditOutcome:
         async with self._locks.hold(target.target_key):
             self._alive("edit", target.display_path)
             with FramesDropped():
                 return await to_thread.run_sync(
-                    partial(self._mutations.edit, target, edit, expected)
+                    partial(self._mutations.edit, target, edit, expected, capture)
+                )
+
+    async def restore(
+        self,
+        target: FsTarget,
+        pre_image: FsPreImage | None,
+        expected: FsVersion | None,
+        *,
+        mode: int | None = None,
+        capture: FsCapture | None = None,
+    ) -> FsVersion | None:
+        """`FileSystem.restore` from a pre-image the local journal store kept (a file in the
+        store, copied into a staged file: the store's copy is never linked back)."""
+        async with self._locks.hold(target.target_key):
+            self._alive("write", target.display_path)
+            with FramesDropped():
+                return await to_thread.run_sync(
+                    partial(self._mutations.restore, target, pre_image, expected, mode, capture)
                 )
 
     async def aclose(self) -> None:
         """Refuse every later call with `FS_ABORTED`, and stop streams in progress."""
         self._closed = True
 
-    async def delete(self, target: FsTarget, expected: FsVersion | None = None) -> FsDeleteOutcome:
+    async def delete(
+        self,
+        target: FsTarget,
+        expected: FsVersion | None = None,
+        *,
+        capture: FsCapture | None = None,
+    ) -> FsDeleteOutcome:
         """Remove the entry the display path names, in its locked directory: checked against
         `expected`, unlinked through the directory's descriptor (a symbolic link is removed
         itself, never what it points to), and the directory fsynced so the removal survives
@@ -331,7 +367,9 @@ class LocalFileSystem(FileSystem):
         async with self._locks.hold(target.target_key):
             self._alive("delete", target.display_path)
             with FramesDropped():
-                return await to_thread.run_sync(partial(self._mutations.delete, target, expected))
+                return await to_thread.run_sync(
+                    partial(self._mutations.delete, target, expected, capture)
+                )
 
     def walk(
         self, root: FsTarget, *, descend: Callable[[str], bool] | None = None

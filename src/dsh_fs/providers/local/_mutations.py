@@ -24,10 +24,13 @@ from dsh_fs.fs import (
     BEFORE_LIMIT,
     CreateIfAbsent,
     EncodedText,
+    FsCapture,
+    FsChangeStart,
     FsDeleteOutcome,
     FsEdit,
     FsEditOutcome,
     FsEditRequest,
+    FsPreImage,
     FsTarget,
     FsVersion,
     FsWriteOutcome,
@@ -43,6 +46,7 @@ from .._text import decode_or_none, encode_text
 from ._dirs import directory_lock, make_parents
 from ._guards import LocalGuards
 from ._io import LazyContent
+from ._journal import LocalKept, LocalReplaced, read_kept
 from ._open import Opened, fd_path, open_existing
 from ._publish import Staged, publish, writable_in_place
 from ._realpath import real_path
@@ -87,27 +91,73 @@ class LocalMutations:
         self._hasher = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dsh-fs-digest")
         self._swept: set[str] = set()
 
-    def write(self, target: FsTarget, content: str, expected: WriteGuard | None) -> FsWriteOutcome:
+    def write(
+        self,
+        target: FsTarget,
+        content: str,
+        expected: WriteGuard | None,
+        capture: FsCapture | None = None,
+    ) -> FsWriteOutcome:
         """`write_text` inside the critical section (see `LocalFileSystem.write_text`)."""
+        data = encode_text(content, "write", target.display_path)
+        operation, version, before = self._write_data(target, data, content, expected, capture)
+        return FsWriteOutcome(operation=operation, version=version, before=before, after=content)
+
+    def restore(
+        self,
+        target: FsTarget,
+        pre_image: FsPreImage | None,
+        expected: FsVersion | None,
+        mode: int | None,
+        capture: FsCapture | None,
+    ) -> FsVersion | None:
+        """`restore` inside the critical section (see `FileSystem.restore`): a delete at
+        `expected`, or a guarded write of the kept bytes (never a link to the store's copy)."""
+        if pre_image is None:
+            assert expected is not None
+            self.delete(target, expected, capture)
+            return None
+        assert isinstance(pre_image, LocalKept)
+        with map_os_errors("write", target.display_path):
+            data = read_kept(pre_image)
+        guard: WriteGuard = CreateIfAbsent() if expected is None else ReplaceIfVersion(expected)
+        text = decode_or_none(data)
+        _, version, _ = self._write_data(target, data, text, guard, capture, mode)
+        return version
+
+    def _write_data(
+        self,
+        target: FsTarget,
+        data: bytes,
+        text: str | None,
+        expected: WriteGuard | None,
+        capture: FsCapture | None,
+        mode: int | None = None,
+    ) -> tuple[Literal["create", "update"], FsVersion, str | None]:
         key, display = target.target_key, target.display_path
-        data = encode_text(content, "write", display)
         data_digest = _Digest(data, self._hasher)
         parent, name = os.path.split(key)
         with map_os_errors("write", display):
             make_parents(parent, lambda fd, path: self._check_directory("write", display, fd, path))
             with directory_lock(parent) as dir_fd:
                 prior = self._prior_for_write(key, display, dir_fd, expected)
-                published = self._publish("write", display, dir_fd, parent, name, data, prior)
+                published, ticket = self._publish(
+                    "write", target, dir_fd, parent, name, data, prior, capture, mode
+                )
         version = self._versions.remember(published, data_digest.result())
-        self._recent.keep(key, version, EncodedText((data,), text=content))
-        return FsWriteOutcome(
-            operation="create" if prior.info is None else "update",
-            version=version,
-            before=prior.before,
-            after=content,
-        )
+        if capture is not None:
+            capture.commit(ticket, version, data)
+        if text is not None:
+            self._recent.keep(key, version, EncodedText((data,), text=text))
+        return ("create" if prior.info is None else "update"), version, prior.before
 
-    def edit(self, target: FsTarget, edit: FsEdit, expected: FsVersion | None) -> FsEditOutcome:
+    def edit(
+        self,
+        target: FsTarget,
+        edit: FsEdit,
+        expected: FsVersion | None,
+        capture: FsCapture | None = None,
+    ) -> FsEditOutcome:
         """`edit_text` inside the critical section (see `LocalFileSystem.edit_text`)."""
         key, display = target.target_key, target.display_path
         parent, name = os.path.split(key)
@@ -121,12 +171,18 @@ class LocalMutations:
             assert prior.content is not None
             after, count = _edited(prior.content, edit, display)
             data_digest = _Digest(after, self._hasher)
-            published = self._publish("edit", display, dir_fd, parent, name, after, prior)
+            published, ticket = self._publish(
+                "edit", target, dir_fd, parent, name, after, prior, capture
+            )
         version = self._versions.remember(published, data_digest.result())
+        if capture is not None:
+            capture.commit(ticket, version, after)
         self._recent.keep(key, version, after)
         return FsEditOutcome(version=version, before=prior.content, after=after, replacements=count)
 
-    def delete(self, target: FsTarget, expected: FsVersion | None) -> FsDeleteOutcome:
+    def delete(
+        self, target: FsTarget, expected: FsVersion | None, capture: FsCapture | None = None
+    ) -> FsDeleteOutcome:
         """`delete` inside the critical section (see `LocalFileSystem.delete`): the entry the
         path names is removed from its locked directory; a symbolic link is removed itself."""
         display = target.display_path
@@ -163,8 +219,18 @@ class LocalMutations:
             now = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
             if (now.st_dev, now.st_ino) != (entry.st_dev, entry.st_ino):
                 raise messages.delete_stale(display)
-            os.unlink(name, dir_fd=dir_fd)
-            os.fsync(dir_fd)
+            ticket = None
+            if capture is not None:
+                ticket = capture.prepare(self._start("delete", target, dir_fd, name, now))
+            try:
+                os.unlink(name, dir_fd=dir_fd)
+                os.fsync(dir_fd)
+            except BaseException:
+                if capture is not None:
+                    capture.abandon(ticket)
+                raise
+        if capture is not None:
+            capture.commit(ticket, None, None)
         return FsDeleteOutcome(version=version)
 
     def _prior_for_write(
@@ -223,17 +289,22 @@ class LocalMutations:
     def _publish(
         self,
         verb: messages.Verb,
-        display: str,
+        target: FsTarget,
         dir_fd: int,
         parent: str,
         name: str,
         data: bytes | EncodedText,
         prior: _Prior,
-    ) -> os.stat_result:
+        capture: FsCapture | None,
+        mode: int | None = None,
+    ) -> tuple[os.stat_result, object]:
         """Let the guards look at the locked directory before anything in it changes, sweep
         dead writers' staging residue once per directory (through its descriptor), then
-        publish `data` as `name` with the guards' last look at it."""
+        publish `data` as `name` with the guards' last look at it. A journaled change hands
+        the replaced inode to `capture` right after that look, before the publication;
+        returns the published stat and the capture's ticket."""
         assert verb in ("write", "edit")
+        display = target.display_path
         self._check_directory(verb, display, dir_fd, parent)
         if parent not in self._swept:
             if len(self._swept) >= _SWEPT_DIRECTORIES:
@@ -241,13 +312,45 @@ class LocalMutations:
             self._swept.add(parent)
             sweep_stage_dirs_at(dir_fd)
 
+        tickets: list[object] = []
+
         def check() -> None:
             assert verb in ("write", "edit")
             # The kernel's path of the locked directory, not a path that could be swapped.
             self._guards.check_publish(verb, display, fd_path(dir_fd, parent))
+            if capture is not None:
+                tickets.append(capture.prepare(self._start(verb, target, dir_fd, name, prior.info)))
 
-        staged = Staged(data=data, prior=prior.info, new_file_mode=self._new_file_mode)
-        return publish(dir_fd, name, staged, display, check)
+        staged = Staged(data=data, prior=prior.info, new_file_mode=self._new_file_mode, mode=mode)
+        try:
+            published = publish(dir_fd, name, staged, display, check)
+        except BaseException:
+            if capture is not None and tickets:
+                capture.abandon(tickets[0])
+            raise
+        return published, (tickets[0] if tickets else None)
+
+    def _start(
+        self,
+        verb: messages.Verb,
+        target: FsTarget,
+        dir_fd: int,
+        name: str,
+        info: os.stat_result | None,
+    ) -> FsChangeStart:
+        """What the journal is told about the entry `name` of the locked directory that a
+        change is about to replace or remove (`info`: its stat; None for a create)."""
+        if info is None:
+            return FsChangeStart(target=target, verb=verb, before=None, pre_image=None)
+        regular = st_mode.S_ISREG(info.st_mode)
+        return FsChangeStart(
+            target=target,
+            verb=verb,
+            before=self._versions.version(info),
+            pre_image=LocalReplaced(dir_fd=dir_fd, name=name, info=info) if regular else None,
+            mode=st_mode.S_IMODE(info.st_mode),
+            size=info.st_size if regular else None,
+        )
 
     def _check_directory(
         self, verb: Literal["write", "edit"], display: str, dir_fd: int, path: str

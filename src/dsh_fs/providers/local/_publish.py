@@ -36,6 +36,8 @@ class Staged:
     """The replaced file's stat (its mode and owner are kept); None for a new file."""
     new_file_mode: int
     """Permission bits of a new file (0o666 less the umask)."""
+    mode: int | None = None
+    """Permission bits to publish with instead (an undo restores the recorded mode)."""
 
 
 def publish(
@@ -65,9 +67,11 @@ def publish(
         try:
             write_all(fd, staged.data)
             if staged.prior is None:
-                os.fchmod(fd, staged.new_file_mode)
+                os.fchmod(fd, staged.new_file_mode if staged.mode is None else staged.mode)
             else:
                 _keep_owner_and_mode(fd, staged.prior)
+                if staged.mode is not None:
+                    os.fchmod(fd, staged.mode)
             os.fsync(fd)
             check()
             if staged.prior is None:

@@ -16,6 +16,7 @@ from dsh_fs.errors import FsError
 from dsh_fs.fs import (
     FileSystem,
     FsCapabilities,
+    FsCapture,
     FsDeleteOutcome,
     FsDirEntry,
     FsDirListing,
@@ -26,6 +27,7 @@ from dsh_fs.fs import (
     FsGrepQuery,
     FsInfo,
     FsPathInfo,
+    FsPreImage,
     FsTarget,
     FsTextStream,
     FsVersion,
@@ -59,15 +61,18 @@ class _Fence(LocalGuards):
         self.mode: SandboxMode = mode
         self.confine_reads = confine_reads
         self.confined = confine_reads
+        self.excluded: tuple[str, ...] = ()
 
     def deny(self, verb: messages.Verb, path: str, reason: str) -> FsError:
         return messages.sandbox_denied(verb, path, reason, self.mode)
 
     def readable(self, real: str) -> bool:
+        if self.excluded and within_any(real, self.excluded):
+            return False
         return not self.confine_reads or within_any(real, self.roots)
 
     def writable(self, real: str) -> bool:
-        if self.mode == "read-only":
+        if self.mode == "read-only" or (self.excluded and within_any(real, self.excluded)):
             return False
         return self.mode == "full-access" or within_any(real, self.roots)
 
@@ -309,20 +314,30 @@ class SandboxFileSystem(FileSystem):
         return await self._inner.list_dir(target)
 
     async def write_text(
-        self, target: FsTarget, content: str, expected: WriteGuard | None = None
+        self,
+        target: FsTarget,
+        content: str,
+        expected: WriteGuard | None = None,
+        *,
+        capture: FsCapture | None = None,
     ) -> FsWriteOutcome:
         """The local `write_text`, fenced by the mode; the inner provider re-checks the
         directory it publishes into and withholds a prior text the fence may not reveal."""
         self._check_write(target, "write")
-        return await self._inner.write_text(target, content, expected)
+        return await self._inner.write_text(target, content, expected, capture=capture)
 
     async def edit_text(
-        self, target: FsTarget, edit: FsEdit, expected: FsVersion | None = None
+        self,
+        target: FsTarget,
+        edit: FsEdit,
+        expected: FsVersion | None = None,
+        *,
+        capture: FsCapture | None = None,
     ) -> FsEditOutcome:
         """The local `edit_text`, fenced by the mode and confined like a read."""
         self._check_write(target, "edit")
         self._check_read(target, "edit")
-        return await self._inner.edit_text(target, edit, expected)
+        return await self._inner.edit_text(target, edit, expected, capture=capture)
 
     async def aclose(self) -> None:
         """Close the inner provider."""
@@ -340,12 +355,39 @@ class SandboxFileSystem(FileSystem):
         async with self._inner.stream_text_from(target, start) as stream:
             yield stream
 
-    async def delete(self, target: FsTarget, expected: FsVersion | None = None) -> FsDeleteOutcome:
+    async def delete(
+        self,
+        target: FsTarget,
+        expected: FsVersion | None = None,
+        *,
+        capture: FsCapture | None = None,
+    ) -> FsDeleteOutcome:
         """The local `delete`, fenced by the mode and confined like a read (its version check
         reads the file); the inner provider re-checks the directory it removes from."""
         self._check_write(target, "delete")
         self._check_read(target, "delete")
-        return await self._inner.delete(target, expected)
+        return await self._inner.delete(target, expected, capture=capture)
+
+    async def restore(
+        self,
+        target: FsTarget,
+        pre_image: FsPreImage | None,
+        expected: FsVersion | None,
+        *,
+        mode: int | None = None,
+        capture: FsCapture | None = None,
+    ) -> FsVersion | None:
+        """The local `restore`, fenced like a write (and a delete): an undo lands only where
+        a tool could write, whatever its journal entry says."""
+        self._check_write(target, "write")
+        self._check_read(target, "write")
+        return await self._inner.restore(target, pre_image, expected, mode=mode, capture=capture)
+
+    def exclude(self, path: str) -> None:
+        """Fence out the directory `path` (the journal's store when it falls inside a root):
+        nothing below it can be read, found, listed or changed through this provider."""
+        self._fence.excluded = (*self._fence.excluded, canonical(os.path.abspath(path)))
+        self._fence.confined = True
 
     def walk(
         self, root: FsTarget, *, descend: Callable[[str], bool] | None = None

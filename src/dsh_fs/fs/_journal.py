@@ -1,0 +1,270 @@
+"""The change journal's contract (SPEC §9): the capture seam a provider calls inside its
+critical section, the store a backend keeps entries and pre-images in, and the entry value.
+
+A mutation that is journaled receives an `FsCapture` from its caller (as it receives its
+guard): right before publication, inside the critical section, the provider hands it the
+replaced content (`FsChangeStart`, with a backend-specific `FsPreImage`); the capture makes
+the pre-image and a pending record durable, then the provider publishes and calls `commit`
+with the new version. A failure between the two calls `abandon`. No I/O here: stores live
+with the providers (they touch the disk or the bucket), the journal plugin above decides
+nothing and only records.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import Literal
+
+from ._encoded import EncodedText
+from ._types import FsTarget, FsVersion
+from .messages import Verb
+
+__all__ = [
+    "ENTRY_ID",
+    "FsCapture",
+    "FsChangeMeta",
+    "FsChangeStart",
+    "FsPreImage",
+    "JournalEntry",
+    "JournalProblem",
+    "JournalStore",
+    "JournalUsage",
+    "RestoreKind",
+    "line_counts",
+]
+
+ENTRY_ID = re.compile(r"\A[0-9]{8}T[0-9]{6}\.[0-9]{6}Z-[0-9a-f]{8}\Z")
+"""What an entry id looks like: UTC time to the microsecond, then a random suffix (so ids
+sort by time across processes, ties broken at random)."""
+
+RestoreKind = Literal["delete", "create", "replace"]
+"""What an undo does to the file: delete a created file, recreate a deleted one, or put the
+replaced content back."""
+
+
+class FsPreImage:
+    """A backend's handle on content the journal keeps (the inode a write replaces, a
+    pre-image in the store). Only the provider and the store of the same backend look
+    inside."""
+
+    __slots__ = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FsChangeMeta:
+    """Who makes a change and why, as the journal records it (no I/O facts)."""
+
+    tool: str
+    """The tool that publishes it (``write``, ``edit``, ``insert``, ``undo``, …)."""
+    session: str
+    """The owner's label, unique across processes."""
+    source: str | None = None
+    """A move's source path (display); None otherwise."""
+    undoes: str | None = None
+    """For an undo, the id of the entry it reverts."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FsChangeStart:
+    """A change a provider is about to publish, told from inside its critical section."""
+
+    target: FsTarget
+    """The file the change publishes (or removes)."""
+    verb: Verb
+    """The operation, for a refusal's message."""
+    before: FsVersion | None
+    """The replaced file's version; None when there was none (a create)."""
+    pre_image: FsPreImage | None
+    """The replaced content, as the backend holds it; None for a create."""
+    mode: int | None = None
+    """The replaced file's permission bits, when the backend has them."""
+    size: int | None = None
+    """The replaced content's size in bytes."""
+
+
+class FsCapture(ABC):
+    """The journal's seam into one mutation; the provider calls it in its critical section.
+
+    `prepare` returns once the pre-image and a pending record are durable (or raises, and
+    then the provider publishes nothing); after publication the provider calls `commit`
+    (never raising: a pending record the commit could not finish is completed later);
+    a failure between the two calls `abandon`, which leaves no entry and no stray.
+    """
+
+    @abstractmethod
+    def prepare(self, start: FsChangeStart) -> object:
+        """Keep the pre-image and a pending record, durably; returns a ticket.
+
+        Raises:
+            FsError: `FS_IO_ERROR` naming the journal (a full disk): the change must not
+                happen.
+        """
+
+    @abstractmethod
+    def commit(
+        self, ticket: object, after: FsVersion | None, content: bytes | EncodedText | None
+    ) -> None:
+        """The change is published at `after` (None: the file is gone) with `content`
+        (when the provider has it at hand, for the line counts). Never raises."""
+
+    @abstractmethod
+    def abandon(self, ticket: object) -> None:
+        """The change was not published: forget the pending record and its pre-image."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class JournalEntry:
+    """One recorded change (SPEC §9's keys, plus what an undo needs)."""
+
+    id: str
+    time: str
+    """UTC, RFC 3339."""
+    session: str
+    tool: str
+    path: str
+    """The display path of the changed file (a move's destination)."""
+    rel: str
+    """The same path relative to the store's root (for `diff`)."""
+    source: str | None
+    """A move's source (the ``from`` key); None otherwise."""
+    before: FsVersion | None
+    after: FsVersion | None
+    added: int | None
+    removed: int | None
+    undoable: bool
+    undoes: str | None
+    mode: int | None
+    """The replaced file's permission bits (restored by an undo)."""
+    size: int | None
+    """The pre-image's size in bytes (None: no pre-image)."""
+
+    def to_json(self) -> dict[str, object]:
+        """The keys of `log --json` (SPEC §9)."""
+        return {
+            "id": self.id,
+            "time": self.time,
+            "session": self.session,
+            "tool": self.tool,
+            "path": self.path,
+            "from": self.source,
+            "before": self.before,
+            "after": self.after,
+            "added": self.added,
+            "removed": self.removed,
+            "undoable": self.undoable,
+            "undoes": self.undoes,
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class JournalProblem:
+    """A record the store could not read (corrupt, truncated): reported, never fatal."""
+
+    name: str
+    """The record's name in the store."""
+    reason: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class JournalUsage:
+    """How much a store holds."""
+
+    location: str
+    entries: int
+    pre_images: int
+    bytes: int
+
+
+class JournalStore(ABC):
+    """Where one served root's journal lives; implemented per backend by the providers.
+
+    The methods are synchronous (the local store runs them in worker threads, inside the
+    provider's critical section for `capture`'s calls).
+    """
+
+    location: str
+    """Where the store is (a directory, a URL), for messages and `log`."""
+    root: str
+    """The canonical root whose changes it records."""
+
+    @abstractmethod
+    def prepare(self, meta: FsChangeMeta, start: FsChangeStart) -> object:
+        """`FsCapture.prepare` for a change described by `meta`."""
+
+    @abstractmethod
+    def commit(
+        self, ticket: object, after: FsVersion | None, content: bytes | EncodedText | None
+    ) -> None:
+        """`FsCapture.commit`."""
+
+    @abstractmethod
+    def abandon(self, ticket: object) -> None:
+        """`FsCapture.abandon`."""
+
+    @abstractmethod
+    def entries(self) -> tuple[list[JournalEntry], list[JournalProblem]]:
+        """Every entry in id order (oldest first), and the records that could not be read.
+        Completes pending records of writers that died (published or not)."""
+
+    @abstractmethod
+    def pre_image(self, entry_id: str) -> FsPreImage | None:
+        """The handle an undo restores from (None: none kept, or pruned)."""
+
+    @abstractmethod
+    def pre_image_bytes(self, entry_id: str, limit: int) -> bytes | None:
+        """The kept content, when there is one of at most `limit` bytes (for `diff`)."""
+
+    @abstractmethod
+    def usage(self) -> JournalUsage:
+        """How much the store holds now."""
+
+    @abstractmethod
+    def prune(self, max_bytes: int, max_age_seconds: float, now_ns: int) -> int:
+        """Drop pre-images, oldest first, older than `max_age_seconds` or beyond
+        `max_bytes` in all; their entries stay, not undoable. Returns how many."""
+
+    def close(self) -> None:  # noqa: B027 - optional hook
+        """Release what the store holds open."""
+
+
+_DIFF_LINES = 20_000
+"""Beyond this many differing lines in the middle, counts are the lines on each side."""
+
+
+def line_counts(before: bytes | None, after: bytes | None) -> tuple[int | None, int | None]:
+    """``(added, removed)`` as `git diff --numstat` counts them; ``(None, None)`` when a side
+    is not UTF-8 text. None stands for absent (a create or a delete)."""
+    try:
+        old = _lines(before)
+        new = _lines(after)
+    except UnicodeDecodeError:
+        return None, None
+    start = 0
+    limit = min(len(old), len(new))
+    while start < limit and old[start] == new[start]:
+        start += 1
+    end_old, end_new = len(old), len(new)
+    while end_old > start and end_new > start and old[end_old - 1] == new[end_new - 1]:
+        end_old -= 1
+        end_new -= 1
+    old_middle, new_middle = old[start:end_old], new[start:end_new]
+    if not old_middle or not new_middle or len(old_middle) + len(new_middle) > _DIFF_LINES:
+        return len(new_middle), len(old_middle)
+    added = removed = 0
+    matcher = difflib.SequenceMatcher(None, old_middle, new_middle, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag != "equal":
+            removed += i2 - i1
+            added += j2 - j1
+    return added, removed
+
+
+def _lines(data: bytes | None) -> list[str]:
+    if data is None:
+        return []
+    if b"\0" in data:
+        raise UnicodeDecodeError("utf-8", data, 0, 1, "binary")
+    return data.decode("utf-8").splitlines(keepends=True)

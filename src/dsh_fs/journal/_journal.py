@@ -1,0 +1,325 @@
+"""`Journal`: list, diff and undo the changes a store recorded (SPEC §9), through the same
+provider and fence the tools use."""
+
+from __future__ import annotations
+
+import datetime as dt
+import difflib
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from anyio import to_thread
+
+from dsh_fs.errors import FsError, FsErrorCode
+from dsh_fs.fs import (
+    ENTRY_ID,
+    FileSystem,
+    FsChangeMeta,
+    FsVersion,
+    JournalEntry,
+    JournalProblem,
+    JournalStore,
+    JournalUsage,
+)
+
+from ._plugin import DEFAULT_MAX_AGE_SECONDS, DEFAULT_MAX_BYTES, capture, session_label
+
+__all__ = ["DIFF_LIMIT", "Journal", "UndoResult", "parse_since"]
+
+DIFF_LIMIT = 16 * 1024 * 1024
+"""The largest side a `diff` shows (bigger: a line saying so)."""
+
+_DURATION = re.compile(r"\A([0-9]+)([smhd])\Z")
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UndoResult:
+    """What an undo did to one change: ``undone``, or ``refused`` with the reason."""
+
+    id: str
+    path: str
+    result: str
+    reason: str | None
+
+    def to_json(self) -> dict[str, object]:
+        """``{id, path, result, reason}``."""
+        return {"id": self.id, "path": self.path, "result": self.result, "reason": self.reason}
+
+
+def parse_since(text: str, now: dt.datetime | None = None) -> str:
+    """An RFC 3339 time or a duration back from now (``90s``, ``10m``, ``2h``, ``1d``), as
+    the id prefix it bounds (ids sort by time).
+
+    Raises:
+        ValueError: neither.
+    """
+    now = now or dt.datetime.now(dt.timezone.utc)
+    match = _DURATION.match(text.strip())
+    if match:
+        moment = now - dt.timedelta(seconds=int(match.group(1)) * _UNITS[match.group(2)])
+    else:
+        try:
+            moment = dt.datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+        except ValueError:
+            raise ValueError(
+                f"--since {text!r} is neither an RFC 3339 time nor a duration like 10m"
+            ) from None
+        if moment.tzinfo is None:
+            raise ValueError(f"--since {text!r} has no time zone (add Z or an offset)")
+    moment = moment.astimezone(dt.timezone.utc)
+    return moment.strftime("%Y%m%dT%H%M%S") + f".{moment.microsecond:06d}Z"
+
+
+class Journal:
+    """The journal of a workspace: `entries`, `diff`, `undo` (`ws.journal`).
+
+    Args:
+        fs: The workspace's provider (undo goes through it, and through its fence).
+        store: Where the entries are.
+        max_bytes, max_age_seconds: The bounds `prune` applies.
+    """
+
+    def __init__(
+        self,
+        fs: FileSystem,
+        store: JournalStore,
+        *,
+        max_bytes: int = DEFAULT_MAX_BYTES,
+        max_age_seconds: float = DEFAULT_MAX_AGE_SECONDS,
+    ) -> None:
+        self.fs = fs
+        self.store = store
+        self.max_bytes = max_bytes
+        self.max_age_seconds = max_age_seconds
+
+    @property
+    def location(self) -> str:
+        """Where the store is."""
+        return self.store.location
+
+    async def entries(
+        self,
+        *,
+        session: str | None = None,
+        since: str | None = None,
+        paths: Sequence[str] = (),
+    ) -> list[JournalEntry]:
+        """The entries, newest first, filtered by session label (exact, or a prefix of it
+        ending before a ``-``: ``claude-code`` selects ``claude-code-stdio-1a2b3c``), time
+        (RFC 3339 or a duration, inclusive) and paths (display or relative to the root)."""
+        entries, _ = await self.read()
+        return _select(entries, session=session, since=since, paths=paths)[::-1]
+
+    async def read(self) -> tuple[list[JournalEntry], list[JournalProblem]]:
+        """Every entry, oldest first, and the records that could not be read."""
+        return await to_thread.run_sync(self.store.entries)
+
+    async def usage(self) -> JournalUsage:
+        """How much the store holds."""
+        return await to_thread.run_sync(self.store.usage)
+
+    async def prune(self) -> int:
+        """Apply the bounds now; returns how many pre-images went."""
+        now = dt.datetime.now(dt.timezone.utc)
+        now_ns = int(now.timestamp() * 1_000_000_000)
+        return await to_thread.run_sync(
+            self.store.prune, self.max_bytes, self.max_age_seconds, now_ns
+        )
+
+    async def entry(self, entry_id: str) -> JournalEntry:
+        """The entry `entry_id` (a unique prefix will do).
+
+        Raises:
+            KeyError: no such entry (or the prefix is not unique).
+        """
+        entries, _ = await self.read()
+        return _find(entries, entry_id)
+
+    async def diff(self, entry_id: str) -> str:
+        """The unified diff of one change (`--- a/<rel>` / `+++ b/<rel>`; `/dev/null` for a
+        create's before and a delete's after).
+
+        Raises:
+            KeyError: no such entry.
+        """
+        entries, _ = await self.read()
+        entry = _find(entries, entry_id)
+        before = await self._before_text(entry)
+        after = await self._after_text(entry, entries)
+        old_name = "/dev/null" if entry.before is None else f"a/{entry.rel}"
+        new_name = "/dev/null" if entry.after is None else f"b/{entry.rel}"
+        if before is None or after is None:
+            missing = "before" if before is None else "after"
+            return (
+                f"--- {old_name}\n+++ {new_name}\n"
+                f"(the content {missing} this change is no longer kept, or is not text)\n"
+            )
+        lines = difflib.unified_diff(
+            before.splitlines(keepends=True),
+            after.splitlines(keepends=True),
+            old_name,
+            new_name,
+        )
+        out = []
+        for line in lines:
+            out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
+        return "".join(out) or f"--- {old_name}\n+++ {new_name}\n"
+
+    async def undo(
+        self,
+        *,
+        ids: Iterable[str] = (),
+        session: str | None = None,
+        since: str | None = None,
+        dry_run: bool = False,
+        label: str = "api",
+    ) -> list[UndoResult]:
+        """Undo the selected changes, newest first, each only if its file is exactly where
+        the change left it; the undos are journaled under session `label`.
+
+        Raises:
+            KeyError: an id names no entry.
+            ValueError: nothing selects the changes, or a bad `since`.
+        """
+        ids = list(ids)
+        if not ids and session is None and since is None:
+            raise ValueError("name the changes to undo: ids, a session or a time")
+        entries, _ = await self.read()
+        chosen = [_find(entries, entry_id) for entry_id in ids]
+        if session is not None or since is not None:
+            chosen += _select(entries, session=session, since=since, paths=())
+        unique = {entry.id: entry for entry in chosen}
+        undone_by = {e.undoes: e for e in entries if e.undoes is not None}
+        # The version a file has after an undo, for the older change it exposes again.
+        restored: dict[FsVersion | None, FsVersion | None] = {}
+        for undo_entry in entries:
+            if undo_entry.undoes is not None and undo_entry.undoes not in undone_by:
+                original = next((e for e in entries if e.id == undo_entry.undoes), None)
+                if original is not None:
+                    restored[original.before] = undo_entry.after
+        owner = session_label(label)
+        results: list[UndoResult] = []
+        for entry in sorted(unique.values(), key=lambda e: e.id, reverse=True):
+            result, new_version = await self._undo_one(entry, undone_by, restored, owner, dry_run)
+            results.append(result)
+            if result.result == "undone":
+                restored[entry.before] = new_version
+        return results
+
+    async def _undo_one(
+        self,
+        entry: JournalEntry,
+        undone_by: dict[str, JournalEntry],
+        restored: dict[FsVersion | None, FsVersion | None],
+        owner: str,
+        dry_run: bool,
+    ) -> tuple[UndoResult, FsVersion | None]:
+        def refused(reason: str) -> tuple[UndoResult, FsVersion | None]:
+            return UndoResult(id=entry.id, path=entry.path, result="refused", reason=reason), None
+
+        if entry.id in undone_by:
+            return refused(f"already undone by {undone_by[entry.id].id}")
+        if not entry.undoable:
+            return refused("its pre-image was pruned or never kept; it can't be undone")
+        expected = restored.get(entry.after, entry.after) if entry.after is not None else None
+        pre_image = None
+        if entry.before is not None:
+            pre_image = await to_thread.run_sync(self.store.pre_image, entry.id)
+            if pre_image is None:
+                return refused("its pre-image is missing from the journal")
+        try:
+            target = await self.fs.resolve(entry.path)
+            info = await self.fs.stat(target)
+            current = info.version if info is not None else None
+            if current != expected:
+                return refused(await self._changed_since(entry, current))
+            if dry_run:
+                return UndoResult(id=entry.id, path=entry.path, result="undone", reason=None), None
+            meta = FsChangeMeta(tool="undo", session=owner, undoes=entry.id)
+            version = await self.fs.restore(
+                target, pre_image, expected, mode=entry.mode, capture=capture(self.store, meta)
+            )
+        except FsError as error:
+            if error.code in (FsErrorCode.STALE_VERSION, FsErrorCode.NOT_OBSERVED):
+                return refused(await self._changed_since(entry, None))
+            return refused(error.message)
+        return UndoResult(id=entry.id, path=entry.path, result="undone", reason=None), version
+
+    async def _changed_since(self, entry: JournalEntry, current: FsVersion | None) -> str:
+        entries, _ = await self.read()
+        later = [
+            e for e in entries if e.id > entry.id and e.rel == entry.rel and e.after == current
+        ]
+        if entry.after is None:
+            base = "a file exists there now"
+        else:
+            base = "the file changed since" if current is not None else "the file is gone"
+        if later:
+            return f"{base} (by {later[-1].session}, entry {later[-1].id})"
+        return f"{base} (not by a journaled change)"
+
+    async def _before_text(self, entry: JournalEntry) -> str | None:
+        if entry.before is None:
+            return ""
+        data = await to_thread.run_sync(self.store.pre_image_bytes, entry.id, DIFF_LIMIT)
+        return _text(data)
+
+    async def _after_text(self, entry: JournalEntry, entries: list[JournalEntry]) -> str | None:
+        if entry.after is None:
+            return ""
+        for later in entries:
+            if later.id > entry.id and later.rel == entry.rel and later.before == entry.after:
+                data = await to_thread.run_sync(self.store.pre_image_bytes, later.id, DIFF_LIMIT)
+                if data is not None:
+                    return _text(data)
+        try:
+            target = await self.fs.resolve(entry.path)
+            info = await self.fs.stat(target)
+            if info is None or info.version != entry.after:
+                return None
+            return _text(await self.fs.read_bytes(target, DIFF_LIMIT))
+        except FsError:
+            return None
+
+
+def _text(data: bytes | None) -> str | None:
+    if data is None or b"\0" in data:
+        return None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def _find(entries: list[JournalEntry], entry_id: str) -> JournalEntry:
+    matches = [entry for entry in entries if entry.id.startswith(entry_id)] if entry_id else []
+    if len(matches) == 1 and (ENTRY_ID.match(entry_id) or len(entry_id) >= 8):
+        return matches[0]
+    exact = [entry for entry in matches if entry.id == entry_id]
+    if exact:
+        return exact[0]
+    raise KeyError(entry_id)
+
+
+def _select(
+    entries: list[JournalEntry], *, session: str | None, since: str | None, paths: Sequence[str]
+) -> list[JournalEntry]:
+    bound = parse_since(since) if since is not None else None
+    wanted = {path.rstrip("/") for path in paths}
+    chosen = []
+    for entry in entries:
+        if session is not None and not (
+            entry.session == session or entry.session.startswith(session + "-")
+        ):
+            continue
+        if bound is not None and entry.id < bound:
+            continue
+        if wanted and not (
+            {entry.path, entry.rel, entry.source} & wanted
+            or any(entry.rel.startswith(path + "/") for path in wanted)
+        ):
+            continue
+        chosen.append(entry)
+    return chosen

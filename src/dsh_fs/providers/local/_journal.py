@@ -1,0 +1,566 @@
+"""The local change journal's store (SPEC §9): entries and pre-images on the local disk.
+
+Layout: ``<location>/<sha256 of the root, 32 hex>/`` (0700) holds ``root`` (the canonical
+root it records), and per change ``<id>.pre`` (the pre-image: the replaced inode kept by a
+hard link when it is on the same filesystem and has no other link, else a reflink, else a
+copy; 0600 when copied), ``<id>.pending`` (written, fsynced and `flock`ed before the
+publication; its writer holds the lock until the commit) and ``<id>.json`` (the committed
+entry, 0600). A crash between the pending record and the commit leaves the pending record
+unlocked: the next reader completes it (the file changed from its `before`: published, the
+entry is kept with the version found) or drops it with its pre-image (not published: no
+entry, no stray). Several processes append safely: every name is new (``O_EXCL``), ids
+carry a random suffix, and pruning holds ``lock``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import errno
+import fcntl
+import hashlib
+import json
+import os
+import secrets
+import stat as st_mode
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from dsh_fs.errors import FsError
+from dsh_fs.fs import (
+    ENTRY_ID,
+    EncodedText,
+    FsChangeMeta,
+    FsChangeStart,
+    FsPreImage,
+    FsVersion,
+    JournalEntry,
+    JournalProblem,
+    JournalStore,
+    JournalUsage,
+    line_counts,
+    messages,
+)
+
+from ._io import write_all
+from ._versions import VersionBook
+
+__all__ = [
+    "LocalJournalStore",
+    "LocalKept",
+    "LocalReplaced",
+    "default_journal_location",
+    "read_kept",
+]
+
+_FICLONE = 0x40049409
+"""The Linux ioctl that makes a file share another's blocks (a reflink)."""
+
+_COUNT_LIMIT = 4 * 1024 * 1024
+"""Line counts are computed for content up to this size on both sides (else null)."""
+
+_OPEN_NEW = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+_OPEN_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
+
+_id_lock = threading.Lock()
+_last_us = 0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LocalReplaced(FsPreImage):
+    """The entry `name` of the locked directory `dir_fd` that a change replaces (stat
+    `info`), handed to the store inside the critical section."""
+
+    dir_fd: int
+    name: str
+    info: os.stat_result
+
+
+@dataclass(frozen=True, slots=True)
+class LocalKept(FsPreImage):
+    """A pre-image in the store: the file an undo copies its bytes from."""
+
+    path: str
+
+
+def default_journal_location() -> str:
+    """``$XDG_STATE_HOME/dsh-fs/journal``, else ``~/.local/state/dsh-fs/journal``."""
+    state = os.environ.get("XDG_STATE_HOME") or os.path.join(
+        os.path.expanduser("~"), ".local", "state"
+    )
+    return os.path.join(os.path.abspath(state), "dsh-fs", "journal")
+
+
+def read_kept(kept: LocalKept) -> bytes:
+    """The bytes of a kept pre-image (a regular file; a link put there is refused).
+
+    Raises:
+        OSError: from the system calls (ELOOP for a symbolic link put in its place).
+    """
+    fd = os.open(kept.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    try:
+        info = os.fstat(fd)
+        if not st_mode.S_ISREG(info.st_mode):
+            raise OSError(errno.EINVAL, "the kept pre-image is not a regular file")
+        chunks: list[bytes] = []
+        while chunk := os.read(fd, 1 << 20):
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def _new_id() -> tuple[str, str]:
+    """A fresh entry id and its RFC 3339 time: UTC microseconds (strictly increasing in
+    this process), then eight random hex digits (ties across processes)."""
+    global _last_us
+    with _id_lock:
+        now = max(time.time_ns() // 1000, _last_us + 1)
+        _last_us = now
+    moment = dt.datetime.fromtimestamp(now / 1_000_000, tz=dt.timezone.utc)
+    moment = moment.replace(microsecond=now % 1_000_000)
+    stamp = moment.strftime("%Y%m%dT%H%M%S") + f".{moment.microsecond:06d}Z"
+    return f"{stamp}-{secrets.token_hex(4)}", moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def _id_time_ns(entry_id: str) -> int:
+    moment = dt.datetime.strptime(entry_id[:23], "%Y%m%dT%H%M%S.%fZ").replace(
+        tzinfo=dt.timezone.utc
+    )
+    return int(moment.timestamp()) * 1_000_000_000 + moment.microsecond * 1000
+
+
+@dataclass(slots=True)
+class _Ticket:
+    """A change between `prepare` and `commit`: its pending record, locked."""
+
+    id: str
+    fd: int
+    record: dict[str, Any]
+    kept: bool
+
+
+class LocalJournalStore(JournalStore):
+    """The journal of one canonical root, in a sub-store of `location`.
+
+    Args:
+        location: The store directory (sub-stores per root inside); created 0700.
+        root: The canonical root whose changes it records.
+
+    Raises:
+        OSError: the store cannot be created or opened.
+    """
+
+    def __init__(self, location: str, root: str) -> None:
+        self.root = root
+        base = os.path.abspath(location)
+        _make_private_dirs(base)
+        digest = hashlib.sha256(os.fsencode(root)).hexdigest()[:32]
+        self.location = os.path.join(base, digest)
+        _make_private_dirs(self.location)
+        self._dir_fd = os.open(self.location, _OPEN_DIR)
+        self._versions = VersionBook()
+        with contextlib.suppress(FileExistsError):
+            fd = os.open("root", _OPEN_NEW, 0o600, dir_fd=self._dir_fd)
+            try:
+                write_all(fd, os.fsencode(root) + b"\n")
+            finally:
+                os.close(fd)
+
+    # The capture: inside the provider's critical section.
+
+    def prepare(self, meta: FsChangeMeta, start: FsChangeStart) -> object:
+        entry_id, moment = _new_id()
+        target = start.target
+        record: dict[str, Any] = {
+            "id": entry_id,
+            "time": moment,
+            "session": meta.session,
+            "tool": meta.tool,
+            "path": target.display_path,
+            "rel": self._relative(target.target_key),
+            "key": target.target_key,
+            "from": meta.source,
+            "before": start.before,
+            "after": None,
+            "added": None,
+            "removed": None,
+            "undoes": meta.undoes,
+            "mode": start.mode,
+            "size": start.size,
+        }
+        kept = False
+        fd = -1
+        try:
+            if isinstance(start.pre_image, LocalReplaced):
+                self._keep(start.pre_image, entry_id + ".pre")
+                kept = True
+            record["kept"] = kept
+            fd = os.open(entry_id + ".pending", _OPEN_NEW, 0o600, dir_fd=self._dir_fd)
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            write_all(fd, json.dumps(record).encode())
+            os.fsync(fd)
+            os.fsync(self._dir_fd)
+        except OSError as exc:
+            if fd >= 0:
+                os.close(fd)
+            self._remove(entry_id + ".pending", entry_id + ".pre" if kept else None)
+            what = (exc.strerror or str(exc)).lower()
+            raise messages.journal_failed(
+                start.verb, target.display_path, self.location, what
+            ) from exc
+        except BaseException:
+            if fd >= 0:
+                os.close(fd)
+            self._remove(entry_id + ".pending", entry_id + ".pre" if kept else None)
+            raise
+        return _Ticket(entry_id, fd, record, kept)
+
+    def commit(
+        self, ticket: object, after: FsVersion | None, content: bytes | EncodedText | None
+    ) -> None:
+        assert isinstance(ticket, _Ticket)
+        try:
+            record = ticket.record
+            record["after"] = after
+            before = self.pre_image_bytes(ticket.id, _COUNT_LIMIT) if ticket.kept else None
+            if content is not None and not isinstance(content, bytes):
+                content = content.to_bytes() if content.size <= _COUNT_LIMIT else None
+            counted = (record["before"] is None or before is not None) and (
+                after is None or (content is not None and len(content) <= _COUNT_LIMIT)
+            )
+            if counted:
+                record["added"], record["removed"] = line_counts(before, content)
+            self._write_entry(ticket.id, record)
+            os.unlink(ticket.id + ".pending", dir_fd=self._dir_fd)
+        except Exception:
+            pass
+        finally:
+            os.close(ticket.fd)
+
+    def abandon(self, ticket: object) -> None:
+        assert isinstance(ticket, _Ticket)
+        try:
+            self._remove(ticket.id + ".pending", ticket.id + ".pre" if ticket.kept else None)
+        finally:
+            os.close(ticket.fd)
+
+    # Reading, undoing and pruning.
+
+    def entries(self) -> tuple[list[JournalEntry], list[JournalProblem]]:
+        names = set(os.listdir(self._dir_fd))
+        entries: list[JournalEntry] = []
+        problems: list[JournalProblem] = []
+        for name in sorted(names):
+            stem, _, suffix = name.rpartition(".")
+            if suffix == "pending" and stem + ".json" not in names and ENTRY_ID.match(stem):
+                record = self._settle(stem)
+                if record is not None:
+                    names.add(stem + ".json")
+                    entries.append(self._entry(record, stem + ".pre" in names))
+                continue
+            if suffix != "json":
+                continue
+            if not ENTRY_ID.match(stem):
+                problems.append(JournalProblem(name=name, reason="not an entry's name"))
+                continue
+            try:
+                record = self._read_json(name)
+                entries.append(self._entry(record, stem + ".pre" in names, stem))
+            except (OSError, ValueError, KeyError, TypeError) as exc:
+                problems.append(JournalProblem(name=name, reason=_reason(exc)))
+        entries.sort(key=lambda entry: entry.id)
+        return entries, problems
+
+    def pre_image(self, entry_id: str) -> FsPreImage | None:
+        if not ENTRY_ID.match(entry_id):
+            return None
+        path = os.path.join(self.location, entry_id + ".pre")
+        return LocalKept(path) if os.path.lexists(path) else None
+
+    def pre_image_bytes(self, entry_id: str, limit: int) -> bytes | None:
+        kept = self.pre_image(entry_id)
+        if not isinstance(kept, LocalKept):
+            return None
+        try:
+            info = os.lstat(kept.path)
+            if not st_mode.S_ISREG(info.st_mode) or info.st_size > limit:
+                return None
+            return read_kept(kept)
+        except OSError:
+            return None
+
+    def usage(self) -> JournalUsage:
+        entries = pre_images = total = 0
+        for name in os.listdir(self._dir_fd):
+            try:
+                info = os.stat(name, dir_fd=self._dir_fd, follow_symlinks=False)
+            except FileNotFoundError:
+                continue
+            if name.endswith(".json"):
+                entries += 1
+            elif name.endswith(".pre"):
+                pre_images += 1
+            total += info.st_size
+        return JournalUsage(
+            location=self.location, entries=entries, pre_images=pre_images, bytes=total
+        )
+
+    def prune(self, max_bytes: int, max_age_seconds: float, now_ns: int) -> int:
+        lock = os.open("lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600, dir_fd=self._dir_fd)
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            entries, _ = self.entries()
+            sizes: dict[str, int] = {}
+            for entry in entries:
+                with contextlib.suppress(FileNotFoundError):
+                    info = os.stat(entry.id + ".pre", dir_fd=self._dir_fd, follow_symlinks=False)
+                    sizes[entry.id] = info.st_size
+            total = sum(sizes.values())
+            oldest = now_ns - int(max_age_seconds * 1_000_000_000)
+            pruned = 0
+            for entry in entries:  # oldest first
+                too_old = _id_time_ns(entry.id) < oldest
+                if not (too_old or total > max_bytes) or not entry.undoable:
+                    continue
+                record = self._read_json(entry.id + ".json")
+                record["pruned"] = True
+                self._write_entry(entry.id, record, replace=True)
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(entry.id + ".pre", dir_fd=self._dir_fd)
+                total -= sizes.get(entry.id, 0)
+                pruned += 1
+            return pruned
+        finally:
+            os.close(lock)
+
+    def close(self) -> None:
+        if self._dir_fd >= 0:
+            os.close(self._dir_fd)
+            self._dir_fd = -1
+
+    # Helpers.
+
+    def _relative(self, key: str) -> str:
+        if key == self.root:
+            return "."
+        prefix = self.root.rstrip("/") + "/"
+        return key[len(prefix) :] if key.startswith(prefix) else key
+
+    def _keep(self, replaced: LocalReplaced, name: str) -> None:
+        """Keep the replaced inode as `name` in the store: a hard link when it is alone (no
+        other name could change it in place) and on this filesystem, else a reflink, else a
+        copy. The kept inode must be the one checked (not a file swapped in meanwhile)."""
+        info = replaced.info
+        if info.st_nlink == 1:
+            try:
+                os.link(
+                    replaced.name,
+                    name,
+                    src_dir_fd=replaced.dir_fd,
+                    dst_dir_fd=self._dir_fd,
+                    follow_symlinks=False,
+                )
+            except OSError as exc:
+                if exc.errno not in (errno.EXDEV, errno.EPERM, errno.EMLINK, errno.EACCES):
+                    raise
+            else:
+                now = os.stat(name, dir_fd=self._dir_fd, follow_symlinks=False)
+                if (now.st_dev, now.st_ino) != (info.st_dev, info.st_ino):
+                    os.unlink(name, dir_fd=self._dir_fd)
+                    raise OSError(errno.EAGAIN, "the file was replaced while it was kept")
+                return
+        source = os.open(
+            replaced.name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=replaced.dir_fd
+        )
+        try:
+            now = os.fstat(source)
+            if (now.st_dev, now.st_ino) != (info.st_dev, info.st_ino):
+                raise OSError(errno.EAGAIN, "the file was replaced while it was kept")
+            copy = os.open(name, _OPEN_NEW, 0o600, dir_fd=self._dir_fd)
+            try:
+                _copy_fd(source, copy, now.st_size)
+                os.fsync(copy)
+            except BaseException:
+                os.close(copy)
+                with contextlib.suppress(OSError):
+                    os.unlink(name, dir_fd=self._dir_fd)
+                raise
+            os.close(copy)
+        finally:
+            os.close(source)
+
+    def _write_entry(self, entry_id: str, record: dict[str, Any], replace: bool = False) -> None:
+        """The committed entry, whole or not at all (staged under a temporary name)."""
+        temp = f"{entry_id}.{secrets.token_hex(4)}.tmp"
+        fd = os.open(temp, _OPEN_NEW, 0o600, dir_fd=self._dir_fd)
+        try:
+            write_all(fd, json.dumps(record).encode())
+        finally:
+            os.close(fd)
+        if replace:
+            os.replace(temp, entry_id + ".json", src_dir_fd=self._dir_fd, dst_dir_fd=self._dir_fd)
+            return
+        try:
+            os.link(temp, entry_id + ".json", src_dir_fd=self._dir_fd, dst_dir_fd=self._dir_fd)
+        finally:
+            os.unlink(temp, dir_fd=self._dir_fd)
+
+    def _read_json(self, name: str) -> dict[str, Any]:
+        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=self._dir_fd)
+        try:
+            data = b"".join(iter(lambda: os.read(fd, 1 << 16), b""))
+        finally:
+            os.close(fd)
+        record = json.loads(data)
+        if not isinstance(record, dict):
+            raise ValueError("not a JSON object")
+        return record
+
+    def _entry(
+        self, record: dict[str, Any], has_pre: bool, stem: str | None = None
+    ) -> JournalEntry:
+        def text(key: str) -> str:
+            value = record[key]
+            if not isinstance(value, str):
+                raise TypeError(f"{key} is not a string")
+            return value
+
+        def optional_text(key: str) -> str | None:
+            value = record.get(key)
+            if value is not None and not isinstance(value, str):
+                raise TypeError(f"{key} is not a string")
+            return value
+
+        def optional_int(key: str) -> int | None:
+            value = record.get(key)
+            if value is not None and (not isinstance(value, int) or isinstance(value, bool)):
+                raise TypeError(f"{key} is not a number")
+            return value
+
+        entry_id = text("id")
+        if stem is not None and entry_id != stem:
+            raise ValueError("its id is not its name")
+        before = optional_text("before")
+        pruned = record.get("pruned") is True
+        undoable = not pruned and (has_pre if before is not None else True)
+        return JournalEntry(
+            id=entry_id,
+            time=text("time"),
+            session=text("session"),
+            tool=text("tool"),
+            path=text("path"),
+            rel=text("rel"),
+            source=optional_text("from"),
+            before=FsVersion(before) if before is not None else None,
+            after=FsVersion(a) if (a := optional_text("after")) is not None else None,
+            added=optional_int("added"),
+            removed=optional_int("removed"),
+            undoable=undoable,
+            undoes=optional_text("undoes"),
+            mode=optional_int("mode"),
+            size=optional_int("size"),
+        )
+
+    def _settle(self, stem: str) -> dict[str, Any] | None:
+        """A pending record whose writer died: published (the file is no longer at its
+        `before`) becomes an entry at the version found; else it goes with its pre-image.
+        A record still locked is in flight: left alone (None)."""
+        try:
+            fd = os.open(stem + ".pending", os.O_RDONLY | os.O_CLOEXEC, dir_fd=self._dir_fd)
+        except FileNotFoundError:
+            return None
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return None
+            if not os.path.lexists(os.path.join(self.location, stem + ".pending")):
+                return None  # its writer committed it meanwhile
+            try:
+                record = self._read_json(stem + ".pending")
+            except (OSError, ValueError):
+                self._remove(stem + ".pending", stem + ".pre")
+                return None
+            key = record.get("key")
+            now: FsVersion | None = None
+            if isinstance(key, str):
+                with contextlib.suppress(OSError):
+                    now = self._versions.version(os.lstat(key))
+            if _same_inode(now, record.get("before")):
+                # Never published (a publication is always a new inode; keeping the old one
+                # by a hard link changed only its ctime).
+                self._remove(stem + ".pending", stem + ".pre")
+                return None
+            record["after"] = now
+            with contextlib.suppress(FileExistsError):
+                self._write_entry(stem, record)
+            os.unlink(stem + ".pending", dir_fd=self._dir_fd)
+            return self._read_json(stem + ".json")
+        finally:
+            os.close(fd)
+
+    def _remove(self, *names: str | None) -> None:
+        for name in names:
+            if name is not None:
+                with contextlib.suppress(OSError):
+                    os.unlink(name, dir_fd=self._dir_fd)
+
+
+def _make_private_dirs(path: str) -> None:
+    """`path` and missing parents, the ones created 0700; `path` itself made 0700 (it must
+    be a directory of this user, not a link)."""
+    os.makedirs(path, mode=0o700, exist_ok=True)
+    info = os.lstat(path)
+    if not st_mode.S_ISDIR(info.st_mode):
+        raise NotADirectoryError(errno.ENOTDIR, "the journal store is not a directory", path)
+    if info.st_uid != os.geteuid():
+        raise PermissionError(errno.EPERM, "the journal store belongs to another user", path)
+    if st_mode.S_IMODE(info.st_mode) != 0o700:
+        os.chmod(path, 0o700)
+
+
+def _copy_fd(source: int, target: int, size: int) -> None:
+    """The bytes of `source` into `target`: a reflink where the filesystem shares blocks,
+    else `copy_file_range` (in the kernel), else reads and writes."""
+    try:
+        fcntl.ioctl(target, _FICLONE, source)
+        return
+    except OSError:
+        pass
+    offset = 0
+    try:
+        while offset < size:
+            copied = os.copy_file_range(source, target, size - offset, offset, offset)
+            if copied == 0:
+                break
+            offset += copied
+        if offset >= size:
+            return
+    except OSError as exc:
+        if exc.errno not in (errno.EXDEV, errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP):
+            raise
+    os.lseek(source, offset, os.SEEK_SET)
+    os.lseek(target, offset, os.SEEK_SET)
+    while chunk := os.read(source, 1 << 20):
+        write_all(target, chunk)
+
+
+def _reason(exc: BaseException) -> str:
+    if isinstance(exc, json.JSONDecodeError):
+        return f"not valid JSON ({exc.msg})"
+    if isinstance(exc, KeyError):
+        return f"missing {exc.args[0]}"
+    if isinstance(exc, FsError):
+        return exc.message
+    return str(exc)
+
+
+def _same_inode(now: FsVersion | None, before: object) -> bool:
+    """Whether the file is still the inode of `before` (absent for both counts too): the
+    device and inode fields of the local version token."""
+    if now is None or not isinstance(before, str):
+        return now is None and before is None
+    return now.split(":")[:2] == before.split(":")[:2]

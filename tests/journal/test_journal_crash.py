@@ -1,0 +1,92 @@
+"""A process killed around a journaled publication: right after it, the change is undoable;
+right before it, there is no entry and no stray (SPEC §9). The child dies with `os._exit`
+inside the provider's critical section, as a SIGKILL would leave it."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from dsh_fs import Workspace
+
+pytestmark = pytest.mark.anyio
+
+_CHILD = textwrap.dedent(
+    """
+    import os, sys, anyio
+    from dsh_fs.fs import FsChangeMeta
+    from dsh_fs.journal._plugin import _Capture
+    from dsh_fs.providers import LocalJournalStore, SandboxFileSystem
+
+    root, store_dir, when = sys.argv[1], sys.argv[2], sys.argv[3]
+
+    class Dying(_Capture):
+        def prepare(self, start):
+            ticket = super().prepare(start)
+            if when == "before":
+                os._exit(9)
+            return ticket
+
+        def commit(self, ticket, after, content):
+            os._exit(9)
+
+    async def main():
+        fs = SandboxFileSystem([root])
+        store = LocalJournalStore(store_dir, fs.roots[0])
+        capture = Dying(store, FsChangeMeta(tool="write", session="child"))
+        target = await fs.resolve("a.txt")
+        await fs.write_text(target, "after\\n", capture=capture)
+
+    anyio.run(main)
+    """
+)
+
+
+def _run_child(root: Path, store: Path, when: str) -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", _CHILD, str(root), str(store), when], check=False, timeout=60
+    )
+    assert done.returncode == 9
+
+
+async def test_a_process_killed_after_publishing_leaves_an_entry_that_undoes_to_the_prior_bytes(
+    tmp_path: Path,
+) -> None:
+    root, store = tmp_path / "root", tmp_path / "store"
+    root.mkdir()
+    (root / "a.txt").write_bytes(b"before\r\n\x00binary too")
+    _run_child(root, store, "after")
+    assert (root / "a.txt").read_text() == "after\n"
+    async with Workspace.sandbox(root, journal=store) as ws:
+        assert ws.journal is not None
+        (entry,) = await ws.journal.entries()
+        assert entry.undoable
+        assert entry.after is not None
+        assert [r.result for r in await ws.journal.undo(ids=[entry.id])] == ["undone"]
+    assert (root / "a.txt").read_bytes() == b"before\r\n\x00binary too"
+
+
+async def test_a_process_killed_before_publishing_leaves_no_entry_and_no_stray(
+    tmp_path: Path,
+) -> None:
+    root, store = tmp_path / "root", tmp_path / "store"
+    root.mkdir()
+    (root / "a.txt").write_text("before\n")
+    _run_child(root, store, "before")
+    assert (root / "a.txt").read_text() == "before\n"
+    async with Workspace.sandbox(root, journal=store) as ws:
+        assert ws.journal is not None
+        assert await ws.journal.entries() == []
+        (sub,) = [p for p in store.iterdir() if p.is_dir()]
+        assert sorted(os.listdir(sub)) == ["lock", "root"]
+    # The staging directory the dead writer left is swept by the next write there.
+    async with Workspace.sandbox(root) as ws:
+        s = ws.session()
+        await s.call("read", {"file_path": "a.txt"})
+        await s.call("write", {"file_path": "a.txt", "content": "next\n"})
+    assert sorted(os.listdir(root)) == ["a.txt"]
