@@ -18,6 +18,7 @@ import pytest
 from dsh_fs.errors import FsError, FsErrorCode
 from dsh_fs.fs import (
     CreateIfAbsent,
+    FsCapture,
     FsEdit,
     FsEditOutcome,
     FsEditRequest,
@@ -447,16 +448,26 @@ class _SwappingLocal(LocalFileSystem):
         self.swapper = swapper
 
     async def write_text(
-        self, target: FsTarget, content: str, expected: WriteGuard | None = None
+        self,
+        target: FsTarget,
+        content: str,
+        expected: WriteGuard | None = None,
+        *,
+        capture: FsCapture | None = None,
     ) -> FsWriteOutcome:
         self.swapper.at("before-lock")
-        return await super().write_text(target, content, expected)
+        return await super().write_text(target, content, expected, capture=capture)
 
     async def edit_text(
-        self, target: FsTarget, edit: FsEdit, expected: FsVersion | None = None
+        self,
+        target: FsTarget,
+        edit: FsEdit,
+        expected: FsVersion | None = None,
+        *,
+        capture: FsCapture | None = None,
     ) -> FsEditOutcome:
         self.swapper.at("before-lock")
-        return await super().edit_text(target, edit, expected)
+        return await super().edit_text(target, edit, expected, capture=capture)
 
 
 class _InstrumentedSandbox(SandboxFileSystem):

@@ -20,7 +20,7 @@ import anyio
 import pytest
 
 from dsh_fs import Workspace
-from dsh_fs.fs import FsTarget, FsWriteOutcome, WriteGuard
+from dsh_fs.fs import FsCapture, FsTarget, FsWriteOutcome, WriteGuard
 from dsh_fs.providers import LocalFileSystem, LocalGuards, SandboxFileSystem
 from dsh_fs.providers.local._guards import UNGUARDED
 
@@ -53,12 +53,17 @@ class SwapBeforeWrite(LocalFileSystem):
         self.swaps = 0
 
     async def write_text(
-        self, target: FsTarget, content: str, expected: WriteGuard | None = None
+        self,
+        target: FsTarget,
+        content: str,
+        expected: WriteGuard | None = None,
+        *,
+        capture: FsCapture | None = None,
     ) -> FsWriteOutcome:
         self.victim.unlink()
         self.victim.symlink_to(self.elsewhere)
         self.swaps += 1
-        return await super().write_text(target, content, expected)
+        return await super().write_text(target, content, expected, capture=capture)
 
 
 def swapping_sandbox(tree: Path) -> tuple[SandboxFileSystem, Callable[[], int]]:
