@@ -279,3 +279,23 @@ async def test_without_a_journal_nothing_is_recorded_and_the_workspace_has_none(
     async with Workspace.sandbox(tmp_path) as ws:
         assert ws.journal is None
         assert not (await ws.session().call("write", {"file_path": "a", "content": ""})).is_error
+
+
+@pytest.mark.anyio
+async def test_the_delete_tool_journals_a_file_and_undo_brings_it_back(tmp_path: Path) -> None:
+    root, store = tmp_path / "root", tmp_path / "store"
+    root.mkdir()
+    (root / "gone.txt").write_bytes(b"keep me\n")
+    (root / "empty").mkdir()
+    async with Workspace.sandbox(root, journal=store) as ws:
+        assert ws.journal is not None
+        s = ws.session(label="agent")
+        assert not (await s.call("read", {"file_path": "gone.txt"})).is_error
+        assert not (await s.call("delete", {"file_path": "gone.txt"})).is_error
+        assert not (await s.call("delete", {"file_path": "empty"})).is_error
+        entries = await ws.journal.entries()
+        assert [(e.tool, e.after) for e in entries] == [("delete", None)]
+        assert not (root / "gone.txt").exists()
+        results = await ws.journal.undo(session="agent")
+        assert [r.result for r in results] == ["undone"]
+        assert (root / "gone.txt").read_bytes() == b"keep me\n"

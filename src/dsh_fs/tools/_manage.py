@@ -37,7 +37,7 @@ from dsh_fs.runtime import (
 )
 
 from ._arguments import non_blank, string_param
-from ._base import FsTool, observe, session_cwd
+from ._base import FsTool, capture_for, observe, session_cwd
 from ._values import DeleteValue, MkdirValue, MoveValue
 
 __all__ = [
@@ -236,7 +236,13 @@ class DeleteTool(FsTool[PathArgument, DeleteValue]):
         expected = await context.events.waterfall(
             FS_DELETE_INTENT, FsIntent(target=target, actor=execution), None
         )
-        await fs.delete(target, expected)
+        # A file's delete is journaled (undo brings it back); a link or an empty directory
+        # carries no content to restore.
+        capture = await capture_for(context, execution, target)
+        if capture is None:
+            await fs.delete(target, expected)
+        else:
+            await fs.delete(target, expected, capture=capture)
         observe(context, execution, target, Absent())
         return DeleteValue(path=target.display_path, type="file")
 
