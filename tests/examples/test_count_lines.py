@@ -14,6 +14,7 @@ from mcp.client.stdio import StdioServerParameters
 from mcp_types import TextContent
 
 from dsh_fs import Workspace
+from dsh_fs.workspace import ALL_TOOLS
 
 from .scripted import EXAMPLES, load_example
 
@@ -48,7 +49,7 @@ async def test_the_example_tool_counts_lines_in_a_workspace_beside_the_builtin_t
         "INVALID_ARGS",
         "Error: file_path must be a non-empty string",
     )
-    assert names == ["read", "write", "edit", "glob", "grep", "list", "count_lines"]
+    assert names == [*ALL_TOOLS, "count_lines"]
 
 
 async def test_dsh_fs_mcp_with_the_plugin_lists_and_runs_the_example_tool(root: Path) -> None:
@@ -62,7 +63,7 @@ async def test_dsh_fs_mcp_with_the_plugin_lists_and_runs_the_example_tool(root: 
             listing = await client.list_tools()
             result = await client.call_tool("count_lines", {"file_path": "three.txt"})
     tools = {tool.name: tool for tool in listing.tools}
-    assert list(tools) == ["read", "write", "edit", "glob", "grep", "list", "count_lines"]
+    assert list(tools) == [*ALL_TOOLS, "count_lines"]
     assert tools["count_lines"].annotations is not None
     assert tools["count_lines"].annotations.read_only_hint is True
     assert not result.is_error
