@@ -245,3 +245,26 @@ def test_an_unreadable_root_is_refused_at_start(
     finally:
         root.chmod(0o700)
     assert "permission denied" in capsys.readouterr().err
+
+
+def test_the_printed_command_keeps_the_journal_options(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    argv = ["mcp", "--journal", "store", "--journal-max-bytes", "500M"]
+    argv += ["--journal-max-age", "36h", "--print-config", "claude", str(tmp_path)]
+    config, _ = _printed(argv, capsys)
+    args = config["mcpServers"]["dsh-fs"]["args"]
+    assert args[args.index("mcp") + 1 :] == [
+        "--journal",
+        str(tmp_path / "store"),
+        "--journal-max-bytes",
+        str(500 << 20),
+        "--journal-max-age",
+        "36h",
+        str(tmp_path),
+    ]
+    off, _ = _printed(["mcp", "--no-journal", "--print-config", "cursor", str(tmp_path)], capsys)
+    assert off["mcpServers"]["dsh-fs"]["args"][3:] == ["--no-journal", str(tmp_path)]
+    default, _ = _printed(["mcp", "--print-config", "cursor", str(tmp_path)], capsys)
+    assert default["mcpServers"]["dsh-fs"]["args"][3:] == [str(tmp_path)]

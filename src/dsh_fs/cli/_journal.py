@@ -23,11 +23,14 @@ __all__ = [
     "add_journal_commands",
     "add_journal_options",
     "journal_config",
+    "journal_flags",
     "run_journal",
 ]
 
 _AGE = re.compile(r"\A([0-9]+)([smhd])\Z")
 _AGE_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+_MAX_BYTES = 1 << 30
+_MAX_AGE = 14 * 86400.0
 
 
 class JournalUsageError(Exception):
@@ -52,14 +55,14 @@ def add_journal_options(command: argparse.ArgumentParser, *, switch: bool) -> No
     command.add_argument(
         "--journal-max-bytes",
         type=size_type("500M, 1G"),
-        default=1 << 30,
+        default=_MAX_BYTES,
         metavar="SIZE",
         help="most bytes of pre-images kept per root, oldest out first (default 1G)",
     )
     command.add_argument(
         "--journal-max-age",
         type=_age,
-        default=14 * 86400.0,
+        default=_MAX_AGE,
         metavar="AGE",
         help="oldest pre-image kept (default 14d)",
     )
@@ -82,6 +85,21 @@ def journal_config(args: argparse.Namespace) -> JournalConfig | None:
         max_bytes=args.journal_max_bytes,
         max_age_seconds=args.journal_max_age,
     )
+
+
+def journal_flags(args: argparse.Namespace) -> list[str]:
+    """The journal options of `dsh-fs mcp` as given (for `--print-config`): the store, the
+    switch and the bounds that differ from the defaults."""
+    if getattr(args, "no_journal", False):
+        return ["--no-journal"]
+    flags = ["--journal", os.path.abspath(args.journal)] if args.journal else []
+    if args.journal_max_bytes != _MAX_BYTES:
+        flags += ["--journal-max-bytes", str(args.journal_max_bytes)]
+    if args.journal_max_age != _MAX_AGE:
+        seconds = int(args.journal_max_age)
+        unit = next(u for u in ("d", "h", "m", "s") if seconds % _AGE_UNITS[u] == 0)
+        flags += ["--journal-max-age", f"{seconds // _AGE_UNITS[unit]}{unit}"]
+    return flags
 
 
 def add_journal_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]

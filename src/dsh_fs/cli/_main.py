@@ -25,6 +25,7 @@ from ._journal import (
     add_journal_commands,
     add_journal_options,
     journal_config,
+    journal_flags,
     run_journal,
 )
 from ._plugins import load_plugin
@@ -316,6 +317,7 @@ def _server_flags(args: argparse.Namespace) -> list[str]:
         flags += ["--max-image-size", str(args.max_image_size)]
     if args.log_level != "warning":
         flags += ["--log-level", args.log_level]
+    flags += journal_flags(args)
     tools = _tools("mcp", args.tools)
     if tools != ALL_TOOLS:
         flags += ["--tools", ",".join(tools)]

@@ -4,8 +4,9 @@ Layout: ``<location>/<sha256 of the root, 32 hex>/`` (0700) holds ``root`` (the 
 root it records), and per change ``<id>.pre`` (the pre-image: the replaced inode kept by a
 hard link when it is on the same filesystem and has no other link, else a reflink, else a
 copy; 0600 when copied), ``<id>.pending`` (written, fsynced and `flock`ed before the
-publication; its writer holds the lock until the commit) and ``<id>.json`` (the committed
-entry, 0600). A crash between the pending record and the commit leaves the pending record
+publication, and before its name exists where the filesystem has ``O_TMPFILE``; its writer
+holds the lock until the commit; made before the pre-image it names) and ``<id>.json`` (the
+committed entry, 0600, staged as ``<id>.<random>.tmp``). A crash between the pending record and the commit leaves the pending record
 unlocked: the next reader completes it (the file changed from its `before`: published, the
 entry is kept with the version found) or drops it with its pre-image (not published: no
 entry, no stray). Several processes append safely: every name is new (``O_EXCL``), ids
@@ -63,6 +64,9 @@ _COUNT_LIMIT = 4 * 1024 * 1024
 
 _OPEN_NEW = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 _OPEN_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
+
+_NO_TMPFILE = (errno.EOPNOTSUPP, errno.EISDIR, errno.EINVAL, errno.ENOENT)
+"""What `open` says where the filesystem (or /proc, for naming it) has no ``O_TMPFILE``."""
 
 _id_lock = threading.Lock()
 _last_us = 0
@@ -191,17 +195,17 @@ class LocalJournalStore(JournalStore):
             "mode": start.mode,
             "size": start.size,
         }
-        kept = False
+        kept = isinstance(start.pre_image, LocalReplaced)
+        record["kept"] = kept
         fd = -1
         try:
+            # The pending record first, whole and locked before its name exists; then the
+            # pre-image it names; then one directory fsync makes both names durable. A
+            # writer killed anywhere here leaves at most an unlocked record whose file is
+            # unchanged: the next reader removes it and its pre-image.
+            fd = self._pending(entry_id, json.dumps(record).encode())
             if isinstance(start.pre_image, LocalReplaced):
                 self._keep(start.pre_image, entry_id + ".pre")
-                kept = True
-            record["kept"] = kept
-            fd = os.open(entry_id + ".pending", _OPEN_NEW, 0o600, dir_fd=self._dir_fd)
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            write_all(fd, json.dumps(record).encode())
-            os.fsync(fd)
             os.fsync(self._dir_fd)
         except OSError as exc:
             if fd >= 0:
@@ -255,9 +259,9 @@ class LocalJournalStore(JournalStore):
         problems: list[JournalProblem] = []
         for name in sorted(names):
             stem, _, suffix = name.rpartition(".")
-            if suffix == "pending" and stem + ".json" not in names and ENTRY_ID.match(stem):
-                record = self._settle(stem)
-                if record is not None:
+            if suffix == "pending" and ENTRY_ID.match(stem):
+                record = self._settle(stem, names)
+                if record is not None and stem + ".json" not in names:
                     names.add(stem + ".json")
                     entries.append(self._entry(record, stem + ".pre" in names))
                 continue
@@ -313,6 +317,15 @@ class LocalJournalStore(JournalStore):
         try:
             fcntl.flock(lock, fcntl.LOCK_EX)
             entries, _ = self.entries()
+            # A pruner killed mid-way left its staged entry: no pending record owns it.
+            names = set(os.listdir(self._dir_fd))
+            self._remove(
+                *(
+                    n
+                    for n in names
+                    if n.endswith(".tmp") and f"{n.rsplit('.', 2)[0]}.pending" not in names
+                )
+            )
             sizes: dict[str, int] = {}
             for entry in entries:
                 with contextlib.suppress(FileNotFoundError):
@@ -392,6 +405,41 @@ class LocalJournalStore(JournalStore):
         finally:
             os.close(source)
 
+    def _pending(self, entry_id: str, data: bytes) -> int:
+        """`<id>.pending` holding `data`, fsynced and locked by the returned descriptor
+        before any reader can open it: an unnamed file (``O_TMPFILE``) given its name when
+        complete, else (no ``O_TMPFILE`` here) a new name locked right after creation."""
+        name = entry_id + ".pending"
+        try:
+            fd = os.open(".", os.O_TMPFILE | os.O_WRONLY | os.O_CLOEXEC, 0o600, dir_fd=self._dir_fd)
+        except OSError as exc:
+            if exc.errno not in _NO_TMPFILE:
+                raise
+        else:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+                write_all(fd, data)
+                os.fsync(fd)
+                os.link(f"/proc/self/fd/{fd}", name, dst_dir_fd=self._dir_fd)
+            except OSError as exc:
+                os.close(fd)
+                if exc.errno != errno.ENOENT or exc.filename != f"/proc/self/fd/{fd}":
+                    raise
+            except BaseException:
+                os.close(fd)
+                raise
+            else:
+                return fd
+        fd = os.open(name, _OPEN_NEW, 0o600, dir_fd=self._dir_fd)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            write_all(fd, data)
+            os.fsync(fd)
+        except BaseException:
+            os.close(fd)
+            raise
+        return fd
+
     def _write_entry(self, entry_id: str, record: dict[str, Any], replace: bool = False) -> None:
         """The committed entry, whole or not at all (staged under a temporary name)."""
         temp = f"{entry_id}.{secrets.token_hex(4)}.tmp"
@@ -464,10 +512,12 @@ class LocalJournalStore(JournalStore):
             size=optional_int("size"),
         )
 
-    def _settle(self, stem: str) -> dict[str, Any] | None:
+    def _settle(self, stem: str, names: set[str]) -> dict[str, Any] | None:
         """A pending record whose writer died: published (the file is no longer at its
         `before`) becomes an entry at the version found; else it goes with its pre-image.
-        A record still locked is in flight: left alone (None)."""
+        A record still locked is in flight: left alone (None). The dead writer's staged
+        entry (``<id>.*.tmp``) goes too; a record whose entry exists (the writer died
+        between the two) is only removed."""
         try:
             fd = os.open(stem + ".pending", os.O_RDONLY | os.O_CLOEXEC, dir_fd=self._dir_fd)
         except FileNotFoundError:
@@ -479,6 +529,10 @@ class LocalJournalStore(JournalStore):
                 return None
             if not os.path.lexists(os.path.join(self.location, stem + ".pending")):
                 return None  # its writer committed it meanwhile
+            self._remove(*(n for n in names if n.startswith(stem + ".") and n.endswith(".tmp")))
+            if os.path.lexists(os.path.join(self.location, stem + ".json")):
+                self._remove(stem + ".pending")
+                return None
             try:
                 record = self._read_json(stem + ".pending")
             except (OSError, ValueError):
