@@ -15,6 +15,7 @@ from __future__ import annotations
 import difflib
 import re
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -237,11 +238,19 @@ _DIFF_LINES = 20_000
 def line_counts(before: bytes | None, after: bytes | None) -> tuple[int | None, int | None]:
     """``(added, removed)`` as `git diff --numstat` counts them; ``(None, None)`` when a side
     is not UTF-8 text. None stands for absent (a create or a delete)."""
-    try:
-        old = _lines(before)
-        new = _lines(after)
-    except UnicodeDecodeError:
+    if not (_is_text(before) and _is_text(after)):
         return None, None
+    # The whole lines both sides share at the start and the end are trimmed on the bytes
+    # (C speed) before any decoding: a one-line edit of a large file decodes one line. A cut
+    # right after a b"\n" splits the text as `splitlines` would.
+    old_bytes, new_bytes = before or b"", after or b""
+    head = _common_prefix(old_bytes, new_bytes)
+    head = old_bytes.rfind(b"\n", 0, head) + 1
+    tail = _common_suffix(old_bytes, new_bytes, min(len(old_bytes), len(new_bytes)) - head)
+    cut = old_bytes.find(b"\n", len(old_bytes) - tail) + 1 if tail else 0
+    tail = len(old_bytes) - cut if cut else 0
+    old = _lines(old_bytes[head : len(old_bytes) - tail])
+    new = _lines(new_bytes[head : len(new_bytes) - tail])
     start = 0
     limit = min(len(old), len(new))
     while start < limit and old[start] == new[start]:
@@ -262,9 +271,54 @@ def line_counts(before: bytes | None, after: bytes | None) -> tuple[int | None, 
     return added, removed
 
 
-def _lines(data: bytes | None) -> list[str]:
-    if data is None:
-        return []
-    if b"\0" in data:
-        raise UnicodeDecodeError("utf-8", data, 0, 1, "binary")
+def _lines(data: bytes) -> list[str]:
     return data.decode("utf-8").splitlines(keepends=True)
+
+
+def _is_text(data: bytes | None) -> bool:
+    """Absent, or UTF-8 without a NUL byte."""
+    if data is None:
+        return True
+    if b"\0" in data:
+        return False
+    if data.isascii():
+        return True
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def _common_prefix(a: bytes, b: bytes) -> int:
+    """How many leading bytes `a` and `b` share: slices compared by memcmp, doubling while
+    they agree, then a binary search in the first slice that differs."""
+    return _shared(lambda lo, hi: a[lo:hi] == b[lo:hi], min(len(a), len(b)))
+
+
+def _common_suffix(a: bytes, b: bytes, limit: int) -> int:
+    """How many trailing bytes `a` and `b` share, at most `limit`."""
+    return _shared(
+        lambda lo, hi: a[len(a) - hi : len(a) - lo] == b[len(b) - hi : len(b) - lo], limit
+    )
+
+
+def _shared(same: Callable[[int, int], bool], limit: int) -> int:
+    """The largest n <= `limit` with ``same(0, n)``, given ``same(lo, hi)`` tells whether
+    the bytes from lo to hi agree."""
+    done, step = 0, 4096
+    while done < limit:
+        end = min(done + step, limit)
+        if not same(done, end):
+            break
+        done, step = end, step * 2
+    else:
+        return done
+    high = min(done + step, limit)  # the bytes differ somewhere in [done, high)
+    while high - done > 1:
+        middle = (done + high) // 2
+        if same(done, middle):
+            done = middle
+        else:
+            high = middle
+    return done
