@@ -67,5 +67,5 @@ async def main(root: str, store: str, seed: int, files: dict[str, int]) -> None:
 
 
 if __name__ == "__main__":
-    sizes = dict((spec.split(":")[0], int(spec.split(":")[1])) for spec in sys.argv[4:])
+    sizes = {spec.split(":")[0]: int(spec.split(":")[1]) for spec in sys.argv[4:]}
     anyio.run(main, sys.argv[1], sys.argv[2], int(sys.argv[3]), sizes)
