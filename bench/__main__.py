@@ -20,10 +20,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import anyio
+
 from bench._data import SIZES, ensure_file, small_file
 from bench._mcp import McpPipe, dsh_fs_command, dsh_fs_server, raw_python_server, time_calls
 from bench._peers import peer_rows, render_peers
 from bench.discovery import discovery_rows, render_discovery
+from bench.journal import journal_rows
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -419,6 +422,13 @@ def main(argv: list[str] | None = None) -> int:
         )
         print(peers, flush=True)
 
+    journal = ""
+    journal_sizes = [int(label.removesuffix("MB")) for label in sizes if label in ("1MB", "100MB")]
+    if journal_sizes:
+        journal_table = anyio.run(journal_rows, journal_sizes, 3 if args.quick else 5)
+        journal = _JOURNAL + "\n".join(journal_table) + "\n"
+        print(journal, flush=True)
+
     discovery = _DISCOVERY + render_discovery(discovery_rows(quick=args.quick))
     print(discovery, flush=True)
 
@@ -429,13 +439,20 @@ def main(argv: list[str] | None = None) -> int:
         f"Run: `python -m bench {' '.join(argv if argv is not None else sys.argv[1:])}`"
         f" ({'quick' if args.quick else 'full'}), "
         f"{time.perf_counter() - started:.0f} s, load average at the end {load}. "
-        "Ratios compare medians taken in this run.\n\n" + table + discovery + peers
+        "Ratios compare medians taken in this run.\n\n" + table + journal + discovery + peers
     )
     out = Path(args.out)
     Path(args.out).write_text(report + kept_history(out), encoding="utf-8")
     print(f"\n{report}\nwritten to {args.out}")
     return 0
 
+
+_JOURNAL = (
+    "\n## Change journal (issue 23), same run\n\n"
+    "`bench/journal.py`: a sandbox workspace through the tools, the store on the same "
+    "filesystem (pre-images are hard links); each ratio is the journaled call's median over "
+    "the same call's without the journal, the undo's over the journaled edit's.\n\n"
+)
 
 _DISCOVERY = (
     "\n## Discovery (glob, grep, list) against ripgrep, same run\n\n"

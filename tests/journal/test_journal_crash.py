@@ -90,3 +90,27 @@ async def test_a_process_killed_before_publishing_leaves_no_entry_and_no_stray(
         await s.call("read", {"file_path": "a.txt"})
         await s.call("write", {"file_path": "a.txt", "content": "next\n"})
     assert sorted(os.listdir(root)) == ["a.txt"]
+
+
+async def test_a_change_killed_before_publishing_leaves_the_change_before_it_undoable(
+    tmp_path: Path,
+) -> None:
+    # The dead change kept the file's inode by a hard link and its reader removed the link:
+    # the inode's ctime moved, its bytes did not. An undo from another process still undoes
+    # the change before it (guarded on the file as it is now, and journaled).
+    root, store = tmp_path / "root", tmp_path / "store"
+    root.mkdir()
+    (root / "a.txt").write_text("first\n")
+    async with Workspace.sandbox(root, journal=store) as ws:
+        s = ws.session(label="agent")
+        await s.call("read", {"file_path": "a.txt"})
+        assert not (await s.call("write", {"file_path": "a.txt", "content": "before\n"})).is_error
+    _run_child(root, store, "before")
+    async with Workspace.sandbox(root, journal=store) as ws:
+        assert ws.journal is not None
+        (entry,) = await ws.journal.entries()
+        info = await ws.journal.fs.stat(await ws.journal.fs.resolve("a.txt"))
+        assert info is not None
+        assert info.version != entry.after  # the ctime moved
+        assert [r.result for r in await ws.journal.undo(ids=[entry.id])] == ["undone"]
+    assert (root / "a.txt").read_text() == "first\n"

@@ -227,6 +227,14 @@ class JournalStore(ABC):
         """Drop pre-images, oldest first, older than `max_age_seconds` or beyond
         `max_bytes` in all; their entries stay, not undoable. Returns how many."""
 
+    def unchanged(self, recorded: FsVersion, now: FsVersion) -> bool:
+        """Whether a file at `now` is still the file a change left at `recorded`, where the
+        two tokens differ only by what the journal itself does to a file (the local store's
+        hard link of a pre-image, removed again when the change is not published, moves
+        the inode's ctime). An undo that relies on it guards on `now` and keeps what it
+        replaces, like every undo. The default: equal tokens only."""
+        return recorded == now
+
     def close(self) -> None:  # noqa: B027 - optional hook
         """Release what the store holds open."""
 

@@ -223,7 +223,7 @@ class Journal:
             return refused(f"already undone by {undone_by[entry.id].id}")
         if not entry.undoable:
             return refused("its pre-image was pruned or never kept; it can't be undone")
-        expected = restored.get(entry.after, entry.after) if entry.after is not None else None
+        expected = self._expected(entry.after, restored)
         pre_image = None
         if entry.before is not None:
             pre_image = await to_thread.run_sync(self.store.pre_image, entry.id)
@@ -233,6 +233,13 @@ class Journal:
             target = await self.fs.resolve(entry.path)
             info = await self.fs.stat(target)
             current = info.version if info is not None else None
+            if (
+                expected is not None
+                and current is not None
+                and current != expected
+                and self.store.unchanged(expected, current)
+            ):
+                expected = current  # the guard is the file as it is now
             if current != expected:
                 return refused(await self._changed_since(entry, current))
             if dry_run:
@@ -246,6 +253,20 @@ class Journal:
                 return refused(await self._changed_since(entry, None))
             return refused(error.message)
         return UndoResult(id=entry.id, path=entry.path, result="undone", reason=None), version
+
+    def _expected(
+        self, after: FsVersion | None, restored: dict[FsVersion | None, FsVersion | None]
+    ) -> FsVersion | None:
+        """Where the file of a change that left it at `after` should be now: there, or where
+        a later change's undo put it back (`restored`, keyed by that change's `before`)."""
+        if after is None:
+            return None
+        if after in restored:
+            return restored[after]
+        for before, now in restored.items():
+            if before is not None and self.store.unchanged(after, before):
+                return now
+        return after
 
     async def _changed_since(self, entry: JournalEntry, current: FsVersion | None) -> str:
         entries, _ = await self.read()

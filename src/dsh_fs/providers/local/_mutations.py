@@ -121,7 +121,9 @@ class LocalMutations:
         with map_os_errors("write", target.display_path):
             data = read_kept(pre_image)
         guard: WriteGuard = CreateIfAbsent() if expected is None else ReplaceIfVersion(expected)
-        text = decode_or_none(data)
+        # Kept as the provider's recent text only when small (decoding 100 MB costs more
+        # than the restore's write).
+        text = decode_or_none(data) if len(data) <= BEFORE_LIMIT else None
         _, version, _ = self._write_data(target, data, text, guard, capture, mode)
         return version
 
