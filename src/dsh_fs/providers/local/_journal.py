@@ -27,6 +27,7 @@ import secrets
 import stat as st_mode
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -168,6 +169,8 @@ class LocalJournalStore(JournalStore):
         self.location = os.path.join(base, digest)
         _make_private_dirs(self.location)
         self._dir_fd = os.open(self.location, _OPEN_DIR)
+        # Its idle thread ends when the store is collected.
+        self._syncer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dsh-fs-journal")
         self._versions = VersionBook()
         with contextlib.suppress(FileExistsError):
             fd = os.open("root", _OPEN_NEW, 0o600, dir_fd=self._dir_fd)
@@ -209,7 +212,13 @@ class LocalJournalStore(JournalStore):
             fd = self._pending(entry_id, json.dumps(record).encode())
             if isinstance(start.pre_image, LocalReplaced):
                 self._keep(start.pre_image, entry_id + ".pre")
-            os.fsync(self._dir_fd)
+            # The record's bytes and the directory's two names, both durable before the
+            # publication: two fsyncs at once (a journaling filesystem commits them together).
+            synced = self._syncer.submit(os.fsync, fd)
+            try:
+                os.fsync(self._dir_fd)
+            finally:
+                synced.result()
         except OSError as exc:
             if fd >= 0:
                 os.close(fd)
@@ -241,11 +250,28 @@ class LocalJournalStore(JournalStore):
             if counted:
                 record["added"], record["removed"] = line_counts(before, content)
             self._write_entry(ticket.id, record)
-            os.unlink(ticket.id + ".pending", dir_fd=self._dir_fd)
         except Exception:
-            pass
-        finally:
-            os.close(ticket.fd)
+            written = False  # the pending record stays: the next reader completes it
+        else:
+            written = True
+        # The pending record goes off the caller's path (freeing its inode costs a journal
+        # write): once the entry exists, a reader leaves the record alone while it is
+        # locked and removes it when it is not (this process died first).
+        fd, name, dir_fd = ticket.fd, ticket.id + ".pending", self._dir_fd
+
+        def finish() -> None:
+            try:
+                if written:
+                    os.unlink(name, dir_fd=dir_fd)
+            except OSError:
+                pass
+            finally:
+                os.close(fd)
+
+        try:
+            self._syncer.submit(finish)
+        except RuntimeError:  # the store is closed
+            finish()
 
     def abandon(self, ticket: object) -> None:
         assert isinstance(ticket, _Ticket)
@@ -358,6 +384,7 @@ class LocalJournalStore(JournalStore):
         return recorded.split(":")[:4] == now.split(":")[:4]
 
     def close(self) -> None:
+        self._syncer.shutdown(wait=True)
         if self._dir_fd >= 0:
             os.close(self._dir_fd)
             self._dir_fd = -1
@@ -414,9 +441,10 @@ class LocalJournalStore(JournalStore):
             os.close(source)
 
     def _pending(self, entry_id: str, data: bytes) -> int:
-        """`<id>.pending` holding `data`, fsynced and locked by the returned descriptor
-        before any reader can open it: an unnamed file (``O_TMPFILE``) given its name when
-        complete, else (no ``O_TMPFILE`` here) a new name locked right after creation."""
+        """`<id>.pending` holding `data` (not yet fsynced: `prepare` does), locked by the
+        returned descriptor before any reader can open it: an unnamed file (``O_TMPFILE``)
+        given its name when complete, else (no ``O_TMPFILE`` here) a new name locked right
+        after creation."""
         name = entry_id + ".pending"
         try:
             fd = os.open(".", os.O_TMPFILE | os.O_WRONLY | os.O_CLOEXEC, 0o600, dir_fd=self._dir_fd)
@@ -427,7 +455,6 @@ class LocalJournalStore(JournalStore):
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX)
                 write_all(fd, data)
-                os.fsync(fd)
                 os.link(f"/proc/self/fd/{fd}", name, dst_dir_fd=self._dir_fd)
             except OSError as exc:
                 os.close(fd)
@@ -442,7 +469,6 @@ class LocalJournalStore(JournalStore):
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             write_all(fd, data)
-            os.fsync(fd)
         except BaseException:
             os.close(fd)
             raise
