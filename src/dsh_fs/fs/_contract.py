@@ -271,6 +271,8 @@ class FileSystem(ABC):
         destination: FsTarget,
         expected: FsVersion | None = None,
         replace: WriteGuard | None = None,
+        *,
+        capture: FsCapture | None = None,
     ) -> FsMoveOutcome:
         """Move the entry `source` names (a file, a directory as a whole, or a link itself)
         to `destination`, creating the destination's missing parents.
@@ -288,12 +290,17 @@ class FileSystem(ABC):
         The default is that copy, built from the text primitives: it moves regular UTF-8
         files only (a binary file is `FS_NOT_TEXT`) and no directory.
 
+        `capture`: the journal's seam (SPEC §9) for a file's move, as for `write_text`
+        (the replaced destination is the pre-image; `FsChangeStart.source` names the
+        source). The default does not journal moves and ignores it.
+
         Raises:
             FsError: `FS_ALREADY_EXISTS` (the destination exists, or is the source),
                 `FS_STALE_VERSION`, `FS_NOT_FOUND`, `FS_NOT_REGULAR_FILE` (a FIFO, a
                 device), `FS_PERMISSION_DENIED` (a directory into itself, a root),
                 `FS_SANDBOX_DENIED`, `FS_IO_ERROR`.
         """
+        del capture
         src, dst = source.display_path, destination.display_path
         if source.target_key == destination.target_key:
             raise messages.move_onto_itself(src, dst)

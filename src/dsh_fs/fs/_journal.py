@@ -84,6 +84,8 @@ class FsChangeStart:
     """The replaced file's permission bits, when the backend has them."""
     size: int | None = None
     """The replaced content's size in bytes."""
+    source: FsTarget | None = None
+    """A move's source (the change publishes `target` from it); None otherwise."""
 
 
 class FsCapture(ABC):

@@ -14,8 +14,11 @@ from anyio import to_thread
 from dsh_fs.errors import FsError, FsErrorCode
 from dsh_fs.fs import (
     ENTRY_ID,
+    CreateIfAbsent,
     FileSystem,
     FsChangeMeta,
+    FsPreImage,
+    FsTarget,
     FsVersion,
     JournalEntry,
     JournalProblem,
@@ -242,17 +245,48 @@ class Journal:
                 expected = current  # the guard is the file as it is now
             if current != expected:
                 return refused(await self._changed_since(entry, current))
-            if dry_run:
-                return UndoResult(id=entry.id, path=entry.path, result="undone", reason=None), None
             meta = FsChangeMeta(tool="undo", session=owner, undoes=entry.id)
-            version = await self.fs.restore(
-                target, pre_image, expected, mode=entry.mode, capture=capture(self.store, meta)
-            )
+            if entry.source is not None:
+                source = await self.fs.resolve(entry.source)
+                if await self.fs.stat(source) is not None:
+                    return refused(f"something exists at {entry.source} now")
+                if dry_run:
+                    return UndoResult(
+                        id=entry.id, path=entry.path, result="undone", reason=None
+                    ), None
+                version = await self._move_back(entry, target, source, expected, pre_image, meta)
+            elif dry_run:
+                return UndoResult(id=entry.id, path=entry.path, result="undone", reason=None), None
+            else:
+                version = await self.fs.restore(
+                    target, pre_image, expected, mode=entry.mode, capture=capture(self.store, meta)
+                )
         except FsError as error:
             if error.code in (FsErrorCode.STALE_VERSION, FsErrorCode.NOT_OBSERVED):
                 return refused(await self._changed_since(entry, None))
             return refused(error.message)
         return UndoResult(id=entry.id, path=entry.path, result="undone", reason=None), version
+
+    async def _move_back(
+        self,
+        entry: JournalEntry,
+        target: FsTarget,
+        source: FsTarget,
+        expected: FsVersion | None,
+        pre_image: FsPreImage | None,
+        meta: FsChangeMeta,
+    ) -> FsVersion | None:
+        """A move's undo: the file moved back to its source (never over something there),
+        then the file the move replaced recreated from its pre-image; both journaled.
+        Returns the destination's version now (None: nothing there again)."""
+        await self.fs.move(
+            target, source, expected, CreateIfAbsent(), capture=capture(self.store, meta)
+        )
+        if pre_image is None:
+            return None
+        return await self.fs.restore(
+            target, pre_image, None, mode=entry.mode, capture=capture(self.store, meta)
+        )
 
     def _expected(
         self, after: FsVersion | None, restored: dict[FsVersion | None, FsVersion | None]

@@ -171,7 +171,15 @@ class MoveTool(FsTool[MoveArguments, MoveValue]):
             expected = await context.events.waterfall(
                 FS_MOVE_INTENT, FsIntent(target=source, actor=execution), None
             )
-        outcome = await fs.move(source, destination, expected, guard or CreateIfAbsent())
+        # A file's move is journaled (its undo moves it back); the provider tells the
+        # journal the source.
+        capture = await capture_for(context, execution, destination)
+        if capture is None:
+            outcome = await fs.move(source, destination, expected, guard or CreateIfAbsent())
+        else:
+            outcome = await fs.move(
+                source, destination, expected, guard or CreateIfAbsent(), capture=capture
+            )
         if outcome.type is FsFileType.FILE:
             observe(context, execution, source, Absent())
             if outcome.version is not None:

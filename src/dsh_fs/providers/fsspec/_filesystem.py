@@ -509,12 +509,16 @@ class FsspecFileSystem(FileSystem):
         destination: FsTarget,
         expected: FsVersion | None = None,
         replace: WriteGuard | None = None,
+        *,
+        capture: FsCapture | None = None,
     ) -> FsMoveOutcome:
         """A file: a copy (S3: a server-side ``CopyObject`` conditioned on the source's ETag
         and, on the destination, ``If-None-Match: *`` or ``If-Match``), verified, then a
         guarded delete of the source (``DeleteObject`` with ``If-Match``). A directory (on
         stores that have them): fsspec's recursive move once the destination is checked
-        absent. Key prefixes (S3 "directories") are not moved."""
+        absent. Key prefixes (S3 "directories") are not moved. (Moves are not journaled
+        here yet: `capture` is ignored.)"""
+        del capture
         src, dst = source.display_path, destination.display_path
         if source.target_key == destination.target_key:
             raise messages.move_onto_itself(src, dst)

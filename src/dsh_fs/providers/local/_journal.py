@@ -192,7 +192,7 @@ class LocalJournalStore(JournalStore):
             "path": target.display_path,
             "rel": self._relative(target.target_key),
             "key": target.target_key,
-            "from": meta.source,
+            "from": start.source.display_path if start.source is not None else meta.source,
             "before": start.before,
             "after": None,
             "added": None,

@@ -24,6 +24,8 @@ from typing import Protocol
 
 from dsh_fs.errors import FsError, FsErrorCode
 from dsh_fs.fs import (
+    FsCapture,
+    FsChangeStart,
     FsFileType,
     FsMkdirOutcome,
     FsMoveOutcome,
@@ -38,6 +40,7 @@ from .._oserrors import map_os_errors
 from ._dirs import directory_lock, make_parents
 from ._guards import LocalGuards
 from ._io import LazyContent, read_fd
+from ._journal import LocalReplaced
 from ._open import Opened, fd_path, open_existing
 from ._publish import Staged, publish
 from ._realpath import real_path
@@ -150,8 +153,10 @@ class LocalManagement:
         destination: FsTarget,
         expected: FsVersion | None,
         replace: WriteGuard | None,
+        capture: FsCapture | None = None,
     ) -> FsMoveOutcome:
-        """`move` inside its critical section (see `LocalFileSystem.move`)."""
+        """`move` inside its critical section (see `LocalFileSystem.move`); a file's move
+        is journaled through `capture` (the replaced destination kept as its pre-image)."""
         src, dst = source.display_path, destination.display_path
         src_parent, src_name = _entry(src)
         dst_name = os.path.basename(dst)
@@ -187,6 +192,7 @@ class LocalManagement:
                 replace,
                 (src_fd, src_parent, src_name),
                 (dst_fd, dst_parent, dst_name),
+                capture,
             )
 
     def _move_locked(
@@ -197,6 +203,7 @@ class LocalManagement:
         replace: WriteGuard | None,
         src_at: tuple[int, str, str],
         dst_at: tuple[int, str, str],
+        capture: FsCapture | None = None,
     ) -> FsMoveOutcome:
         src, dst = source.display_path, destination.display_path
         src_fd, src_parent, src_name = src_at
@@ -218,7 +225,6 @@ class LocalManagement:
             there = os.stat(dst_name, dir_fd=dst_fd, follow_symlinks=False)
         except FileNotFoundError:
             there = None
-        replacing = there is not None
         if there is not None:
             if (
                 not isinstance(replace, ReplaceIfVersion)
@@ -238,6 +244,61 @@ class LocalManagement:
         now = os.stat(src_name, dir_fd=src_fd, follow_symlinks=False)
         if (now.st_dev, now.st_ino) != (entry.st_dev, entry.st_ino):
             raise messages.move_stale(src)
+        ticket: object = None
+        if capture is not None and kind is FsFileType.FILE:
+            ticket = capture.prepare(self._change(source, destination, dst_fd, dst_name, there))
+        else:
+            capture = None  # only a file's move is journaled
+        try:
+            outcome = self._rename(source, destination, kind, there, src_at, dst_at, entry)
+        except BaseException:
+            if capture is not None:
+                capture.abandon(ticket)
+            raise
+        if capture is not None:
+            capture.commit(ticket, outcome.version, None)
+        return outcome
+
+    def _change(
+        self,
+        source: FsTarget,
+        destination: FsTarget,
+        dst_fd: int,
+        dst_name: str,
+        there: os.stat_result | None,
+    ) -> FsChangeStart:
+        """What the journal is told about a file's move: the destination it publishes, the
+        file it replaces there (kept as the pre-image), and the source."""
+        if there is None:
+            return FsChangeStart(
+                target=destination, verb="move", before=None, pre_image=None, source=source
+            )
+        return FsChangeStart(
+            target=destination,
+            verb="move",
+            before=self._versions.version(there),
+            pre_image=LocalReplaced(dir_fd=dst_fd, name=dst_name, info=there),
+            mode=st_mode.S_IMODE(there.st_mode),
+            size=there.st_size,
+            source=source,
+        )
+
+    def _rename(
+        self,
+        source: FsTarget,
+        destination: FsTarget,
+        kind: FsFileType,
+        there: os.stat_result | None,
+        src_at: tuple[int, str, str],
+        dst_at: tuple[int, str, str],
+        entry: os.stat_result,
+    ) -> FsMoveOutcome:
+        """The checked move itself: a rename (no-replace unless `there` was checked), or
+        across filesystems the verified copy; both directories made durable."""
+        src, dst = source.display_path, destination.display_path
+        src_fd, _, src_name = src_at
+        dst_fd, _, dst_name = dst_at
+        replacing = there is not None
         try:
             if replacing:
                 os.rename(src_name, dst_name, src_dir_fd=src_fd, dst_dir_fd=dst_fd)
