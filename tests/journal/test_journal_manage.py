@@ -94,3 +94,32 @@ async def test_a_moves_undo_is_refused_when_the_source_is_taken_or_the_file_chan
     assert (root / "b.txt").read_text() == "a\n"
     assert (root / "d.txt").read_text() == "the user's edit\n"
     assert not (root / "c.txt").exists()
+
+
+async def test_a_created_directory_is_an_entry_and_its_undo_removes_it_only_if_empty(
+    tmp_path: Path,
+) -> None:
+    root, store = tmp_path / "root", tmp_path / "store"
+    root.mkdir()
+    async with Workspace.sandbox(root, journal=store) as ws:
+        assert ws.journal is not None
+        s = ws.session(label="agent")
+        assert not (await s.call("mkdir", {"path": "empty"})).is_error
+        assert not (await s.call("mkdir", {"path": "full"})).is_error
+        assert not (await s.call("mkdir", {"path": "full"})).is_error  # exists: no entry
+        (root / "full" / "user.txt").write_text("the user's file\n")
+        entries = await ws.journal.entries()
+        assert [(e.tool, e.rel) for e in entries] == [("mkdir", "full"), ("mkdir", "empty")]
+        dry = {r.path: r.result for r in await ws.journal.undo(session="agent", dry_run=True)}
+        results = {Path(r.path).name: r for r in await ws.journal.undo(session="agent")}
+        assert {Path(p).name: r for p, r in dry.items()} == {
+            "empty": "undone",
+            "full": "refused",
+        }
+        assert results["empty"].result == "undone"
+        assert results["full"].result == "refused"
+        assert "directory not empty" in str(results["full"].reason)
+        undo = [e for e in await ws.journal.entries() if e.tool == "undo"]
+        assert [e.undoes for e in undo] == [entries[1].id]
+    assert not (root / "empty").exists()
+    assert (root / "full" / "user.txt").read_text() == "the user's file\n"

@@ -17,6 +17,8 @@ from dsh_fs.fs import (
     CreateIfAbsent,
     FileSystem,
     FsChangeMeta,
+    FsChangeStart,
+    FsFileType,
     FsPreImage,
     FsTarget,
     FsVersion,
@@ -24,6 +26,7 @@ from dsh_fs.fs import (
     JournalProblem,
     JournalStore,
     JournalUsage,
+    messages,
 )
 
 from ._plugin import DEFAULT_MAX_AGE_SECONDS, DEFAULT_MAX_BYTES, capture, session_label
@@ -226,6 +229,8 @@ class Journal:
             return refused(f"already undone by {undone_by[entry.id].id}")
         if not entry.undoable:
             return refused("its pre-image was pruned or never kept; it can't be undone")
+        if entry.tool == "mkdir":
+            return await self._undo_mkdir(entry, owner, dry_run), None
         expected = self._expected(entry.after, restored)
         pre_image = None
         if entry.before is not None:
@@ -266,6 +271,43 @@ class Journal:
                 return refused(await self._changed_since(entry, None))
             return refused(error.message)
         return UndoResult(id=entry.id, path=entry.path, result="undone", reason=None), version
+
+    async def _undo_mkdir(self, entry: JournalEntry, owner: str, dry_run: bool) -> UndoResult:
+        """A created directory's undo: removed only if it is still an empty directory (the
+        parents made on the way stay); journaled, not undoable itself (nothing to keep)."""
+
+        def result(reason: str | None) -> UndoResult:
+            return UndoResult(
+                id=entry.id,
+                path=entry.path,
+                result="undone" if reason is None else "refused",
+                reason=reason,
+            )
+
+        try:
+            target = await self.fs.resolve(entry.path)
+            info = await self.fs.stat(target)
+            if info is None or info.type is not FsFileType.DIRECTORY:
+                return result("the directory is gone" if info is None else "not a directory now")
+            if dry_run:
+                async with self.fs.walk(target, descend=lambda _: False) as batches:
+                    async for batch in batches:
+                        if batch:
+                            return result(messages.not_empty(entry.path).message)
+                        break
+                return result(None)
+            meta = FsChangeMeta(tool="undo", session=owner, undoes=entry.id)
+            start = FsChangeStart(target=target, verb="delete", before=info.version, pre_image=None)
+            ticket = await to_thread.run_sync(self.store.prepare, meta, start)
+            try:
+                await self.fs.delete_dir(target)
+            except BaseException:
+                await to_thread.run_sync(self.store.abandon, ticket)
+                raise
+            await to_thread.run_sync(self.store.commit, ticket, None, None)
+        except FsError as error:
+            return result(error.message)
+        return result(None)
 
     async def _move_back(
         self,

@@ -595,9 +595,11 @@ class FsspecFileSystem(FileSystem):
         self._digests.record(destination, version, prior.data)
         return FsMoveOutcome(type=FsFileType.FILE, version=version, replaced=there is not None)
 
-    async def mkdir(self, target: FsTarget) -> FsMkdirOutcome:
+    async def mkdir(self, target: FsTarget, *, capture: FsCapture | None = None) -> FsMkdirOutcome:
         """``makedirs`` on stores with directories, once no ancestor is a file; object
-        stores (key prefixes only) refuse, as the contract's default does."""
+        stores (key prefixes only) refuse, as the contract's default does. (Not journaled
+        here yet: `capture` is ignored.)"""
+        del capture
         if not self._store.directories:
             return await super().mkdir(target)
         return await self._call("mkdir", target.display_path, self._mkdir_sync, target)
