@@ -1,8 +1,8 @@
 """``python -m edit_recovery.real``: the held-out real cases through the real tools.
 
 Prints each non-named case's id and the diagnosis text, then
-``K/N named, X nothing-close, Y elsewhere, W wrong edits`` for each set of cases and for all. Exits non-zero only on a wrong
-edit (the figures are a measurement, not a gate).
+``K/N named, X nothing-close, Y elsewhere, W wrong edits`` for each set of cases and for all.
+Exits non-zero only on a wrong edit (the figures are a measurement, not a gate).
 """
 
 from __future__ import annotations
