@@ -18,7 +18,7 @@ from typing import Any
 
 import anyio
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import HumanMessage, SystemMessage
+from langchain_core.messages import AnyMessage, HumanMessage, SystemMessage
 from langgraph.graph import START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode, tools_condition
 
@@ -41,8 +41,8 @@ async def run_agent(model: BaseChatModel, folder: str, task: str) -> str:
         graph.add_edge(START, "agent")
         graph.add_conditional_edges("agent", tools_condition)  # tool calls, or the end
         graph.add_edge("tools", "agent")
-        prompt = [SystemMessage(workspace.system_prompt()), HumanMessage(task)]
-        result = await graph.compile().ainvoke({"messages": prompt})
+        prompt: list[AnyMessage] = [SystemMessage(workspace.system_prompt()), HumanMessage(task)]
+        result = await graph.compile().ainvoke(MessagesState(messages=prompt))
         return str(result["messages"][-1].text)
 
 

@@ -182,6 +182,7 @@ async def test_an_image_read_answers_with_an_image_block(session: Session, root:
         {"name": "read", "args": {"file_path": "dot.png"}, "id": "i1", "type": "tool_call"}
     )
     assert isinstance(message, ToolMessage)
+    assert isinstance(message.content, list)
     text, image = message.content
     assert isinstance(text, dict)
     assert text["type"] == "text"

@@ -29,7 +29,7 @@ import base64
 import functools
 import posixpath
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, Final, TypeVar
+from typing import TYPE_CHECKING, Any, Final, TypeVar, cast
 
 from deepagents.backends.protocol import (
     BackendProtocol,
@@ -48,6 +48,7 @@ from deepagents.backends.protocol import (
 )
 
 from dsh_fs.errors import FsError, FsErrorCode
+from dsh_fs.fs import FsFileType, FsTarget
 
 from ._images import image_of
 from ._runner import SessionRunner
@@ -69,6 +70,9 @@ DOWNLOAD_MAX_BYTES: Final = 32 * 1024 * 1024
 
 _REGEX_SPECIAL: Final = frozenset("\\.+*?()|[]{}^$#&-~")
 """What our grep's regular expressions (ripgrep's syntax, RE2 without it) treat as syntax."""
+
+_SAYS_NO_LINES_REQUESTED: Final = "no_lines_requested" in ReadResult.__dataclass_fields__
+"""Whether this deepagents tells a zero-line window from an empty file (0.7.x, later ones)."""
 
 _DOWNLOAD_ERRORS: Final = {
     FsErrorCode.NOT_FOUND: "file_not_found",
@@ -168,12 +172,8 @@ class WorkspaceBackend(BackendProtocol):
         value = result.value
         assert value is not None
         directory = await self._theirs(value["path"])
-        entries: list[FileInfo] = [
-            {
-                "path": posixpath.join(directory, entry["name"]),
-                "is_dir": entry["type"] == "directory",
-                "size": entry["size"],
-            }
+        entries = [
+            _info(posixpath.join(directory, entry["name"]), entry["type"] == "directory")
             for entry in value["entries"]
         ]
         return LsResult(entries=entries)
@@ -190,10 +190,11 @@ class WorkspaceBackend(BackendProtocol):
         return await self._on_loop(functools.partial(self._read, file_path, offset, limit))
 
     async def _read(self, file_path: str, offset: int, limit: int) -> ReadResult:
-        if limit <= 0:
-            return ReadResult(
-                file_data=FileData(content="", encoding="utf-8"), no_lines_requested=True
-            )
+        if limit <= 0:  # the protocol's degenerate window: nothing read
+            nothing = ReadResult(file_data=_data("", "utf-8"))
+            if _SAYS_NO_LINES_REQUESTED:
+                nothing.no_lines_requested = True
+            return nothing
         arguments: dict[str, Any] = {"file_path": await self._ours(file_path)}
         # The whole file unwindowed, so that an image is read as an image.
         if offset > 0:
@@ -206,11 +207,11 @@ class WorkspaceBackend(BackendProtocol):
         image = image_of(result)
         if image is not None:
             content = base64.b64encode(image.data).decode("ascii")
-            return ReadResult(file_data=FileData(content=content, encoding="base64"))
+            return ReadResult(file_data=_data(content, "base64"))
         value = result.value
         assert value is not None
         lines: list[str] = [line["text"] for line in value["lines"]]
-        data = FileData(content="\n".join(lines), encoding="utf-8")
+        data = _data("\n".join(lines), "utf-8")
         if not lines:
             return ReadResult(file_data=data)
         start: int = value["offset"]
@@ -249,7 +250,7 @@ class WorkspaceBackend(BackendProtocol):
         file_path: str,
         old_string: str,
         new_string: str,
-        replace_all: bool = False,  # noqa: FBT001, FBT002 - the protocol's signature
+        replace_all: bool = False,
     ) -> EditResult:
         """Replace `old_string` in a file the session read at its current version; a miss
         says what in the file is closest and why it differs."""
@@ -261,7 +262,7 @@ class WorkspaceBackend(BackendProtocol):
         file_path: str,
         old_string: str,
         new_string: str,
-        replace_all: bool = False,  # noqa: FBT001, FBT002 - the protocol's signature
+        replace_all: bool = False,
     ) -> EditResult:
         """`edit`, awaited."""
         return await self._on_loop(
@@ -339,12 +340,8 @@ class WorkspaceBackend(BackendProtocol):
             return GrepResult(error=result.text)
         value = result.value
         assert value is not None
-        matches: list[GrepMatch] = [
-            {
-                "path": await self._theirs(match["path"]),
-                "line": match["line_number"],
-                "text": match["line"],
-            }
+        matches = [
+            _match(await self._theirs(match["path"]), match["line_number"], match["line"])
             for match in value["matches"]
         ]
         truncated = value["total"] > len(matches)
@@ -370,13 +367,9 @@ class WorkspaceBackend(BackendProtocol):
             return GlobResult(error=_without_prefix(result.text))
         value = result.value
         assert value is not None
-        found: list[FileInfo] = [
-            {"path": await self._theirs(found), "is_dir": False} for found in value["paths"]
-        ]
+        found = [_info(await self._theirs(path), is_dir=False) for path in value["paths"]]
         truncated = value["total"] > len(found)
-        return GlobResult(
-            matches=found, truncated=truncated, truncation_reason="budget" if truncated else None
-        )
+        return GlobResult(matches=found, truncated=truncated)
 
     # -- upload, download ----------------------------------------------------------------
 
@@ -416,20 +409,32 @@ class WorkspaceBackend(BackendProtocol):
         fs = self.session.workspace.fs
         responses: list[FileDownloadResponse] = []
         for path in paths:
+            target: FsTarget | None = None
             try:
                 target = await fs.resolve(await self._ours(path) or ".", self.session.cwd)
                 content = await fs.read_bytes(target, DOWNLOAD_MAX_BYTES)
             except FsError as error:
-                responses.append(FileDownloadResponse(path=path, error=_download_error(error)))
+                word = _DOWNLOAD_ERRORS.get(error.code)
+                if target is not None and error.code is FsErrorCode.NOT_REGULAR_FILE:
+                    info = await fs.stat(target)
+                    if info is not None and info.type is FsFileType.DIRECTORY:
+                        word = "is_directory"
+                reason = word if word is not None else f"Error: {error.message}"
+                responses.append(FileDownloadResponse(path=path, error=reason))
                 continue
             responses.append(FileDownloadResponse(path=path, content=content))
         return responses
 
 
-def _download_error(error: FsError) -> str:
-    word = _DOWNLOAD_ERRORS.get(error.code)
-    if word is not None:
-        return word
-    if error.code is FsErrorCode.NOT_REGULAR_FILE:
-        return "is_directory"
-    return f"Error: {error.message}"
+# The protocol's TypedDicts mark their optional keys `NotRequired`, which mypy checking for
+# Python 3.10 does not see: built through casts.
+def _info(path: str, is_dir: bool) -> FileInfo:
+    return cast("FileInfo", {"path": path, "is_dir": is_dir})
+
+
+def _data(content: str, encoding: str) -> FileData:
+    return cast("FileData", {"content": content, "encoding": encoding})
+
+
+def _match(path: str, line: int, text: str) -> GrepMatch:
+    return cast("GrepMatch", {"path": path, "line": line, "text": text})
