@@ -228,3 +228,15 @@ async def test_delete_goes_through_our_delete_tool(session: Session, root: Path)
 async def test_an_async_session_called_synchronously_says_what_to_use(session: Session) -> None:
     with pytest.raises(RuntimeError, match=r"WorkspaceBackend\.read .*SyncSession"):
         WorkspaceBackend(session).read("/x.txt")
+
+
+async def test_an_operation_whose_tool_is_not_offered_is_refused(root: Path) -> None:
+    (root / "app.py").write_text(APP, encoding="utf-8")
+    async with Workspace.sandbox(root, tools=("read", "list")) as workspace:
+        backend = WorkspaceBackend(workspace.session())
+        assert (await backend.aread("/app.py")).error is None
+        refused = await backend.aedit("/app.py", "helo", "hello")
+        assert refused.error == (await workspace.session().call("edit", {})).text
+        assert refused.error is not None
+        assert refused.error.startswith("Error: ")
+    assert (root / "app.py").read_text(encoding="utf-8") == APP
