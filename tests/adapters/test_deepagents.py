@@ -131,6 +131,7 @@ async def test_paths_are_virtual_with_the_root_as_slash(session: Session, root: 
         ("/notes.txt", False),
         ("/src", True),
     ]
+    assert listing.entries[0].get("size") == 3
     found = await backend.aglob("*.py")
     assert found.matches is not None
     assert [m["path"] for m in found.matches] == ["/src/app.py"]

@@ -173,7 +173,11 @@ class WorkspaceBackend(BackendProtocol):
         assert value is not None
         directory = await self._theirs(value["path"])
         entries = [
-            _info(posixpath.join(directory, entry["name"]), entry["type"] == "directory")
+            _info(
+                posixpath.join(directory, entry["name"]),
+                entry["type"] == "directory",
+                size=entry["size"],
+            )
             for entry in value["entries"]
         ]
         return LsResult(entries=entries)
@@ -428,8 +432,11 @@ class WorkspaceBackend(BackendProtocol):
 
 # The protocol's TypedDicts mark their optional keys `NotRequired`, which mypy checking for
 # Python 3.10 does not see: built through casts.
-def _info(path: str, is_dir: bool) -> FileInfo:
-    return cast("FileInfo", {"path": path, "is_dir": is_dir})
+def _info(path: str, is_dir: bool, size: int | None = None) -> FileInfo:
+    info: dict[str, Any] = {"path": path, "is_dir": is_dir}
+    if size is not None:
+        info["size"] = size
+    return cast("FileInfo", info)
 
 
 def _data(content: str, encoding: str) -> FileData:
