@@ -15,6 +15,7 @@ from langchain_core.messages import AIMessage, BaseMessage
 
 from dsh_fs import Workspace
 from dsh_fs.adapters import SyncWorkspace, WorkspaceBackend
+from dsh_fs.discovery import DiscoveryConfig
 from dsh_fs.workspace import Session
 
 from ..images import png
@@ -241,3 +242,15 @@ async def test_an_operation_whose_tool_is_not_offered_is_refused(root: Path) -> 
         assert refused.error is not None
         assert refused.error.startswith("Error: ")
     assert (root / "app.py").read_text(encoding="utf-8") == APP
+
+
+@pytest.mark.parametrize("native", [True, False], ids=["ripgrep", "pure"])
+async def test_grep_is_literal_on_both_engines(root: Path, native: bool) -> None:
+    line = "x = a-b#c&d~e{1}[0]^$|+*?.(\\)"
+    (root / "weird.txt").write_text(f"{line}\naxb-bcd\n", encoding="utf-8")
+    async with Workspace.sandbox(root, discovery=DiscoveryConfig(native=native)) as workspace:
+        backend = WorkspaceBackend(workspace.session())
+        whole = await backend.agrep(line)
+        assert whole.matches == [{"path": "/weird.txt", "line": 1, "text": line}]
+        assert (await backend.agrep("a.b")).matches == []
+        assert (await backend.agrep("e{1}[0]")).matches == whole.matches
