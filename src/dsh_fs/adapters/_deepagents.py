@@ -72,7 +72,8 @@ _REGEX_SPECIAL: Final = frozenset("\\.+*?()|[]{}^$#&-~")
 """What our grep's regular expressions (ripgrep's syntax, RE2 without it) treat as syntax."""
 
 _SAYS_NO_LINES_REQUESTED: Final = "no_lines_requested" in ReadResult.__dataclass_fields__
-"""Whether this deepagents tells a zero-line window from an empty file (0.7.x, later ones)."""
+"""Whether the installed deepagents tells a zero-line window from an empty file (later 0.7
+releases; 0.7.0 does not)."""
 
 _DOWNLOAD_ERRORS: Final = {
     FsErrorCode.NOT_FOUND: "file_not_found",
