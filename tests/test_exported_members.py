@@ -254,6 +254,7 @@ SURFACES: dict[str, list[str]] = {
         "SyncSession",
         "SyncWorkspace",
         "TextEditorTool",
+        "WorkspaceBackend",
         "WorkspaceEditor",
         "WorkspaceToolset",
         "agents_tools",
@@ -261,6 +262,7 @@ SURFACES: dict[str, list[str]] = {
         "anthropic_tools",
         "execute_openai_response",
         "execute_openai_tool_calls",
+        "langchain_tools",
         "openai_responses_tools",
         "openai_tools",
         "run_apply_patch",
@@ -294,7 +296,7 @@ SURFACES: dict[str, list[str]] = {
 
 
 # Frameworks whose extras install nothing on Python 3.10 (their adapters load on first use).
-NEEDS_PYTHON_3_11 = {"pydantic_ai"}
+NEEDS_PYTHON_3_11 = {"deepagents", "langchain_core", "pydantic_ai"}
 
 
 @pytest.mark.parametrize("module", sorted(SURFACES))
