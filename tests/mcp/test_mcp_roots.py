@@ -91,7 +91,9 @@ async def test_with_roots_given_the_client_can_narrow_but_never_widen(tree: Path
     assert not (tree / "given" / "g.txt").exists()
 
 
-async def test_a_changed_list_replaces_the_roots_and_drops_what_was_seen(tree: Path) -> None:
+async def test_a_changed_list_replaces_the_roots_and_drops_only_what_was_seen_under_the_removed(
+    tree: Path,
+) -> None:
     roots = Roots((tree / "a").as_uri(), (tree / "b").as_uri())
     with anyio.fail_after(TIMEOUT):
         async with Client(
@@ -101,17 +103,33 @@ async def test_a_changed_list_replaces_the_roots_and_drops_what_was_seen(tree: P
             await c.call_tool("read", {"file_path": str(tree / "b" / "f.txt")})
             roots.uris = [(tree / "a").as_uri()]
             await c.send_roots_list_changed()
-            # The server asks again; the next calls wait for nothing but the answer.
-            with anyio.fail_after(TIMEOUT):
-                while True:
-                    gone = await c.call_tool("read", {"file_path": str(tree / "b" / "f.txt")})
-                    if gone.is_error:
-                        break
-            edit = {"file_path": str(tree / "a" / "f.txt"), "old_string": "a", "new_string": "z"}
-            unseen = await c.call_tool("edit", edit)
+            gone = await until_refused(c, str(tree / "b" / "f.txt"))
+            kept = await c.call_tool("edit", edit(tree / "a" / "f.txt"))
+            # b comes back: what was seen there before it left is not trusted again.
+            roots.uris = [(tree / "a").as_uri(), (tree / "b").as_uri()]
+            await c.send_roots_list_changed()
+            while True:
+                back = await c.call_tool("edit", edit(tree / "b" / "f.txt"))
+                if code_of(back) != "FS_SANDBOX_DENIED":
+                    break
     assert code_of(gone) == "FS_SANDBOX_DENIED"
-    assert code_of(unseen) == "FS_NOT_OBSERVED"
-    assert (tree / "a" / "f.txt").read_text(encoding="utf-8") == "a\n"
+    assert not kept.is_error, text_of(kept)
+    assert (tree / "a" / "f.txt").read_text(encoding="utf-8") == "z\n"
+    assert code_of(back) == "FS_NOT_OBSERVED"
+    assert (tree / "b" / "f.txt").read_text(encoding="utf-8") == "b\n"
+
+
+def edit(path: Path) -> dict[str, str]:
+    return {"file_path": str(path), "old_string": path.parent.name, "new_string": "z"}
+
+
+async def until_refused(client: Client, path: str) -> Any:
+    """Read `path` until the fence refuses it: the server asks for the roots again after
+    ``list_changed`` and the next calls see the answer once it arrives (no timing)."""
+    while True:
+        result = await client.call_tool("read", {"file_path": path})
+        if result.is_error:
+            return result
 
 
 async def test_a_client_that_names_no_roots_gets_every_path_refused(tree: Path) -> None:
