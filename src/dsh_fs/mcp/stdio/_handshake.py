@@ -304,7 +304,12 @@ class _Server:
         from ._sdk import serve_sdk
 
         logger.debug("the client opened in the 2026-07-28 era: the MCP SDK serves it")
-        server = create_server(self._workspace, single_session=True, structured=self._structured)
+        server = create_server(
+            self._workspace,
+            single_session=True,
+            structured=self._structured,
+            client_roots=self._roots_mode,
+        )
         rest = list(self._lines)
         self._lines.clear()
         await serve_sdk(server, self._reader, self._writer, opening=opening, rest=rest)
