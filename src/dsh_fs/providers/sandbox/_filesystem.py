@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import weakref
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Literal, TypeAlias, TypeVar, get_args
@@ -191,6 +192,7 @@ class SandboxFileSystem(FileSystem):
             raise ValueError(f"unknown sandbox mode {mode!r}; expected one of {_MODES}")
         self._fence = _Fence(tuple(canonical_root(root) for root in roots), mode, confine_reads)
         self._granularity = timestamp_granularity_ns
+        self._views: weakref.WeakSet[SandboxFileSystem] = weakref.WeakSet()
         if mode == "read-only":
             self.capabilities = dataclasses.replace(self.capabilities, read_only=True)
         self._inner = self._fenced_provider(
@@ -214,9 +216,11 @@ class SandboxFileSystem(FileSystem):
         found = []
         for root in roots:
             try:
-                found.append(canonical(root))
-            except OSError:
-                continue  # a link loop or a name too long: it names no place
+                real = canonical(os.path.abspath(root))
+            except (OSError, ValueError):
+                continue  # a link loop, a NUL or a name too long: it names no place
+            if os.path.isdir(real):
+                found.append(real)  # a file or a missing path is no root
         client = tuple(dict.fromkeys(found))
         if replace:
             return client
@@ -229,8 +233,8 @@ class SandboxFileSystem(FileSystem):
         )
 
     def set_client_roots(self, roots: Sequence[str] | None, *, replace: bool) -> tuple[str, ...]:
-        """Fence the sandbox in to an MCP client's roots (existing directories, canonical
-        paths); returns the roots now in force.
+        """Fence the sandbox in to an MCP client's roots (existing directories; any other
+        path is left out); returns the canonical roots now in force.
 
         `replace`: the client's roots are the fence (the server was given no root of its
         own); else they can only narrow it: the fence becomes their intersection with the
@@ -255,13 +259,16 @@ class SandboxFileSystem(FileSystem):
         refused saying the client named no roots. It has its own local provider (guarded by
         its own fence; mutations of one file through both are serialized by the directory
         lock, as between processes)."""
-        view = SandboxFileSystem.__new__(SandboxFileSystem)
+        view = type(self).__new__(type(self))
+        view.__dict__.update(self.__dict__)  # a subclass's own state too
         fence = _Fence(self._client_fence(roots, replace), self.mode, self.confine_reads)
         fence.given = self._fence.given
         fence.excluded = self._fence.excluded
         fence.confined = self._fence.confined
         view._fence = fence
         view._granularity = self._granularity
+        view._views = weakref.WeakSet()
+        self._views.add(view)
         view.capabilities = self.capabilities
         base = fence.roots[0] if fence.roots else fence.given[0]
         view._inner = view._fenced_provider(base, fence, self._granularity)
@@ -425,7 +432,9 @@ class SandboxFileSystem(FileSystem):
         return await self._inner.edit_text(target, edit, expected, capture=capture)
 
     async def aclose(self) -> None:
-        """Close the inner provider."""
+        """Close the inner provider, and those of the sandboxes `narrowed` from this one."""
+        for view in list(self._views):
+            await view.aclose()
         await self._inner.aclose()
 
     def stream_text_from(
