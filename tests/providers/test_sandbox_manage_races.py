@@ -157,7 +157,7 @@ async def test_a_parent_swapped_for_a_link_outside_a_clients_roots_moves_nothing
     elsewhere = tree / "root" / "other"
     elsewhere.mkdir()
     (elsewhere / "deep.txt").write_text("other\n", encoding="utf-8")
-    swapper = _Swapper(client / "sub", elsewhere, "before-lock")  # type: ignore[arg-type]
+    swapper = _Swapper(client / "sub", elsewhere, "before-lock")
     fs = fenced(tree, swapper).narrowed([str(client)], replace=True)
     source, destination = await fs.resolve("sub/deep.txt"), await fs.resolve("taken.txt")
     before = snapshot(elsewhere)
@@ -169,7 +169,7 @@ async def test_a_parent_swapped_for_a_link_outside_a_clients_roots_moves_nothing
     assert not (client / "taken.txt").exists()
     # Control: the sandbox's own fence (the wider root) lets the same swap through.
     restore(client / "sub")
-    swapper = _Swapper(client / "sub", elsewhere, "before-lock")  # type: ignore[arg-type]
+    swapper = _Swapper(client / "sub", elsewhere, "before-lock")
     wide = fenced(tree, swapper)
     await wide.move(
         await wide.resolve("client/sub/deep.txt"), await wide.resolve("client/taken.txt")
@@ -185,7 +185,7 @@ async def test_a_parent_swapped_during_a_delete_outside_a_clients_roots_deletes_
     (client / "sub" / "empty").mkdir(parents=True)
     elsewhere = tree / "root" / "other"
     (elsewhere / "empty").mkdir(parents=True)
-    swapper = _Swapper(client / "sub", elsewhere, "before-lock")  # type: ignore[arg-type]
+    swapper = _Swapper(client / "sub", elsewhere, "before-lock")
     fs = fenced(tree, swapper).narrowed([str(client)], replace=True)
     target = await fs.resolve("sub/empty")
     with pytest.raises(FsError) as caught:
