@@ -379,6 +379,9 @@ class _Server:
                 self._ask_roots()
         elif method == "notifications/roots/list_changed":
             if self._roots_capable:
+                # The next calls wait for the answer (at most `ANSWER_SECONDS`, as the first).
+                if self._roots_ready is None or self._roots_ready.is_set():
+                    self._roots_ready = anyio.Event()
                 self._ask_roots()
         elif method == "notifications/cancelled":
             ident = params.get("requestId")
@@ -442,8 +445,8 @@ class _Server:
         if self._session is not None:
             # What the session saw under a root that went away must be read again.
             fence_session(self._session, roots, self._roots_mode)
-        if self._roots_ready is not None:
-            self._roots_ready.set()
+        if self._roots_ready is not None and number == self._roots_count:
+            self._roots_ready.set()  # the answer to the latest question: calls go on
 
     def _listing(self) -> list[dict[str, Any]]:
         if self._tools is None:
