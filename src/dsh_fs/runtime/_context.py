@@ -70,10 +70,10 @@ class Context:
         view.tools = self.tools
         view.prompts = self.prompts
         view._plugins = self._plugins
+        replaced: dict[str, object] = {key.name: service for key, service in services.items()}
         base = self._services
-        if isinstance(base, ChainMap):
-            base = base.maps[-1]
-        view._services = ChainMap({key.name: service for key, service in services.items()}, base)
+        maps = base.maps if isinstance(base, ChainMap) else [base]
+        view._services = ChainMap(replaced, *maps)  # a view of a view keeps both overlays
         return view
 
     def provide(self, key: ServiceKey[T], service: T) -> Dispose:
