@@ -133,3 +133,54 @@ async def test_ripgrep_run_in_a_parent_gets_the_exclusions_rebased(root: Path) -
         anchored_read = {hit.path async for batch in batches for hit in batch}
     assert unanchored_read == {"app.txt", "top/only.txt"}
     assert anchored_read == {"app.txt", "secrets/nested.txt"}
+
+
+PATTERNS = [
+    "*.log", "/build", "build/", "docs/*.md", "**/cache", "a/**/z.txt", "?.txt", "/src/gen/",
+    "deep/er/", "x*y", "*.tar.gz", "node_modules", "/*.cfg", "src/**", "**/tmp/**", "n?te*",
+]  # fmt: skip
+
+
+NAMES = [
+    "a.log", "build/x.txt", "src/build/y.txt", "docs/r.md", "docs/sub/r.md", "src/cache/c",
+    "a/b/z.txt", "a/b/c/z.txt", "a/z.txt", "q.txt", "src/q.txt", "src/gen/g.py",
+    "src/deep/er/f", "deep/er/f", "xay", "a/b/xzy", "p.tar.gz", "node_modules/m.js",
+    "src/node_modules/m.js", "s.cfg", "src/s.cfg", "src/main.py", "a/b/tmp/t", "note.md",
+    "a/b/notes", "a/b/n1te", "src/a.log",
+]  # fmt: skip
+
+
+@pytest.fixture
+def many(tmp_path: Path) -> Path:
+    top = tmp_path.resolve()
+    for name in NAMES:
+        (top / name).parent.mkdir(parents=True, exist_ok=True)
+        (top / name).write_text("NEEDLE\n", encoding="utf-8")
+    return top
+
+
+@pytest.mark.parametrize("pattern", PATTERNS)
+@pytest.mark.parametrize("where", ["", "src", "a/b"])
+async def test_ripgrep_never_skips_a_path_the_rules_do_not_deny(
+    many: Path, pattern: str, where: str
+) -> None:
+    rules = PathRules.compile(Rules(deny=[pattern], default_rules=False), [str(many)])
+    fs = LocalFileSystem(many)
+    target = await fs.resolve(where or ".")
+    excluded = rules.excluded_below(str(target.target_key))
+    prefix = f"{where}/" if where else ""
+    allowed = {
+        name.removeprefix(prefix)
+        for name in NAMES
+        if name.startswith(prefix) and rules.match((f"{many}/{name}",)) is None
+    }
+    glob = fs.native_glob(target, FsGlobQuery(pattern="**/*", excluded=excluded))
+    grep = fs.native_grep(target, FsGrepQuery(pattern="NEEDLE", excluded=excluded))
+    if glob is None or grep is None:
+        pytest.skip("no rg binary")
+    async with glob as listed:
+        names_listed = {path async for batch in listed for path in batch}
+    async with grep as batches:
+        names_read = {hit.path async for batch in batches for hit in batch}
+    assert names_listed >= allowed, (excluded, allowed - names_listed)
+    assert names_read >= allowed, (excluded, allowed - names_read)

@@ -121,10 +121,13 @@ class PathRules:
         re-includes (``!``), and only patterns of plain characters, rebased where that is
         exact (an anchored pattern whose leading components name `directory` literally).
         """
-        texts = [text for text, _ in self.deny.patterns]
-        if any(text.startswith("!") for text in texts):
-            return ()
-        texts = [text for text in texts if _PLAIN.fullmatch(text)]
+        if any(pattern.include is False for _, pattern in self.deny.patterns):
+            return ()  # a re-include: what is left denied is not a list of patterns
+        texts = [
+            text
+            for text, pattern in self.deny.patterns
+            if pattern.include and _PLAIN.fullmatch(text) and "//" not in text and text != "/"
+        ]
         directory = _strip(directory)
         lines: list[str] = []
         for root in self.roots:
