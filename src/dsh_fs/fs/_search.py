@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["VCS_DIRECTORIES", "FsGlobQuery", "FsGrepHit", "FsGrepQuery"]
+__all__ = ["VCS_DIRECTORIES", "FsGlobQuery", "FsGrepHit", "FsGrepQuery", "NativeSearchAbandoned"]
 
 VCS_DIRECTORIES: tuple[str, ...] = (".git", ".svn", ".hg", ".bzr", ".jj", ".sl")
 """Version-control metadata directories: never searched, listed or descended into."""
@@ -69,3 +69,10 @@ class FsGlobQuery:
     excluded: tuple[str, ...] = ()
     """Gitignore lines, relative to the searched directory, of paths never to list (as
     `FsGrepQuery.excluded`)."""
+
+
+class NativeSearchAbandoned(Exception):
+    """A provider's own searcher stopped before the end for a reason of its own, not the
+    caller's (ripgrep reaching its memory bound on a very long line): the hits it gave are
+    to be dropped and the search made again with `walk` and reads, whose memory is bounded.
+    Raised while iterating a `FileSystem.native_grep` batch stream."""
