@@ -3,6 +3,7 @@ system dsh-fs does not run on is told."""
 
 from __future__ import annotations
 
+import ast
 import os
 import subprocess
 import sys
@@ -80,3 +81,40 @@ def test_importing_on_windows_says_to_use_wsl_instead_of_failing_on_fcntl() -> N
         "ImportError: dsh-fs runs on Linux and macOS; on Windows, install and run it inside "
         "WSL (Windows Subsystem for Linux)"
     )
+
+
+SRC = Path(__file__).resolve().parent.parent / "src" / "dsh_fs"
+
+PLATFORM_SPECIFIC = {
+    ("os", "fsync"),
+    ("os", "copy_file_range"),
+    ("os", "O_PATH"),
+    ("os", "O_TMPFILE"),
+    ("fcntl", "fcntl"),
+    ("fcntl", "ioctl"),
+}
+"""Calls and flags that differ between Linux and macOS (``flock`` and ``LOCK_*`` do not)."""
+
+
+def test_only_the_platform_module_makes_a_platform_specific_call() -> None:
+    found = []
+    for path in sorted(SRC.rglob("*.py")):
+        if path.name == "_platform.py" and path.parent == SRC:
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        docstrings = {  # every string standing alone: a docstring, an attribute's doc
+            id(node.value)
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
+        }
+        for node in ast.walk(tree):
+            where = f"{path.relative_to(SRC)}:{getattr(node, 'lineno', 0)}"
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+                name = (node.value.id, node.attr)
+                if name in PLATFORM_SPECIFIC or (name[0] == "fcntl" and name[1].startswith("F_")):
+                    found.append(f"{where}: {'.'.join(name)}")
+            elif isinstance(node, ast.Constant) and id(node) not in docstrings:
+                text = node.value if isinstance(node.value, str) else ""
+                if "/proc/" in text or text == "renameat2":  # a path, a libc lookup
+                    found.append(f"{where}: {text!r}")
+    assert found == []
