@@ -16,7 +16,7 @@ from dsh_fs.providers.local._guards import UNGUARDED, LocalGuards
 
 from .test_sandbox import _InstrumentedSandbox, _SwapAtPublication, _Swapper, restore, snapshot
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("platform_paths")]
 
 
 class _SwappingManager(LocalFileSystem):
