@@ -30,7 +30,7 @@ from dsh_fs.tools import (
 from dsh_fs.tools import MAX_IMAGE_BYTES as _MAX_IMAGE_BYTES
 
 if TYPE_CHECKING:
-    from dsh_fs.providers import SandboxMode
+    from dsh_fs.providers import FsspecFileSystem, SandboxMode
 
 __all__ = ["ALL_TOOLS", "JournalOption", "Session", "Workspace"]
 
@@ -50,6 +50,29 @@ def _journal_config(journal: JournalOption) -> JournalConfig | None:
     if isinstance(journal, JournalConfig):
         return journal
     return JournalConfig(location=os.fspath(journal))
+
+
+def _remote_store(fs: FsspecFileSystem, config: JournalConfig) -> JournalStore:
+    """The store of a remote root, on its storage: `config.location` (a URL) or the hidden
+    sibling prefix (fenced out when it falls inside the root).
+
+    Raises:
+        ValueError: a location that is not a URL of that storage, one inside the root, or a
+            store that cannot be opened.
+    """
+    from dsh_fs.errors import FsError
+
+    try:
+        store = fs.journal_store(config.location)
+        _prune_now(store, config)
+    except ValueError:
+        raise
+    except FsError as exc:
+        raise ValueError(f"cannot open the journal store of {fs.root}: {exc.message}") from exc
+    except Exception as exc:  # the storage's own errors (botocore's are not OSErrors)
+        detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ValueError(f"cannot open the journal store of {fs.root}: {detail}") from exc
+    return store
 
 
 def _local_store(
@@ -346,8 +369,7 @@ class Workspace:
         """
         from dsh_fs.providers import FsspecFileSystem
 
-        if _journal_config(journal) is not None:
-            raise ValueError("the change journal is not available for remote storage yet")
+        config = _journal_config(journal)
         try:
             fs = FsspecFileSystem.from_url(url, **storage_options)
         except ModuleNotFoundError as exc:
@@ -359,6 +381,9 @@ class Workspace:
                 "S3 (pip install 'dsh-fs[s3]'); in a checkout: pip install '.[remote]'",
                 name="fsspec",
             ) from exc
+        store = None
+        if config is not None:
+            store = _remote_store(fs, config)
         return cls(
             fs,
             cwd=fs.root,
@@ -367,6 +392,8 @@ class Workspace:
             discovery=discovery,
             max_image_bytes=max_image_bytes,
             rules=rules,
+            journal_store=store,
+            journal_config=config,
         )
 
     def use(self, plugin: Plugin[C], config: C) -> None:
