@@ -315,3 +315,26 @@ def test_a_sync_workspace_on_memory_mirrors_entries_diff_and_undo() -> None:
         (entry,) = ws.journal.entries()
         assert ws.journal.diff(entry.id).startswith("--- /dev/null\n+++ b/a.txt\n")
         assert [r.result for r in ws.journal.undo(session="sync")] == ["undone"]
+
+
+async def test_moto_enforces_the_conditions_an_undo_publishes_with(s3: S3Server) -> None:
+    import s3fs
+    from botocore.exceptions import ClientError
+
+    from dsh_fs.providers.fsspec._s3 import S3Store
+
+    bucket = s3.new_bucket()
+    client = s3.client()
+    old = FsVersion("etag:" + client.put_object(Bucket=bucket, Key="a", Body=b"one")["ETag"])
+    client.put_object(Bucket=bucket, Key="a", Body=b"two")
+    store = S3Store(s3fs.S3FileSystem(**s3.storage_options()))
+    attempts = (
+        lambda: store.put(f"{bucket}/a", b"restored", if_match=old),  # undo of an update
+        lambda: store.put(f"{bucket}/a", b"restored", if_absent=True),  # undo of a delete
+        lambda: store.delete(f"{bucket}/a", if_match=old),  # undo of a create
+    )
+    for attempt in attempts:
+        with pytest.raises(ClientError) as info:
+            attempt()
+        assert info.value.response["Error"]["Code"] == "PreconditionFailed"
+    assert _get(s3, bucket, "a") == b"two"

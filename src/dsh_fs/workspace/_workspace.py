@@ -360,9 +360,14 @@ class Workspace:
         `storage_options` go to fsspec (credentials, ``endpoint_url``, …). Display paths are
         URLs under the root; ``/a.py`` means the root's ``a.py``. `tools`, `discovery` and
         `max_image_bytes` as for the constructor, and `rules` (relative to the root URL).
+        `journal` keeps the change journal on the same storage: True in a hidden sibling
+        prefix of the root (``s3://bucket/.dsh-fs-journal`` for ``s3://bucket/ws``; fenced
+        out when the root is a bucket's top), a URL or a `JournalConfig` to name another.
 
         Raises:
             ModuleNotFoundError: fsspec is not installed (the message names the extras).
+            ValueError: a journal store inside the root, not on the same storage, or one
+                that cannot be opened.
             ValueError, ImportError: From fsspec: an unknown protocol, or its backend
                 package is not installed (for S3, the ``s3`` extra: ``pip install '.[s3]'``
                 in a dsh-fs checkout, or ``pip install s3fs``).
