@@ -338,3 +338,19 @@ async def test_moto_enforces_the_conditions_an_undo_publishes_with(s3: S3Server)
             attempt()
         assert info.value.response["Error"]["Code"] == "PreconditionFailed"
     assert _get(s3, bucket, "a") == b"two"
+
+
+async def test_a_truncated_record_is_reported_and_the_others_still_list(s3: S3Server) -> None:
+    bucket = s3.new_bucket()
+    async with Workspace.remote(f"s3://{bucket}/ws", journal=True, **s3.storage_options()) as ws:
+        assert ws.journal is not None
+        s = ws.session(label="agent")
+        await s.call("write", {"file_path": "a.txt", "content": "a\n"})
+        await s.call("write", {"file_path": "b.txt", "content": "b\n"})
+        assert len(await ws.journal.entries()) == 2  # both read (and remembered) once
+        first, second = [k for k in _keys(s3, bucket, ".dsh-fs-journal/") if k.endswith(".json")]
+        s3.client().put_object(Bucket=bucket, Key=first, Body=_get(s3, bucket, first)[:20])
+        entries, problems = await ws.journal.read()
+        assert [e.id + ".json" for e in entries] == [second.rsplit("/", 1)[1]]
+        assert [p.name for p in problems] == [first.rsplit("/", 1)[1]]
+        assert "JSON" in problems[0].reason

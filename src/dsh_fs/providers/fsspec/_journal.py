@@ -114,6 +114,7 @@ class FsspecJournalStore(JournalStore):
         digest = hashlib.sha256(root.encode()).hexdigest()[:32]
         self.location = f"{location.rstrip('/')}/{digest}"
         self._base = f"{path.rstrip('/')}/{digest}"
+        self._cache: dict[str, bytes] = {}
         with contextlib.suppress(FileExistsError):
             if store.stat(self._path("root")) is None:
                 store.put(self._path("root"), root.encode() + b"\n", if_absent=True)
@@ -207,6 +208,7 @@ class FsspecJournalStore(JournalStore):
         names = self._names()
         entries: list[JournalEntry] = []
         problems: list[JournalProblem] = []
+        committed: list[str] = []
         for name in sorted(names):
             stem, _, suffix = name.rpartition(".")
             if suffix == "pending" and stem + ".json" not in names and ENTRY_ID.match(stem):
@@ -221,15 +223,43 @@ class FsspecJournalStore(JournalStore):
             if not ENTRY_ID.match(stem):
                 problems.append(JournalProblem(name=name, reason="not an entry's name"))
                 continue
+            committed.append(name)
+        fetched = self._records(committed, names)
+        for name in committed:
+            stem = name.rpartition(".")[0]
+            data = fetched.get(name)
+            if data is None:
+                problems.append(JournalProblem(name=name, reason="it could not be read"))
+                continue
             try:
-                record = self._read_json(name)
+                record = json.loads(data)
+                if not isinstance(record, dict):
+                    raise ValueError("not a JSON object")
                 entries.append(record_entry(record, stem + ".pre" in names, stem))
-            except (OSError, ValueError, KeyError, TypeError) as exc:
+            except (ValueError, KeyError, TypeError) as exc:
                 problems.append(JournalProblem(name=name, reason=record_reason(exc)))
-            except Exception as exc:  # a backend error on one record: reported, not fatal
-                problems.append(JournalProblem(name=name, reason=type(exc).__name__))
         entries.sort(key=lambda entry: entry.id)
         return entries, problems
+
+    def _records(self, wanted: list[str], names: dict[str, int]) -> dict[str, bytes]:
+        """The bytes of the committed records `wanted`: the ones read before at the same
+        size from this store's cache (a record changes only when pruning marks it, which
+        makes it longer), the others in one batch (concurrent GETs on S3)."""
+        out: dict[str, bytes] = {}
+        missing: list[str] = []
+        for name in wanted:
+            cached = self._cache.get(name)
+            if cached is not None and len(cached) == names.get(name):
+                out[name] = cached
+            else:
+                missing.append(name)
+        if missing:
+            read = self._store.read_all([self._path(name) for name in missing])
+            for name in missing:
+                data = read.get(self._path(name))
+                if data is not None:
+                    out[name] = self._cache[name] = data
+        return out
 
     def pre_image(self, entry_id: str) -> FsPreImage | None:
         if not ENTRY_ID.match(entry_id):
