@@ -144,3 +144,63 @@ async def test_pruning_keeps_the_entries_listed_but_not_undoable(
     assert put.outside.read_bytes("a.txt") == b"y"
     usage = await ws.journal.usage()
     assert (usage.entries, usage.pre_images) == (1, 0)
+
+
+async def test_a_file_move_is_recorded_and_undo_moves_it_back(
+    put: ProviderUnderTest, ws: Workspace
+) -> None:
+    put.outside.write_bytes("a.txt", b"moved bytes\n")
+    assert ws.journal is not None
+    s = ws.session(label="agent")
+    await _ok(s, "read", {"file_path": "a.txt"})
+    await _ok(s, "move", {"source_path": "a.txt", "destination_path": "sub/b.txt"})
+    (entry,) = await ws.journal.entries()
+    assert (entry.tool, entry.path, entry.source) == (
+        "move",
+        put.display("sub/b.txt"),
+        put.display("a.txt"),
+    )
+    assert entry.before is None
+    assert entry.after is not None
+    (result,) = await ws.journal.undo(session="agent")
+    assert result.result == "undone", result.reason
+    assert put.outside.read_bytes("a.txt") == b"moved bytes\n"
+    assert put.outside.read_bytes("sub/b.txt") is None
+    undo_entry = (await ws.journal.entries())[0]
+    assert (undo_entry.tool, undo_entry.undoes) == ("undo", entry.id)
+
+
+async def test_a_move_over_a_file_undoes_to_both_files_and_refuses_over_a_new_source(
+    put: ProviderUnderTest, ws: Workspace
+) -> None:
+    put.outside.write_bytes("a.txt", b"mover\n")
+    put.outside.write_bytes("b.txt", b"replaced\n")
+    assert ws.journal is not None
+    s = ws.session(label="agent")
+    await _ok(s, "read", {"file_path": "a.txt"})
+    await _ok(s, "read", {"file_path": "b.txt"})
+    await _ok(s, "move", {"source_path": "a.txt", "destination_path": "b.txt"})
+    (entry,) = await ws.journal.entries()
+    assert entry.before is not None
+    put.outside.write_bytes("a.txt", b"new at the source\n")
+    (refused,) = await ws.journal.undo(ids=[entry.id])
+    assert refused.result == "refused"
+    assert refused.reason is not None
+    assert "exists at" in refused.reason
+    assert put.outside.read_bytes("b.txt") == b"mover\n"
+    put.outside.remove("a.txt")
+    (result,) = await ws.journal.undo(ids=[entry.id])
+    assert result.result == "undone", result.reason
+    assert put.outside.read_bytes("a.txt") == b"mover\n"
+    assert put.outside.read_bytes("b.txt") == b"replaced\n"
+
+
+async def test_a_write_then_a_move_undo_as_one_chain(put: ProviderUnderTest, ws: Workspace) -> None:
+    assert ws.journal is not None
+    s = ws.session(label="agent")
+    await _ok(s, "write", {"file_path": "a.txt", "content": "fresh\n"})
+    await _ok(s, "move", {"source_path": "a.txt", "destination_path": "b.txt"})
+    results = await ws.journal.undo(session="agent")
+    assert [r.result for r in results] == ["undone", "undone"], results
+    assert put.outside.read_bytes("a.txt") is None
+    assert put.outside.read_bytes("b.txt") is None

@@ -92,6 +92,7 @@ def record_entry(record: dict[str, Any], has_pre: bool, stem: str | None = None)
         undoes=optional_text("undoes"),
         mode=optional_int("mode"),
         size=optional_int("size"),
+        source_version=FsVersion(v) if (v := optional_text("source_version")) else None,
     )
 
 

@@ -171,7 +171,12 @@ class MoveTool(FsTool[MoveArguments, MoveValue]):
             expected = await context.events.waterfall(
                 FS_MOVE_INTENT, FsIntent(target=source, actor=execution), None
             )
-        outcome = await fs.move(source, destination, expected, guard or CreateIfAbsent())
+        guard = guard or CreateIfAbsent()
+        capture = await capture_for(context, execution, destination)
+        if capture is None:
+            outcome = await fs.move(source, destination, expected, guard)
+        else:
+            outcome = await fs.move(source, destination, expected, guard, capture=capture)
         if outcome.type is FsFileType.FILE:
             observe(context, execution, source, Absent())
             if outcome.version is not None:

@@ -749,6 +749,8 @@ class FsspecFileSystem(FileSystem):
         destination: FsTarget,
         expected: FsVersion | None = None,
         replace: WriteGuard | None = None,
+        *,
+        capture: FsCapture | None = None,
     ) -> FsMoveOutcome:
         """A file: a copy (S3: a server-side ``CopyObject`` conditioned on the source's ETag
         and, on the destination, ``If-None-Match: *`` or ``If-Match``), verified, then a
@@ -772,6 +774,7 @@ class FsspecFileSystem(FileSystem):
                 destination,
                 expected,
                 replace,
+                capture,
                 on_conflict=lambda _: messages.move_exists(src, dst),
                 on_gone=messages.move_gone if expected is not None else _not_found_move,
             )
@@ -782,6 +785,7 @@ class FsspecFileSystem(FileSystem):
         destination: FsTarget,
         expected: FsVersion | None,
         replace: WriteGuard | None,
+        capture: FsCapture | None = None,
     ) -> FsMoveOutcome:
         src, dst = source.display_path, destination.display_path
         sp, dp = self._path(source), self._path(destination)
@@ -806,20 +810,42 @@ class FsspecFileSystem(FileSystem):
             raise messages.move_gone(src) if expected is not None else _not_found_move(src)
         if expected is not None and not self._is_current(source, expected, prior):
             raise messages.move_stale(src)
+        seen = None
         if there is not None:
             if not isinstance(replace, ReplaceIfVersion) or there.type is not FsFileType.FILE:
                 raise messages.move_exists(src, dst)
-            seen = self._store.read(dp, BEFORE_LIMIT)
+            seen = self._store.read(dp, self._prior_limit(capture))
             if seen is None or not self._is_current(destination, replace.version, seen):
                 raise messages.move_destination_stale(src, dst)
-        version = self._store.copy(
-            sp,
-            dp,
-            prior.data,
-            source_version=prior.version,
-            if_absent=there is None,
-            if_match=there.version if there is not None else None,
-        )
+        ticket = None
+        if capture is not None:
+            pre_image = None
+            if seen is not None:
+                pre_image = FsspecReplaced(path=dp, version=seen.version, data=seen.data)
+            start = FsChangeStart(
+                target=destination,
+                verb="move",
+                before=seen.version if seen is not None else None,
+                pre_image=pre_image,
+                size=seen.size if seen is not None else None,
+                source=source,
+                source_version=prior.version,
+            )
+            ticket = capture.prepare(start)
+        try:
+            version = self._store.copy(
+                sp,
+                dp,
+                prior.data,
+                source_version=prior.version,
+                if_absent=there is None,
+                if_match=seen.version if seen is not None else None,
+            )
+        except BaseException:
+            self._abandon(capture, ticket)
+            raise
+        # Published: the entry is committed whatever the checks below find.
+        self._commit(capture, ticket, version, None)
         copied = self._store.read(dp, None)
         if copied is None or copied.data != prior.data:
             raise messages.move_left_both(src, dst, "the copy does not match the source")

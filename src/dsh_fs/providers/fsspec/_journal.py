@@ -135,7 +135,9 @@ class FsspecJournalStore(JournalStore):
             "path": target.display_path,
             "rel": self._relative(target.display_path),
             "key": str(target.target_key),
-            "from": meta.source,
+            "from": meta.source
+            or (start.source.display_path if start.source is not None else None),
+            "source_version": start.source_version,
             "before": start.before,
             "after": None,
             "added": None,

@@ -461,13 +461,17 @@ class SandboxFileSystem(FileSystem):
         destination: FsTarget,
         expected: FsVersion | None = None,
         replace: WriteGuard | None = None,
+        *,
+        capture: FsCapture | None = None,
     ) -> FsMoveOutcome:
         """The local `move`, both places fenced (the source readable too: its version check
         reads it; a root never moves); the inner provider asks the fence about both locked
         directories right before the rename."""
         self._check_entry(source, "move", read=True)
         self._check_entry(destination, "move", read=False)
-        return await self._inner.move(source, destination, expected, replace)
+        if capture is None:
+            return await self._inner.move(source, destination, expected, replace)
+        return await self._inner.move(source, destination, expected, replace, capture=capture)
 
     def walk(
         self, root: FsTarget, *, descend: Callable[[str], bool] | None = None
