@@ -354,3 +354,16 @@ async def test_a_truncated_record_is_reported_and_the_others_still_list(s3: S3Se
         assert [e.id + ".json" for e in entries] == [second.rsplit("/", 1)[1]]
         assert [p.name for p in problems] == [first.rsplit("/", 1)[1]]
         assert "JSON" in problems[0].reason
+
+
+async def test_a_root_at_the_top_of_the_storage_keeps_the_store_inside_and_fenced() -> None:
+    async with Workspace.remote("memory://", journal=True) as ws:
+        assert ws.journal is not None
+        assert ws.journal.location.startswith("memory://.dsh-fs-journal/")
+        s = ws.session(label="top")
+        name = f"/top-{uuid.uuid4().hex}.txt"
+        assert not (await s.call("write", {"file_path": name, "content": "x"})).is_error
+        assert ".dsh-fs-journal" not in (await s.call("list", {"path": "/"})).text
+        denied = await s.call("read", {"file_path": "/.dsh-fs-journal/root"})
+        assert denied.code == "FS_SANDBOX_DENIED"
+        assert [r.result for r in await ws.journal.undo(session="top")] == ["undone"]

@@ -715,7 +715,8 @@ class FsspecFileSystem(FileSystem):
         """
         if location is None:
             parent = self._root_parts[:-1]
-            inside = not parent and not self._store.directories
+            # No sibling: the storage's top (an S3 bucket's, or a root that is ``/``).
+            inside = not self._root_parts or (not parent and not self._store.directories)
             parts = [*(self._root_parts if inside else parent), DEFAULT_DIRECTORY]
         else:
             scheme, sep, _ = location.partition("://")
