@@ -11,7 +11,7 @@ import pytest
 
 from dsh_fs import Session, Workspace
 
-from .backends import ProviderUnderTest, journal_store
+from .backends import ProviderUnderTest, journal_store, require
 
 pytestmark = pytest.mark.anyio
 
@@ -204,3 +204,41 @@ async def test_a_write_then_a_move_undo_as_one_chain(put: ProviderUnderTest, ws:
     assert [r.result for r in results] == ["undone", "undone"], results
     assert put.outside.read_bytes("a.txt") is None
     assert put.outside.read_bytes("b.txt") is None
+
+
+async def test_a_made_directory_is_recorded_and_undo_removes_it_only_while_empty(
+    put: ProviderUnderTest, ws: Workspace
+) -> None:
+    require(put, "directories")
+    assert ws.journal is not None
+    s = ws.session(label="agent")
+    await _ok(s, "mkdir", {"path": "made"})
+    await _ok(s, "mkdir", {"path": "made"})  # already there: no entry
+    (entry,) = await ws.journal.entries()
+    assert (entry.tool, entry.path, entry.before, entry.directory) == (
+        "mkdir",
+        put.display("made"),
+        None,
+        True,
+    )
+    put.outside.write_bytes("made/user.txt", b"mine\n")
+    (refused,) = await ws.journal.undo(ids=[entry.id])
+    assert refused.result == "refused"
+    assert put.outside.read_bytes("made/user.txt") == b"mine\n"
+    assert [e.id for e in await ws.journal.entries()] == [entry.id]  # a refusal adds none
+
+
+async def test_an_empty_made_directory_undoes_and_redoes(
+    put: ProviderUnderTest, ws: Workspace
+) -> None:
+    require(put, "directories")
+    assert ws.journal is not None
+    s = ws.session(label="agent")
+    await _ok(s, "mkdir", {"path": "a/b"})
+    (entry,) = await ws.journal.entries()
+    assert [r.result for r in await ws.journal.undo(ids=[entry.id])] == ["undone"]
+    assert not put.outside.exists("a/b")
+    assert put.outside.exists("a")  # parents made on the way are not separate entries
+    undo_entry = (await ws.journal.entries())[0]
+    assert [r.result for r in await ws.journal.undo(ids=[undo_entry.id])] == ["undone"]
+    assert put.outside.exists("a/b")

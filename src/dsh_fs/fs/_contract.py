@@ -253,9 +253,11 @@ class FileSystem(ABC):
         """
         raise messages.delete_dir_unsupported(target.display_path)
 
-    async def mkdir(self, target: FsTarget) -> FsMkdirOutcome:
+    async def mkdir(self, target: FsTarget, *, capture: FsCapture | None = None) -> FsMkdirOutcome:
         """Create the directory `target` and its missing parents; an existing directory is
-        a success (`created` False).
+        a success (`created` False). `capture` (a journaled mkdir, SPEC §9): told right
+        before the directory is made (`FsChangeStart.directory`), committed with its
+        version; an existing directory makes no entry.
 
         The default refuses: a provider with directories overrides it.
 
@@ -263,6 +265,7 @@ class FileSystem(ABC):
             FsError: `FS_NOT_DIRECTORY` (a file is in the way: the path or a parent),
                 `FS_PERMISSION_DENIED`, `FS_SANDBOX_DENIED`, `FS_IO_ERROR`.
         """
+        del capture
         raise messages.mkdir_unsupported(target.display_path)
 
     async def move(

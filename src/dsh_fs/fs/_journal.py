@@ -87,6 +87,8 @@ class FsChangeStart:
     """A move's source (the change's `target` is its destination); None otherwise."""
     source_version: FsVersion | None = None
     """The version the moved file had at its source."""
+    directory: bool = False
+    """The change makes (or removes) a directory, not a file: `mkdir` and its undo."""
 
 
 class FsCapture(ABC):
@@ -147,6 +149,9 @@ class JournalEntry:
     source_version: FsVersion | None = None
     """A move's file version at its source before the move (what an older change of the
     source left), so undoing a chain that ends in a move finds it again."""
+    directory: bool = False
+    """The change made (or removed) a directory: an undo removes it again only while it is
+    empty (or makes it again)."""
 
     def to_json(self) -> dict[str, object]:
         """The keys of `log --json` (SPEC §9)."""

@@ -17,6 +17,9 @@ from dsh_fs.fs import (
     CreateIfAbsent,
     FileSystem,
     FsChangeMeta,
+    FsChangeStart,
+    FsFileType,
+    FsTarget,
     FsVersion,
     JournalEntry,
     JournalProblem,
@@ -203,6 +206,9 @@ class Journal:
         owner = session_label(label)
         results: list[UndoResult] = []
         for entry in sorted(unique.values(), key=lambda e: e.id, reverse=True):
+            if entry.directory:
+                results.append(await self._undo_directory(entry, undone_by, owner, dry_run))
+                continue
             if entry.source is not None:
                 result, new_version = await self._undo_move(
                     entry, undone_by, restored, owner, dry_run
@@ -217,6 +223,57 @@ class Journal:
             if result.result == "undone":
                 restored[entry.before] = new_version
         return results
+
+    async def _undo_directory(
+        self, entry: JournalEntry, undone_by: dict[str, JournalEntry], owner: str, dry_run: bool
+    ) -> UndoResult:
+        """A made directory removed again, only while it is exactly as the change left it
+        (its version; the removal itself refuses a directory that is not empty); an undone
+        one made again, only where nothing is now. The undo is journaled."""
+
+        def result(reason: str | None) -> UndoResult:
+            outcome = "refused" if reason is not None else "undone"
+            return UndoResult(id=entry.id, path=entry.path, result=outcome, reason=reason)
+
+        if entry.id in undone_by:
+            return result(f"already undone by {undone_by[entry.id].id}")
+        meta = FsChangeMeta(tool="undo", session=owner, undoes=entry.id)
+        try:
+            target = await self.fs.resolve(entry.path)
+            info = await self.fs.stat(target)
+            if entry.after is None:  # it undid a mkdir: make the directory again
+                if info is not None:
+                    return result("a file exists there now")
+                if not dry_run:
+                    await self.fs.mkdir(target, capture=capture(self.store, meta))
+                return result(None)
+            if info is None or info.type is not FsFileType.DIRECTORY:
+                return result("the directory is gone" if info is None else "a file is there now")
+            if info.version != entry.after:
+                return result(await self._changed_since(entry, info.version))
+            if dry_run:
+                return result(None)
+            await self._remove_directory(target, entry.after, meta)
+        except FsError as error:
+            return result(error.message)
+        return result(None)
+
+    async def _remove_directory(
+        self, target: FsTarget, version: FsVersion, meta: FsChangeMeta
+    ) -> None:
+        """Remove the empty directory `target` (at `version`), journaled as an undo: the
+        pending record first, then the removal (a directory carries no content to keep)."""
+        seam = capture(self.store, meta)
+        start = FsChangeStart(
+            target=target, verb="delete", before=version, pre_image=None, directory=True
+        )
+        ticket = await to_thread.run_sync(seam.prepare, start)
+        try:
+            await self.fs.delete_dir(target)
+        except BaseException:
+            await to_thread.run_sync(seam.abandon, ticket)
+            raise
+        await to_thread.run_sync(seam.commit, ticket, None, None)
 
     async def _undo_move(
         self,

@@ -75,7 +75,8 @@ def record_entry(record: dict[str, Any], has_pre: bool, stem: str | None = None)
         raise ValueError("its id is not its name")
     before = optional_text("before")
     pruned = record.get("pruned") is True
-    undoable = not pruned and (has_pre if before is not None else True)
+    directory = record.get("directory") is True
+    undoable = not pruned and (has_pre if before is not None and not directory else True)
     return JournalEntry(
         id=entry_id,
         time=text("time"),
@@ -93,6 +94,7 @@ def record_entry(record: dict[str, Any], has_pre: bool, stem: str | None = None)
         mode=optional_int("mode"),
         size=optional_int("size"),
         source_version=FsVersion(v) if (v := optional_text("source_version")) else None,
+        directory=directory,
     )
 
 

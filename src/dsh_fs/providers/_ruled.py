@@ -325,9 +325,11 @@ class RuledFileSystem(FileSystem):
         self._mutate(target, "delete")
         await self._inner.delete_dir(target)
 
-    async def mkdir(self, target: FsTarget) -> FsMkdirOutcome:
+    async def mkdir(self, target: FsTarget, *, capture: FsCapture | None = None) -> FsMkdirOutcome:
         self._mutate(target, "mkdir")
-        return await self._inner.mkdir(target)
+        if capture is None:
+            return await self._inner.mkdir(target)
+        return await self._inner.mkdir(target, capture=capture)
 
     async def move(
         self,

@@ -295,7 +295,11 @@ class MkdirTool(FsTool[PathArgument, MkdirValue]):
             ):
                 raise messages.mkdir_blocked(error.path) from error
             raise
-        outcome = await fs.mkdir(target)
+        capture = await capture_for(context, execution, target)
+        if capture is None:
+            outcome = await fs.mkdir(target)
+        else:
+            outcome = await fs.mkdir(target, capture=capture)
         return MkdirValue(path=target.display_path, created=outcome.created)
 
     def render(self, value: MkdirValue) -> str:

@@ -858,14 +858,15 @@ class FsspecFileSystem(FileSystem):
         self._digests.record(destination, version, prior.data)
         return FsMoveOutcome(type=FsFileType.FILE, version=version, replaced=there is not None)
 
-    async def mkdir(self, target: FsTarget) -> FsMkdirOutcome:
+    async def mkdir(self, target: FsTarget, *, capture: FsCapture | None = None) -> FsMkdirOutcome:
         """``makedirs`` on stores with directories, once no ancestor is a file; object
         stores (key prefixes only) refuse, as the contract's default does."""
         if not self._store.directories:
             return await super().mkdir(target)
-        return await self._call("mkdir", target.display_path, self._mkdir_sync, target)
+        async with self._locks.hold(str(target.target_key)):
+            return await self._call("mkdir", target.display_path, self._mkdir_sync, target, capture)
 
-    def _mkdir_sync(self, target: FsTarget) -> FsMkdirOutcome:
+    def _mkdir_sync(self, target: FsTarget, capture: FsCapture | None = None) -> FsMkdirOutcome:
         display, path = target.display_path, self._path(target)
         try:
             entry = self._store.stat(path)
@@ -877,7 +878,18 @@ class FsspecFileSystem(FileSystem):
             if entry.type is not FsFileType.DIRECTORY:
                 raise messages.mkdir_blocked(display)
             return FsMkdirOutcome(created=False)
-        self._store.fs.makedirs(path, exist_ok=True)
+        ticket = None
+        if capture is not None:
+            start = FsChangeStart(
+                target=target, verb="mkdir", before=None, pre_image=None, directory=True
+            )
+            ticket = capture.prepare(start)
+        try:
+            self._store.fs.makedirs(path, exist_ok=True)
+        except BaseException:
+            self._abandon(capture, ticket)
+            raise
+        self._commit(capture, ticket, DIRECTORY_VERSION, None)
         return FsMkdirOutcome(created=True)
 
     async def delete_dir(self, target: FsTarget) -> None:

@@ -138,6 +138,7 @@ class FsspecJournalStore(JournalStore):
             "from": meta.source
             or (start.source.display_path if start.source is not None else None),
             "source_version": start.source_version,
+            "directory": start.directory,
             "before": start.before,
             "after": None,
             "added": None,

@@ -393,11 +393,11 @@ class LocalFileSystem(FileSystem):
             with FramesDropped():
                 await to_thread.run_sync(self._manage.delete_dir, target)
 
-    async def mkdir(self, target: FsTarget) -> FsMkdirOutcome:
+    async def mkdir(self, target: FsTarget, *, capture: FsCapture | None = None) -> FsMkdirOutcome:
         """Each missing directory made with ``mkdirat`` in a directory the guards saw."""
         self._alive("mkdir", target.display_path)
         with FramesDropped():
-            return await to_thread.run_sync(self._manage.mkdir, target)
+            return await to_thread.run_sync(self._manage.mkdir, target, capture)
 
     async def move(
         self,

@@ -14,6 +14,7 @@ Synchronous: runs in a worker thread with the provider's in-process locks held.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import errno
 import os
@@ -408,8 +409,9 @@ class LocalManagement:
             replaced=there is not None,
         )
 
-    def mkdir(self, target: FsTarget) -> FsMkdirOutcome:
-        """`mkdir`: each missing directory made in a directory the guards saw."""
+    def mkdir(self, target: FsTarget, capture: FsCapture | None = None) -> FsMkdirOutcome:
+        """`mkdir`: each missing directory made in a directory the guards saw; a journaled
+        one is told to `capture` first and committed with the new directory's version."""
         display = target.display_path
         path = str(target.target_key)
         with map_os_errors("mkdir", display):
@@ -423,13 +425,30 @@ class LocalManagement:
                 if not st_mode.S_ISDIR(info.st_mode):
                     raise messages.mkdir_blocked(display)
                 return FsMkdirOutcome(created=False)
+            ticket: object = None
+            if capture is not None:
+                start = FsChangeStart(
+                    target=target, verb="mkdir", before=None, pre_image=None, directory=True
+                )
+                ticket = capture.prepare(start)
             try:
                 make_parents(
                     path,
                     lambda fd, at: self._guards.check_directory("mkdir", display, fd_path(fd, at)),
                 )
             except (NotADirectoryError, FileExistsError):
+                if capture is not None:
+                    capture.abandon(ticket)
                 raise messages.mkdir_blocked(display) from None
+            except BaseException:
+                if capture is not None:
+                    capture.abandon(ticket)
+                raise
+            if capture is not None:
+                version: FsVersion | None = None
+                with contextlib.suppress(OSError):
+                    version = self._versions.version(os.stat(path, follow_symlinks=False))
+                capture.commit(ticket, version, None)
         return FsMkdirOutcome(created=True)
 
     def delete_dir(self, target: FsTarget) -> None:

@@ -449,11 +449,13 @@ class SandboxFileSystem(FileSystem):
         self._check_entry(target, "delete", read=False)
         await self._inner.delete_dir(target)
 
-    async def mkdir(self, target: FsTarget) -> FsMkdirOutcome:
+    async def mkdir(self, target: FsTarget, *, capture: FsCapture | None = None) -> FsMkdirOutcome:
         """The local `mkdir`, fenced by the mode; the inner provider asks the fence about
         every directory it creates a child in."""
         self._check_write(target, "mkdir")
-        return await self._inner.mkdir(target)
+        if capture is None:
+            return await self._inner.mkdir(target)
+        return await self._inner.mkdir(target, capture=capture)
 
     async def move(
         self,
