@@ -107,6 +107,7 @@ SURFACES: dict[str, list[str]] = {
         "JournalProblem",
         "JournalStore",
         "JournalUsage",
+        "NativeSearchAbandoned",
         "Observation",
         "PatchOp",
         "PathRules",

@@ -449,6 +449,48 @@ def test_two_near_copies_scoring_close_are_both_named() -> None:
     )
 
 
+def test_adjacent_sibling_methods_are_named_apart_not_merged_into_one_span() -> None:
+    # An exact line of the second method within the first one's margin used to pull the
+    # first alignment across the blank line (lines 2-10), so only the second was named.
+    text = (
+        "class Shapes:\n"
+        "    def area_square(self, side):\n        checked = self.validate(side)\n"
+        '        result = checked * checked\n        self.log("square", result)\n'
+        "        return result\n\n"
+        "    def area_rect(self, width, height):\n        checked = self.validate(width)\n"
+        '        result = checked * height\n        self.log("rect", result)\n'
+        "        return result\n"
+    )
+    error = edit_error(
+        text,
+        "    def area_box(self, side):\n        checked = self.validate(side)\n"
+        '        result = checked * height\n        self.log("box", result)\n'
+        "        return result\n",
+    )
+    assert error.details["closest"] == {"start": 2, "end": 6}
+    assert error.details["also"] == [{"start": 8, "end": 12}]
+    assert error.message.split("\n")[1] == (
+        "The closest text in the file is at lines 2-6; also similar: lines 8-12; it differs "
+        "from old_string:"
+    )
+
+
+def test_a_short_needle_with_a_blank_line_the_file_lacks_is_found_without_it() -> None:
+    text = (
+        "describe('<Button />', () => {\n  it('renders', () => {\n    render(<Button />);\n"
+        "  });\n\n  describe('prop: disabled', () => {\n    it('is disabled', () => {\n"
+        "      expect(true).to.equal(true);\n    });\n  });\n});\n"
+    )
+    error = edit_error(text, "});\n\n});", "});\n\n  describe('prop: href', () => {});\n});")
+    assert error.details["closest"] == {"start": 10, "end": 11}
+    assert error.message == MISS + (
+        "The closest text in the file is at lines 10-11; it differs from old_string:\n"
+        "- old_string's line 2 is blank, and the file has no blank line there (line 10 is "
+        "followed by line 11)\n"
+        "10:   });\n11: });\n" + COPY
+    )
+
+
 def test_a_short_needle_indented_with_spaces_is_found_where_the_file_uses_tabs() -> None:
     text = "package main\n\nfunc main() {\n\tx = 1\n\ty := 2\n}\n"
     error = edit_error(text, "    x", "    y")

@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from dsh_fs.mcp._request_id import SCAN_BYTES, line_id
+from dsh_fs.mcp._request_id import SCAN_BYTES, body_id, line_id
 from dsh_fs.mcp._wire import INVALID_REQUEST, PARSE_ERROR, Malformed, encode, parse_line
 
 # Deeper than the JSON parser of every supported Python nests: 3.10-3.12 refuse 5,000 levels,
@@ -115,3 +115,18 @@ def test_responses_and_notifications_are_messages() -> None:
 def test_a_lone_surrogate_is_encoded_as_an_escape_not_an_error() -> None:
     assert encode({"id": "\ud800", "text": "é"}) == b'{"id":"\\ud800","text":"\\u00e9"}\n'
     assert encode({"text": "é"}) == '{"text":"é"}\n'.encode()
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        b'{"jsonrpc": "2.0", "id": 5, "method": "x", ',
+        b'{"method": "m", "params": {"id": 1, "a": [{"id": 2}]}, "id": "late" !',
+        b'{"id": 3, "method": "tools/call", "params": {"content": "unterminated',
+        b'{"method": "m", "id": 1.5}',
+        b'{"method": 7, "id": 8',
+    ],
+)
+def test_both_transports_find_the_same_id_in_a_request(line: bytes) -> None:
+    method_is_a_string = b'"method": "' in line
+    assert body_id(line) == (line_id(line, line) if method_is_a_string else None)

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import resource
+from collections.abc import AsyncIterator
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 
 import anyio
 import anyio.lowlevel
 import pytest
 
-from dsh_fs.fs import FsGlobQuery, FsGrepQuery
+from dsh_fs.fs import FsGlobQuery, FsGrepHit, FsGrepQuery
 from dsh_fs.providers import LocalFileSystem, LocalGuards
 
 pytestmark = pytest.mark.anyio
@@ -128,3 +131,58 @@ async def test_a_consumer_that_stops_early_gets_no_error_and_ripgrep_is_killed(r
                 break
     assert running, "ripgrep had already finished: the test proves nothing"
     assert not _children() & running  # killed and reaped before the block was left
+
+
+needs_prlimit = pytest.mark.skipif(
+    not hasattr(resource, "prlimit"),
+    reason="no prlimit: ripgrep's memory is not bounded here",
+)
+
+
+def _long_line_tree(root: Path) -> None:
+    # One line of 48 MiB, its match at the very end: ripgrep holds the whole line.
+    (root / "long.txt").write_bytes(b"x" * (48 << 20) + b" needle tail\nneedle 2\n")
+
+
+@needs_prlimit
+async def test_ripgrep_reaching_its_memory_bound_abandons_the_search(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from dsh_fs.fs import NativeSearchAbandoned
+    from dsh_fs.providers.local import _ripgrep
+
+    _long_line_tree(root)
+    monkeypatch.setattr(_ripgrep, "RG_GREP_MEMORY", 16 << 20)
+    fs = LocalFileSystem(root)
+    found = fs.native_grep(await fs.resolve("."), FsGrepQuery(pattern="needle"))
+    assert found is not None
+    with pytest.raises(NativeSearchAbandoned, match="memory bound"):
+        await _drained(found)
+
+
+@needs_prlimit
+@pytest.mark.parametrize("sandboxed", [False, True])
+async def test_a_grep_ripgrep_abandons_is_answered_whole_by_the_pure_engine(
+    root: Path, monkeypatch: pytest.MonkeyPatch, sandboxed: bool
+) -> None:
+    from dsh_fs import Workspace
+    from dsh_fs.discovery import DiscoveryConfig
+    from dsh_fs.providers.local import _ripgrep
+
+    _long_line_tree(root)
+    opened = Workspace.sandbox if sandboxed else Workspace.local
+    async with opened(root, discovery=DiscoveryConfig(native=False)) as pure:
+        expected = (await pure.session().call("grep", {"pattern": "needle"})).text
+    monkeypatch.setattr(_ripgrep, "RG_GREP_MEMORY", 16 << 20)
+    async with opened(root) as workspace:
+        result = await workspace.session().call("grep", {"pattern": "needle"})
+    assert not result.is_error
+    assert result.text == expected
+    assert "long.txt\nLine 1: xxx" in result.text
+    assert "Line 2: needle 2" in result.text
+
+
+async def _drained(found: AbstractAsyncContextManager[AsyncIterator[list[FsGrepHit]]]) -> None:
+    async with found as batches:
+        async for _ in batches:
+            pass

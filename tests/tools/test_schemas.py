@@ -10,7 +10,7 @@ import pytest
 from dsh_fs.errors import FsError, FsErrorCode
 from dsh_fs.runtime import Context, ToolArgumentError
 from dsh_fs.tools import EditTool, FsToolsPlugin, ReadTool, WriteTool
-from dsh_fs.tools._errors import message_with_remedy
+from dsh_fs.tools._render import message_with_remedy
 
 READ_SCHEMA = {
     "name": "read",

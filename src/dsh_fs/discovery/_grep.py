@@ -5,10 +5,11 @@ It records no observation: a match shows a line, never authorizes an edit (SPEC 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
+from contextlib import AbstractAsyncContextManager
 from typing import Any
 
-from dsh_fs.fs import FsFileType, FsGrepQuery, messages
+from dsh_fs.fs import FsFileType, FsGrepHit, FsGrepQuery, NativeSearchAbandoned, messages
 from dsh_fs.runtime import Context, ToolAnnotations, ToolArgumentError, ToolExecution
 
 from ._arguments import GREP_PARAMS, GrepArguments, check_include, optional_path
@@ -101,14 +102,13 @@ class GrepTool(SearchTool[GrepArguments, GrepValue]):
                     pattern=args.pattern, include=args.include, line_bytes=LINE_BYTES
                 )
                 native = fs.native_grep(target, query) if self.config.native else None
+                if native is not None:
+                    try:
+                        await _collect_native(native, found)
+                    except NativeSearchAbandoned:
+                        found, native = MatchCollector(MAX_MATCHES), None  # search again
                 if native is None:
                     await grep_tree(fs, target, query, regex, include, found)
-                else:
-                    async with native as batches:
-                        async for batch in batches:
-                            for hit in batch:
-                                line = LineHit(hit.line_number, hit.line, hit.truncated)
-                                found.add(hit.path, (line,), 1)
             else:
                 raise messages.not_regular_file("search", display)
         return GrepValue(
@@ -131,3 +131,13 @@ class GrepTool(SearchTool[GrepArguments, GrepValue]):
     def to_json(self, value: GrepValue) -> dict[str, Any]:
         """``{matches: [{path, line_number, line, truncated}], total}``."""
         return value.to_json()
+
+
+async def _collect_native(
+    native: AbstractAsyncContextManager[AsyncIterator[list[FsGrepHit]]], found: MatchCollector
+) -> None:
+    """Add the hits of the provider's own searcher to `found`."""
+    async with native as batches:
+        async for batch in batches:
+            for hit in batch:
+                found.add(hit.path, (LineHit(hit.line_number, hit.line, hit.truncated),), 1)

@@ -40,7 +40,13 @@ from ._journal import (
     line_counts,
 )
 from ._rules import DEFAULT_PROTECT, PathRules, RuleMatch, Rules
-from ._search import VCS_DIRECTORIES, FsGlobQuery, FsGrepHit, FsGrepQuery
+from ._search import (
+    VCS_DIRECTORIES,
+    FsGlobQuery,
+    FsGrepHit,
+    FsGrepQuery,
+    NativeSearchAbandoned,
+)
 from ._text_stream import FsTextChunk, FsTextStream
 from ._types import (
     BEFORE_LIMIT,
@@ -126,6 +132,7 @@ __all__ = [
     "JournalProblem",
     "JournalStore",
     "JournalUsage",
+    "NativeSearchAbandoned",
     "Observation",
     "PatchOp",
     "PathRules",

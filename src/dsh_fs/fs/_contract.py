@@ -416,6 +416,8 @@ class FileSystem(ABC):
         Raises:
             FsError: when iterating: `SEARCH_INVALID_PATTERN` for a pattern the searcher
                 refuses, and the errors of `walk`.
+            NativeSearchAbandoned: when iterating: the searcher gave up for a reason of its
+                own (its memory bound); search again without it.
         """
         del root, query
         return None

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["VCS_DIRECTORIES", "FsGlobQuery", "FsGrepHit", "FsGrepQuery"]
+__all__ = ["VCS_DIRECTORIES", "FsGlobQuery", "FsGrepHit", "FsGrepQuery", "NativeSearchAbandoned"]
 
 VCS_DIRECTORIES: tuple[str, ...] = (".git", ".svn", ".hg", ".bzr", ".jj", ".sl")
 """Version-control metadata directories: never searched, listed or descended into."""
@@ -62,3 +62,10 @@ class FsGlobQuery:
     pattern: str
     """A ripgrep ``--glob`` (gitignore syntax plus ``{a,b}``): without a ``/`` it matches
     the file name at any depth, with one it matches the path from the searched directory."""
+
+
+class NativeSearchAbandoned(Exception):
+    """A provider's own searcher stopped before the end for a reason of its own, not the
+    caller's (ripgrep reaching its memory bound on a very long line): the hits it gave are
+    to be dropped and the search made again with `walk` and reads, whose memory is bounded.
+    Raised while iterating a `FileSystem.native_grep` batch stream."""

@@ -1,13 +1,15 @@
 """Finding the id of a JSON-RPC request that did not parse, so its error goes to that id.
 
 A request the server cannot read must still be answered, or its client waits for its
-timeout. Both transports look for the id here, without parsing the message:
+timeout. Both transports find the id with one walker over the message's top-level members
+(`_top_level`: strings and nested values are stepped over without parsing them, at most
+`_MAX_TOKENS` tokens), through two doors:
 
-- `line_id` (stdio): the ``"id"`` of the object a line holds, from its first and last
-  `SCAN_BYTES` only (a line may be too long to read whole).
-- `body_id` (HTTP): the top-level ``"id"`` of a body read whole, when its top-level
-  ``"method"`` is there too (a notification or a fragment gets None), within `_MAX_TOKENS`
-  tokens.
+- `line_id` (stdio): from a line's first and last `SCAN_BYTES` only (a line may be too long
+  to read whole). When the head holds no id, one that is the object's last member is read
+  at the line's end.
+- `body_id` (HTTP): from a body (or the prefix of one too large to read), only when its
+  top-level ``"method"`` is there too (a notification or a response gets None).
 
 An id is a string or an integer, never a bool (`is_request_id`); one echoed into a strict
 JSON reply must also encode as UTF-8 (`echoable_id`).
@@ -27,12 +29,22 @@ SCAN_BYTES: Final = 1 << 16
 """How much of a line's head (and of its end) the id is looked for in: a bounded scan, even
 for a line of many megabytes of brackets."""
 
-
 _MAX_TOKENS: Final = 100_000
-"""Tokens `body_id` looks at before it gives up (bounds its work on hostile bodies)."""
+"""Tokens `_top_level` looks at before it gives up (bounds its work on hostile bodies)."""
 
-_TOKEN = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]+|[:,]|[^\s"\[\]{}:,]+', re.DOTALL)
-"""A JSON string, a run of brackets, a separator, or a bare literal (number, true, …)."""
+_TOKEN = re.compile(
+    rb'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]+|[:,]|[^\s"\[\]{}:,]+|"', re.DOTALL
+)  # fmt: skip
+"""A JSON string, a run of brackets, a separator, a bare literal (number, true, …), or the
+opening quote of a string that does not end (where the walk stops)."""
+
+_SPACE = rb"[ \t\r\n]*"
+_ID_AT_END = re.compile(
+    rb'[{,]' + _SPACE + rb'"id"' + _SPACE + rb":" + _SPACE
+    + rb'(-?[0-9]+|"(?:[^"\\]|\\.)*")' + _SPACE + rb"}" + _SPACE + rb"$",
+    re.DOTALL,
+)  # fmt: skip
+"""An ``"id"`` that is the last member of the object a line's end closes."""
 
 
 def is_request_id(value: object) -> TypeGuard[str | int]:
@@ -52,131 +64,70 @@ def echoable_id(value: object) -> RequestId | None:
     return value
 
 
+def line_id(head: bytes, tail: bytes) -> RequestId | None:
+    """The ``id`` of the JSON object a line holds, from its first and last bytes only.
+
+    `head` is the line's beginning, `tail` its end (the same bytes for a line read whole).
+    None when neither holds a string or integer id at the object's top level.
+    """
+    members = _top_level(head[:SCAN_BYTES])
+    if b'"id"' in members:
+        return _request_id(members[b'"id"'])
+    at_end = _ID_AT_END.search(tail[-SCAN_BYTES:])
+    return None if at_end is None else _request_id(at_end.group(1))
+
+
 def body_id(body: bytes) -> RequestId | None:
     """The top-level ``"id"`` of a request whose body did not parse, when its top-level
-    ``"method"`` is there too (a notification or a fragment gets None). Looks at the
-    top-level members only, whatever lies nested in between, and at most `_MAX_TOKENS`
-    tokens."""
+    ``"method"`` is a string there too (a notification or a fragment gets None)."""
+    members = _top_level(body)
+    try:
+        method = json.loads(members[b'"method"'])
+    except (KeyError, ValueError):
+        return None
+    if not isinstance(method, str) or b'"id"' not in members:
+        return None
+    return echoable_id(_request_id(members[b'"id"']))
+
+
+def _top_level(text: bytes) -> dict[bytes, bytes]:
+    """The scalar members of the object `text` opens, by their quoted key, as far as they
+    can be read: up to the object's end, an unterminated string, the end of `text`, or
+    `_MAX_TOKENS` tokens. A member whose value is an object or an array is left out; a
+    repeated key keeps its first value."""
+    members: dict[bytes, bytes] = {}
     depth = 0
     key: bytes | None = None
     expect_value = False
-    members: dict[bytes, bytes] = {}
-    for count, match in enumerate(_TOKEN.finditer(body)):
-        if count > _MAX_TOKENS:
-            return None
+    for count, match in enumerate(_TOKEN.finditer(text)):
         token = match.group()
-        if token[:1] in (b"[", b"]", b"{", b"}"):
+        if count > _MAX_TOKENS or token == b'"':
+            break
+        if token[:1] in b"[]{}":
+            if depth == 0 and token[:1] != b"{":
+                break  # not an object
             if depth == 1 and expect_value:
                 expect_value = False  # a container value: not an id or a method
             depth += token.count(b"[") + token.count(b"{") - token.count(b"]") - token.count(b"}")
             if depth <= 0:
                 break
         elif depth != 1:
-            continue
+            if depth == 0:
+                break  # not an object
         elif token == b":":
             expect_value = key is not None
         elif token == b",":
             key, expect_value = None, False
         elif expect_value:
             if key is not None:
-                members[key] = token
+                members.setdefault(key, token)
             key, expect_value = None, False
         elif token[:1] == b'"':
             key = token
-    try:
-        method = json.loads(members[b'"method"'])
-        request_id = json.loads(members[b'"id"'])
-    except (KeyError, ValueError):
-        return None
-    return echoable_id(request_id) if isinstance(method, str) else None
+    return members
 
 
-_SPACE = rb"[ \t\r\n]*"
-_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
-_SCALAR = re.compile(rb"[^,}\]\s]+")
-_NEXT = re.compile(_SPACE + rb"(.)", re.DOTALL)
-_NESTED = re.compile(rb'["\[\]{}]')
-_ID_VALUE = re.compile(rb'-?[0-9]+(?![0-9.eE])|"(?:[^"\\]|\\.)*"', re.DOTALL)
-_ID_AT_END = re.compile(
-    rb'[{,]' + _SPACE + rb'"id"' + _SPACE + rb":" + _SPACE
-    + rb'(-?[0-9]+|"(?:[^"\\]|\\.)*")' + _SPACE + rb"}" + _SPACE + rb"$",
-    re.DOTALL,
-)  # fmt: skip
-
-
-def line_id(head: bytes, tail: bytes) -> RequestId | None:
-    """The ``id`` of the JSON object a line holds, from its first and last bytes only.
-
-    `head` is the line's beginning, `tail` its end (the same bytes for a line read whole).
-    The head's top-level members are walked (strings and nested values skipped without
-    parsing them) up to `SCAN_BYTES`; failing that, an ``"id"`` that is the object's last
-    member is read at its end. None when neither finds a string or integer id.
-    """
-    found = _id_in_head(head[:SCAN_BYTES])
-    if found is None:
-        at_end = _ID_AT_END.search(tail[-SCAN_BYTES:])
-        if at_end is not None:
-            found = _id_token(at_end.group(1))
-    return found
-
-
-def _id_in_head(text: bytes) -> RequestId | None:
-    start = _NEXT.match(text)
-    if start is None or start.group(1) != b"{":
-        return None
-    pos = start.end()
-    while True:
-        key = _NEXT.match(text, pos)
-        if key is None or key.group(1) != b'"':
-            return None
-        name = _STRING.match(text, key.start(1))
-        if name is None:
-            return None
-        colon = _NEXT.match(text, name.end())
-        if colon is None or colon.group(1) != b":":
-            return None
-        value = _NEXT.match(text, colon.end())
-        if value is None:
-            return None
-        if name.group() == b'"id"':
-            token = _ID_VALUE.match(text, value.start(1))
-            return None if token is None else _id_token(token.group())
-        end = _skip_value(text, value.start(1))
-        if end is None:
-            return None
-        after = _NEXT.match(text, end)
-        if after is None or after.group(1) != b",":
-            return None
-        pos = after.end()
-
-
-def _skip_value(text: bytes, pos: int) -> int | None:
-    """Where the JSON value starting at `pos` ends, without parsing it (None: not in `text`)."""
-    first = text[pos : pos + 1]
-    if first == b'"':
-        string = _STRING.match(text, pos)
-        return None if string is None else string.end()
-    if first not in (b"{", b"["):
-        scalar = _SCALAR.match(text, pos)
-        return None if scalar is None else scalar.end()
-    depth = 0
-    while True:
-        mark = _NESTED.search(text, pos)
-        if mark is None:
-            return None
-        if mark.group() == b'"':
-            string = _STRING.match(text, mark.start())
-            if string is None:
-                return None
-            pos = string.end()
-            continue
-        depth += 1 if mark.group() in b"[{" else -1
-        pos = mark.end()
-        if depth == 0:
-            return pos
-
-
-def _id_token(token: bytes) -> RequestId | None:
+def _request_id(token: bytes) -> RequestId | None:
     try:
         value = json.loads(token)
     except ValueError:

@@ -48,12 +48,11 @@ from ._dialects import (
     PatchTool,
 )
 from ._edit import EditTool
-from ._errors import REMEDIES, message_with_remedy
 from ._image import IMAGE_FORMATS, MAX_IMAGE_BYTES
 from ._manage import MANAGEMENT_TOOLS, DeleteTool, FileManagementPlugin, MkdirTool, MoveTool
 from ._plugin import FsToolsPlugin
 from ._read import ReadTool
-from ._render import render_edit, render_read, render_write
+from ._render import REMEDIES, message_with_remedy, render_edit, render_read, render_write
 from ._values import (
     DeleteValue,
     EditValue,

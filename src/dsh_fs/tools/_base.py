@@ -25,7 +25,7 @@ from dsh_fs.fs import (
 from dsh_fs.runtime import Context, Tool, ToolExecution
 
 from ._arguments import Param, check_shape, object_schema
-from ._errors import message_with_remedy
+from ._render import message_with_remedy
 
 __all__ = ["FsTool", "capture_for", "guarded_edit", "observe", "session_cwd"]
 

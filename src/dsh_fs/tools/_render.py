@@ -1,10 +1,21 @@
-"""Rendering (SPEC §6): the exact text the model sees, a pure function of each value."""
+"""Rendering (SPEC §6): the exact text the model sees, a pure function of each value, and
+the remedies the tools append to a few error codes (keeping the code)."""
 
 from __future__ import annotations
 
+from dsh_fs.errors import FsError, FsErrorCode
+
 from ._values import EditValue, ImageValue, ReadValue, WriteValue
 
-__all__ = ["read_footer", "render_edit", "render_image", "render_read", "render_write"]
+__all__ = [
+    "REMEDIES",
+    "message_with_remedy",
+    "read_footer",
+    "render_edit",
+    "render_image",
+    "render_read",
+    "render_write",
+]
 
 
 def read_footer(value: ReadValue) -> str:
@@ -55,3 +66,23 @@ def render_image(value: ImageValue) -> str:
         f"<path>{value.path}</path>\n<type>image</type>\n<content>\n"
         f"{value.mime_type}, {value.size} bytes\n</content>"
     )
+
+
+REMEDIES: dict[FsErrorCode, str] = {
+    FsErrorCode.STALE_VERSION: "re-read the file, then retry",
+    FsErrorCode.NOT_OBSERVED: "read the file, then retry",
+    FsErrorCode.SANDBOX_DENIED: "use a path inside the workspace, or ask the user for access",
+}
+"""What the model should do next, by code; appended after an em dash (U+2014)."""
+
+
+RULE_REMEDY = "this path is off limits by the workspace's rules; leave it as it is"
+"""The remedy of a refusal by a path rule (a `FS_SANDBOX_DENIED` whose details name it)."""
+
+
+def message_with_remedy(error: FsError) -> str:
+    """`error.message`, followed by `` — <remedy>`` when its code has one."""
+    remedy = REMEDIES.get(error.code)
+    if error.details.get("rule") is not None:
+        remedy = RULE_REMEDY
+    return error.message if remedy is None else f"{error.message} \u2014 {remedy}"

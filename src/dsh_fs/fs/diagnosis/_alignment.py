@@ -409,8 +409,22 @@ def _search(
 
 
 def _align(hay: Haystack, query: Query, start: int, anchor: int) -> Alignment | None:
+    """The alignment from line `start` in a window with a margin for lines added or lost;
+    when it stretched past the query's length, the alignment of exactly the query's lines
+    from `start` too, kept if it scores as well. (An exact line of a sibling block inside
+    the margin can pull the alignment across into it: both blocks then lose to a third.)"""
     count = len(query.lines)
-    margin = min(_MAX_MARGIN, 2 + count // 2)
+    wide = _align_in(hay, query, start, anchor, min(_MAX_MARGIN, 2 + count // 2))
+    if wide is None or wide.end - wide.start + 1 <= count:
+        return wide
+    tight = _align_in(hay, query, start, anchor, 0)
+    return tight if tight is not None and tight.score >= wide.score else wide
+
+
+def _align_in(
+    hay: Haystack, query: Query, start: int, anchor: int, margin: int
+) -> Alignment | None:
+    count = len(query.lines)
     first, window = hay.lines(start - margin, start + count - 1 + margin, anchor)
     if not window:
         return None

@@ -354,8 +354,9 @@ _ReasonsAt = Callable[[Haystack, int, text_.Subject], list[text_.Reason]]
 def _rewrites(old: str) -> list[tuple[str, _ReasonsAt]]:
     """What the model may have meant, each with the reasons to give when it matches
     exactly at an offset: carriage returns as line breaks, the other Unicode composition,
-    indentation by tabs instead of spaces (or the reverse). Exact searches only, so they
-    cost little in a file of any size and a short needle is explained as well as a long."""
+    indentation by tabs instead of spaces (or the reverse), no blank lines between lines.
+    Exact searches only, so they cost little in a file of any size and a short needle is
+    explained as well as a long."""
     out: list[tuple[str, _ReasonsAt]] = []
     if "\r" in old:
         for fixed in (old.replace("\r", "\n"), old.replace("\r", "")):
@@ -377,7 +378,30 @@ def _rewrites(old: str) -> list[tuple[str, _ReasonsAt]]:
     # short needle above all) is better served by the exact search.
     for fixed, lines in _reindented(old) if "\n" not in old.strip("\n") else []:
         out.append((fixed, _indentation(old, fixed, lines)))
+    unblanked = _unblanked(old)
+    if unblanked is not None:
+        out.append((unblanked[0], _blank_lines(unblanked[1])))
     return out
+
+
+def _unblanked(old: str) -> tuple[str, list[int]] | None:
+    """old_string without the blank lines between its other lines (a short needle such as
+    ``});\n\n});`` is too short for the alignment to place), with their indexes."""
+    lines = old.split("\n")
+    blank = [k for k in range(1, len(lines) - 1) if not lines[k].strip()]
+    if not blank or len(lines) - len(blank) < 2:
+        return None
+    dropped = set(blank)
+    return "\n".join(line for k, line in enumerate(lines) if k not in dropped), blank
+
+
+def _blank_lines(blank: list[int]) -> _ReasonsAt:
+    def reasons(hay: Haystack, start: int, subject: text_.Subject) -> list[text_.Reason]:
+        first = hay.line_numbers([start])[0]
+        after = first + blank[0] - 1  # no blank line of old_string comes before this one
+        return [text_.blank_line(subject, blank[0] + 1, after, len(blank) - 1)]
+
+    return reasons
 
 
 def _composition(old: str, fixed: str) -> _ReasonsAt:

@@ -225,6 +225,17 @@ def missing_line(subject: Subject, index: int, text: str, after: int, more: int)
     return Reason(cause="missing_line", line=after if after > 0 else None, message=message)
 
 
+def blank_line(subject: Subject, index: int, after: int, more: int) -> Reason:
+    """A blank line of the needle that the file does not have (its other lines are there)."""
+    message = (
+        f"{subject.line_of.format(n=index)} is blank, and the file has no blank line there "
+        f"(line {after} is followed by line {after + 1})"
+    )
+    if more:
+        message += f" ({more} more blank line{'s' if more > 1 else ''} the file lacks)"
+    return Reason(cause="missing_line", line=after, message=message)
+
+
 def line_order(subject: Subject, index: int, text: str, line: int, after: int, more: int) -> Reason:
     """A needle line that the file has, but elsewhere in the closest text."""
     where = f"after line {after}" if after > 0 else "before line 1"

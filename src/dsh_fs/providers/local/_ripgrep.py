@@ -3,7 +3,11 @@
 ripgrep runs as a plain argv (no shell), with ``--no-config`` (no configuration file can
 add a ``--pre`` command), without following links, in the searched directory. Its output
 is parsed in bounded memory: ``--max-columns`` keeps every printed line short, and a file
-ripgrep finds to be binary after printing some of its lines is dropped whole. Every file it
+ripgrep finds to be binary after printing some of its lines is dropped whole. ripgrep holds
+a whole line in memory, however long; where the kernel lets a process bound another's
+memory (Linux), a grep's ``rg`` gets `RG_GREP_MEMORY` of data, and one that reaches it
+(a line of a hundred megabytes) is abandoned for the pure engine, whose memory is bounded
+(`NativeSearchAbandoned`). Every file it
 reports can be re-checked by the provider's guards (the sandbox fence). The binary is looked
 for only where the wheel installs it, next to the running interpreter; without it the
 provider has no native search and the tools use their pure engine.
@@ -15,6 +19,8 @@ import dataclasses
 import functools
 import os
 import re
+import resource
+import signal
 import stat as st_mode
 import subprocess
 import sys
@@ -29,14 +35,21 @@ from anyio import to_thread
 from anyio.abc import ByteReceiveStream
 
 from dsh_fs.errors import FsError
-from dsh_fs.fs import VCS_DIRECTORIES, FsGlobQuery, FsGrepHit, FsGrepQuery, messages
+from dsh_fs.fs import (
+    VCS_DIRECTORIES,
+    FsGlobQuery,
+    FsGrepHit,
+    FsGrepQuery,
+    NativeSearchAbandoned,
+    messages,
+)
 
 from .._oserrors import map_os_errors
 from ._guards import LocalGuards
 from ._open import fd_path, open_regular
 from ._ripgrep_ignore import IGNORE_FILES, IgnorePlan, ignore_plan
 
-__all__ = ["closing", "find_rg", "rg_glob", "rg_grep"]
+__all__ = ["RG_GREP_MEMORY", "closing", "find_rg", "rg_glob", "rg_grep"]
 
 _T = TypeVar("_T")
 
@@ -49,6 +62,10 @@ _BINARY = re.compile(
 )
 _OPEN_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
 _PATTERN_ERRORS = (b"regex parse error", b"error parsing glob", b"not allowed in a regex")
+
+RG_GREP_MEMORY = 256 << 20
+"""The data (heap and private mappings) a grep's ``rg`` may hold: a line buffer for lines of
+up to about a hundred megabytes, beside ripgrep's at most 12 threads' stacks."""
 
 
 @functools.cache
@@ -162,7 +179,8 @@ async def _grep(
     async with _vetted_rules(binary, root, display, guards) as (plan, ignore_file):
         lead = os.fsencode(plan.lead + "/") if plan.lead else b""
         argv = _grep_argv(binary, query, ignore_file, plan.lead or ".")
-        async with _running(argv, plan.cwd, display, query.pattern) as stdout:
+        running = _running(argv, plan.cwd, display, query.pattern, memory=RG_GREP_MEMORY)
+        async with running as stdout:
             async for record in _records(stdout, query.line_bytes):
                 if isinstance(record, bytes):  # a binary file found after some of its lines
                     if pending is not None and pending[0] == record.removeprefix(lead):
@@ -414,10 +432,11 @@ def _open_proven(root: str, head: str, guards: LocalGuards) -> int | None:
 
 @asynccontextmanager
 async def _running(
-    argv: list[str], root: str, display: str, pattern: str
+    argv: list[str], root: str, display: str, pattern: str, *, memory: int | None = None
 ) -> AsyncIterator[ByteReceiveStream]:
     """Run ripgrep in `root`; yields its stdout. Leaving the block (or being cancelled)
-    kills it; an error it reports about the pattern is `SEARCH_INVALID_PATTERN`."""
+    kills it; an error it reports about the pattern is `SEARCH_INVALID_PATTERN`; with a
+    `memory` bound (bytes of data), reaching it is `NativeSearchAbandoned`."""
     with map_os_errors("search", display):
         process = await anyio.open_process(
             argv,
@@ -427,6 +446,7 @@ async def _running(
             cwd=root,
             env=_environment(),
         )
+    bounded = memory is not None and _bound_memory(process.pid, memory)
     errors = bytearray()
     finished = False
     # The block's exception (GeneratorExit when a consumer stops early, a cancellation) is
@@ -452,11 +472,27 @@ async def _running(
                 process.kill()
             await process.aclose()
     if finished and process.returncode not in (0, 1):
+        if bounded and process.returncode == -signal.SIGABRT:  # an allocation it was refused
+            raise NativeSearchAbandoned(f"ripgrep stopped at its memory bound: {memory} bytes")
         if any(marker in errors for marker in _PATTERN_ERRORS):
             kind: Literal["regex", "glob"] = "glob" if b"error parsing glob" in errors else "regex"
             raise messages.invalid_pattern(kind, pattern, _reason(bytes(errors)))
         if process.returncode != 2:  # 2: some files could not be read; the rest was searched
             raise messages.io_error("search", display, f"ripgrep failed: {_reason(bytes(errors))}")
+
+
+def _bound_memory(pid: int, memory: int) -> bool:
+    """Bound the data of the running process `pid` to `memory` bytes; False where this
+    kernel can't (no ``prlimit``: not Linux). ripgrep allocates its line buffer as it reads,
+    so a bound set just after it starts holds for every line it reads."""
+    prlimit = getattr(resource, "prlimit", None)
+    if prlimit is None:
+        return False
+    try:
+        prlimit(pid, resource.RLIMIT_DATA, (memory, memory))
+    except (OSError, ValueError):  # gone already, or a hard limit below the bound
+        return False
+    return True
 
 
 @asynccontextmanager
