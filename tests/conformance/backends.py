@@ -24,8 +24,13 @@ from typing import Any
 import pytest
 
 from dsh_fs.errors import FsError, FsErrorCode
-from dsh_fs.fs import FileSystem, FsCapabilities
-from dsh_fs.providers import FsspecFileSystem, LocalFileSystem, SandboxFileSystem
+from dsh_fs.fs import FileSystem, FsCapabilities, JournalStore
+from dsh_fs.providers import (
+    FsspecFileSystem,
+    LocalFileSystem,
+    LocalJournalStore,
+    SandboxFileSystem,
+)
 from dsh_fs.providers.sandbox._filesystem import SandboxMode
 
 __all__ = [
@@ -35,6 +40,7 @@ __all__ = [
     "Outside",
     "ProviderUnderTest",
     "fails",
+    "journal_store",
     "require",
 ]
 
@@ -175,6 +181,9 @@ class Backend:
     """What the provider declares; tests skip by flag, never by name."""
     factory: Callable[[Path], AbstractAsyncContextManager[ProviderUnderTest]]
     """Builds the provider over fresh storage; gets a private scratch directory."""
+    portable: bool = False
+    """Run with the portable code paths forced (`dsh_fs._platform.PORTABLE`: what macOS
+    and other systems take: no ``/proc``, no ``renameat2``, no ``O_PATH``)."""
 
 
 @asynccontextmanager
@@ -345,6 +354,24 @@ BACKENDS: list[Backend] = [
         factory=sandbox_backend("full-access"),
     ),
     Backend(
+        name="local-portable",
+        capabilities=LocalFileSystem.capabilities,
+        factory=local_backend,
+        portable=True,
+    ),
+    Backend(
+        name="sandbox-workspace-write-portable",
+        capabilities=SandboxFileSystem.capabilities,
+        factory=sandbox_backend("workspace-write"),
+        portable=True,
+    ),
+    Backend(
+        name="sandbox-full-access-portable",
+        capabilities=SandboxFileSystem.capabilities,
+        factory=sandbox_backend("full-access"),
+        portable=True,
+    ),
+    Backend(
         name="fsspec-memory",
         capabilities=FsCapabilities(directories=True, content_versions=True),
         factory=fsspec_memory_backend,
@@ -358,6 +385,15 @@ BACKENDS: list[Backend] = [
     ),
 ]
 """Every backend the suite runs against; add one entry per provider configuration."""
+
+
+def journal_store(put: ProviderUnderTest, scratch: Path) -> JournalStore:
+    """A change journal's store for the provider under test, where that backend keeps one:
+    a local directory beside the root for local disks, the storage's own hidden sibling
+    prefix for fsspec (memory, S3)."""
+    if isinstance(put.fs, FsspecFileSystem):
+        return put.fs.journal_store()
+    return LocalJournalStore(str(scratch / "journal"), put.base)
 
 
 def require(put: ProviderUnderTest, capability: str) -> None:

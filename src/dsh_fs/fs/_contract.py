@@ -255,8 +255,9 @@ class FileSystem(ABC):
 
     async def mkdir(self, target: FsTarget, *, capture: FsCapture | None = None) -> FsMkdirOutcome:
         """Create the directory `target` and its missing parents; an existing directory is
-        a success (`created` False). `capture`: the journal's seam (SPEC §9), told only
-        when `target` is created (`before` None; parents made on the way are not told).
+        a success (`created` False). `capture` (a journaled mkdir, SPEC §9): told right
+        before the directory is made (`FsChangeStart.directory`), committed with its
+        version; an existing directory makes no entry.
 
         The default refuses: a provider with directories overrides it.
 
@@ -285,6 +286,10 @@ class FileSystem(ABC):
         (`FS_ALREADY_EXISTS`); `ReplaceIfVersion(v)` replaces a regular file only at `v`
         (`FS_STALE_VERSION`); a directory is never replaced nor moved into.
 
+        `capture` (a journaled move, SPEC §9): a regular file's move hands it the
+        destination's replaced file (if any) and the source inside the critical section,
+        right before publication; directories and links are moved without it.
+
         Atomic where the backend allows (a no-replace rename), else a verified copy then a
         guarded delete of the source; a delete that then fails is `FS_IO_ERROR` saying
         both now exist. The file's bytes and mode are kept.
@@ -292,17 +297,12 @@ class FileSystem(ABC):
         The default is that copy, built from the text primitives: it moves regular UTF-8
         files only (a binary file is `FS_NOT_TEXT`) and no directory.
 
-        `capture`: the journal's seam (SPEC §9) for a file's move, as for `write_text`
-        (the replaced destination is the pre-image; `FsChangeStart.source` names the
-        source). The default does not journal moves and ignores it.
-
         Raises:
             FsError: `FS_ALREADY_EXISTS` (the destination exists, or is the source),
                 `FS_STALE_VERSION`, `FS_NOT_FOUND`, `FS_NOT_REGULAR_FILE` (a FIFO, a
                 device), `FS_PERMISSION_DENIED` (a directory into itself, a root),
                 `FS_SANDBOX_DENIED`, `FS_IO_ERROR`.
         """
-        del capture
         src, dst = source.display_path, destination.display_path
         if source.target_key == destination.target_key:
             raise messages.move_onto_itself(src, dst)
@@ -320,7 +320,10 @@ class FileSystem(ABC):
         text = await self.read_text(source)
         guard: WriteGuard = CreateIfAbsent() if replace is None else replace
         try:
-            written = await self.write_text(destination, text, guard)
+            if capture is None:
+                written = await self.write_text(destination, text, guard)
+            else:
+                written = await self.write_text(destination, text, guard, capture=capture)
         except FsError as error:
             if error.code is FsErrorCode.NOT_OBSERVED:
                 raise messages.move_exists(src, dst) from error
@@ -330,7 +333,10 @@ class FileSystem(ABC):
         if await self.read_text(destination) != text:
             raise messages.move_left_both(src, dst, "the copy does not match")
         try:
-            await self.delete(source, info.version)
+            if capture is None:
+                await self.delete(source, info.version)
+            else:
+                await self.delete(source, info.version, capture=capture)
         except FsError as error:
             raise messages.move_left_both(src, dst, error.message) from error
         return FsMoveOutcome(

@@ -19,14 +19,12 @@ from dsh_fs.fs import (
     FsChangeMeta,
     FsChangeStart,
     FsFileType,
-    FsPreImage,
     FsTarget,
     FsVersion,
     JournalEntry,
     JournalProblem,
     JournalStore,
     JournalUsage,
-    messages,
 )
 
 from ._plugin import DEFAULT_MAX_AGE_SECONDS, DEFAULT_MAX_BYTES, capture, session_label
@@ -208,11 +206,140 @@ class Journal:
         owner = session_label(label)
         results: list[UndoResult] = []
         for entry in sorted(unique.values(), key=lambda e: e.id, reverse=True):
+            if entry.directory:
+                results.append(await self._undo_directory(entry, undone_by, owner, dry_run))
+                continue
+            if entry.source is not None:
+                result, new_version = await self._undo_move(
+                    entry, undone_by, restored, owner, dry_run
+                )
+                if result.result == "undone" and entry.source_version is not None:
+                    # The older change of the source left the file at `source_version`.
+                    restored[entry.source_version] = new_version
+                results.append(result)
+                continue
             result, new_version = await self._undo_one(entry, undone_by, restored, owner, dry_run)
             results.append(result)
             if result.result == "undone":
                 restored[entry.before] = new_version
         return results
+
+    async def _undo_directory(
+        self, entry: JournalEntry, undone_by: dict[str, JournalEntry], owner: str, dry_run: bool
+    ) -> UndoResult:
+        """A made directory removed again, only while it is exactly as the change left it
+        (its version; the removal itself refuses a directory that is not empty); an undone
+        one made again, only where nothing is now. The undo is journaled."""
+
+        def result(reason: str | None) -> UndoResult:
+            outcome = "refused" if reason is not None else "undone"
+            return UndoResult(id=entry.id, path=entry.path, result=outcome, reason=reason)
+
+        if entry.id in undone_by:
+            return result(f"already undone by {undone_by[entry.id].id}")
+        meta = FsChangeMeta(tool="undo", session=owner, undoes=entry.id)
+        try:
+            target = await self.fs.resolve(entry.path)
+            info = await self.fs.stat(target)
+            if entry.after is None:  # it undid a mkdir: make the directory again
+                if info is not None:
+                    return result("a file exists there now")
+                if not dry_run:
+                    await self.fs.mkdir(target, capture=capture(self.store, meta))
+                return result(None)
+            if info is None or info.type is not FsFileType.DIRECTORY:
+                return result("the directory is gone" if info is None else "a file is there now")
+            if info.version != entry.after:
+                return result(await self._changed_since(entry, info.version))
+            if dry_run:
+                return result(None)
+            await self._remove_directory(target, entry.after, meta)
+        except FsError as error:
+            return result(error.message)
+        return result(None)
+
+    async def _remove_directory(
+        self, target: FsTarget, version: FsVersion, meta: FsChangeMeta
+    ) -> None:
+        """Remove the empty directory `target` (at `version`), journaled as an undo: the
+        pending record first, then the removal (a directory carries no content to keep)."""
+        seam = capture(self.store, meta)
+        start = FsChangeStart(
+            target=target, verb="delete", before=version, pre_image=None, directory=True
+        )
+        ticket = await to_thread.run_sync(seam.prepare, start)
+        try:
+            await self.fs.delete_dir(target)
+        except BaseException:
+            await to_thread.run_sync(seam.abandon, ticket)
+            raise
+        await to_thread.run_sync(seam.commit, ticket, None, None)
+
+    async def _undo_move(
+        self,
+        entry: JournalEntry,
+        undone_by: dict[str, JournalEntry],
+        restored: dict[FsVersion | None, FsVersion | None],
+        owner: str,
+        dry_run: bool,
+    ) -> tuple[UndoResult, FsVersion | None]:
+        """A file's move moved back (only if the destination is still exactly what the move
+        left and nothing is at the source), then the file it replaced, if any, recreated
+        from its pre-image."""
+
+        def refused(reason: str) -> tuple[UndoResult, FsVersion | None]:
+            return UndoResult(id=entry.id, path=entry.path, result="refused", reason=reason), None
+
+        assert entry.source is not None
+        if entry.id in undone_by:
+            return refused(f"already undone by {undone_by[entry.id].id}")
+        if not entry.undoable or entry.after is None:
+            return refused("its pre-image was pruned or never kept; it can't be undone")
+        expected = self._expected(entry.after, restored)
+        pre_image = None
+        if entry.before is not None:
+            pre_image = await to_thread.run_sync(self.store.pre_image, entry.id)
+            if pre_image is None:
+                return refused("its pre-image is missing from the journal")
+        try:
+            destination = await self.fs.resolve(entry.path)
+            source = await self.fs.resolve(entry.source)
+            info = await self.fs.stat(destination)
+            current = info.version if info is not None else None
+            if (
+                expected is not None
+                and current is not None
+                and current != expected
+                and self.store.unchanged(expected, current)
+            ):
+                expected = current  # the guard is the file as it is now
+            if current != expected:
+                return refused(await self._changed_since(entry, current))
+            if await self.fs.stat(source) is not None:
+                return refused(f"a file exists at {entry.source} now")
+            if dry_run:
+                return UndoResult(id=entry.id, path=entry.path, result="undone", reason=None), None
+            meta = FsChangeMeta(tool="undo", session=owner, undoes=entry.id)
+            outcome = await self.fs.move(
+                destination, source, expected, CreateIfAbsent(), capture=capture(self.store, meta)
+            )
+            if pre_image is not None:
+                await self.fs.restore(
+                    destination,
+                    pre_image,
+                    None,
+                    mode=entry.mode,
+                    capture=capture(self.store, meta),
+                )
+        except FsError as error:
+            if error.code in (FsErrorCode.STALE_VERSION, FsErrorCode.NOT_OBSERVED):
+                return refused(await self._changed_since(entry, None))
+            if error.code is FsErrorCode.ALREADY_EXISTS:
+                return refused(f"a file exists at {entry.source} now")
+            return refused(error.message)
+        return UndoResult(
+            id=entry.id, path=entry.path, result="undone", reason=None
+        ), outcome.version
 
     async def _undo_one(
         self,
@@ -229,8 +356,6 @@ class Journal:
             return refused(f"already undone by {undone_by[entry.id].id}")
         if not entry.undoable:
             return refused("its pre-image was pruned or never kept; it can't be undone")
-        if entry.tool == "mkdir":
-            return await self._undo_mkdir(entry, owner, dry_run), None
         expected = self._expected(entry.after, restored)
         pre_image = None
         if entry.before is not None:
@@ -250,85 +375,17 @@ class Journal:
                 expected = current  # the guard is the file as it is now
             if current != expected:
                 return refused(await self._changed_since(entry, current))
-            meta = FsChangeMeta(tool="undo", session=owner, undoes=entry.id)
-            if entry.source is not None:
-                source = await self.fs.resolve(entry.source)
-                if await self.fs.stat(source) is not None:
-                    return refused(f"something exists at {entry.source} now")
-                if dry_run:
-                    return UndoResult(
-                        id=entry.id, path=entry.path, result="undone", reason=None
-                    ), None
-                version = await self._move_back(entry, target, source, expected, pre_image, meta)
-            elif dry_run:
+            if dry_run:
                 return UndoResult(id=entry.id, path=entry.path, result="undone", reason=None), None
-            else:
-                version = await self.fs.restore(
-                    target, pre_image, expected, mode=entry.mode, capture=capture(self.store, meta)
-                )
+            meta = FsChangeMeta(tool="undo", session=owner, undoes=entry.id)
+            version = await self.fs.restore(
+                target, pre_image, expected, mode=entry.mode, capture=capture(self.store, meta)
+            )
         except FsError as error:
             if error.code in (FsErrorCode.STALE_VERSION, FsErrorCode.NOT_OBSERVED):
                 return refused(await self._changed_since(entry, None))
             return refused(error.message)
         return UndoResult(id=entry.id, path=entry.path, result="undone", reason=None), version
-
-    async def _undo_mkdir(self, entry: JournalEntry, owner: str, dry_run: bool) -> UndoResult:
-        """A created directory's undo: removed only if it is still an empty directory (the
-        parents made on the way stay); journaled, not undoable itself (nothing to keep)."""
-
-        def result(reason: str | None) -> UndoResult:
-            return UndoResult(
-                id=entry.id,
-                path=entry.path,
-                result="undone" if reason is None else "refused",
-                reason=reason,
-            )
-
-        try:
-            target = await self.fs.resolve(entry.path)
-            info = await self.fs.stat(target)
-            if info is None or info.type is not FsFileType.DIRECTORY:
-                return result("the directory is gone" if info is None else "not a directory now")
-            if dry_run:
-                async with self.fs.walk(target, descend=lambda _: False) as batches:
-                    async for batch in batches:
-                        if batch:
-                            return result(messages.not_empty(entry.path).message)
-                        break
-                return result(None)
-            meta = FsChangeMeta(tool="undo", session=owner, undoes=entry.id)
-            start = FsChangeStart(target=target, verb="delete", before=info.version, pre_image=None)
-            ticket = await to_thread.run_sync(self.store.prepare, meta, start)
-            try:
-                await self.fs.delete_dir(target)
-            except BaseException:
-                await to_thread.run_sync(self.store.abandon, ticket)
-                raise
-            await to_thread.run_sync(self.store.commit, ticket, None, None)
-        except FsError as error:
-            return result(error.message)
-        return result(None)
-
-    async def _move_back(
-        self,
-        entry: JournalEntry,
-        target: FsTarget,
-        source: FsTarget,
-        expected: FsVersion | None,
-        pre_image: FsPreImage | None,
-        meta: FsChangeMeta,
-    ) -> FsVersion | None:
-        """A move's undo: the file moved back to its source (never over something there),
-        then the file the move replaced recreated from its pre-image; both journaled.
-        Returns the destination's version now (None: nothing there again)."""
-        await self.fs.move(
-            target, source, expected, CreateIfAbsent(), capture=capture(self.store, meta)
-        )
-        if pre_image is None:
-            return None
-        return await self.fs.restore(
-            target, pre_image, None, mode=entry.mode, capture=capture(self.store, meta)
-        )
 
     def _expected(
         self, after: FsVersion | None, restored: dict[FsVersion | None, FsVersion | None]

@@ -171,15 +171,12 @@ class MoveTool(FsTool[MoveArguments, MoveValue]):
             expected = await context.events.waterfall(
                 FS_MOVE_INTENT, FsIntent(target=source, actor=execution), None
             )
-        # A file's move is journaled (its undo moves it back); the provider tells the
-        # journal the source.
+        guard = guard or CreateIfAbsent()
         capture = await capture_for(context, execution, destination)
         if capture is None:
-            outcome = await fs.move(source, destination, expected, guard or CreateIfAbsent())
+            outcome = await fs.move(source, destination, expected, guard)
         else:
-            outcome = await fs.move(
-                source, destination, expected, guard or CreateIfAbsent(), capture=capture
-            )
+            outcome = await fs.move(source, destination, expected, guard, capture=capture)
         if outcome.type is FsFileType.FILE:
             observe(context, execution, source, Absent())
             if outcome.version is not None:
@@ -298,7 +295,6 @@ class MkdirTool(FsTool[PathArgument, MkdirValue]):
             ):
                 raise messages.mkdir_blocked(error.path) from error
             raise
-        # Journaled when it creates the directory (its undo removes it, if still empty).
         capture = await capture_for(context, execution, target)
         if capture is None:
             outcome = await fs.mkdir(target)

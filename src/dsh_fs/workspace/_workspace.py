@@ -3,12 +3,22 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
 
 from dsh_fs.discovery import DiscoveryConfig, DiscoveryPlugin
-from dsh_fs.fs import FS, FileSystem, JournalStore, PathRules, Rules, messages
+from dsh_fs.fs import (
+    FS,
+    FS_FORGET,
+    FileSystem,
+    FsForget,
+    FsTargetKey,
+    JournalStore,
+    PathRules,
+    Rules,
+    messages,
+)
 from dsh_fs.journal import Journal, JournalConfig, JournalPlugin
 from dsh_fs.policy import ObservationPolicy, RulesPlugin
 from dsh_fs.runtime import (
@@ -30,7 +40,7 @@ from dsh_fs.tools import (
 from dsh_fs.tools import MAX_IMAGE_BYTES as _MAX_IMAGE_BYTES
 
 if TYPE_CHECKING:
-    from dsh_fs.providers import SandboxMode
+    from dsh_fs.providers import FsspecFileSystem, SandboxMode
 
 __all__ = ["ALL_TOOLS", "JournalOption", "Session", "Workspace"]
 
@@ -50,6 +60,29 @@ def _journal_config(journal: JournalOption) -> JournalConfig | None:
     if isinstance(journal, JournalConfig):
         return journal
     return JournalConfig(location=os.fspath(journal))
+
+
+def _remote_store(fs: FsspecFileSystem, config: JournalConfig) -> JournalStore:
+    """The store of a remote root, on its storage: `config.location` (a URL) or the hidden
+    sibling prefix (fenced out when it falls inside the root).
+
+    Raises:
+        ValueError: a location that is not a URL of that storage, one inside the root, or a
+            store that cannot be opened.
+    """
+    from dsh_fs.errors import FsError
+
+    try:
+        store = fs.journal_store(config.location)
+        _prune_now(store, config)
+    except ValueError:
+        raise
+    except FsError as exc:
+        raise ValueError(f"cannot open the journal store of {fs.root}: {exc.message}") from exc
+    except Exception as exc:  # the storage's own errors (botocore's are not OSErrors)
+        detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ValueError(f"cannot open the journal store of {fs.root}: {detail}") from exc
+    return store
 
 
 def _local_store(
@@ -337,17 +370,21 @@ class Workspace:
         `storage_options` go to fsspec (credentials, ``endpoint_url``, …). Display paths are
         URLs under the root; ``/a.py`` means the root's ``a.py``. `tools`, `discovery` and
         `max_image_bytes` as for the constructor, and `rules` (relative to the root URL).
+        `journal` keeps the change journal on the same storage: True in a hidden sibling
+        prefix of the root (``s3://bucket/.dsh-fs-journal`` for ``s3://bucket/ws``; fenced
+        out when the root is a bucket's top), a URL or a `JournalConfig` to name another.
 
         Raises:
             ModuleNotFoundError: fsspec is not installed (the message names the extras).
+            ValueError: a journal store inside the root, not on the same storage, or one
+                that cannot be opened.
             ValueError, ImportError: From fsspec: an unknown protocol, or its backend
                 package is not installed (for S3, the ``s3`` extra: ``pip install '.[s3]'``
                 in a dsh-fs checkout, or ``pip install s3fs``).
         """
         from dsh_fs.providers import FsspecFileSystem
 
-        if _journal_config(journal) is not None:
-            raise ValueError("the change journal is not available for remote storage yet")
+        config = _journal_config(journal)
         try:
             fs = FsspecFileSystem.from_url(url, **storage_options)
         except ModuleNotFoundError as exc:
@@ -359,6 +396,9 @@ class Workspace:
                 "S3 (pip install 'dsh-fs[s3]'); in a checkout: pip install '.[remote]'",
                 name="fsspec",
             ) from exc
+        store = None
+        if config is not None:
+            store = _remote_store(fs, config)
         return cls(
             fs,
             cwd=fs.root,
@@ -367,6 +407,8 @@ class Workspace:
             discovery=discovery,
             max_image_bytes=max_image_bytes,
             rules=rules,
+            journal_store=store,
+            journal_config=config,
         )
 
     def use(self, plugin: Plugin[C], config: C) -> None:
@@ -445,7 +487,7 @@ class Session:
     of the same workspace must read for itself. Dropping the session frees its state.
     """
 
-    __slots__ = ("__weakref__", "_context", "agent", "workspace")
+    __slots__ = ("__weakref__", "_context", "_fence", "agent", "workspace")
 
     def __init__(self, workspace: Workspace, agent: AgentSession) -> None:
         self.workspace = workspace
@@ -453,6 +495,56 @@ class Session:
         self.agent = agent
         """The runtime's session object (the observation owner)."""
         self._context = workspace.context
+        self._fence: FileSystem | None = None
+        """This session's own sandbox (`set_roots`), or None: the workspace's."""
+
+    @property
+    def roots(self) -> tuple[str, ...] | None:
+        """The roots of this session's own fence (`set_roots`), or None when it has none
+        (the workspace's provider decides)."""
+        fence = self._fence
+        roots = getattr(fence, "roots", None) if fence is not None else None
+        return roots if isinstance(roots, tuple) else None
+
+    def set_roots(self, roots: Sequence[str], *, replace: bool) -> tuple[str, ...] | None:
+        """Fence this session in to an MCP client's roots (SPEC §10); returns the roots now
+        in force, or None when the workspace's provider is not a sandbox (nothing changes).
+
+        The session gets its own sandbox (`SandboxFileSystem.narrowed`): `replace` makes
+        `roots` the fence, else they only narrow the workspace's roots; no root left refuses
+        every path. The workspace and its other sessions keep their fences. The path rules
+        apply relative to these roots too, and the first root is the base of relative
+        paths. What the session observed under a root it no longer has is forgotten (only
+        that: the rest stays observed).
+
+        `roots` are existing local directories (see `dsh_fs.mcp`'s checks of a client's
+        URIs); a root that cannot be resolved any more is dropped.
+        """
+        from dsh_fs.providers import RuledFileSystem, SandboxFileSystem
+
+        fs = self.workspace.fs
+        if not isinstance(fs, SandboxFileSystem):
+            return None
+        before = self._fence if isinstance(self._fence, SandboxFileSystem) else fs
+        fenced = fs.narrowed(roots, replace=replace)
+        service: FileSystem = fenced
+        rules = self.workspace.rules
+        if rules is not None:
+            places = [*fenced.roots, *fs.roots]
+            places += [os.path.realpath(place) for place in places]
+            service = RuledFileSystem(
+                fenced, PathRules.compile(rules.source, dict.fromkeys(places))
+            )
+        self._fence = fenced
+        self._context = self.workspace.context.overlay({FS: service})
+        self.agent.cwd = fenced.roots[0] if fenced.roots else None
+
+        def forgotten(key: FsTargetKey) -> bool:
+            return before.holds(key) and not fenced.holds(key)
+
+        execution = ToolExecution(tool="roots", session=self.agent)
+        self._context.events.emit(FS_FORGET, FsForget(forgotten=forgotten, actor=execution))
+        return fenced.roots
 
     @property
     def id(self) -> str:

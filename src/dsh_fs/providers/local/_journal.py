@@ -17,7 +17,6 @@ carry a random suffix, and pruning holds ``lock``.
 from __future__ import annotations
 
 import contextlib
-import datetime as dt
 import errno
 import fcntl
 import hashlib
@@ -25,13 +24,11 @@ import json
 import os
 import secrets
 import stat as st_mode
-import threading
-import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-from dsh_fs.errors import FsError
+from dsh_fs._platform import copy_in_kernel, sync
 from dsh_fs.fs import (
     ENTRY_ID,
     EncodedText,
@@ -47,6 +44,13 @@ from dsh_fs.fs import (
     messages,
 )
 
+from .._journal_records import (
+    COUNT_LIMIT,
+    id_time_ns,
+    new_entry_id,
+    record_entry,
+    record_reason,
+)
 from ._io import write_all
 from ._versions import VersionBook
 
@@ -58,20 +62,14 @@ __all__ = [
     "read_kept",
 ]
 
-_FICLONE = 0x40049409
-"""The Linux ioctl that makes a file share another's blocks (a reflink)."""
-
-_COUNT_LIMIT = 4 * 1024 * 1024
-"""Line counts are computed for content up to this size on both sides (else null)."""
-
 _OPEN_NEW = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 _OPEN_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
 
 _NO_TMPFILE = (errno.EOPNOTSUPP, errno.EISDIR, errno.EINVAL, errno.ENOENT)
 """What `open` says where the filesystem (or /proc, for naming it) has no ``O_TMPFILE``."""
 
-_id_lock = threading.Lock()
-_last_us = 0
+_O_TMPFILE: int = getattr(os, "O_TMPFILE", 0)
+"""Linux's unnamed-file flag (0 where the platform has none: the named path is taken)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -120,26 +118,6 @@ def read_kept(kept: LocalKept) -> bytes:
         os.close(fd)
 
 
-def _new_id() -> tuple[str, str]:
-    """A fresh entry id and its RFC 3339 time: UTC microseconds (strictly increasing in
-    this process), then eight random hex digits (ties across processes)."""
-    global _last_us
-    with _id_lock:
-        now = max(time.time_ns() // 1000, _last_us + 1)
-        _last_us = now
-    moment = dt.datetime.fromtimestamp(now / 1_000_000, tz=dt.timezone.utc)
-    moment = moment.replace(microsecond=now % 1_000_000)
-    stamp = moment.strftime("%Y%m%dT%H%M%S") + f".{moment.microsecond:06d}Z"
-    return f"{stamp}-{secrets.token_hex(4)}", moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
-def _id_time_ns(entry_id: str) -> int:
-    moment = dt.datetime.strptime(entry_id[:23], "%Y%m%dT%H%M%S.%fZ").replace(
-        tzinfo=dt.timezone.utc
-    )
-    return int(moment.timestamp()) * 1_000_000_000 + moment.microsecond * 1000
-
-
 @dataclass(slots=True)
 class _Ticket:
     """A change between `prepare` and `commit`: its pending record, locked."""
@@ -182,7 +160,7 @@ class LocalJournalStore(JournalStore):
     # The capture: inside the provider's critical section.
 
     def prepare(self, meta: FsChangeMeta, start: FsChangeStart) -> object:
-        entry_id, moment = _new_id()
+        entry_id, moment = new_entry_id()
         target = start.target
         record: dict[str, Any] = {
             "id": entry_id,
@@ -192,7 +170,10 @@ class LocalJournalStore(JournalStore):
             "path": target.display_path,
             "rel": self._relative(target.target_key),
             "key": target.target_key,
-            "from": start.source.display_path if start.source is not None else meta.source,
+            "from": meta.source
+            or (start.source.display_path if start.source is not None else None),
+            "source_version": start.source_version,
+            "directory": start.directory,
             "before": start.before,
             "after": None,
             "added": None,
@@ -214,9 +195,9 @@ class LocalJournalStore(JournalStore):
                 self._keep(start.pre_image, entry_id + ".pre")
             # The record's bytes and the directory's two names, both durable before the
             # publication: two fsyncs at once (a journaling filesystem commits them together).
-            synced = self._syncer.submit(os.fsync, fd)
+            synced = self._syncer.submit(sync, fd)
             try:
-                os.fsync(self._dir_fd)
+                sync(self._dir_fd)
             finally:
                 synced.result()
         except OSError as exc:
@@ -241,11 +222,11 @@ class LocalJournalStore(JournalStore):
         try:
             record = ticket.record
             record["after"] = after
-            before = self.pre_image_bytes(ticket.id, _COUNT_LIMIT) if ticket.kept else None
+            before = self.pre_image_bytes(ticket.id, COUNT_LIMIT) if ticket.kept else None
             if content is not None and not isinstance(content, bytes):
-                content = content.to_bytes() if content.size <= _COUNT_LIMIT else None
+                content = content.to_bytes() if content.size <= COUNT_LIMIT else None
             counted = (record["before"] is None or before is not None) and (
-                after is None or (content is not None and len(content) <= _COUNT_LIMIT)
+                after is None or (content is not None and len(content) <= COUNT_LIMIT)
             )
             if counted:
                 record["added"], record["removed"] = line_counts(before, content)
@@ -292,7 +273,7 @@ class LocalJournalStore(JournalStore):
                 record = self._settle(stem, names)
                 if record is not None and stem + ".json" not in names:
                     names.add(stem + ".json")
-                    entries.append(self._entry(record, stem + ".pre" in names))
+                    entries.append(record_entry(record, stem + ".pre" in names))
                 continue
             if suffix != "json":
                 continue
@@ -301,9 +282,9 @@ class LocalJournalStore(JournalStore):
                 continue
             try:
                 record = self._read_json(name)
-                entries.append(self._entry(record, stem + ".pre" in names, stem))
+                entries.append(record_entry(record, stem + ".pre" in names, stem))
             except (OSError, ValueError, KeyError, TypeError) as exc:
-                problems.append(JournalProblem(name=name, reason=_reason(exc)))
+                problems.append(JournalProblem(name=name, reason=record_reason(exc)))
         entries.sort(key=lambda entry: entry.id)
         return entries, problems
 
@@ -364,7 +345,7 @@ class LocalJournalStore(JournalStore):
             oldest = now_ns - int(max_age_seconds * 1_000_000_000)
             pruned = 0
             for entry in entries:  # oldest first
-                too_old = _id_time_ns(entry.id) < oldest
+                too_old = id_time_ns(entry.id) < oldest
                 if not (too_old or total > max_bytes) or not entry.undoable:
                     continue
                 record = self._read_json(entry.id + ".json")
@@ -430,7 +411,7 @@ class LocalJournalStore(JournalStore):
             copy = os.open(name, _OPEN_NEW, 0o600, dir_fd=self._dir_fd)
             try:
                 _copy_fd(source, copy, now.st_size)
-                os.fsync(copy)
+                sync(copy)
             except BaseException:
                 os.close(copy)
                 with contextlib.suppress(OSError):
@@ -447,7 +428,7 @@ class LocalJournalStore(JournalStore):
         after creation."""
         name = entry_id + ".pending"
         try:
-            fd = os.open(".", os.O_TMPFILE | os.O_WRONLY | os.O_CLOEXEC, 0o600, dir_fd=self._dir_fd)
+            fd = os.open(".", _O_TMPFILE | os.O_WRONLY | os.O_CLOEXEC, 0o600, dir_fd=self._dir_fd)
         except OSError as exc:
             if exc.errno not in _NO_TMPFILE:
                 raise
@@ -500,51 +481,6 @@ class LocalJournalStore(JournalStore):
         if not isinstance(record, dict):
             raise ValueError("not a JSON object")
         return record
-
-    def _entry(
-        self, record: dict[str, Any], has_pre: bool, stem: str | None = None
-    ) -> JournalEntry:
-        def text(key: str) -> str:
-            value = record[key]
-            if not isinstance(value, str):
-                raise TypeError(f"{key} is not a string")
-            return value
-
-        def optional_text(key: str) -> str | None:
-            value = record.get(key)
-            if value is not None and not isinstance(value, str):
-                raise TypeError(f"{key} is not a string")
-            return value
-
-        def optional_int(key: str) -> int | None:
-            value = record.get(key)
-            if value is not None and (not isinstance(value, int) or isinstance(value, bool)):
-                raise TypeError(f"{key} is not a number")
-            return value
-
-        entry_id = text("id")
-        if stem is not None and entry_id != stem:
-            raise ValueError("its id is not its name")
-        before = optional_text("before")
-        pruned = record.get("pruned") is True
-        undoable = not pruned and (has_pre if before is not None else True)
-        return JournalEntry(
-            id=entry_id,
-            time=text("time"),
-            session=text("session"),
-            tool=text("tool"),
-            path=text("path"),
-            rel=text("rel"),
-            source=optional_text("from"),
-            before=FsVersion(before) if before is not None else None,
-            after=FsVersion(a) if (a := optional_text("after")) is not None else None,
-            added=optional_int("added"),
-            removed=optional_int("removed"),
-            undoable=undoable,
-            undoes=optional_text("undoes"),
-            mode=optional_int("mode"),
-            size=optional_int("size"),
-        )
 
     def _settle(self, stem: str, names: set[str]) -> dict[str, Any] | None:
         """A pending record whose writer died: published (the file is no longer at its
@@ -613,37 +549,13 @@ def _make_private_dirs(path: str) -> None:
 def _copy_fd(source: int, target: int, size: int) -> None:
     """The bytes of `source` into `target`: a reflink where the filesystem shares blocks,
     else `copy_file_range` (in the kernel), else reads and writes."""
-    try:
-        fcntl.ioctl(target, _FICLONE, source)
+    offset = copy_in_kernel(source, target, size)
+    if offset >= size:
         return
-    except OSError:
-        pass
-    offset = 0
-    try:
-        while offset < size:
-            copied = os.copy_file_range(source, target, size - offset, offset, offset)
-            if copied == 0:
-                break
-            offset += copied
-        if offset >= size:
-            return
-    except OSError as exc:
-        if exc.errno not in (errno.EXDEV, errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP):
-            raise
     os.lseek(source, offset, os.SEEK_SET)
     os.lseek(target, offset, os.SEEK_SET)
     while chunk := os.read(source, 1 << 20):
         write_all(target, chunk)
-
-
-def _reason(exc: BaseException) -> str:
-    if isinstance(exc, json.JSONDecodeError):
-        return f"not valid JSON ({exc.msg})"
-    if isinstance(exc, KeyError):
-        return f"missing {exc.args[0]}"
-    if isinstance(exc, FsError):
-        return exc.message
-    return str(exc)
 
 
 def _same_inode(now: FsVersion | None, before: object) -> bool:

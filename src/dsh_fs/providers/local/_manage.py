@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Protocol
 
+from dsh_fs._platform import renameat2, sync
 from dsh_fs.errors import FsError, FsErrorCode
 from dsh_fs.fs import (
     FsCapture,
@@ -52,31 +53,6 @@ __all__ = ["LocalManagement", "VersionCheck", "rename_no_replace"]
 _RENAME_NOREPLACE = 1
 
 
-def _load_renameat2() -> Callable[..., int] | None:
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-    except OSError:  # pragma: no cover - no C library to load
-        return None
-    function = getattr(libc, "renameat2", None)
-    if function is None:  # pragma: no cover - glibc older than 2.28, musl, macOS
-        return None
-    function.argtypes = [
-        ctypes.c_int,
-        ctypes.c_char_p,
-        ctypes.c_int,
-        ctypes.c_char_p,
-        ctypes.c_uint,
-    ]
-    function.restype = ctypes.c_int
-    renameat2: Callable[..., int] = function
-    return renameat2
-
-
-RENAMEAT2: Callable[..., int] | None = _load_renameat2()
-"""libc's ``renameat2`` (Linux, glibc 2.28+), or None; tests set it to None to take the
-fallback."""
-
-
 def rename_no_replace(src_fd: int, src: str, dst_fd: int, dst: str, *, is_dir: bool) -> None:
     """Rename `src` in `src_fd` to `dst` in `dst_fd`, never replacing anything.
 
@@ -89,7 +65,7 @@ def rename_no_replace(src_fd: int, src: str, dst_fd: int, dst: str, *, is_dir: b
         FileExistsError: something is at `dst`.
         OSError: the rest (``EXDEV`` across filesystems); nothing was renamed.
     """
-    function = RENAMEAT2
+    function = renameat2()
     if function is not None:
         result = function(src_fd, os.fsencode(src), dst_fd, os.fsencode(dst), _RENAME_NOREPLACE)
         if result == 0:
@@ -156,8 +132,7 @@ class LocalManagement:
         replace: WriteGuard | None,
         capture: FsCapture | None = None,
     ) -> FsMoveOutcome:
-        """`move` inside its critical section (see `LocalFileSystem.move`); a file's move
-        is journaled through `capture` (the replaced destination kept as its pre-image)."""
+        """`move` inside its critical section (see `LocalFileSystem.move`)."""
         src, dst = source.display_path, destination.display_path
         src_parent, src_name = _entry(src)
         dst_name = os.path.basename(dst)
@@ -226,6 +201,7 @@ class LocalManagement:
             there = os.stat(dst_name, dir_fd=dst_fd, follow_symlinks=False)
         except FileNotFoundError:
             there = None
+        replacing = there is not None
         if there is not None:
             if (
                 not isinstance(replace, ReplaceIfVersion)
@@ -245,34 +221,68 @@ class LocalManagement:
         now = os.stat(src_name, dir_fd=src_fd, follow_symlinks=False)
         if (now.st_dev, now.st_ino) != (entry.st_dev, entry.st_ino):
             raise messages.move_stale(src)
+        # A regular file's move is journaled (directories and links are moved without).
+        journal = capture if kind is FsFileType.FILE else None
         ticket: object = None
-        if capture is not None and kind is FsFileType.FILE:
-            ticket = capture.prepare(self._change(source, destination, dst_fd, dst_name, there))
-        else:
-            capture = None  # only a file's move is journaled
+        if journal is not None:
+            ticket = journal.prepare(self._start(source, destination, dst_fd, dst_name, there, now))
         try:
-            outcome = self._rename(source, destination, kind, there, src_at, dst_at, entry)
+            if replacing:
+                os.rename(src_name, dst_name, src_dir_fd=src_fd, dst_dir_fd=dst_fd)
+            else:
+                rename_no_replace(
+                    src_fd, src_name, dst_fd, dst_name, is_dir=kind is FsFileType.DIRECTORY
+                )
+        except FileExistsError:
+            if journal is not None:
+                journal.abandon(ticket)
+            raise messages.move_exists(src, dst) from None
+        except OSError as exc:
+            if exc.errno != errno.EXDEV:
+                if journal is not None:
+                    journal.abandon(ticket)
+                raise
+            if kind is not FsFileType.FILE:
+                raise messages.move_across_filesystems(src) from exc
+            return self._copy_move(src, dst, src_at, dst_at, entry, there, journal, ticket)
         except BaseException:
-            if capture is not None:
-                capture.abandon(ticket)
+            if journal is not None:
+                journal.abandon(ticket)
             raise
-        if capture is not None:
-            capture.commit(ticket, outcome.version, None)
-        return outcome
+        version = None
+        try:
+            sync(dst_fd)
+            if src_fd != dst_fd:
+                sync(src_fd)
+            if kind is FsFileType.FILE:
+                version = self._versions.version(
+                    os.stat(dst_name, dir_fd=dst_fd, follow_symlinks=False)
+                )
+        finally:
+            if journal is not None:
+                journal.commit(ticket, version, None)
+        return FsMoveOutcome(type=kind, version=version, replaced=replacing)
 
-    def _change(
+    def _start(
         self,
         source: FsTarget,
         destination: FsTarget,
         dst_fd: int,
         dst_name: str,
         there: os.stat_result | None,
+        moved: os.stat_result,
     ) -> FsChangeStart:
-        """What the journal is told about a file's move: the destination it publishes, the
-        file it replaces there (kept as the pre-image), and the source."""
+        """What the journal is told about a file's move: the destination's replaced file
+        (kept as the pre-image) and the source's version."""
+        moved_version = self._versions.version(moved)
         if there is None:
             return FsChangeStart(
-                target=destination, verb="move", before=None, pre_image=None, source=source
+                target=destination,
+                verb="move",
+                before=None,
+                pre_image=None,
+                source=source,
+                source_version=moved_version,
             )
         return FsChangeStart(
             target=destination,
@@ -282,48 +292,8 @@ class LocalManagement:
             mode=st_mode.S_IMODE(there.st_mode),
             size=there.st_size,
             source=source,
+            source_version=moved_version,
         )
-
-    def _rename(
-        self,
-        source: FsTarget,
-        destination: FsTarget,
-        kind: FsFileType,
-        there: os.stat_result | None,
-        src_at: tuple[int, str, str],
-        dst_at: tuple[int, str, str],
-        entry: os.stat_result,
-    ) -> FsMoveOutcome:
-        """The checked move itself: a rename (no-replace unless `there` was checked), or
-        across filesystems the verified copy; both directories made durable."""
-        src, dst = source.display_path, destination.display_path
-        src_fd, _, src_name = src_at
-        dst_fd, _, dst_name = dst_at
-        replacing = there is not None
-        try:
-            if replacing:
-                os.rename(src_name, dst_name, src_dir_fd=src_fd, dst_dir_fd=dst_fd)
-            else:
-                rename_no_replace(
-                    src_fd, src_name, dst_fd, dst_name, is_dir=kind is FsFileType.DIRECTORY
-                )
-        except FileExistsError:
-            raise messages.move_exists(src, dst) from None
-        except OSError as exc:
-            if exc.errno != errno.EXDEV:
-                raise
-            if kind is not FsFileType.FILE:
-                raise messages.move_across_filesystems(src) from exc
-            return self._copy_move(src, dst, src_at, dst_at, entry, there)
-        os.fsync(dst_fd)
-        if src_fd != dst_fd:
-            os.fsync(src_fd)
-        version = None
-        if kind is FsFileType.FILE:
-            version = self._versions.version(
-                os.stat(dst_name, dir_fd=dst_fd, follow_symlinks=False)
-            )
-        return FsMoveOutcome(type=kind, version=version, replaced=replacing)
 
     def _check_version(
         self,
@@ -351,10 +321,13 @@ class LocalManagement:
         dst_at: tuple[int, str, str],
         entry: os.stat_result,
         there: os.stat_result | None,
+        journal: FsCapture | None = None,
+        ticket: object = None,
     ) -> FsMoveOutcome:
         """Across filesystems: publish a copy like a write (staged, fsynced, no-replace
         unless the destination was checked), verify it byte for byte, then remove the
-        source if it is still the entry that was copied."""
+        source if it is still the entry that was copied. A journaled move's entry is
+        committed once the copy is published (abandoned when it is not)."""
         src_fd, src_parent, src_name = src_at
         dst_fd, dst_parent, dst_name = dst_at
         opened = open_existing(
@@ -378,10 +351,14 @@ class LocalManagement:
                 dst,
                 lambda: self._guards.check_publish("move", dst, fd_path(dst_fd, dst_parent)),
             )
-        except FsError as error:
-            if error.code is FsErrorCode.NOT_OBSERVED:
+        except BaseException as error:
+            if journal is not None:
+                journal.abandon(ticket)
+            if isinstance(error, FsError) and error.code is FsErrorCode.NOT_OBSERVED:
                 raise messages.move_exists(src, dst) from error
             raise
+        if journal is not None:
+            journal.commit(ticket, self._versions.version(published), None)
         check = os.open(dst_name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dst_fd)
         try:
             same = digest(read_fd(check, published.st_size)) == digest(data)
@@ -399,7 +376,7 @@ class LocalManagement:
             ):
                 raise messages.move_left_both(src, dst, "the source changed meanwhile")
             os.unlink(src_name, dir_fd=src_fd)
-            os.fsync(src_fd)
+            sync(src_fd)
         except OSError as exc:
             raise messages.move_left_both(src, dst, os.strerror(exc.errno or errno.EIO)) from exc
         return FsMoveOutcome(
@@ -409,8 +386,8 @@ class LocalManagement:
         )
 
     def mkdir(self, target: FsTarget, capture: FsCapture | None = None) -> FsMkdirOutcome:
-        """`mkdir`: each missing directory made in a directory the guards saw; the
-        creation of `target` journaled through `capture`."""
+        """`mkdir`: each missing directory made in a directory the guards saw; a journaled
+        one is told to `capture` first and committed with the new directory's version."""
         display = target.display_path
         path = str(target.target_key)
         with map_os_errors("mkdir", display):
@@ -426,9 +403,10 @@ class LocalManagement:
                 return FsMkdirOutcome(created=False)
             ticket: object = None
             if capture is not None:
-                ticket = capture.prepare(
-                    FsChangeStart(target=target, verb="mkdir", before=None, pre_image=None)
+                start = FsChangeStart(
+                    target=target, verb="mkdir", before=None, pre_image=None, directory=True
                 )
+                ticket = capture.prepare(start)
             try:
                 make_parents(
                     path,
@@ -442,11 +420,11 @@ class LocalManagement:
                 if capture is not None:
                     capture.abandon(ticket)
                 raise
-        if capture is not None:
-            made: FsVersion | None = None
-            with contextlib.suppress(OSError):
-                made = self._versions.version(os.stat(path, follow_symlinks=False))
-            capture.commit(ticket, made, None)
+            if capture is not None:
+                version: FsVersion | None = None
+                with contextlib.suppress(OSError):
+                    version = self._versions.version(os.stat(path, follow_symlinks=False))
+                capture.commit(ticket, version, None)
         return FsMkdirOutcome(created=True)
 
     def delete_dir(self, target: FsTarget) -> None:
@@ -468,7 +446,7 @@ class LocalManagement:
                 if exc.errno in (errno.ENOTEMPTY, errno.EEXIST):
                     raise messages.not_empty(display) from None
                 raise
-            os.fsync(dir_fd)
+            sync(dir_fd)
 
     def delete_link(self, target: FsTarget) -> None:
         """`delete_link`: the link itself, if the entry is still a link."""
@@ -483,7 +461,7 @@ class LocalManagement:
                 raise messages.delete_stale(display)
             self._guards.check_delete(display, fd_path(dir_fd, parent))
             os.unlink(name, dir_fd=dir_fd)
-            os.fsync(dir_fd)
+            sync(dir_fd)
 
 
 def _entry(display: str) -> tuple[str, str]:

@@ -13,12 +13,13 @@ import stat as st_mode
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from dsh_fs._platform import sync
 from dsh_fs.fs import EncodedText, messages
 
 from ._io import write_all
 from ._staging import new_stage_dir_at
 
-__all__ = ["Staged", "process_umask", "publish", "writable_in_place"]
+__all__ = ["Staged", "publish", "writable_in_place"]
 
 _OPEN_STAGED = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 
@@ -72,7 +73,7 @@ def publish(
                 _keep_owner_and_mode(fd, staged.prior)
                 if staged.mode is not None:
                     os.fchmod(fd, staged.mode)
-            os.fsync(fd)
+            sync(fd)
             check()
             if staged.prior is None:
                 _link_no_replace(stage_fd, name, dir_fd, display)
@@ -80,7 +81,7 @@ def publish(
             else:
                 os.replace(_STAGED, name, src_dir_fd=stage_fd, dst_dir_fd=dir_fd)
             os.rmdir(stage, dir_fd=dir_fd)
-            os.fsync(dir_fd)
+            sync(dir_fd)
             return os.fstat(fd)
         finally:
             os.close(fd)
@@ -99,21 +100,6 @@ def writable_in_place(name: str, dir_fd: int) -> bool:
     the effective ids; root may). A replace by rename needs only the directory's
     permission: asking this keeps it from overriding a read-only file."""
     return os.access(name, os.W_OK, dir_fd=dir_fd, effective_ids=True)
-
-
-def process_umask() -> int:
-    """The process umask, read without changing it where Linux lets us."""
-    try:
-        with open("/proc/self/status", encoding="ascii") as status:
-            for line in status:
-                if line.startswith("Umask:"):
-                    return int(line.split()[1], 8)
-    except (OSError, ValueError):
-        pass
-    # Not Linux: the set-and-restore dance (briefly racy with threads creating files).
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
 
 
 def _keep_owner_and_mode(fd: int, prior: os.stat_result) -> None:
