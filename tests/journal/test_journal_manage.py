@@ -1,6 +1,7 @@
 """The file management tools in the journal (SPEC §9, §10): a file's move is one entry
 (`path` the destination, `from` the source, the replaced destination its pre-image) and
-its undo moves the file back, guarded, and brings the replaced file back."""
+its undo moves the file back, guarded, and brings the replaced file back; a made
+directory undoes only while it is as mkdir left it."""
 
 from __future__ import annotations
 
@@ -96,7 +97,7 @@ async def test_a_moves_undo_is_refused_when_the_source_is_taken_or_the_file_chan
     assert not (root / "c.txt").exists()
 
 
-async def test_a_created_directory_is_an_entry_and_its_undo_removes_it_only_if_empty(
+async def test_a_created_directory_is_an_entry_and_its_undo_removes_it_only_if_unchanged(
     tmp_path: Path,
 ) -> None:
     root, store = tmp_path / "root", tmp_path / "store"
@@ -118,7 +119,8 @@ async def test_a_created_directory_is_an_entry_and_its_undo_removes_it_only_if_e
         }
         assert results["empty"].result == "undone"
         assert results["full"].result == "refused"
-        assert "directory not empty" in str(results["full"].reason)
+        # A name made in it moved the directory's version: refused as changed since.
+        assert "changed since" in str(results["full"].reason)
         undo = [e for e in await ws.journal.entries() if e.tool == "undo"]
         assert [e.undoes for e in undo] == [entries[1].id]
     assert not (root / "empty").exists()
