@@ -56,7 +56,10 @@ install:  ## Put the dsh-fs command on your PATH: pipx if you have it, else a pr
 		esac; \
 	fi
 
-test: lint typecheck imports pytest  ## Every check CI runs: ruff, mypy --strict, import layers, pytest
+# The checks run side by side (the suite mostly waits, so mypy fits beside it on two cores);
+# each one's output is printed whole when it ends, and any failure fails the target.
+test: $(STAMP)  ## Every check CI runs: ruff, mypy --strict, import layers, pytest (in parallel)
+	@$(MAKE) --no-print-directory -j4 --output-sync=target lint typecheck imports pytest
 
 lint: $(STAMP)  ## ruff check + format check
 	$(BIN)/ruff check .

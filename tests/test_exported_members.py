@@ -62,6 +62,7 @@ SURFACES: dict[str, list[str]] = {
         "FS_CHANGE_INTENT",
         "FS_DELETE_INTENT",
         "FS_EDIT_INTENT",
+        "FS_FORGET",
         "FS_MOVE_INTENT",
         "FS_OBSERVED",
         "FS_WRITE_INTENT",
@@ -83,6 +84,7 @@ SURFACES: dict[str, list[str]] = {
         "FsError",
         "FsErrorCode",
         "FsFileType",
+        "FsForget",
         "FsGlobQuery",
         "FsGrepHit",
         "FsGrepQuery",
@@ -254,6 +256,7 @@ SURFACES: dict[str, list[str]] = {
         "SyncSession",
         "SyncWorkspace",
         "TextEditorTool",
+        "WorkspaceBackend",
         "WorkspaceEditor",
         "WorkspaceToolset",
         "agents_tools",
@@ -261,6 +264,7 @@ SURFACES: dict[str, list[str]] = {
         "anthropic_tools",
         "execute_openai_response",
         "execute_openai_tool_calls",
+        "langchain_tools",
         "openai_responses_tools",
         "openai_tools",
         "run_apply_patch",
@@ -294,7 +298,7 @@ SURFACES: dict[str, list[str]] = {
 
 
 # Frameworks whose extras install nothing on Python 3.10 (their adapters load on first use).
-NEEDS_PYTHON_3_11 = {"pydantic_ai"}
+NEEDS_PYTHON_3_11 = {"deepagents", "langchain_core", "pydantic_ai"}
 
 
 @pytest.mark.parametrize("module", sorted(SURFACES))

@@ -5,7 +5,8 @@ new_string verbatim, and the intended line span (fixed by the model's next succe
 
 Run ``python -m edit_recovery.real`` to send every case through the real ``edit`` tool after a
 ``read`` in a scratch workspace and print ``K/N named, X nothing-close, Y elsewhere, W wrong
-edits``. These cases are never used to tune the diagnosis.
+edits``, for all cases and for each set (batch) of them. These cases are never used to tune
+the diagnosis.
 """
 
 from __future__ import annotations
@@ -32,6 +33,8 @@ class RealCase:
     """One failed edit a real model made."""
 
     id: str
+    set: str
+    """Which batch of held-out cases it belongs to (``first``, ``second (...)``)."""
     provenance: dict[str, Any]
     file_text: str
     old_string: str
@@ -61,6 +64,7 @@ def load_cases(directory: Path = CASES_DIR) -> list[RealCase]:
         cases.append(
             RealCase(
                 id=data["id"],
+                set=str(data.get("set", "first")),
                 provenance=data["provenance"],
                 file_text=data["file_text"],
                 old_string=data["old_string"],

@@ -4,16 +4,8 @@ delete, mkdir).
 The public API re-exported here is pinned by tests/test_exported_members.py.
 """
 
-import sys
-
-if sys.platform == "win32":
-    # The providers need POSIX descriptor calls (fcntl, openat-style dir_fd): say so plainly,
-    # rather than fail later with an ImportError from fcntl.
-    raise ImportError(
-        "dsh-fs runs on Linux and macOS; on Windows, install and run it inside WSL "
-        "(Windows Subsystem for Linux)"
-    )
-
+# First: on Windows it fails, saying to use WSL (rather than an ImportError from fcntl).
+from . import _platform  # noqa: F401
 from ._version import __version__
 from .errors import FsError, FsErrorCode
 from .fs import Rules

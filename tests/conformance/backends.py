@@ -175,6 +175,9 @@ class Backend:
     """What the provider declares; tests skip by flag, never by name."""
     factory: Callable[[Path], AbstractAsyncContextManager[ProviderUnderTest]]
     """Builds the provider over fresh storage; gets a private scratch directory."""
+    portable: bool = False
+    """Run with the portable code paths forced (`dsh_fs._platform.PORTABLE`: what macOS
+    and other systems take: no ``/proc``, no ``renameat2``, no ``O_PATH``)."""
 
 
 @asynccontextmanager
@@ -343,6 +346,24 @@ BACKENDS: list[Backend] = [
         name="sandbox-full-access",
         capabilities=SandboxFileSystem.capabilities,
         factory=sandbox_backend("full-access"),
+    ),
+    Backend(
+        name="local-portable",
+        capabilities=LocalFileSystem.capabilities,
+        factory=local_backend,
+        portable=True,
+    ),
+    Backend(
+        name="sandbox-workspace-write-portable",
+        capabilities=SandboxFileSystem.capabilities,
+        factory=sandbox_backend("workspace-write"),
+        portable=True,
+    ),
+    Backend(
+        name="sandbox-full-access-portable",
+        capabilities=SandboxFileSystem.capabilities,
+        factory=sandbox_backend("full-access"),
+        portable=True,
     ),
     Backend(
         name="fsspec-memory",

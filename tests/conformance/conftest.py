@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+
+from dsh_fs import _platform
 
 from .backends import BACKENDS, Backend, ProviderUnderTest
 
@@ -13,5 +16,7 @@ from .backends import BACKENDS, Backend, ProviderUnderTest
 @pytest.fixture(params=BACKENDS, ids=lambda backend: backend.name)
 async def put(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[ProviderUnderTest]:
     backend: Backend = request.param
-    async with backend.factory(tmp_path) as provider:
-        yield provider
+    forced = _platform.force(_platform.PORTABLE) if backend.portable else contextlib.nullcontext()
+    with forced:
+        async with backend.factory(tmp_path) as provider:
+            yield provider

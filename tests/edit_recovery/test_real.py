@@ -14,7 +14,9 @@ def test_the_real_cases_never_edit_and_never_change_a_byte() -> None:
 
 
 def test_every_real_case_is_well_formed() -> None:
-    for case in load_cases():
+    cases = load_cases()
+    assert {case.set for case in cases} == {"first", "second"}
+    for case in cases:
         lines = case.file_text.splitlines()
         assert 1 <= case.start <= case.end <= len(lines), case.id
         assert case.old_string not in case.file_text, case.id

@@ -74,18 +74,21 @@ class HttpServer:
 
 @contextlib.asynccontextmanager
 async def http_server(
-    root: Path,
+    root: Path | None,
     *args: str,
     address: str = "127.0.0.1:0",
     env: dict[str, str] | None = None,
     nofile: int | None = None,
     limits: dict[str, Any] | None = None,
+    cwd: Path | None = None,
 ) -> AsyncIterator[HttpServer]:
     """``dsh-fs mcp --http ADDRESS ARGS ROOT`` with `TOKEN` in its environment, until the
-    block ends. `nofile` sets its file-descriptor limit before it starts; `limits` serves
-    through `serve_with_limits.py` with those `HttpLimits` instead of the CLI's."""
+    block ends (`root` None: no ROOT, the server serves `cwd`). `nofile` sets its
+    file-descriptor limit before it starts; `limits` serves through `serve_with_limits.py`
+    with those `HttpLimits` instead of the CLI's."""
     environment = {**os.environ, "DSH_FS_MCP_TOKEN": TOKEN, **(env or {})}
     if limits is not None:
+        assert root is not None
         command = [sys.executable, str(LIMITS_SCRIPT), address, str(root), json.dumps(limits)]
     else:
         command = [
@@ -102,9 +105,9 @@ async def http_server(
             "--http",
             address,
             *args,
-            str(root),
+            *([] if root is None else [str(root)]),
         ]
-    process = await anyio.open_process(command, env=environment)
+    process = await anyio.open_process(command, env=environment, cwd=cwd)
     server = HttpServer(url="", process=process)
     try:
         async with anyio.create_task_group() as tasks:
@@ -130,15 +133,18 @@ async def http_server(
 
 
 @contextlib.asynccontextmanager
-async def client(url: str, token: str | None = TOKEN, **extra: str) -> AsyncIterator[Client]:
+async def client(
+    url: str, token: str | None = TOKEN, *, options: dict[str, Any] | None = None, **extra: str
+) -> AsyncIterator[Client]:
     """The official MCP client (with the SDK's HTTP timeouts), sending `token` as a bearer
-    token and the `extra` headers."""
+    token and the `extra` headers; `options` are more `Client` arguments
+    (``list_roots_callback``)."""
     sent = dict(extra)
     if token is not None:
         sent["Authorization"] = f"Bearer {token}"
     async with (
         create_mcp_http_client(headers=sent) as http,
-        Client(streamable_http_client(url, http_client=http)) as mcp,
+        Client(streamable_http_client(url, http_client=http), **(options or {})) as mcp,
     ):
         yield mcp
 

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import re
 import shlex
+import shutil
+import subprocess
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -13,6 +16,7 @@ import pytest
 from mcp.shared.exceptions import MCPError
 
 from dsh_fs.cli import main
+from dsh_fs.cli._config import INSPECTOR
 
 from .http_testing import TIMEOUT, TOKEN, TOOLS, HttpServer, client, headers, http_server
 from .mcp_testing import make_root
@@ -44,6 +48,15 @@ async def tool_names(url: str, token: str | None) -> list[str]:
     with anyio.fail_after(TIMEOUT):
         async with client(url, token) as mcp:
             return [tool.name for tool in (await mcp.list_tools()).tools]
+
+
+def printed_entries(stderr: str) -> dict[str, str]:
+    """The banner's entries by client name (``dsh-fs: <client>: <entry>`` lines)."""
+    return {
+        line.split(":", 2)[1].strip(): line.split(": ", 2)[2]
+        for line in stderr.splitlines()
+        if line.startswith("dsh-fs: ") and ": " in line[8:]
+    }
 
 
 async def test_a_request_without_the_token_is_refused_with_401_and_a_bearer_challenge(
@@ -92,11 +105,7 @@ async def test_a_generated_token_is_printed_once_with_configurations_that_work(
         assert (
             server.stderr.count(token) == 5
         )  # the header, Claude Code, Cursor, VS Code, Inspector
-        by_host = {
-            line.split(":", 2)[1].strip(): line.split(": ", 2)[2]
-            for line in lines
-            if line.startswith("dsh-fs: ") and ": " in line[8:]
-        }
+        by_host = printed_entries(server.stderr)
         claude = shlex.split(by_host["Claude Code"])
         assert claude == [
             "claude", "mcp", "add", "--transport", "http", "dsh-fs", server.url,
@@ -112,10 +121,31 @@ async def test_a_generated_token_is_printed_once_with_configurations_that_work(
         assert vscode["servers"]["dsh-fs"]["type"] == "http"
         assert vscode["servers"]["dsh-fs"]["headers"] == {"Authorization": f"Bearer {token}"}
         inspector = shlex.split(by_host["MCP Inspector"])
-        assert inspector[:4] == ["npx", "@modelcontextprotocol/inspector", "--cli", server.url]
+        assert inspector[:4] == ["npx", INSPECTOR, "--cli", server.url]
         assert inspector[inspector.index("--header") + 1] == f"Authorization: Bearer {token}"
         assert await tool_names(server.url, token) == TOOLS
         assert (await post_ping(server.url, **headers(TOKEN))).status_code == 401
+
+
+NPM_FAILED = re.compile(r"^npm (error|ERR!)", re.MULTILINE)
+"""What npm itself says when it cannot fetch the Inspector (no registry, a proxy refusing):
+then the test skips. The Inspector's own failures do not start so."""
+
+
+async def test_the_printed_inspector_command_lists_the_tools_on_this_node(root: Path) -> None:
+    """The banner's MCP Inspector line, run as printed by the `npx` on this machine (npm
+    serves Node 20 an Inspector without ``--header`` unless the line pins one)."""
+    if shutil.which("npx") is None:
+        pytest.skip("no npx on PATH")
+    async with http_server(root, env={"DSH_FS_MCP_TOKEN": ""}) as server:
+        command = shlex.split(printed_entries(server.stderr)["MCP Inspector"])
+        with anyio.fail_after(600):  # a first run downloads the Inspector
+            ran = await anyio.run_process(command, stdin=subprocess.DEVNULL, check=False)
+    stderr = ran.stderr.decode(errors="replace")
+    if ran.returncode != 0 and NPM_FAILED.search(stderr):
+        pytest.skip(f"npm cannot fetch the Inspector: {stderr.strip().splitlines()[-1]}")
+    assert ran.returncode == 0, stderr
+    assert [tool["name"] for tool in json.loads(ran.stdout)["tools"]] == TOOLS
 
 
 async def test_a_token_file_wins_over_the_environment_and_is_not_printed(

@@ -1,7 +1,8 @@
 """MCP roots (SPEC §10) over stdio, with the real MCP SDK client declaring roots
 (`list_roots_callback`): the client's roots are the fence when the server got no ROOT, narrow
 it when it did, are asked again on ``notifications/roots/list_changed``, and a client that
-names none leaves every path refused."""
+names none leaves every path refused. In both protocol eras: the handshake era is asked with
+a ``roots/list`` request, the 2026-07-28 era (served by the SDK) with an input request."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp_types import ListRootsResult, Root
 
-from .mcp_testing import HANDSHAKE
+from .mcp_testing import BOTH_ERAS, HANDSHAKE, Era
 from .test_mcp_stdio import code_of, text_of
 
 TIMEOUT = 180
@@ -59,16 +60,15 @@ def server(cwd: Path, *args: str) -> StdioServerParameters:
     )
 
 
+@BOTH_ERAS
 async def test_without_a_root_the_clients_roots_are_the_fence_and_the_first_is_the_base(
-    tree: Path,
+    tree: Path, era: Era
 ) -> None:
     roots = Roots(
-        (tree / "a").as_uri(), (tree / "b").as_uri(), "https://example.com/x", "file:///no/such"
+        "https://example.com/x", (tree / "a").as_uri(), "file:///no/such", (tree / "b").as_uri()
     )
     with anyio.fail_after(TIMEOUT):
-        async with Client(
-            server(tree / "cwd"), mode=HANDSHAKE, list_roots_callback=roots.callback
-        ) as c:
+        async with Client(server(tree / "cwd"), mode=era, list_roots_callback=roots.callback) as c:
             relative = await c.call_tool("read", {"file_path": "f.txt"})
             second = await c.call_tool("read", {"file_path": str(tree / "b" / "f.txt")})
             cwd = await c.call_tool("read", {"file_path": str(tree / "cwd" / "f.txt")})
@@ -77,11 +77,12 @@ async def test_without_a_root_the_clients_roots_are_the_fence_and_the_first_is_t
     assert code_of(cwd) == "FS_SANDBOX_DENIED"
 
 
-async def test_with_roots_given_the_client_can_narrow_but_never_widen(tree: Path) -> None:
+@BOTH_ERAS
+async def test_with_roots_given_the_client_can_narrow_but_never_widen(tree: Path, era: Era) -> None:
     roots = Roots((tree / "given" / "inner").as_uri(), (tree / "a").as_uri())
     with anyio.fail_after(TIMEOUT):
         async with Client(
-            server(tree, str(tree / "given")), mode=HANDSHAKE, list_roots_callback=roots.callback
+            server(tree, str(tree / "given")), mode=era, list_roots_callback=roots.callback
         ) as c:
             inner = await c.call_tool("read", {"file_path": str(tree / "given/inner/f.txt")})
             outside = await c.call_tool("read", {"file_path": str(tree / "a" / "f.txt")})
@@ -91,7 +92,9 @@ async def test_with_roots_given_the_client_can_narrow_but_never_widen(tree: Path
     assert not (tree / "given" / "g.txt").exists()
 
 
-async def test_a_changed_list_replaces_the_roots_and_drops_what_was_seen(tree: Path) -> None:
+async def test_a_changed_list_replaces_the_roots_and_drops_only_what_was_seen_under_the_removed(
+    tree: Path,
+) -> None:
     roots = Roots((tree / "a").as_uri(), (tree / "b").as_uri())
     with anyio.fail_after(TIMEOUT):
         async with Client(
@@ -101,31 +104,71 @@ async def test_a_changed_list_replaces_the_roots_and_drops_what_was_seen(tree: P
             await c.call_tool("read", {"file_path": str(tree / "b" / "f.txt")})
             roots.uris = [(tree / "a").as_uri()]
             await c.send_roots_list_changed()
-            # The server asks again; the next calls wait for nothing but the answer.
-            with anyio.fail_after(TIMEOUT):
-                while True:
-                    gone = await c.call_tool("read", {"file_path": str(tree / "b" / "f.txt")})
-                    if gone.is_error:
-                        break
-            edit = {"file_path": str(tree / "a" / "f.txt"), "old_string": "a", "new_string": "z"}
-            unseen = await c.call_tool("edit", edit)
+            # The next call waits for the answer to the server's new roots/list.
+            gone = await c.call_tool("read", {"file_path": str(tree / "b" / "f.txt")})
+            kept = await c.call_tool("edit", edit(tree / "a" / "f.txt"))
+            # b comes back: what was seen there before it left is not trusted again.
+            roots.uris = [(tree / "a").as_uri(), (tree / "b").as_uri()]
+            await c.send_roots_list_changed()
+            back = await c.call_tool("edit", edit(tree / "b" / "f.txt"))
     assert code_of(gone) == "FS_SANDBOX_DENIED"
-    assert code_of(unseen) == "FS_NOT_OBSERVED"
-    assert (tree / "a" / "f.txt").read_text(encoding="utf-8") == "a\n"
+    assert not kept.is_error, text_of(kept)
+    assert (tree / "a" / "f.txt").read_text(encoding="utf-8") == "z\n"
+    assert code_of(back) == "FS_NOT_OBSERVED"
+    assert (tree / "b" / "f.txt").read_text(encoding="utf-8") == "b\n"
 
 
-async def test_a_client_that_names_no_roots_gets_every_path_refused(tree: Path) -> None:
+def edit(path: Path) -> dict[str, str]:
+    return {"file_path": str(path), "old_string": path.parent.name, "new_string": "z"}
+
+
+async def until_refused(client: Client, path: str) -> Any:
+    """Read `path` until the fence refuses it: the server asks for the roots again after
+    ``list_changed`` and the next calls see the answer once it arrives (no timing)."""
+    while True:
+        result = await client.call_tool("read", {"file_path": path})
+        if result.is_error:
+            return result
+
+
+@BOTH_ERAS
+async def test_a_client_that_names_no_roots_gets_every_path_refused(tree: Path, era: Era) -> None:
     with anyio.fail_after(TIMEOUT):
         async with Client(
-            server(tree / "cwd"), mode=HANDSHAKE, list_roots_callback=Roots().callback
+            server(tree / "cwd"), mode=era, list_roots_callback=Roots().callback
         ) as c:
             result = await c.call_tool("read", {"file_path": "f.txt"})
     assert code_of(result) == "FS_SANDBOX_DENIED"
     assert "the MCP client named no roots" in text_of(result)
 
 
-async def test_a_client_without_the_capability_keeps_the_command_line_fence(tree: Path) -> None:
+@BOTH_ERAS
+async def test_a_client_without_the_capability_keeps_the_command_line_fence(
+    tree: Path, era: Era
+) -> None:
     with anyio.fail_after(TIMEOUT):
-        async with Client(server(tree / "cwd"), mode=HANDSHAKE) as c:
+        async with Client(server(tree / "cwd"), mode=era) as c:
             result = await c.call_tool("read", {"file_path": "f.txt"})
     assert "1: cwd" in text_of(result)
+
+
+async def test_rules_apply_under_the_clients_roots_too(tree: Path) -> None:
+    (tree / "a" / ".env").write_text("SECRET=1\n", encoding="utf-8")
+    (tree / "a" / "keys").mkdir()
+    (tree / "a" / "keys" / "k.pem").write_text("SECRET\n", encoding="utf-8")
+    roots = Roots((tree / "a").as_uri())
+    with anyio.fail_after(TIMEOUT):
+        async with Client(
+            server(tree / "cwd", "--deny", ".env", "--deny", "keys/"),
+            mode=HANDSHAKE,
+            list_roots_callback=roots.callback,
+        ) as c:
+            env = await c.call_tool("read", {"file_path": ".env"})
+            pem = await c.call_tool("read", {"file_path": "keys/k.pem"})
+            found = await c.call_tool("grep", {"pattern": "SECRET"})
+            write = await c.call_tool("write", {"file_path": "keys/new.pem", "content": "x"})
+    assert code_of(env) == "FS_NOT_FOUND"
+    assert code_of(pem) == "FS_NOT_FOUND"
+    assert "SECRET" not in text_of(found)
+    assert code_of(write) == "FS_SANDBOX_DENIED"
+    assert 'denied by rule "keys/"' in text_of(write)

@@ -18,7 +18,7 @@ from dsh_fs.mcp import create_server
 
 from ..providers.test_sandbox_write_races import SECRET, SwapBeforeWrite, swapping_sandbox
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("platform_paths")]
 
 
 @pytest.fixture

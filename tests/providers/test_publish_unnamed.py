@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from dsh_fs import _platform
 from dsh_fs.errors import FsError
 from dsh_fs.fs import CreateIfAbsent, FsEditRequest, ReplaceIfVersion
 from dsh_fs.providers import LocalFileSystem
@@ -61,7 +62,7 @@ async def test_unnamed_content_has_no_name_until_published(
         # An O_TMPFILE file's kernel path: "/dir/#<inode> (deleted)", in the target's folder.
         assert path.endswith("(deleted)"), path
         assert os.path.dirname(path) == str(tmp_path.resolve())  # noqa: ASYNC240
-    assert seen[0][1] == 0o666 & ~_publish.process_umask()
+    assert seen[0][1] == 0o666 & ~_platform.process_umask()
     assert (tmp_path / "a.txt").read_text(encoding="utf-8") == "y\n"
     assert names(tmp_path) == ["a.txt"]
 

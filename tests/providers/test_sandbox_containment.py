@@ -26,7 +26,7 @@ from dsh_fs.fs import FsEditRequest
 from dsh_fs.providers import SandboxFileSystem
 from dsh_fs.providers.sandbox._paths import is_within
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("platform_paths")]
 
 T = TypeVar("T")
 

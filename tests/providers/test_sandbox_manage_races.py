@@ -16,7 +16,7 @@ from dsh_fs.providers.local._guards import UNGUARDED, LocalGuards
 
 from .test_sandbox import _InstrumentedSandbox, _SwapAtPublication, _Swapper, restore, snapshot
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("platform_paths")]
 
 
 class _SwappingManager(LocalFileSystem):
@@ -144,3 +144,52 @@ async def test_a_parent_swapped_during_a_link_delete_deletes_no_outside_link(
     assert swapper.swapped
     assert caught.value.code is FsErrorCode.SANDBOX_DENIED
     assert (elsewhere / "link").is_symlink()
+
+
+async def test_a_parent_swapped_for_a_link_outside_a_clients_roots_moves_nothing_out(
+    tree: Path,
+) -> None:
+    # A session fenced in to a client's root (`narrowed`) has its own guards: a swap that
+    # stays inside the sandbox's root but leaves the client's is caught all the same.
+    client = tree / "root" / "client"
+    (client / "sub").mkdir(parents=True)
+    (client / "sub" / "deep.txt").write_text("inside\n", encoding="utf-8")
+    elsewhere = tree / "root" / "other"
+    elsewhere.mkdir()
+    (elsewhere / "deep.txt").write_text("other\n", encoding="utf-8")
+    swapper = _Swapper(client / "sub", elsewhere, "before-lock")
+    fs = fenced(tree, swapper).narrowed([str(client)], replace=True)
+    source, destination = await fs.resolve("sub/deep.txt"), await fs.resolve("taken.txt")
+    before = snapshot(elsewhere)
+    with pytest.raises(FsError) as caught:
+        await fs.move(source, destination)
+    assert swapper.swapped
+    assert caught.value.code is FsErrorCode.SANDBOX_DENIED
+    assert snapshot(elsewhere) == before
+    assert not (client / "taken.txt").exists()
+    # Control: the sandbox's own fence (the wider root) lets the same swap through.
+    restore(client / "sub")
+    swapper = _Swapper(client / "sub", elsewhere, "before-lock")
+    wide = fenced(tree, swapper)
+    await wide.move(
+        await wide.resolve("client/sub/deep.txt"), await wide.resolve("client/taken.txt")
+    )
+    assert swapper.swapped
+    assert (client / "taken.txt").read_text(encoding="utf-8") == "other\n"
+
+
+async def test_a_parent_swapped_during_a_delete_outside_a_clients_roots_deletes_nothing(
+    tree: Path,
+) -> None:
+    client = tree / "root" / "client"
+    (client / "sub" / "empty").mkdir(parents=True)
+    elsewhere = tree / "root" / "other"
+    (elsewhere / "empty").mkdir(parents=True)
+    swapper = _Swapper(client / "sub", elsewhere, "before-lock")
+    fs = fenced(tree, swapper).narrowed([str(client)], replace=True)
+    target = await fs.resolve("sub/empty")
+    with pytest.raises(FsError) as caught:
+        await fs.delete_dir(target)
+    assert swapper.swapped
+    assert caught.value.code is FsErrorCode.SANDBOX_DENIED
+    assert (elsewhere / "empty").is_dir()

@@ -32,7 +32,7 @@ from .test_sandbox import (
 )
 from .test_staging import dead_pid, residue_of
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("platform_paths")]
 
 
 @pytest.fixture

@@ -26,7 +26,7 @@ from dsh_fs.providers.local._guards import UNGUARDED
 
 from .test_sandbox import _InstrumentedSandbox, snapshot
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("platform_paths")]
 
 SECRET = "outside secret\n"
 

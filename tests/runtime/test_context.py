@@ -246,3 +246,20 @@ def test_disposing_a_plugin_removes_everything_it_registered() -> None:
     assert not context.has(NUMBER)
     with pytest.raises(LookupError, match="no service 'number'"):
         context.get(NUMBER)
+
+
+def test_an_overlay_replaces_only_its_services_and_shares_everything_else() -> None:
+    context = Context()
+    other: ServiceKey[str] = ServiceKey("other")
+    context.provide(NUMBER, 1)
+    view = context.overlay({NUMBER: 2})
+    context.provide(other, "later")  # provided after the view was made: seen through it
+    assert view.get(NUMBER) == 2
+    assert context.get(NUMBER) == 1
+    assert view.get(other) == "later"
+    assert view.tools is context.tools
+    assert view.events is context.events
+    nested = view.overlay({other: "nested"})
+    assert (nested.get(NUMBER), nested.get(other)) == (2, "nested")
+    with pytest.raises(ValueError, match="already provided"):
+        view.provide(other, "again")

@@ -17,7 +17,7 @@ from dsh_fs import Workspace
 from dsh_fs.discovery import DiscoveryConfig
 from dsh_fs.providers import SandboxFileSystem
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("platform_paths")]
 
 CALLS = 60
 """Searches of each tool per run (the swapper runs flat out meanwhile)."""

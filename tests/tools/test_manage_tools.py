@@ -10,7 +10,6 @@ import pytest
 
 from dsh_fs import Workspace
 from dsh_fs.mcp._definitions import tool_definitions
-from dsh_fs.providers.local import _manage as _local_manage
 
 pytestmark = pytest.mark.anyio
 
@@ -213,9 +212,8 @@ async def test_the_root_itself_is_never_moved_or_deleted(root: Path) -> None:
 
 
 async def test_a_move_without_renameat2_links_then_unlinks_and_still_never_replaces(
-    root: Path, monkeypatch: pytest.MonkeyPatch
+    root: Path, portable: None
 ) -> None:
-    monkeypatch.setattr(_local_manage, "RENAMEAT2", None)
     (root / "a.txt").write_text("a\n", encoding="utf-8")
     (root / "b.txt").write_text("b\n", encoding="utf-8")
     (root / "d").mkdir()

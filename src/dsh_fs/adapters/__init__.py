@@ -4,7 +4,8 @@ Top layer, beside `dsh_fs.mcp`; below it sits `dsh_fs.workspace`. OpenAI-compati
 function calling, the Responses API with ``apply_patch``, Anthropic tool use with Claude's
 own text editor (no vendor SDK is needed at runtime) and a blocking facade built on an
 anyio portal. The OpenAI Agents SDK (`agents_tools`, `WorkspaceEditor`) and pydantic-ai
-(`WorkspaceToolset`) integrations load their framework on first use.
+(`WorkspaceToolset`), LangChain (`langchain_tools`) and deep agents (`WorkspaceBackend`)
+integrations load their framework on first use.
 """
 
 import importlib
@@ -32,14 +33,19 @@ from ._sync import SyncJournal, SyncSession, SyncWorkspace
 
 if TYPE_CHECKING:
     from ._agents import WorkspaceEditor, agents_tools
+    from ._deepagents import WorkspaceBackend
+    from ._langchain import langchain_tools
     from ._pydantic_ai import WorkspaceToolset
 
-# These need their framework installed (`dsh-fs[agents]`, `dsh-fs[pydantic-ai]`), so they
-# are imported on first use, not with the package.
+# These need their framework installed (`dsh-fs[agents]`, `dsh-fs[pydantic-ai]`,
+# `dsh-fs[langchain]`, `dsh-fs[deepagents]`), so they are imported on first use, not with
+# the package.
 _LAZY = {
+    "WorkspaceBackend": "._deepagents",
     "WorkspaceEditor": "._agents",
     "WorkspaceToolset": "._pydantic_ai",
     "agents_tools": "._agents",
+    "langchain_tools": "._langchain",
 }
 
 
@@ -65,6 +71,7 @@ __all__ = [
     "SyncSession",
     "SyncWorkspace",
     "TextEditorTool",
+    "WorkspaceBackend",
     "WorkspaceEditor",
     "WorkspaceToolset",
     "agents_tools",
@@ -72,6 +79,7 @@ __all__ = [
     "anthropic_tools",
     "execute_openai_response",
     "execute_openai_tool_calls",
+    "langchain_tools",
     "openai_responses_tools",
     "openai_tools",
     "run_apply_patch",

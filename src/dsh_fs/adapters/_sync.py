@@ -14,9 +14,9 @@ import os
 import threading
 import warnings
 import weakref
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 import anyio
 from anyio.from_thread import BlockingPortal
@@ -39,6 +39,8 @@ if TYPE_CHECKING:
     from dsh_fs.workspace import JournalOption, Session, Workspace
 
 __all__ = ["SyncJournal", "SyncSession", "SyncWorkspace"]
+
+T = TypeVar("T")
 
 _IMPLICIT_CLOSE_SECONDS: Final = 10.0
 
@@ -145,6 +147,14 @@ class SyncSession:
             # Its loop may be gone; a call on a closed workspace touches nothing of it.
             return anyio.run(call)
         return self._portal.call(call)
+
+    def run(self, func: Callable[[], Awaitable[T]]) -> T:
+        """Await `func()` on the workspace's loop and return its result: what an adapter
+        whose framework calls it from synchronous code runs (`WorkspaceBackend`). On a
+        closed workspace it runs in a fresh loop, as `call` does."""
+        if self.session.workspace.closed:
+            return anyio.run(func)
+        return self._portal.call(func)
 
     def execute_openai_tool_calls(
         self, tool_calls: Iterable[object] | None

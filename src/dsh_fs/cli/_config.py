@@ -13,6 +13,7 @@ from typing import Any, Final, Literal
 
 __all__ = [
     "HOSTS",
+    "INSPECTOR",
     "SERVER_NAME",
     "TOKEN_INPUT",
     "Host",
@@ -30,6 +31,11 @@ HOSTS: Final[tuple[Host, ...]] = ("claude", "cursor", "vscode")
 
 SERVER_NAME: Final = "dsh-fs"
 """The key of the server in the printed configuration."""
+
+INSPECTOR: Final = "@modelcontextprotocol/inspector@2.12.0"
+"""The MCP Inspector the printed command runs, pinned: unpinned, npx on Node 20 picks 0.15.0
+(the newest release that declares no `engines`), whose CLI has no ``--header``; every
+release with it declares Node 22, yet this one runs on Node 20 too (npm only warns)."""
 
 TOKEN_INPUT: Final = "dsh-fs-token"
 """The id of VS Code's password prompt for the token (``${input:dsh-fs-token}``)."""
@@ -106,5 +112,5 @@ def claude_http_command(url: str, authorization: str) -> str:
 def inspector_http_command(url: str, authorization: str) -> str:
     """The MCP Inspector command (its CLI mode) that lists the tools of the server at `url`."""
     header = f"Authorization: {authorization}"
-    inspector = ["npx", "@modelcontextprotocol/inspector", "--cli", url, "--transport", "http"]
+    inspector = ["npx", INSPECTOR, "--cli", url, "--transport", "http"]
     return shlex.join([*inspector, "--header", header, "--method", "tools/list"])

@@ -209,6 +209,8 @@ def run_http(args: argparse.Namespace, workspace: Workspace, host: str, port: in
                     structured=args.structured,
                     log_level=args.log_level,
                     on_ready=ready,
+                    # A client's MCP roots fence its own session, or narrow the ROOTs given.
+                    client_roots="narrow" if args.roots else "replace",
                 )
 
         run_until_interrupted(http)

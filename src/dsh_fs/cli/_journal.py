@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING
 
 import anyio
 
+from ._usage import size_type
+
 if TYPE_CHECKING:
     from dsh_fs.journal import JournalConfig
     from dsh_fs.workspace import Workspace
@@ -24,21 +26,12 @@ __all__ = [
     "run_journal",
 ]
 
-_SIZE = re.compile(r"\A([0-9]+)\s*([KMGT]?)(?:I?B)?\Z", re.IGNORECASE)
-_SIZE_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 _AGE = re.compile(r"\A([0-9]+)([smhd])\Z")
 _AGE_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
 
 class JournalUsageError(Exception):
     """A bad command line (exit 2)."""
-
-
-def _size(value: str) -> int:
-    match = _SIZE.match(value.strip())
-    if not match:
-        raise argparse.ArgumentTypeError(f"{value!r} is not a size like 500M or 1G")
-    return int(match.group(1)) * _SIZE_UNITS[match.group(2).upper()]
 
 
 def _age(value: str) -> float:
@@ -58,7 +51,7 @@ def add_journal_options(command: argparse.ArgumentParser, *, switch: bool) -> No
     )
     command.add_argument(
         "--journal-max-bytes",
-        type=_size,
+        type=size_type("500M, 1G"),
         default=1 << 30,
         metavar="SIZE",
         help="most bytes of pre-images kept per root, oldest out first (default 1G)",

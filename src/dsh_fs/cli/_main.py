@@ -29,7 +29,7 @@ from ._journal import (
 )
 from ._plugins import load_plugin
 from ._running import run_until_interrupted
-from ._usage import UsageError
+from ._usage import UsageError, size_type
 
 if TYPE_CHECKING:
     from dsh_fs.workspace import Workspace
@@ -41,8 +41,6 @@ _LOG_LEVELS = ("debug", "info", "warning", "error")
 _DEFAULT_MESSAGE_SIZE = 32 << 20
 _DEFAULT_IMAGE_SIZE = 5 << 20
 """`dsh_fs.mcp`'s default (not imported here: the parser is built before any subcommand)."""
-
-_SIZE_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
 
 
 class _Parser(argparse.ArgumentParser):
@@ -169,7 +167,7 @@ def _build_parser() -> _Parser:
     mcp.add_argument(
         "--max-message-size",
         metavar="SIZE",
-        type=_message_size,
+        type=size_type("1048576, 512K, 32M", at_least=1024),
         default=_DEFAULT_MESSAGE_SIZE,
         help="largest message read over stdio, in bytes or with a K, M or G suffix (KiB, MiB, "
         "GiB); a longer one is refused without being read whole (default: 32M)",
@@ -177,7 +175,7 @@ def _build_parser() -> _Parser:
     mcp.add_argument(
         "--max-image-size",
         metavar="SIZE",
-        type=_image_size,
+        type=size_type("1048576, 512K, 5M"),
         default=_DEFAULT_IMAGE_SIZE,
         help="largest image (PNG, JPEG, GIF, WebP) read returns, in bytes or with a K, M or G "
         "suffix; a larger one is refused (default: 5M)",
@@ -222,34 +220,6 @@ def _build_parser() -> _Parser:
         "refused. Leaves nothing behind.",
     )
     return parser
-
-
-def _message_size(value: str) -> int:
-    text = value.strip().upper().removesuffix("IB").removesuffix("B")
-    unit = text[-1:] if text[-1:] in _SIZE_UNITS else ""
-    try:
-        size = int(text.removesuffix(unit)) * _SIZE_UNITS[unit]
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"invalid size {value!r} (e.g. 1048576, 512K, 32M)"
-        ) from None
-    if size < 1024:
-        raise argparse.ArgumentTypeError(f"{value!r} is too small (at least 1K)")
-    return size
-
-
-def _image_size(value: str) -> int:
-    text = value.strip().upper().removesuffix("IB").removesuffix("B")
-    unit = text[-1:] if text[-1:] in _SIZE_UNITS else ""
-    try:
-        size = int(text.removesuffix(unit)) * _SIZE_UNITS[unit]
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"invalid size {value!r} (e.g. 1048576, 512K, 5M)"
-        ) from None
-    if size < 0:
-        raise argparse.ArgumentTypeError(f"{value!r} is negative")
-    return size
 
 
 def _add_tools_option(command: argparse.ArgumentParser) -> None:

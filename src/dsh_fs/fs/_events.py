@@ -6,13 +6,14 @@ execution, opaque here.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from dsh_fs.runtime import ServiceKey, Signal, Waterfall
 
 from ._journal import FsCapture
-from ._types import FsTarget, FsVersion, Observation, WriteGuard
+from ._types import FsTarget, FsTargetKey, FsVersion, Observation, WriteGuard
 
 if TYPE_CHECKING:
     from ._contract import FileSystem
@@ -22,9 +23,11 @@ __all__ = [
     "FS_CHANGE_INTENT",
     "FS_DELETE_INTENT",
     "FS_EDIT_INTENT",
+    "FS_FORGET",
     "FS_MOVE_INTENT",
     "FS_OBSERVED",
     "FS_WRITE_INTENT",
+    "FsForget",
     "FsIntent",
     "FsObserved",
 ]
@@ -53,6 +56,18 @@ class FsObserved:
     """The tool execution (opaque to the contract)."""
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FsForget:
+    """Payload of `fs/forget`: `actor`'s session no longer knows the targets `forgotten`
+    picks (an MCP client removed the root they were under)."""
+
+    forgotten: Callable[[FsTargetKey], bool]
+    """Whether the observation of a target key is dropped (the provider that made the key
+    decides, e.g. `SandboxFileSystem.holds`)."""
+    actor: object
+    """The tool execution whose session forgets (opaque to the contract)."""
+
+
 FS: ServiceKey[FileSystem] = ServiceKey("fs")
 """The filesystem service (`ctx.fs`)."""
 
@@ -71,6 +86,10 @@ FS_MOVE_INTENT: Waterfall[FsIntent, FsVersion | None] = Waterfall("fs/move-inten
 
 FS_OBSERVED: Signal[FsObserved] = Signal("fs/observed")
 """Records that an actor observed a target present at a version, or absent."""
+
+FS_FORGET: Signal[FsForget] = Signal("fs/forget")
+"""Drops what an actor's session observed of the targets the payload picks: they are unseen
+again (a write may only create, an edit, move or delete needs a new read)."""
 
 FS_CHANGE_INTENT: Waterfall[FsIntent, FsCapture | None] = Waterfall("fs/change-intent")
 """Asks for the journal's capture of the next mutation (`write_text`, `edit_text`,

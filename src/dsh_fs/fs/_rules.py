@@ -8,6 +8,7 @@ and its real path).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
@@ -22,6 +23,10 @@ DEFAULT_PROTECT: tuple[str, ...] = (".git/",)
 
 _DECIDED = 4096
 """How many paths' answers a `PathRules` keeps (all are dropped when it is full)."""
+
+_PLAIN = re.compile(r"[A-Za-z0-9._/*?+=@%,~-]+")
+"""The characters a deny pattern may use to be handed to a native searcher: those every
+gitignore implementation reads alike (no escapes, classes, braces or spaces)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -127,6 +132,34 @@ class PathRules:
                     return RuleMatch(kind, pattern)  # type: ignore[arg-type]
         return None
 
+    def excluded_below(self, directory: str) -> tuple[str, ...]:
+        """Gitignore lines, relative to `directory`, naming denied paths below it, for a
+        native searcher to skip without opening them (ripgrep's ``--glob=!LINE``).
+
+        Never more than the rules deny (what the lines cannot say exactly is left out: the
+        caller still filters what the searcher reports): none when a deny pattern
+        re-includes (``!``), and only patterns of plain characters, rebased where that is
+        exact (an anchored pattern whose leading components name `directory` literally).
+        """
+        if any(pattern.include is False for _, pattern in self.deny.patterns):
+            return ()  # a re-include: what is left denied is not a list of patterns
+        texts = [
+            text
+            for text, pattern in self.deny.patterns
+            if pattern.include and _PLAIN.fullmatch(text) and "//" not in text and text != "/"
+        ]
+        directory = _strip(directory)
+        lines: list[str] = []
+        for root in self.roots:
+            if directory == root or directory.startswith(root.rstrip("/") + "/"):
+                sub = directory[len(root) :].strip("/")
+                lines += [line for text in texts if (line := _below(text, sub)) is not None]
+            elif root.startswith(directory.rstrip("/") + "/"):
+                prefix = root[len(directory) :].strip("/")
+                if _PLAIN.fullmatch(prefix):
+                    lines += [_above(text, prefix) for text in texts]
+        return tuple(dict.fromkeys(lines))
+
     def _relatives(self, path: str) -> list[str]:
         path = _strip(path)
         found = []
@@ -137,6 +170,38 @@ class PathRules:
             if path.startswith(prefix):
                 found.append(path[len(prefix) :])
         return found
+
+
+def _anchored(body: str) -> bool:
+    return "/" in body.rstrip("/")
+
+
+def _below(text: str, sub: str) -> str | None:
+    """Deny pattern `text` of a root as a line of its subdirectory `sub` (``""``: the root
+    itself), or None when no exact line says it."""
+    if not sub or not _anchored(text):
+        return text  # unanchored patterns match at any depth: below `sub` too
+    body = text.lstrip("/")
+    if body.startswith("**/"):
+        return body
+    directory_only = body.endswith("/")
+    parts = body.rstrip("/").split("/")
+    heads = sub.split("/")
+    if len(parts) <= len(heads):
+        return None  # it names `sub` or a parent of it: the search itself is refused
+    for part, head in zip(parts, heads, strict=False):
+        if part != head or "*" in part or "?" in part:
+            return None
+    rest = "/".join(parts[len(heads) :])
+    return "/" + rest + ("/" if directory_only else "")
+
+
+def _above(text: str, prefix: str) -> str:
+    """Deny pattern `text` of a root `prefix` below the directory, as its line."""
+    body = text.lstrip("/")
+    if _anchored(text):
+        return f"/{prefix}/{body}"
+    return f"/{prefix}/**/{body}"
 
 
 def _match_with_parents(rules: _Kind, relative: str) -> str | None:

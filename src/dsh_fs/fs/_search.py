@@ -34,6 +34,10 @@ class FsGrepQuery:
     files searched, never adds one."""
     line_bytes: int = 2000
     """A reported line keeps at most this many bytes."""
+    excluded: tuple[str, ...] = ()
+    """Gitignore lines, relative to the searched directory, of paths never to open (a
+    wrapper that hides them passes its denied ones: `PathRules.excluded_below`); the
+    wrapper still filters what comes back, so a searcher may ignore them."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -62,6 +66,9 @@ class FsGlobQuery:
     pattern: str
     """A ripgrep ``--glob`` (gitignore syntax plus ``{a,b}``): without a ``/`` it matches
     the file name at any depth, with one it matches the path from the searched directory."""
+    excluded: tuple[str, ...] = ()
+    """Gitignore lines, relative to the searched directory, of paths never to list (as
+    `FsGrepQuery.excluded`)."""
 
 
 class NativeSearchAbandoned(Exception):

@@ -11,9 +11,13 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any, Final
 
+import anyio
 import mcp_types as types
 from mcp.server import Server, ServerRequestContext
-from mcp.shared.exceptions import MCPError
+from mcp.shared.exceptions import MCPError, NoBackChannelError
+from mcp.shared.message import ServerMessageMetadata
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from pydantic import BaseModel, ConfigDict
 
 from dsh_fs._version import __version__
 
@@ -27,6 +31,7 @@ from ._definitions import (
     tool_result,
 )
 from ._progress import progress_notifier
+from ._roots import ANSWER_SECONDS, RootsMode, fence_session, roots_of
 
 if TYPE_CHECKING:
     from dsh_fs.runtime import ToolResult
@@ -46,6 +51,61 @@ _Context = ServerRequestContext[Any, Any]
 _OWNER_KEY: Final = "dsh-fs/session"
 """Key of the observation owner in an HTTP connection's per-connection `state`."""
 
+_ROOTS_KEY: Final = "dsh-fs/roots"
+"""Key of the client's roots (`_ClientRoots`) in a connection's `state`, and of the
+``roots/list`` input request asked of a 2026-07-28 client (`InputRequiredResult`)."""
+
+
+class _AnyResult(BaseModel):
+    """A client's ``roots/list`` answer as sent: each root is checked here (`roots_of`), so
+    one that is not a ``file:`` URI is refused alone, not the whole answer with it."""
+
+    model_config = ConfigDict(extra="allow")
+
+
+class _CallParams(types.CallToolRequestParams):
+    """``tools/call`` params whose input responses are taken as sent (a 2026-07-28 client's
+    roots, checked one by one by `roots_of`, not refused whole for one bad URI)."""
+
+    input_responses: dict[str, Any] | None = None
+
+
+class _ClientRoots:
+    """What one client's roots are known to be: asked before its first call, and asked
+    again before the next call after ``notifications/roots/list_changed``."""
+
+    __slots__ = ("lock", "stale")
+
+    def __init__(self) -> None:
+        self.stale = True
+        """The roots must be asked (none known yet, or the client said they changed)."""
+        self.lock = anyio.Lock()
+        """Held while asking: concurrent calls wait for one answer."""
+
+
+def _declares_roots(ctx: _Context) -> bool:
+    capabilities = ctx.session.client_capabilities
+    return capabilities is not None and capabilities.roots is not None
+
+
+async def _ask_roots(ctx: _Context) -> list[str] | None:
+    """The client's roots (checked by `roots_of`); None when it did not answer in time."""
+    request = types.ListRootsRequest()
+    related = ServerMessageMetadata(related_request_id=ctx.request_id)
+    with anyio.move_on_after(ANSWER_SECONDS) as waited:
+        try:
+            answer = await ctx.session.send_request(request, _AnyResult, metadata=related)
+        except MCPError as exc:
+            logger.warning("the client refused roots/list: %s", exc)
+            return []
+        except NoBackChannelError:
+            logger.warning("the client declares roots but this connection cannot ask for them")
+            return []
+    if waited.cancelled_caught:
+        logger.warning("the client did not answer roots/list within %s s", ANSWER_SECONDS)
+        return None
+    return roots_of(answer.model_dump(mode="json", by_alias=True))
+
 
 class _Owners:
     """Maps MCP client connections to workspace sessions (the observation owners).
@@ -56,11 +116,13 @@ class _Owners:
     with the connection.
     """
 
-    __slots__ = ("_single", "_workspace")
+    __slots__ = ("_mode", "_single", "_single_roots", "_workspace")
 
-    def __init__(self, workspace: Workspace, *, single: bool) -> None:
+    def __init__(self, workspace: Workspace, *, single: bool, roots: RootsMode = "off") -> None:
         self._workspace = workspace
+        self._mode: RootsMode = roots
         self._single: Session | None = workspace.session(id="mcp-stdio") if single else None
+        self._single_roots = _ClientRoots()
         if not single:
             check_connection_lookup()
 
@@ -73,6 +135,51 @@ class _Owners:
             session = self._workspace.session(id=connection.session_id)
             connection.state[_OWNER_KEY] = session
         return session
+
+    def _roots_of(self, ctx: _Context) -> _ClientRoots:
+        if self._single is not None:
+            return self._single_roots
+        state = connection_of(ctx).state
+        roots: _ClientRoots | None = state.get(_ROOTS_KEY)
+        if roots is None:
+            roots = state[_ROOTS_KEY] = _ClientRoots()
+        return roots
+
+    async def fence(
+        self, ctx: _Context, session: Session, params: _CallParams
+    ) -> types.InputRequiredResult | None:
+        """Fence `session` in to its client's roots when the client declares the roots
+        capability: until it answers (or when it names none) no path is inside.
+
+        A handshake-era client is asked with a ``roots/list`` request (at most
+        `ANSWER_SECONDS`). A 2026-07-28 client can't be (no server-initiated requests):
+        its first call is answered with an `InputRequiredResult` asking for the roots, and
+        its retry carries them (that era has no ``list_changed``: they are asked once)."""
+        if self._mode == "off" or not _declares_roots(ctx):
+            return None
+        known = self._roots_of(ctx)
+        async with known.lock:  # concurrent calls wait for one answer
+            if not known.stale:
+                return None
+            if session.roots is None:
+                fence_session(session, (), self._mode)
+            if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+                answer = (params.input_responses or {}).get(_ROOTS_KEY)
+                if answer is None:
+                    return types.InputRequiredResult(
+                        input_requests={_ROOTS_KEY: types.ListRootsRequest()}
+                    )
+                roots: list[str] | None = roots_of(answer)
+            else:
+                roots = await _ask_roots(ctx)
+            if roots is not None:
+                known.stale = False
+                fence_session(session, roots, self._mode)
+        return None
+
+    def roots_changed(self, ctx: _Context) -> None:
+        """The client said its roots changed: ask again before its next call."""
+        self._roots_of(ctx).stale = True
 
 
 def _wire_safe(value: Any) -> Any:
@@ -110,7 +217,11 @@ def mcp_tools(workspace: Workspace) -> list[types.Tool]:
 
 
 def create_server(
-    workspace: Workspace, *, single_session: bool = False, structured: bool = False
+    workspace: Workspace,
+    *,
+    single_session: bool = False,
+    structured: bool = False,
+    client_roots: RootsMode = "off",
 ) -> Server[Any]:
     """An MCP server exposing `workspace`'s tools, with its system prompt as instructions.
 
@@ -122,6 +233,10 @@ def create_server(
             `structuredContent`. Off by default: some hosts show structured content to the
             model instead of the rendered text, and a write's value carries the file twice.
             A failure's code is always in `_meta` under `CODE_META_KEY`.
+        client_roots: What the MCP roots of a client that declares the capability do to
+            its session's fence (`_roots`): nothing (``off``), replace it (``replace``: no
+            ROOT was given), or narrow it (``narrow``). Asked before a client's first call
+            and again after ``notifications/roots/list_changed``.
 
     Raises:
         RuntimeError: With one owner per connection, the installed MCP SDK no longer lets
@@ -130,18 +245,23 @@ def create_server(
     tools = mcp_tools(workspace)
     listing = types.ListToolsResult(tools=tools)
     schemas = {tool.name: tool.input_schema for tool in tools}
-    owners = _Owners(workspace, single=single_session)
+    owners = _Owners(workspace, single=single_session, roots=client_roots)
 
     async def list_tools(
         ctx: _Context, params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
         return listing
 
-    async def call_tool(ctx: _Context, params: types.CallToolRequestParams) -> types.CallToolResult:
+    async def call_tool(
+        ctx: _Context, params: _CallParams
+    ) -> types.CallToolResult | types.InputRequiredResult:
         if params.name not in schemas:
             # An unknown tool is the host's mistake: a protocol error, not a model-facing one.
             raise MCPError(types.INVALID_PARAMS, f"Unknown tool: {params.name}")
         session = owners.session_for(ctx)
+        asking = await owners.fence(ctx, session, params)
+        if asking is not None:
+            return asking
         call_id = None if ctx.request_id is None else str(ctx.request_id)
         # `notifications/cancelled` cancels this handler's scope: the call stops at its next
         # await and, like any cancelled call, records no observation and no partial file.
@@ -155,6 +275,9 @@ def create_server(
             logger.info("%s refused (%s): %s", params.name, result.code, result.text)
         return call_tool_result(result, structured=structured)
 
+    async def roots_changed(ctx: _Context, params: types.NotificationParams) -> None:
+        owners.roots_changed(ctx)
+
     server: Server[Any] = Server(
         SERVER_NAME,
         version=__version__,
@@ -163,6 +286,12 @@ def create_server(
         instructions=workspace.system_prompt(),
         get_tool_input_schema=schemas.get,
         on_list_tools=list_tools,
-        on_call_tool=call_tool,
     )
+    server.add_request_handler("tools/call", _CallParams, call_tool)
+    if client_roots != "off":
+        # Not `on_roots_list_changed=`: the SDK warns there that roots are deprecated in the
+        # 2026-07-28 era; the handshake era's clients still send them.
+        server.add_notification_handler(
+            "notifications/roots/list_changed", types.NotificationParams, roots_changed
+        )
     return server

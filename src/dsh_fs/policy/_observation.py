@@ -2,7 +2,8 @@
 
 State per owner (the `AgentSession` of the acting `ToolExecution`, held weakly) per target
 key: unseen (no entry), `Absent`, or `Present(version)`. The write, edit and delete
-intents are decided from that state without deferring to `next()`; `fs/observed` records into it.
+intents are decided from that state without deferring to `next()`; `fs/observed` records into it,
+`fs/forget` drops from it.
 Each owner keeps at most `max_observations` entries, least recently used first out.
 """
 
@@ -15,11 +16,13 @@ from typing import Literal
 from dsh_fs.fs import (
     FS_DELETE_INTENT,
     FS_EDIT_INTENT,
+    FS_FORGET,
     FS_MOVE_INTENT,
     FS_OBSERVED,
     FS_WRITE_INTENT,
     Absent,
     CreateIfAbsent,
+    FsForget,
     FsIntent,
     FsObserved,
     FsTargetKey,
@@ -142,9 +145,18 @@ class ObservationPolicy(Plugin[None]):
             if len(observations) > capacity:
                 observations.popitem(last=False)
 
+        def on_forget(event: FsForget) -> None:
+            owner = _owner(event.actor)
+            observations = None if owner is None else state.get(owner)
+            if observations is None:
+                return
+            for key in [key for key in observations if event.forgotten(key)]:
+                del observations[key]
+
         scope.on_waterfall(FS_WRITE_INTENT, on_write_intent)
         scope.on_waterfall(FS_EDIT_INTENT, on_edit_intent)
         scope.on_waterfall(FS_DELETE_INTENT, on_delete_intent)
         scope.on_waterfall(FS_MOVE_INTENT, on_move_intent)
         scope.on_signal(FS_OBSERVED, on_observed)
+        scope.on_signal(FS_FORGET, on_forget)
         scope.add_disposer(state.clear)

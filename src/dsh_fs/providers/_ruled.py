@@ -10,6 +10,7 @@ every link followed), so a link to ``.env`` is ``.env``.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import TypeVar
@@ -223,6 +224,9 @@ class RuledFileSystem(FileSystem):
     def native_grep(
         self, root: FsTarget, query: FsGrepQuery
     ) -> AbstractAsyncContextManager[AsyncIterator[list[FsGrepHit]]] | None:
+        excluded = self._excluded(root)
+        if excluded:
+            query = dataclasses.replace(query, excluded=(*query.excluded, *excluded))
         inner = self._inner.native_grep(root, query)
         if inner is None:
             return None
@@ -231,10 +235,18 @@ class RuledFileSystem(FileSystem):
     def native_glob(
         self, root: FsTarget, query: FsGlobQuery
     ) -> AbstractAsyncContextManager[AsyncIterator[list[str]]] | None:
+        excluded = self._excluded(root)
+        if excluded:
+            query = dataclasses.replace(query, excluded=(*query.excluded, *excluded))
         inner = self._inner.native_glob(root, query)
         if inner is None:
             return None
         return self._native(root, inner, lambda path: path)
+
+    def _excluded(self, root: FsTarget) -> tuple[str, ...]:
+        """The denied paths below `root` a searcher need not even open (what it reports is
+        filtered all the same)."""
+        return self._rules.excluded_below(str(root.target_key))
 
     @asynccontextmanager
     async def _native(

@@ -6,7 +6,8 @@ from __future__ import annotations
 import logging
 import math
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping
+from collections import ChainMap
+from collections.abc import Callable, Mapping, MutableMapping
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
@@ -52,8 +53,28 @@ class Context:
         """The tools and their schemas (run them with `execute`)."""
         self.prompts = PromptRegistry()
         """Guidance sections assembled into a system prompt."""
-        self._services: dict[str, object] = {}
+        self._services: MutableMapping[str, object] = {}
         self._plugins: dict[str, PluginHandle] = {}
+
+    def overlay(self, services: Mapping[ServiceKey[Any], object]) -> Context:
+        """A view of this context in which `services` replace the ones under their keys.
+
+        Everything else is this context's own (events, tools, prompts, plugins, the other
+        services, also those provided later): a call executed through the view runs the same
+        tools and listeners, and a tool that asks for an overlaid key gets the view's service
+        (a session with its own fence: `dsh_fs.workspace.Session.set_roots`). Providing or
+        applying a plugin through the view changes this context.
+        """
+        view = Context.__new__(Context)
+        view.events = self.events
+        view.tools = self.tools
+        view.prompts = self.prompts
+        view._plugins = self._plugins
+        replaced: dict[str, object] = {key.name: service for key, service in services.items()}
+        base = self._services
+        maps = base.maps if isinstance(base, ChainMap) else [base]
+        view._services = ChainMap(replaced, *maps)  # a view of a view keeps both overlays
+        return view
 
     def provide(self, key: ServiceKey[T], service: T) -> Dispose:
         """Install `service` under `key`; returns its disposer.
@@ -61,13 +82,16 @@ class Context:
         Raises:
             ValueError: a service is already installed under that key.
         """
-        if key.name in self._services:
+        services = self._services
+        if isinstance(services, ChainMap):
+            services = services.maps[-1]  # a view provides into the context it overlays
+        if key.name in services:
             raise ValueError(f"service {key.name!r} is already provided")
-        self._services[key.name] = service
+        services[key.name] = service
 
         def dispose() -> None:
-            if self._services.get(key.name) is service:
-                del self._services[key.name]
+            if services.get(key.name) is service:
+                del services[key.name]
 
         return dispose
 

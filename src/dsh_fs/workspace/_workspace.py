@@ -3,12 +3,22 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
 
 from dsh_fs.discovery import DiscoveryConfig, DiscoveryPlugin
-from dsh_fs.fs import FS, FileSystem, JournalStore, PathRules, Rules, messages
+from dsh_fs.fs import (
+    FS,
+    FS_FORGET,
+    FileSystem,
+    FsForget,
+    FsTargetKey,
+    JournalStore,
+    PathRules,
+    Rules,
+    messages,
+)
 from dsh_fs.journal import Journal, JournalConfig, JournalPlugin
 from dsh_fs.policy import ObservationPolicy, RulesPlugin
 from dsh_fs.runtime import (
@@ -445,7 +455,7 @@ class Session:
     of the same workspace must read for itself. Dropping the session frees its state.
     """
 
-    __slots__ = ("__weakref__", "_context", "agent", "workspace")
+    __slots__ = ("__weakref__", "_context", "_fence", "agent", "workspace")
 
     def __init__(self, workspace: Workspace, agent: AgentSession) -> None:
         self.workspace = workspace
@@ -453,6 +463,56 @@ class Session:
         self.agent = agent
         """The runtime's session object (the observation owner)."""
         self._context = workspace.context
+        self._fence: FileSystem | None = None
+        """This session's own sandbox (`set_roots`), or None: the workspace's."""
+
+    @property
+    def roots(self) -> tuple[str, ...] | None:
+        """The roots of this session's own fence (`set_roots`), or None when it has none
+        (the workspace's provider decides)."""
+        fence = self._fence
+        roots = getattr(fence, "roots", None) if fence is not None else None
+        return roots if isinstance(roots, tuple) else None
+
+    def set_roots(self, roots: Sequence[str], *, replace: bool) -> tuple[str, ...] | None:
+        """Fence this session in to an MCP client's roots (SPEC §10); returns the roots now
+        in force, or None when the workspace's provider is not a sandbox (nothing changes).
+
+        The session gets its own sandbox (`SandboxFileSystem.narrowed`): `replace` makes
+        `roots` the fence, else they only narrow the workspace's roots; no root left refuses
+        every path. The workspace and its other sessions keep their fences. The path rules
+        apply relative to these roots too, and the first root is the base of relative
+        paths. What the session observed under a root it no longer has is forgotten (only
+        that: the rest stays observed).
+
+        `roots` are existing local directories (see `dsh_fs.mcp`'s checks of a client's
+        URIs); a root that cannot be resolved any more is dropped.
+        """
+        from dsh_fs.providers import RuledFileSystem, SandboxFileSystem
+
+        fs = self.workspace.fs
+        if not isinstance(fs, SandboxFileSystem):
+            return None
+        before = self._fence if isinstance(self._fence, SandboxFileSystem) else fs
+        fenced = fs.narrowed(roots, replace=replace)
+        service: FileSystem = fenced
+        rules = self.workspace.rules
+        if rules is not None:
+            places = [*fenced.roots, *fs.roots]
+            places += [os.path.realpath(place) for place in places]
+            service = RuledFileSystem(
+                fenced, PathRules.compile(rules.source, dict.fromkeys(places))
+            )
+        self._fence = fenced
+        self._context = self.workspace.context.overlay({FS: service})
+        self.agent.cwd = fenced.roots[0] if fenced.roots else None
+
+        def forgotten(key: FsTargetKey) -> bool:
+            return before.holds(key) and not fenced.holds(key)
+
+        execution = ToolExecution(tool="roots", session=self.agent)
+        self._context.events.emit(FS_FORGET, FsForget(forgotten=forgotten, actor=execution))
+        return fenced.roots
 
     @property
     def id(self) -> str:

@@ -14,6 +14,9 @@
 4. What the SDK refuses without reading the request's id (an unknown or a missing session
    id, ``404``/``400``; an ``Accept`` it does not serve, ``406``; the session cap, ``503``)
    it answers to ``id: null``: such an answer is readdressed to the request's id.
+5. A ``notifications/cancelled`` is noted before the SDK reads it: the request it names
+   gets nothing more on its event stream, no progress and no ``-32800`` answer
+   (`dsh_fs.mcp.http._cancellation`).
 
 A client that sends its request too slowly is cut off by the connection guard
 (`dsh_fs.mcp.http._connections`), which also bounds reading the body here.
@@ -36,6 +39,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .._call_arguments import ARGUMENTS_SCOPE_KEY
 from .._request_id import RequestId, body_id
+from ._cancellation import Cancellations
 from ._jsonrpc import Forward, Refusal, read_request, readdressed
 
 __all__ = ["HttpGuard"]
@@ -78,7 +82,7 @@ def _json_error(status: int, reply: JSONRPCError) -> Response:
 class HttpGuard:
     """An ASGI app that checks a request's host, token and body before `app` serves it."""
 
-    __slots__ = ("_app", "_checked", "_max_body", "_path", "_security")
+    __slots__ = ("_app", "_cancellations", "_checked", "_max_body", "_path", "_security")
 
     def __init__(
         self,
@@ -100,6 +104,7 @@ class HttpGuard:
         self._security = TransportSecurityMiddleware(security)
         self._path = path
         self._max_body = max_body
+        self._cancellations = Cancellations()
         checked: ASGIApp = self._read_body
         if token is not None:
             checked = AuthenticationMiddleware(
@@ -128,13 +133,16 @@ class HttpGuard:
             return
         if state == "gone":
             return
+        self._cancellations.note(scope, body)
         outcome = read_request(body)
         if isinstance(outcome, Refusal):
             await _json_error(400, outcome.reply)(scope, receive, send)
             return
+        tracked = None
         if isinstance(outcome, Forward):
             if outcome.request_id is not None:
-                send = _Readdress(send, outcome.request_id)
+                tracked = self._cancellations.track(scope, outcome.request_id, send)
+                send = _Readdress(tracked[1], outcome.request_id)
             body = outcome.body
             scope = {**scope, ARGUMENTS_SCOPE_KEY: outcome.arguments}
             scope["headers"] = [
@@ -150,7 +158,11 @@ class HttpGuard:
                 return {"type": "http.request", "body": body, "more_body": False}
             return await receive()
 
-        await self._app(scope, replay, send)
+        try:
+            await self._app(scope, replay, send)
+        finally:
+            if tracked is not None:
+                self._cancellations.forget(*tracked)
 
     async def _receive_body(self, scope: Scope, receive: Receive) -> tuple[bytes, _BodyState]:
         """The request body, or its first bytes (to find the id in) when it is too large, or

@@ -35,6 +35,7 @@ from .._request_id import RequestId, body_id, echoable_id
 __all__ = [
     "Forward",
     "Refusal",
+    "parse_body",
     "read_request",
     "readdressed",
 ]
@@ -98,7 +99,7 @@ def _strict(value: object) -> bytes:
     return body
 
 
-def _parse(body: bytes) -> object:
+def parse_body(body: bytes) -> object:
     """`body` as `parse_json` reads it. pydantic's parser is faster on the usual body (long
     strings of plain text and line breaks) and reads every value it accepts as `parse_json`
     does, except the integer ``-0`` (it gives ``0``); so it goes first, and a body holding
@@ -127,7 +128,7 @@ def read_request(body: bytes) -> Forward | Refusal | None:
         be found): the SDK answers it as it always did.
     """
     try:
-        message = _parse(body)
+        message = parse_body(body)
     except RecursionError:
         return _unparsed(body, "Parse error: nested too deeply")
     except ValueError as exc:

@@ -23,6 +23,7 @@ import mcp_types as types
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.exceptions import MCPError
 
+from .._roots import RootsMode
 from .._server import create_server
 from ._connections import AcceptLog, HttpLimits, guarded_protocol
 from ._guard import HttpGuard
@@ -151,6 +152,7 @@ async def serve_http(
     log_level: str = "warning",
     limits: HttpLimits | None = None,
     on_ready: Callable[[], object] | None = None,
+    client_roots: RootsMode = "off",
 ) -> None:
     """Serve `workspace` over streamable HTTP at ``/mcp`` on the listening socket `sock`.
 
@@ -168,6 +170,9 @@ async def serve_http(
         log_level: uvicorn's logging threshold.
         limits: What one client may hold (`HttpLimits`; None: the defaults).
         on_ready: Called once the server accepts connections (its app started).
+        client_roots: What the MCP roots of a client that declares the capability do to
+            its own session's fence (each MCP session has its own): nothing (``off``),
+            replace the sandbox's roots (``replace``), or narrow them (``narrow``).
 
     Raises:
         ValueError: `sock` is bound to a non-loopback address without `allow_remote`, or
@@ -183,7 +188,7 @@ async def serve_http(
             raise ValueError(f"{bound} is not a loopback address: a token is required")
     limits = limits or HttpLimits()
     security = http_security(bound, port, allowed_hosts)
-    server = create_server(workspace, structured=structured)
+    server = create_server(workspace, structured=structured, client_roots=client_roots)
     server.add_request_handler("server/discover", types.RequestParams, _decline_sessionless_era)
     app = server.streamable_http_app(
         streamable_http_path=MCP_PATH,

@@ -42,6 +42,7 @@ from anyio.abc import TaskGroup
 from .._definitions import server_info, tool_definitions, tool_result
 from .._progress import ProgressNotifier
 from .._request_id import RequestId, is_request_id
+from .._roots import ANSWER_SECONDS, RootsMode, fence_session, roots_of
 from .._wire import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -60,7 +61,6 @@ from ._lines import (
     message_of,
     stdio_fds,
 )
-from ._roots import ANSWER_SECONDS, RootsMode, apply_roots, roots_of
 
 if TYPE_CHECKING:
     from dsh_fs.workspace import Session, Workspace
@@ -173,11 +173,13 @@ class _Server:
         "_opening",
         "_reader",
         "_reading_free",
+        "_roots",
+        "_roots_applied",
         "_roots_asked",
         "_roots_capable",
+        "_roots_count",
         "_roots_mode",
         "_roots_ready",
-        "_roots_seen",
         "_running",
         "_session",
         "_structured",
@@ -204,10 +206,15 @@ class _Server:
         self._roots_capable = False
         """The client declared the roots capability (and the server asks for them)."""
         self._roots_asked: dict[str, int] = {}
-        """Ids of the ``roots/list`` requests waiting for an answer."""
+        """Ids of the ``roots/list`` requests waiting for an answer, and their numbers."""
+        self._roots_count = 0
+        """``roots/list`` requests sent."""
+        self._roots_applied = 0
+        """The number of the latest request whose answer is in force."""
         self._roots_ready: anyio.Event | None = None
         """Set once the client answered the first ``roots/list`` (None: not asked)."""
-        self._roots_seen: tuple[str, ...] = ()
+        self._roots: list[str] = []
+        """The client's latest roots (none until it answers)."""
         self._reader = reader
         self._writer = writer
         self._structured = structured
@@ -297,7 +304,12 @@ class _Server:
         from ._sdk import serve_sdk
 
         logger.debug("the client opened in the 2026-07-28 era: the MCP SDK serves it")
-        server = create_server(self._workspace, single_session=True, structured=self._structured)
+        server = create_server(
+            self._workspace,
+            single_session=True,
+            structured=self._structured,
+            client_roots=self._roots_mode,
+        )
         rest = list(self._lines)
         self._lines.clear()
         await serve_sdk(server, self._reader, self._writer, opening=opening, rest=rest)
@@ -367,6 +379,9 @@ class _Server:
                 self._ask_roots()
         elif method == "notifications/roots/list_changed":
             if self._roots_capable:
+                # The next calls wait for the answer (at most `ANSWER_SECONDS`, as the first).
+                if self._roots_ready is None or self._roots_ready.is_set():
+                    self._roots_ready = anyio.Event()
                 self._ask_roots()
         elif method == "notifications/cancelled":
             ident = params.get("requestId")
@@ -395,10 +410,8 @@ class _Server:
         self._client = client["name"]
         capabilities = params["capabilities"]
         if self._roots_mode != "off" and isinstance(capabilities.get("roots"), dict):
-            # Until the client names its roots, no path is inside the fence.
             self._roots_capable = True
             self._roots_ready = anyio.Event()
-            self._roots_seen = apply_roots(self._workspace, (), self._roots_mode)
         return {
             "protocolVersion": version,
             "capabilities": _CAPABILITIES,
@@ -408,8 +421,9 @@ class _Server:
 
     def _ask_roots(self) -> None:
         """Send ``roots/list`` (the answer arrives as a response, see `_answered`)."""
-        ident = f"dsh-fs-roots-{len(self._roots_asked) + 1}"
-        self._roots_asked[ident] = 0
+        self._roots_count += 1
+        ident = f"dsh-fs-roots-{self._roots_count}"
+        self._roots_asked[ident] = self._roots_count
         request = {"jsonrpc": "2.0", "id": ident, "method": "roots/list"}
         assert self._tg is not None
         self._tg.start_soon(self._send, request)
@@ -418,19 +432,21 @@ class _Server:
         ident = message.get("id")
         if not isinstance(ident, str) or ident not in self._roots_asked:
             return
-        del self._roots_asked[ident]
+        number = self._roots_asked.pop(ident)
+        if number < self._roots_applied:
+            return  # an answer to an older question, overtaken by a newer one
+        self._roots_applied = number
         if "result" in message:
             roots = roots_of(message["result"])
         else:
             logger.warning("the client refused roots/list: %r", message.get("error"))
             roots = []
-        kept = apply_roots(self._workspace, roots, self._roots_mode)
-        if self._session is not None and not set(self._roots_seen) <= set(kept):
-            # A root went away: what this client saw under it must be read again.
-            self._session = None
-        self._roots_seen = kept
-        if self._roots_ready is not None:
-            self._roots_ready.set()
+        self._roots = roots
+        if self._session is not None:
+            # What the session saw under a root that went away must be read again.
+            fence_session(self._session, roots, self._roots_mode)
+        if self._roots_ready is not None and number == self._roots_count:
+            self._roots_ready.set()  # the answer to the latest question: calls go on
 
     def _listing(self) -> list[dict[str, Any]]:
         if self._tools is None:
@@ -445,10 +461,12 @@ class _Server:
             with anyio.move_on_after(ANSWER_SECONDS):
                 await self._roots_ready.wait()
         if self._session is None:
-            cwd = self._roots_seen[0] if self._roots_seen else None
             # The client's name labels the session's changes in the journal.
             label = f"{self._client}-stdio" if self._client else "mcp-stdio"
-            self._session = self._workspace.session(id=label, cwd=cwd)
+            self._session = self._workspace.session(id=label)
+            if self._roots_capable:
+                # Until the client names its roots, no path is inside the fence.
+                fence_session(self._session, self._roots, self._roots_mode)
         key = _coerce(ident)
         call = _Call()
         self._calls[key] = call

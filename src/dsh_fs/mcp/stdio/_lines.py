@@ -16,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import errno
-import fcntl
 import os
 import stat
 import sys
@@ -26,6 +25,8 @@ from typing import Final
 
 import anyio
 import anyio.lowlevel
+
+from dsh_fs._platform import widen_pipe
 
 from .._request_id import SCAN_BYTES, line_id
 from .._wire import INVALID_REQUEST, Malformed, Message, parse_line
@@ -108,10 +109,8 @@ def message_of(line: bytes | Oversized) -> Message | Malformed:
 def _widen_pipe(fd: int) -> None:
     """Ask for a 1 MiB pipe buffer (Linux): a 1 MB `write` then crosses in a few reads and
     wake-ups instead of 16+ of 64 KiB each. Best effort: other systems keep their size."""
-    set_size = getattr(fcntl, "F_SETPIPE_SZ", None)
-    if set_size is not None and stat.S_ISFIFO(os.fstat(fd).st_mode):
-        with contextlib.suppress(OSError):
-            fcntl.fcntl(fd, set_size, _PIPE_SIZE)
+    if stat.S_ISFIFO(os.fstat(fd).st_mode):
+        widen_pipe(fd, _PIPE_SIZE)
 
 
 def _is_pipe(fd: int) -> bool:

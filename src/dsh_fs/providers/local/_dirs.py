@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from itertools import islice
 
+from dsh_fs._platform import parent_open_flag
 from dsh_fs.fs import FsDirEntry, FsDirListing, FsFileType
 
 from .._oserrors import map_os_errors
@@ -23,8 +24,9 @@ __all__ = ["directory_lock", "list_dir", "list_dir_first", "make_parents"]
 
 _OPEN_DIRECTORY = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
 
-_OPEN_PARENT = getattr(os, "O_PATH", os.O_RDONLY) | os.O_DIRECTORY | os.O_CLOEXEC
-"""A descriptor to create and open names in: O_PATH (Linux) needs no read permission, as
+_OPEN_PARENT = os.O_DIRECTORY | os.O_CLOEXEC
+"""A descriptor to create and open names in (with `parent_open_flag`): O_PATH (Linux)
+needs no read permission, as
 `mkdir` by path needs none, so a write-only ancestor works as it did."""
 
 NAMES_PER_PASS = 4096
@@ -121,7 +123,7 @@ def make_parents(parent: str, check: Callable[[int, str], None]) -> None:
     path = parent
     while True:
         try:
-            fd = os.open(path, _OPEN_PARENT)
+            fd = os.open(path, _OPEN_PARENT | parent_open_flag())
             break
         except FileNotFoundError:
             above, name = os.path.split(path)
@@ -135,7 +137,7 @@ def make_parents(parent: str, check: Callable[[int, str], None]) -> None:
             # Made meanwhile by another writer: opened (and checked) like one we made.
             with contextlib.suppress(FileExistsError):
                 os.mkdir(name, dir_fd=fd)
-            child = os.open(name, _OPEN_PARENT, dir_fd=fd)
+            child = os.open(name, _OPEN_PARENT | parent_open_flag(), dir_fd=fd)
             os.close(fd)
             fd, path = child, os.path.join(path, name)
     finally:

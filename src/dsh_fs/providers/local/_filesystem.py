@@ -19,6 +19,7 @@ from pathlib import Path
 
 from anyio import to_thread
 
+from dsh_fs._platform import process_umask
 from dsh_fs.fs import (
     FileSystem,
     FsCapabilities,
@@ -56,7 +57,6 @@ from ._io import read_bytes_capped, read_bytes_within, read_fd, read_head
 from ._manage import LocalManagement
 from ._mutations import LocalMutations
 from ._open import file_type, open_regular, unchanged
-from ._publish import process_umask
 from ._ranged import RESUMED_CHUNK_SIZE, stream_text_from
 from ._realpath import LinkChanged, lstat_link, real_path, resolve_path
 from ._ripgrep import closing, find_rg, rg_glob, rg_grep

@@ -28,6 +28,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from dsh_fs._platform import copy_in_kernel, sync
 from dsh_fs.errors import FsError
 from dsh_fs.fs import (
     ENTRY_ID,
@@ -55,7 +56,6 @@ __all__ = [
     "read_kept",
 ]
 
-_FICLONE = 0x40049409
 """The Linux ioctl that makes a file share another's blocks (a reflink)."""
 
 _COUNT_LIMIT = 4 * 1024 * 1024
@@ -201,8 +201,8 @@ class LocalJournalStore(JournalStore):
             fd = os.open(entry_id + ".pending", _OPEN_NEW, 0o600, dir_fd=self._dir_fd)
             fcntl.flock(fd, fcntl.LOCK_EX)
             write_all(fd, json.dumps(record).encode())
-            os.fsync(fd)
-            os.fsync(self._dir_fd)
+            sync(fd)
+            sync(self._dir_fd)
         except OSError as exc:
             if fd >= 0:
                 os.close(fd)
@@ -382,7 +382,7 @@ class LocalJournalStore(JournalStore):
             copy = os.open(name, _OPEN_NEW, 0o600, dir_fd=self._dir_fd)
             try:
                 _copy_fd(source, copy, now.st_size)
-                os.fsync(copy)
+                sync(copy)
             except BaseException:
                 os.close(copy)
                 with contextlib.suppress(OSError):
@@ -525,23 +525,9 @@ def _make_private_dirs(path: str) -> None:
 def _copy_fd(source: int, target: int, size: int) -> None:
     """The bytes of `source` into `target`: a reflink where the filesystem shares blocks,
     else `copy_file_range` (in the kernel), else reads and writes."""
-    try:
-        fcntl.ioctl(target, _FICLONE, source)
+    offset = copy_in_kernel(source, target, size)
+    if offset >= size:
         return
-    except OSError:
-        pass
-    offset = 0
-    try:
-        while offset < size:
-            copied = os.copy_file_range(source, target, size - offset, offset, offset)
-            if copied == 0:
-                break
-            offset += copied
-        if offset >= size:
-            return
-    except OSError as exc:
-        if exc.errno not in (errno.EXDEV, errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP):
-            raise
     os.lseek(source, offset, os.SEEK_SET)
     os.lseek(target, offset, os.SEEK_SET)
     while chunk := os.read(source, 1 << 20):

@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Protocol
 
+from dsh_fs._platform import renameat2, sync
 from dsh_fs.errors import FsError, FsErrorCode
 from dsh_fs.fs import (
     FsFileType,
@@ -48,31 +49,6 @@ __all__ = ["LocalManagement", "VersionCheck", "rename_no_replace"]
 _RENAME_NOREPLACE = 1
 
 
-def _load_renameat2() -> Callable[..., int] | None:
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-    except OSError:  # pragma: no cover - no C library to load
-        return None
-    function = getattr(libc, "renameat2", None)
-    if function is None:  # pragma: no cover - glibc older than 2.28, musl, macOS
-        return None
-    function.argtypes = [
-        ctypes.c_int,
-        ctypes.c_char_p,
-        ctypes.c_int,
-        ctypes.c_char_p,
-        ctypes.c_uint,
-    ]
-    function.restype = ctypes.c_int
-    renameat2: Callable[..., int] = function
-    return renameat2
-
-
-RENAMEAT2: Callable[..., int] | None = _load_renameat2()
-"""libc's ``renameat2`` (Linux, glibc 2.28+), or None; tests set it to None to take the
-fallback."""
-
-
 def rename_no_replace(src_fd: int, src: str, dst_fd: int, dst: str, *, is_dir: bool) -> None:
     """Rename `src` in `src_fd` to `dst` in `dst_fd`, never replacing anything.
 
@@ -85,7 +61,7 @@ def rename_no_replace(src_fd: int, src: str, dst_fd: int, dst: str, *, is_dir: b
         FileExistsError: something is at `dst`.
         OSError: the rest (``EXDEV`` across filesystems); nothing was renamed.
     """
-    function = RENAMEAT2
+    function = renameat2()
     if function is not None:
         result = function(src_fd, os.fsencode(src), dst_fd, os.fsencode(dst), _RENAME_NOREPLACE)
         if result == 0:
@@ -253,9 +229,9 @@ class LocalManagement:
             if kind is not FsFileType.FILE:
                 raise messages.move_across_filesystems(src) from exc
             return self._copy_move(src, dst, src_at, dst_at, entry, there)
-        os.fsync(dst_fd)
+        sync(dst_fd)
         if src_fd != dst_fd:
-            os.fsync(src_fd)
+            sync(src_fd)
         version = None
         if kind is FsFileType.FILE:
             version = self._versions.version(
@@ -337,7 +313,7 @@ class LocalManagement:
             ):
                 raise messages.move_left_both(src, dst, "the source changed meanwhile")
             os.unlink(src_name, dir_fd=src_fd)
-            os.fsync(src_fd)
+            sync(src_fd)
         except OSError as exc:
             raise messages.move_left_both(src, dst, os.strerror(exc.errno or errno.EIO)) from exc
         return FsMoveOutcome(
@@ -389,7 +365,7 @@ class LocalManagement:
                 if exc.errno in (errno.ENOTEMPTY, errno.EEXIST):
                     raise messages.not_empty(display) from None
                 raise
-            os.fsync(dir_fd)
+            sync(dir_fd)
 
     def delete_link(self, target: FsTarget) -> None:
         """`delete_link`: the link itself, if the entry is still a link."""
@@ -404,7 +380,7 @@ class LocalManagement:
                 raise messages.delete_stale(display)
             self._guards.check_delete(display, fd_path(dir_fd, parent))
             os.unlink(name, dir_fd=dir_fd)
-            os.fsync(dir_fd)
+            sync(dir_fd)
 
 
 def _entry(display: str) -> tuple[str, str]:

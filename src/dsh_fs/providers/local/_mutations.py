@@ -19,6 +19,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Literal
 
+from dsh_fs._platform import sync
 from dsh_fs.errors import FsError
 from dsh_fs.fs import (
     BEFORE_LIMIT,
@@ -224,7 +225,7 @@ class LocalMutations:
                 ticket = capture.prepare(self._start("delete", target, dir_fd, name, now))
             try:
                 os.unlink(name, dir_fd=dir_fd)
-                os.fsync(dir_fd)
+                sync(dir_fd)
             except BaseException:
                 if capture is not None:
                     capture.abandon(ticket)

@@ -9,6 +9,7 @@ import os
 import stat as st_mode
 from dataclasses import dataclass
 
+from dsh_fs._platform import descriptor_path
 from dsh_fs.errors import FsError, FsErrorCode
 from dsh_fs.fs import FsFileType, messages
 
@@ -63,12 +64,46 @@ def unchanged(fd: int, info: os.stat_result) -> bool:
 
 
 def fd_path(fd: int, fallback: str) -> str:
-    """The kernel's current path of the open file or directory `fd` (Linux `/proc`), or
-    the real path of `fallback` where `/proc` can't tell."""
+    """The kernel's current path of the open file or directory `fd` (Linux `/proc`, macOS
+    `F_GETPATH`: `dsh_fs._platform.descriptor_path`), or the real path of `fallback` where
+    the kernel can't tell, once that path is seen to lead to `fd` (else `UNVERIFIED`)."""
+    kernel = descriptor_path(fd)
+    if kernel is not None:
+        return kernel
+    real = real_path(os.path.abspath(fallback))
+    return real if _names(real, fd) else UNVERIFIED
+
+
+UNVERIFIED = "\0unverified"
+"""What `fd_path` gives when neither the kernel nor the path can say where `fd` is: lies
+inside no directory (no path holds a NUL), so every fence refuses it."""
+
+_STEP = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def _names(real: str, fd: int) -> bool:
+    """Whether the canonical path `real` leads, without following a link, to the file or
+    directory open as `fd` (its device and inode): the portable stand-in for the kernel's
+    answer. Each directory on the way is opened, so a component swapped meanwhile for a
+    link fails the check instead of redirecting it."""
+    names = [name for name in real.split("/") if name]
     try:
-        return os.readlink(f"/proc/self/fd/{fd}")
+        target = os.fstat(fd)
+        if not names:
+            found = os.stat("/")
+        else:
+            at = os.open("/", _STEP)
+            try:
+                for name in names[:-1]:
+                    step = os.open(name, _STEP, dir_fd=at)
+                    os.close(at)
+                    at = step
+                found = os.stat(names[-1], dir_fd=at, follow_symlinks=False)
+            finally:
+                os.close(at)
     except OSError:
-        return real_path(os.path.abspath(fallback))
+        return False
+    return (found.st_dev, found.st_ino) == (target.st_dev, target.st_ino)
 
 
 def open_regular(

@@ -10,19 +10,19 @@ Synchronous: runs in the mutation's worker thread, locks held.
 from __future__ import annotations
 
 import contextlib
-import errno
 import os
 import stat as st_mode
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from dsh_fs import _platform
+from dsh_fs._platform import sync
 from dsh_fs.fs import EncodedText, messages
 
 from ._io import write_all
 from ._staging import new_stage_dir_at, stage_file_name
 
-__all__ = ["TMPFILE_PUBLICATION", "Staged", "process_umask", "publish", "writable_in_place"]
+__all__ = ["TMPFILE_PUBLICATION", "Staged", "publish", "writable_in_place"]
 
 PUBLICATION_ENV = "DSH_FS_PUBLICATION"
 """``tmpfile`` chooses the unnamed-file path where the platform has it; anything else (the
@@ -30,21 +30,10 @@ default) the staging directory. The torture runs and the bench choose each path 
 The staging directory stays the default: tests pin its residue (a directory per
 publication, seen while a live owner waits), and bench/results.md has the measurements."""
 
-TMPFILE_PUBLICATION = (
-    sys.platform == "linux"
-    and hasattr(os, "O_TMPFILE")
-    and os.path.isdir("/proc/self/fd")
-    and os.environ.get(PUBLICATION_ENV) == "tmpfile"
-)
-"""Whether publication tries an unnamed ``O_TMPFILE`` file first (Linux with ``/proc``: the
-file is linked through ``/proc/self/fd``). A platform capability (and a choice), named here
-once so the platform module can take it over; a filesystem without ``O_TMPFILE`` still
-falls back per call."""
-
-_TMPFILE_UNSUPPORTED = frozenset({errno.EOPNOTSUPP, errno.EISDIR, errno.EINVAL})
-"""What ``open(O_TMPFILE)`` fails with where the kernel or the filesystem lacks it."""
-
-_OPEN_TMPFILE = getattr(os, "O_TMPFILE", 0) | os.O_WRONLY | os.O_CLOEXEC
+TMPFILE_PUBLICATION = os.environ.get(PUBLICATION_ENV) == "tmpfile"
+"""Whether publication tries an unnamed ``O_TMPFILE`` file first, where the platform has
+one and ``/proc`` to link it by (`_platform.open_unnamed`, `_platform.link_descriptor`); a
+filesystem without ``O_TMPFILE`` still falls back per call."""
 
 _OPEN_STAGED = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 
@@ -91,21 +80,11 @@ def publish(
         FsError: `check`'s refusal, or `FS_NOT_OBSERVED` for a lost create.
         OSError: from the system calls; the caller maps it.
     """
-    if TMPFILE_PUBLICATION:
-        fd = _open_unnamed(dir_fd)
+    if TMPFILE_PUBLICATION and _platform.CURRENT.proc_fd:
+        fd = _platform.open_unnamed(dir_fd)
         if fd is not None:
             return _publish_unnamed(fd, dir_fd, name, staged, display, check)
     return _publish_staged(dir_fd, name, staged, display, check)
-
-
-def _open_unnamed(dir_fd: int) -> int | None:
-    """An unnamed file (mode 0600) in `dir_fd`; None where the filesystem has none."""
-    try:
-        return os.open(".", _OPEN_TMPFILE, 0o600, dir_fd=dir_fd)
-    except OSError as exc:
-        if exc.errno in _TMPFILE_UNSUPPORTED:
-            return None
-        raise
 
 
 def _publish_unnamed(
@@ -118,7 +97,7 @@ def _publish_unnamed(
         check()
         if staged.prior is None:
             try:
-                os.link(f"/proc/self/fd/{fd}", name, dst_dir_fd=dir_fd, follow_symlinks=True)
+                _platform.link_descriptor(fd, name, dir_fd)
             except FileExistsError as exc:
                 raise messages.overwrite_unobserved(display) from exc
         else:
@@ -129,7 +108,7 @@ def _publish_unnamed(
                 with contextlib.suppress(OSError):
                     os.unlink(temporary, dir_fd=dir_fd)
                 raise
-        os.fsync(dir_fd)
+        sync(dir_fd)
         return os.fstat(fd)
     finally:
         os.close(fd)
@@ -140,7 +119,7 @@ def _link_to_stage_name(fd: int, dir_fd: int) -> str:
     while True:
         temporary = stage_file_name()
         try:
-            os.link(f"/proc/self/fd/{fd}", temporary, dst_dir_fd=dir_fd, follow_symlinks=True)
+            _platform.link_descriptor(fd, temporary, dir_fd)
         except FileExistsError:
             continue
         return temporary
@@ -155,7 +134,7 @@ def _fill(fd: int, staged: Staged) -> None:
         _keep_owner_and_mode(fd, staged.prior)
         if staged.mode is not None:
             os.fchmod(fd, staged.mode)
-    os.fsync(fd)
+    sync(fd)
 
 
 def _publish_staged(
@@ -175,7 +154,7 @@ def _publish_staged(
             else:
                 os.replace(_STAGED, name, src_dir_fd=stage_fd, dst_dir_fd=dir_fd)
             os.rmdir(stage, dir_fd=dir_fd)
-            os.fsync(dir_fd)
+            sync(dir_fd)
             return os.fstat(fd)
         finally:
             os.close(fd)
@@ -194,21 +173,6 @@ def writable_in_place(name: str, dir_fd: int) -> bool:
     the effective ids; root may). A replace by rename needs only the directory's
     permission: asking this keeps it from overriding a read-only file."""
     return os.access(name, os.W_OK, dir_fd=dir_fd, effective_ids=True)
-
-
-def process_umask() -> int:
-    """The process umask, read without changing it where Linux lets us."""
-    try:
-        with open("/proc/self/status", encoding="ascii") as status:
-            for line in status:
-                if line.startswith("Umask:"):
-                    return int(line.split()[1], 8)
-    except (OSError, ValueError):
-        pass
-    # Not Linux: the set-and-restore dance (briefly racy with threads creating files).
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
 
 
 def _keep_owner_and_mode(fd: int, prior: os.stat_result) -> None:

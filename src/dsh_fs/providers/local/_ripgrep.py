@@ -47,7 +47,7 @@ from dsh_fs.fs import (
 from .._oserrors import map_os_errors
 from ._guards import LocalGuards
 from ._open import fd_path, open_regular
-from ._ripgrep_ignore import IGNORE_FILES, IgnorePlan, ignore_plan
+from ._ripgrep_ignore import IGNORE_FILES, IgnorePlan, ignore_plan, rebased
 
 __all__ = ["RG_GREP_MEMORY", "closing", "find_rg", "rg_glob", "rg_grep"]
 
@@ -105,6 +105,9 @@ def _grep_argv(binary: str, query: FsGrepQuery, ignore_file: str | None, where: 
     ]
     if ignore_file is not None:
         argv.append(f"--ignore-file={ignore_file}")
+    # Denied paths (path rules) are never opened: overrides, stronger than any ignore rule.
+    lead = where if where != "." else ""
+    argv += [f"--glob=!{line}" for line in _excluded(query.excluded, lead)]
     if query.include is not None:
         argv += [f"--type-add=dshinclude:{query.include}", "--type=dshinclude"]
     return [*argv, "--", where]
@@ -158,7 +161,20 @@ def _glob_argv(binary: str, query: FsGlobQuery) -> list[str]:
     argv.append(f"--glob={query.pattern}")
     for name in VCS_DIRECTORIES:
         argv += [f"--glob=!**/{name}", f"--glob=!**/{name}/**"]
+    # Denied paths (path rules) are never listed: after the pattern, so they win over it.
+    argv += [f"--glob=!{line}" for line in _excluded(query.excluded, "")]
     return [*argv, "--", "."]
+
+
+def _excluded(lines: tuple[str, ...], lead: str) -> list[str]:
+    """A query's exclusions (relative to the searched directory) as globs of the directory
+    ripgrep runs in (`lead`: the searched directory from there); none can name it when
+    `lead` has a line break."""
+    if not lead:
+        return list(lines)
+    if "\n" in lead or "\r" in lead:
+        return []
+    return [rebased(line, lead) for line in lines]
 
 
 def rg_grep(

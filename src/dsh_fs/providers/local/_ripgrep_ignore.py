@@ -26,7 +26,7 @@ from dsh_fs.errors import FsError
 from ._guards import LocalGuards
 from ._open import open_regular
 
-__all__ = ["IGNORE_FILES", "IGNORE_FILE_BYTES", "IgnorePlan", "ignore_plan"]
+__all__ = ["IGNORE_FILES", "IGNORE_FILE_BYTES", "IgnorePlan", "ignore_plan", "rebased"]
 
 IGNORE_FILES: tuple[str, ...] = (".gitignore", ".ignore", ".rgignore")
 """Ignore files, weakest first."""
@@ -155,3 +155,13 @@ def _rebased(line: bytes, prefix: bytes) -> bytes:
     anchored = b"/" in (body[:-1] if body.endswith(b"/") else body)
     rebased = prefix + b"/" + body.lstrip(b"/") if anchored else prefix + b"/**/" + body
     return (b"!" if negated else b"") + rebased
+
+
+def rebased(line: str, base: str) -> str:
+    """A gitignore `line` of the directory `base` (relative to ripgrep's directory) as a
+    rule of ripgrep's directory."""
+    prefix = "".join("\\" + char if char in _SPECIAL else char for char in base)
+    encoded = _rebased(
+        line.encode("utf-8", "surrogateescape"), prefix.encode("utf-8", "surrogateescape")
+    )
+    return encoded.decode("utf-8", "surrogateescape")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import weakref
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Literal, TypeAlias, TypeVar, get_args
@@ -31,6 +32,7 @@ from dsh_fs.fs import (
     FsPathInfo,
     FsPreImage,
     FsTarget,
+    FsTargetKey,
     FsTextStream,
     FsVersion,
     FsWalkEntry,
@@ -189,6 +191,8 @@ class SandboxFileSystem(FileSystem):
         if mode not in _MODES:
             raise ValueError(f"unknown sandbox mode {mode!r}; expected one of {_MODES}")
         self._fence = _Fence(tuple(canonical_root(root) for root in roots), mode, confine_reads)
+        self._granularity = timestamp_granularity_ns
+        self._views: weakref.WeakSet[SandboxFileSystem] = weakref.WeakSet()
         if mode == "read-only":
             self.capabilities = dataclasses.replace(self.capabilities, read_only=True)
         self._inner = self._fenced_provider(
@@ -208,33 +212,72 @@ class SandboxFileSystem(FileSystem):
         """The canonical root directories; the first is the base of relative paths."""
         return self._fence.roots
 
+    def _client_fence(self, roots: Sequence[str], replace: bool) -> tuple[str, ...]:
+        found = []
+        for root in roots:
+            try:
+                real = canonical(os.path.abspath(root))
+            except (OSError, ValueError):
+                continue  # a link loop, a NUL or a name too long: it names no place
+            if os.path.isdir(real):
+                found.append(real)  # a file or a missing path is no root
+        client = tuple(dict.fromkeys(found))
+        if replace:
+            return client
+        given = self._fence.given
+        return tuple(
+            dict.fromkeys(
+                [c for c in client if within_any(c, given)]
+                + [g for g in given if within_any(g, client)]
+            )
+        )
+
     def set_client_roots(self, roots: Sequence[str] | None, *, replace: bool) -> tuple[str, ...]:
-        """Fence the sandbox in to an MCP client's roots (existing directories, canonical
-        paths); returns the roots now in force.
+        """Fence the sandbox in to an MCP client's roots (existing directories; any other
+        path is left out); returns the canonical roots now in force.
 
         `replace`: the client's roots are the fence (the server was given no root of its
         own); else they can only narrow it: the fence becomes their intersection with the
         roots the sandbox was built with (a client root inside a given one, or a given root
         inside a client one). None restores the given roots; an empty sequence (or no
         intersection) leaves no root at all, and every path is refused saying the client
-        named no roots.
+        named no roots. This changes the fence of every user of the sandbox; `narrowed`
+        makes a new one instead (one MCP session's).
         """
         if roots is None:
             self._fence.roots = self._fence.given
             return self.roots
-        client = tuple(dict.fromkeys(canonical(root) for root in roots))
-        if replace:
-            kept = client
-        else:
-            given = self._fence.given
-            kept = tuple(
-                dict.fromkeys(
-                    [c for c in client if within_any(c, given)]
-                    + [g for g in given if within_any(g, client)]
-                )
-            )
+        kept = self._client_fence(roots, replace)
         self._fence.roots = kept
         return kept
+
+    def narrowed(self, roots: Sequence[str], *, replace: bool) -> SandboxFileSystem:
+        """A new sandbox like this one (mode, read confinement, exclusions) fenced in to an
+        MCP client's roots as `set_client_roots` would fence this one, which stays as it is:
+        one client's fence, beside the others'. Its roots given stay this sandbox's (so a
+        later `narrowed` of it still only narrows them); with no root left every path is
+        refused saying the client named no roots. It has its own local provider (guarded by
+        its own fence; mutations of one file through both are serialized by the directory
+        lock, as between processes)."""
+        view = type(self).__new__(type(self))
+        view.__dict__.update(self.__dict__)  # a subclass's own state too
+        fence = _Fence(self._client_fence(roots, replace), self.mode, self.confine_reads)
+        fence.given = self._fence.given
+        fence.excluded = self._fence.excluded
+        fence.confined = self._fence.confined
+        view._fence = fence
+        view._granularity = self._granularity
+        view._views = weakref.WeakSet()
+        self._views.add(view)
+        view.capabilities = self.capabilities
+        base = fence.roots[0] if fence.roots else fence.given[0]
+        view._inner = view._fenced_provider(base, fence, self._granularity)
+        return view
+
+    def holds(self, key: FsTargetKey) -> bool:
+        """Whether a target key of this provider names a place inside its roots (the keys
+        are canonical paths: a key it made, interpreted by it)."""
+        return within_any(str(key), self._fence.roots)
 
     @property
     def mode(self) -> SandboxMode:
@@ -389,7 +432,9 @@ class SandboxFileSystem(FileSystem):
         return await self._inner.edit_text(target, edit, expected, capture=capture)
 
     async def aclose(self) -> None:
-        """Close the inner provider."""
+        """Close the inner provider, and those of the sandboxes `narrowed` from this one."""
+        for view in list(self._views):
+            await view.aclose()
         await self._inner.aclose()
 
     def stream_text_from(

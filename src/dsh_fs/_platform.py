@@ -1,0 +1,291 @@
+"""Every system call that is not the same on every POSIX system, behind capability flags.
+
+dsh-fs runs on Linux and macOS (on Windows, inside WSL: importing it elsewhere on Windows
+fails here, with that said plainly). What differs, and what each platform does:
+
+=====================  ==============================  ===============================
+capability             Linux                           macOS / elsewhere
+=====================  ==============================  ===============================
+a descriptor's path    ``/proc/self/fd/N`` readlink    ``fcntl(F_GETPATH)``; else the
+                                                       real path of the path opened
+durability             ``fsync``                       ``fcntl(F_FULLFSYNC)``, else
+                                                       ``fsync``
+rename, no replace     ``renameat2(RENAME_NOREPLACE)`` a hard link, then an unlink
+the umask, unchanged   ``/proc/self/status``           set and restore (racy)
+copy in the kernel     ``FICLONE``, ``copy_file_range`` reads and writes
+open a parent only     ``O_PATH`` (no read right)      ``O_RDONLY``
+pipe buffer size       ``F_SETPIPE_SZ``                the system's default
+=====================  ==============================  ===============================
+
+`CURRENT` says which are used. Setting ``DSH_FS_PLATFORM=portable`` in the environment (or
+`force`, for tests) turns every Linux-only one off, so the code the other systems take runs
+here too: the test suite runs the conformance and race suites both ways. Only the
+providers (and the stdio transport's pipe) call these: the core never does.
+"""
+
+from __future__ import annotations
+
+import sys
+
+if sys.platform == "win32":
+    # The providers need POSIX descriptor calls (fcntl, openat-style dir_fd): say so plainly,
+    # rather than fail later with an ImportError from fcntl.
+    raise ImportError(
+        "dsh-fs runs on Linux and macOS; on Windows, install and run it inside WSL "
+        "(Windows Subsystem for Linux)"
+    )
+
+import contextlib
+import errno
+import fcntl
+import functools
+import os
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Final
+
+__all__ = [
+    "CURRENT",
+    "NATIVE",
+    "PORTABLE",
+    "Capabilities",
+    "copy_in_kernel",
+    "descriptor_path",
+    "force",
+    "link_descriptor",
+    "open_unnamed",
+    "parent_open_flag",
+    "process_umask",
+    "renameat2",
+    "sync",
+    "widen_pipe",
+]
+
+_LINUX: Final = sys.platform.startswith("linux")
+
+_FICLONE: Final = 0x40049409
+"""Linux's ``ioctl`` number for a reflink (``FICLONE``): another system's ioctl of the same
+number is something else, so it is only ever sent on Linux."""
+
+_GETPATH_BUFFER: Final = 1024
+"""``MAXPATHLEN`` on macOS: what ``F_GETPATH`` fills."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Capabilities:
+    """Which platform-specific calls dsh-fs uses (False: the portable way)."""
+
+    proc_fd: bool
+    """``/proc/self/fd/N`` names an open descriptor's path (Linux)."""
+    getpath: bool
+    """``fcntl(F_GETPATH)`` names it (macOS)."""
+    full_fsync: bool
+    """``fcntl(F_FULLFSYNC)`` makes data durable (macOS, where ``fsync`` only reaches the
+    drive's cache)."""
+    renameat2: bool
+    """``renameat2(RENAME_NOREPLACE)`` from libc (Linux, glibc 2.28+)."""
+    proc_status: bool
+    """``/proc/self/status`` tells the umask without changing it (Linux 4.7+)."""
+    kernel_copy: bool
+    """``FICLONE`` and ``copy_file_range`` (Linux)."""
+    o_path: bool
+    """``O_PATH``: a directory opened to work in needs no read permission (Linux)."""
+    pipe_size: bool
+    """``F_SETPIPE_SZ`` widens a pipe's buffer (Linux)."""
+    o_tmpfile: bool
+    """``O_TMPFILE``: an unnamed file in a directory (Linux)."""
+
+
+NATIVE: Final = Capabilities(
+    proc_fd=_LINUX,
+    getpath=hasattr(fcntl, "F_GETPATH"),
+    full_fsync=hasattr(fcntl, "F_FULLFSYNC"),
+    renameat2=_LINUX,
+    proc_status=_LINUX,
+    kernel_copy=_LINUX and hasattr(os, "copy_file_range"),
+    o_path=hasattr(os, "O_PATH"),
+    pipe_size=hasattr(fcntl, "F_SETPIPE_SZ"),
+    o_tmpfile=_LINUX and hasattr(os, "O_TMPFILE"),
+)
+"""What this system has."""
+
+PORTABLE: Final = Capabilities(
+    proc_fd=False,
+    getpath=False,
+    full_fsync=False,
+    renameat2=False,
+    proc_status=False,
+    kernel_copy=False,
+    o_path=False,
+    pipe_size=False,
+    o_tmpfile=False,
+)
+"""Nothing platform-specific: the code paths a system without Linux's calls takes."""
+
+CURRENT: Capabilities = PORTABLE if os.environ.get("DSH_FS_PLATFORM") == "portable" else NATIVE
+"""What is used now: `NATIVE`, or `PORTABLE` with ``DSH_FS_PLATFORM=portable``."""
+
+
+@contextlib.contextmanager
+def force(capabilities: Capabilities) -> Iterator[None]:
+    """Use `capabilities` until the block ends (tests: `PORTABLE` on Linux). Only what
+    this system has can be used: a flag it lacks stays off."""
+    global CURRENT
+    previous = CURRENT
+    CURRENT = Capabilities(
+        **{
+            name: getattr(capabilities, name) and getattr(NATIVE, name)
+            for name in Capabilities.__dataclass_fields__
+        }
+    )
+    try:
+        yield
+    finally:
+        CURRENT = previous
+
+
+def descriptor_path(fd: int) -> str | None:
+    """The kernel's current path of the open file or directory `fd`, or None where the
+    system cannot tell (then only a path can be resolved, which may have changed)."""
+    if CURRENT.proc_fd:
+        try:
+            return os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            return None
+    if CURRENT.getpath:  # pragma: no cover - macOS
+        try:
+            named = fcntl.fcntl(fd, fcntl.F_GETPATH, bytes(_GETPATH_BUFFER))  # type: ignore[attr-defined,unused-ignore]
+        except OSError:
+            return None
+        return os.fsdecode(bytes(named).split(b"\0", 1)[0]) or None
+    return None
+
+
+_TMPFILE_UNSUPPORTED: Final = frozenset({errno.EOPNOTSUPP, errno.EISDIR, errno.EINVAL})
+"""What ``open(O_TMPFILE)`` fails with where the kernel or the filesystem lacks it."""
+
+
+def open_unnamed(dir_fd: int) -> int | None:
+    """An unnamed file (``O_TMPFILE``, write-only, mode 0600) in the directory `dir_fd`;
+    None where the system or that directory's filesystem has none.
+
+    Raises:
+        OSError: any other failure of the open (permission, no space, …).
+    """
+    if not CURRENT.o_tmpfile:
+        return None
+    try:
+        return os.open(".", os.O_TMPFILE | os.O_WRONLY | os.O_CLOEXEC, 0o600, dir_fd=dir_fd)
+    except OSError as exc:
+        if exc.errno in _TMPFILE_UNSUPPORTED:
+            return None
+        raise
+
+
+def link_descriptor(fd: int, name: str, dir_fd: int) -> None:
+    """Give the open file `fd` (an `open_unnamed` file) the name `name` in `dir_fd`; a link
+    never replaces (`FileExistsError`). Needs `Capabilities.proc_fd` (the descriptor is
+    linked through ``/proc/self/fd``, which needs no privilege, unlike ``AT_EMPTY_PATH``).
+
+    Raises:
+        OSError: from ``linkat``.
+    """
+    os.link(f"/proc/self/fd/{fd}", name, dst_dir_fd=dir_fd, follow_symlinks=True)
+
+
+def sync(fd: int) -> None:
+    """Make `fd`'s data (a file's content, a directory's entries) durable: ``fsync``, and
+    on macOS ``F_FULLFSYNC`` first, which also flushes the drive's cache (``fsync`` when
+    the filesystem refuses it).
+
+    Raises:
+        OSError: from ``fsync``.
+    """
+    if CURRENT.full_fsync:  # pragma: no cover - macOS
+        try:
+            fcntl.fcntl(fd, fcntl.F_FULLFSYNC)  # type: ignore[attr-defined,unused-ignore]
+            return
+        except OSError:
+            pass
+    os.fsync(fd)
+
+
+@functools.cache
+def _load_renameat2() -> Callable[..., int] | None:
+    import ctypes  # only a move needs it
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+    except OSError:  # pragma: no cover - no C library to load
+        return None
+    function = getattr(libc, "renameat2", None)
+    if function is None:  # pragma: no cover - glibc older than 2.28, musl
+        return None
+    c_int, c_path = ctypes.c_int, ctypes.c_char_p
+    function.argtypes = [c_int, c_path, c_int, c_path, ctypes.c_uint]
+    function.restype = ctypes.c_int
+    loaded: Callable[..., int] = function
+    return loaded
+
+
+def renameat2() -> Callable[..., int] | None:
+    """libc's ``renameat2`` (its errors in `ctypes.get_errno`), or None where it is not
+    used."""
+    return _load_renameat2() if CURRENT.renameat2 else None
+
+
+def process_umask() -> int:
+    """The process umask, read without changing it where Linux lets us."""
+    if CURRENT.proc_status:
+        try:
+            with open("/proc/self/status", encoding="ascii") as status:
+                for line in status:
+                    if line.startswith("Umask:"):
+                        return int(line.split()[1], 8)
+        except (OSError, ValueError):
+            pass
+    # Not Linux: the set-and-restore dance (briefly racy with threads creating files).
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def copy_in_kernel(source: int, target: int, size: int) -> int:
+    """Copy `source` into `target` without the bytes passing through this process where
+    Linux can (a reflink, else ``copy_file_range``); the number of bytes copied from the
+    start (`size` when all of them; what is left is the caller's to copy).
+
+    Raises:
+        OSError: ``copy_file_range`` failed for another reason than being unsupported.
+    """
+    if not CURRENT.kernel_copy:
+        return 0
+    try:
+        fcntl.ioctl(target, _FICLONE, source)
+        return size
+    except OSError:
+        pass
+    offset = 0
+    try:
+        while offset < size:
+            copied = os.copy_file_range(source, target, size - offset, offset, offset)
+            if copied == 0:
+                break
+            offset += copied
+    except OSError as exc:
+        if exc.errno not in (errno.EXDEV, errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP):
+            raise
+    return offset
+
+
+def parent_open_flag() -> int:
+    """``O_PATH`` where it is used (a directory opened to create and open names in needs no
+    read permission), else ``O_RDONLY``."""
+    return os.O_PATH if CURRENT.o_path else os.O_RDONLY
+
+
+def widen_pipe(fd: int, size: int) -> None:
+    """Ask for a `size`-byte buffer for the pipe `fd` (Linux); best effort."""
+    if CURRENT.pipe_size:
+        with contextlib.suppress(OSError):
+            fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, size)
