@@ -55,6 +55,7 @@ __all__ = [
     "link_descriptor",
     "open_unnamed",
     "parent_open_flag",
+    "process_started",
     "process_umask",
     "renameat2",
     "sync",
@@ -85,7 +86,8 @@ class Capabilities:
     renameat2: bool
     """``renameat2(RENAME_NOREPLACE)`` from libc (Linux, glibc 2.28+)."""
     proc_status: bool
-    """``/proc/self/status`` tells the umask without changing it (Linux 4.7+)."""
+    """``/proc`` tells the umask without changing it (``/proc/self/status``, Linux 4.7+) and
+    when a process started (``/proc/PID/stat``)."""
     kernel_copy: bool
     """``FICLONE`` and ``copy_file_range`` (Linux)."""
     o_path: bool
@@ -248,6 +250,26 @@ def process_umask() -> int:
     mask = os.umask(0o022)
     os.umask(mask)
     return mask
+
+
+def process_started(pid: int) -> str | None:
+    """When process `pid` started (clock ticks since boot, where ``/proc`` says), so that a
+    reused process id is not taken for the one recorded; ``"alive"`` for a running process
+    whose start can't be told; None when it does not run."""
+    if CURRENT.proc_status:
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as stat:
+                fields = stat.read().rpartition(b")")[2].split()
+            return fields[19].decode()
+        except (OSError, IndexError):
+            pass
+    try:
+        os.kill(pid, 0)
+    except PermissionError:
+        return "alive"
+    except OSError:
+        return None
+    return "alive"
 
 
 def copy_in_kernel(source: int, target: int, size: int) -> int:

@@ -24,8 +24,13 @@ from typing import Any
 import pytest
 
 from dsh_fs.errors import FsError, FsErrorCode
-from dsh_fs.fs import FileSystem, FsCapabilities
-from dsh_fs.providers import FsspecFileSystem, LocalFileSystem, SandboxFileSystem
+from dsh_fs.fs import FileSystem, FsCapabilities, JournalStore
+from dsh_fs.providers import (
+    FsspecFileSystem,
+    LocalFileSystem,
+    LocalJournalStore,
+    SandboxFileSystem,
+)
 from dsh_fs.providers.sandbox._filesystem import SandboxMode
 
 __all__ = [
@@ -35,6 +40,7 @@ __all__ = [
     "Outside",
     "ProviderUnderTest",
     "fails",
+    "journal_store",
     "require",
 ]
 
@@ -379,6 +385,15 @@ BACKENDS: list[Backend] = [
     ),
 ]
 """Every backend the suite runs against; add one entry per provider configuration."""
+
+
+def journal_store(put: ProviderUnderTest, scratch: Path) -> JournalStore:
+    """A change journal's store for the provider under test, where that backend keeps one:
+    a local directory beside the root for local disks, the storage's own hidden sibling
+    prefix for fsspec (memory, S3)."""
+    if isinstance(put.fs, FsspecFileSystem):
+        return put.fs.journal_store()
+    return LocalJournalStore(str(scratch / "journal"), put.base)
 
 
 def require(put: ProviderUnderTest, capability: str) -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from dsh_fs.errors import FsError, FsErrorCode
-from dsh_fs.fs import FsMoveOutcome, FsTarget, FsVersion, WriteGuard
+from dsh_fs.fs import FsCapture, FsMoveOutcome, FsTarget, FsVersion, WriteGuard
 from dsh_fs.providers import LocalFileSystem
 from dsh_fs.providers.local._guards import UNGUARDED, LocalGuards
 
@@ -32,9 +32,11 @@ class _SwappingManager(LocalFileSystem):
         destination: FsTarget,
         expected: FsVersion | None = None,
         replace: WriteGuard | None = None,
+        *,
+        capture: FsCapture | None = None,
     ) -> FsMoveOutcome:
         self.swapper.at("before-lock")
-        return await super().move(source, destination, expected, replace)
+        return await super().move(source, destination, expected, replace, capture=capture)
 
     async def delete_dir(self, target: FsTarget) -> None:
         self.swapper.at("before-lock")

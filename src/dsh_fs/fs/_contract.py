@@ -253,9 +253,11 @@ class FileSystem(ABC):
         """
         raise messages.delete_dir_unsupported(target.display_path)
 
-    async def mkdir(self, target: FsTarget) -> FsMkdirOutcome:
+    async def mkdir(self, target: FsTarget, *, capture: FsCapture | None = None) -> FsMkdirOutcome:
         """Create the directory `target` and its missing parents; an existing directory is
-        a success (`created` False).
+        a success (`created` False). `capture` (a journaled mkdir, SPEC §9): told right
+        before the directory is made (`FsChangeStart.directory`), committed with its
+        version; an existing directory makes no entry.
 
         The default refuses: a provider with directories overrides it.
 
@@ -263,6 +265,7 @@ class FileSystem(ABC):
             FsError: `FS_NOT_DIRECTORY` (a file is in the way: the path or a parent),
                 `FS_PERMISSION_DENIED`, `FS_SANDBOX_DENIED`, `FS_IO_ERROR`.
         """
+        del capture
         raise messages.mkdir_unsupported(target.display_path)
 
     async def move(
@@ -271,6 +274,8 @@ class FileSystem(ABC):
         destination: FsTarget,
         expected: FsVersion | None = None,
         replace: WriteGuard | None = None,
+        *,
+        capture: FsCapture | None = None,
     ) -> FsMoveOutcome:
         """Move the entry `source` names (a file, a directory as a whole, or a link itself)
         to `destination`, creating the destination's missing parents.
@@ -280,6 +285,10 @@ class FileSystem(ABC):
         a write's guard does: `CreateIfAbsent()` (and None) never replaces anything
         (`FS_ALREADY_EXISTS`); `ReplaceIfVersion(v)` replaces a regular file only at `v`
         (`FS_STALE_VERSION`); a directory is never replaced nor moved into.
+
+        `capture` (a journaled move, SPEC §9): a regular file's move hands it the
+        destination's replaced file (if any) and the source inside the critical section,
+        right before publication; directories and links are moved without it.
 
         Atomic where the backend allows (a no-replace rename), else a verified copy then a
         guarded delete of the source; a delete that then fails is `FS_IO_ERROR` saying
@@ -311,7 +320,10 @@ class FileSystem(ABC):
         text = await self.read_text(source)
         guard: WriteGuard = CreateIfAbsent() if replace is None else replace
         try:
-            written = await self.write_text(destination, text, guard)
+            if capture is None:
+                written = await self.write_text(destination, text, guard)
+            else:
+                written = await self.write_text(destination, text, guard, capture=capture)
         except FsError as error:
             if error.code is FsErrorCode.NOT_OBSERVED:
                 raise messages.move_exists(src, dst) from error
@@ -321,7 +333,10 @@ class FileSystem(ABC):
         if await self.read_text(destination) != text:
             raise messages.move_left_both(src, dst, "the copy does not match")
         try:
-            await self.delete(source, info.version)
+            if capture is None:
+                await self.delete(source, info.version)
+            else:
+                await self.delete(source, info.version, capture=capture)
         except FsError as error:
             raise messages.move_left_both(src, dst, error.message) from error
         return FsMoveOutcome(

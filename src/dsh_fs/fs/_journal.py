@@ -83,6 +83,12 @@ class FsChangeStart:
     """The replaced file's permission bits, when the backend has them."""
     size: int | None = None
     """The replaced content's size in bytes."""
+    source: FsTarget | None = None
+    """A move's source (the change's `target` is its destination); None otherwise."""
+    source_version: FsVersion | None = None
+    """The version the moved file had at its source."""
+    directory: bool = False
+    """The change makes (or removes) a directory, not a file: `mkdir` and its undo."""
 
 
 class FsCapture(ABC):
@@ -140,6 +146,12 @@ class JournalEntry:
     """The replaced file's permission bits (restored by an undo)."""
     size: int | None
     """The pre-image's size in bytes (None: no pre-image)."""
+    source_version: FsVersion | None = None
+    """A move's file version at its source before the move (what an older change of the
+    source left), so undoing a chain that ends in a move finds it again."""
+    directory: bool = False
+    """The change made (or removed) a directory: an undo removes it again only while it is
+    empty (or makes it again)."""
 
     def to_json(self) -> dict[str, object]:
         """The keys of `log --json` (SPEC §9)."""

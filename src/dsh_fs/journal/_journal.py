@@ -14,8 +14,12 @@ from anyio import to_thread
 from dsh_fs.errors import FsError, FsErrorCode
 from dsh_fs.fs import (
     ENTRY_ID,
+    CreateIfAbsent,
     FileSystem,
     FsChangeMeta,
+    FsChangeStart,
+    FsFileType,
+    FsTarget,
     FsVersion,
     JournalEntry,
     JournalProblem,
@@ -202,11 +206,133 @@ class Journal:
         owner = session_label(label)
         results: list[UndoResult] = []
         for entry in sorted(unique.values(), key=lambda e: e.id, reverse=True):
+            if entry.directory:
+                results.append(await self._undo_directory(entry, undone_by, owner, dry_run))
+                continue
+            if entry.source is not None:
+                result, new_version = await self._undo_move(
+                    entry, undone_by, restored, owner, dry_run
+                )
+                if result.result == "undone" and entry.source_version is not None:
+                    # The older change of the source left the file at `source_version`.
+                    restored[entry.source_version] = new_version
+                results.append(result)
+                continue
             result, new_version = await self._undo_one(entry, undone_by, restored, owner, dry_run)
             results.append(result)
             if result.result == "undone":
                 restored[entry.before] = new_version
         return results
+
+    async def _undo_directory(
+        self, entry: JournalEntry, undone_by: dict[str, JournalEntry], owner: str, dry_run: bool
+    ) -> UndoResult:
+        """A made directory removed again, only while it is exactly as the change left it
+        (its version; the removal itself refuses a directory that is not empty); an undone
+        one made again, only where nothing is now. The undo is journaled."""
+
+        def result(reason: str | None) -> UndoResult:
+            outcome = "refused" if reason is not None else "undone"
+            return UndoResult(id=entry.id, path=entry.path, result=outcome, reason=reason)
+
+        if entry.id in undone_by:
+            return result(f"already undone by {undone_by[entry.id].id}")
+        meta = FsChangeMeta(tool="undo", session=owner, undoes=entry.id)
+        try:
+            target = await self.fs.resolve(entry.path)
+            info = await self.fs.stat(target)
+            if entry.after is None:  # it undid a mkdir: make the directory again
+                if info is not None:
+                    return result("a file exists there now")
+                if not dry_run:
+                    await self.fs.mkdir(target, capture=capture(self.store, meta))
+                return result(None)
+            if info is None or info.type is not FsFileType.DIRECTORY:
+                return result("the directory is gone" if info is None else "a file is there now")
+            if info.version != entry.after:
+                return result(await self._changed_since(entry, info.version))
+            if dry_run:
+                return result(None)
+            await self._remove_directory(target, entry.after, meta)
+        except FsError as error:
+            return result(error.message)
+        return result(None)
+
+    async def _remove_directory(
+        self, target: FsTarget, version: FsVersion, meta: FsChangeMeta
+    ) -> None:
+        """Remove the empty directory `target` (at `version`), journaled as an undo: the
+        pending record first, then the removal (a directory carries no content to keep)."""
+        seam = capture(self.store, meta)
+        start = FsChangeStart(
+            target=target, verb="delete", before=version, pre_image=None, directory=True
+        )
+        ticket = await to_thread.run_sync(seam.prepare, start)
+        try:
+            await self.fs.delete_dir(target)
+        except BaseException:
+            await to_thread.run_sync(seam.abandon, ticket)
+            raise
+        await to_thread.run_sync(seam.commit, ticket, None, None)
+
+    async def _undo_move(
+        self,
+        entry: JournalEntry,
+        undone_by: dict[str, JournalEntry],
+        restored: dict[FsVersion | None, FsVersion | None],
+        owner: str,
+        dry_run: bool,
+    ) -> tuple[UndoResult, FsVersion | None]:
+        """A file's move moved back (only if the destination is still exactly what the move
+        left and nothing is at the source), then the file it replaced, if any, recreated
+        from its pre-image."""
+
+        def refused(reason: str) -> tuple[UndoResult, FsVersion | None]:
+            return UndoResult(id=entry.id, path=entry.path, result="refused", reason=reason), None
+
+        assert entry.source is not None
+        if entry.id in undone_by:
+            return refused(f"already undone by {undone_by[entry.id].id}")
+        if not entry.undoable or entry.after is None:
+            return refused("its pre-image was pruned or never kept; it can't be undone")
+        expected = restored.get(entry.after, entry.after)
+        pre_image = None
+        if entry.before is not None:
+            pre_image = await to_thread.run_sync(self.store.pre_image, entry.id)
+            if pre_image is None:
+                return refused("its pre-image is missing from the journal")
+        try:
+            destination = await self.fs.resolve(entry.path)
+            source = await self.fs.resolve(entry.source)
+            info = await self.fs.stat(destination)
+            current = info.version if info is not None else None
+            if current != expected:
+                return refused(await self._changed_since(entry, current))
+            if await self.fs.stat(source) is not None:
+                return refused(f"a file exists at {entry.source} now")
+            if dry_run:
+                return UndoResult(id=entry.id, path=entry.path, result="undone", reason=None), None
+            meta = FsChangeMeta(tool="undo", session=owner, undoes=entry.id)
+            outcome = await self.fs.move(
+                destination, source, expected, CreateIfAbsent(), capture=capture(self.store, meta)
+            )
+            if pre_image is not None:
+                await self.fs.restore(
+                    destination,
+                    pre_image,
+                    None,
+                    mode=entry.mode,
+                    capture=capture(self.store, meta),
+                )
+        except FsError as error:
+            if error.code in (FsErrorCode.STALE_VERSION, FsErrorCode.NOT_OBSERVED):
+                return refused(await self._changed_since(entry, None))
+            if error.code is FsErrorCode.ALREADY_EXISTS:
+                return refused(f"a file exists at {entry.source} now")
+            return refused(error.message)
+        return UndoResult(
+            id=entry.id, path=entry.path, result="undone", reason=None
+        ), outcome.version
 
     async def _undo_one(
         self,

@@ -37,6 +37,8 @@ class JournalConfig:
     Attributes:
         location: The store directory (one sub-store per canonical root inside); None:
             ``$XDG_STATE_HOME/dsh-fs/journal`` (else ``~/.local/state/dsh-fs/journal``).
+            For remote storage, a URL on the same storage (None: the hidden sibling prefix
+            ``<parent of the root>/.dsh-fs-journal``).
         max_bytes: Most bytes of pre-images kept per root (default 1 GiB).
         max_age_seconds: Oldest pre-image kept (default 14 days).
     """

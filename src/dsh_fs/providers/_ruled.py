@@ -337,9 +337,11 @@ class RuledFileSystem(FileSystem):
         self._mutate(target, "delete")
         await self._inner.delete_dir(target)
 
-    async def mkdir(self, target: FsTarget) -> FsMkdirOutcome:
+    async def mkdir(self, target: FsTarget, *, capture: FsCapture | None = None) -> FsMkdirOutcome:
         self._mutate(target, "mkdir")
-        return await self._inner.mkdir(target)
+        if capture is None:
+            return await self._inner.mkdir(target)
+        return await self._inner.mkdir(target, capture=capture)
 
     async def move(
         self,
@@ -347,10 +349,14 @@ class RuledFileSystem(FileSystem):
         destination: FsTarget,
         expected: FsVersion | None = None,
         replace: WriteGuard | None = None,
+        *,
+        capture: FsCapture | None = None,
     ) -> FsMoveOutcome:
         self._mutate_place(source, "move")
         self._mutate(destination, "move")
-        return await self._inner.move(source, destination, expected, replace)
+        if capture is None:
+            return await self._inner.move(source, destination, expected, replace)
+        return await self._inner.move(source, destination, expected, replace, capture=capture)
 
     def _mutate_place(self, target: FsTarget, verb: messages.Verb) -> None:
         """`_mutate` of the entry itself: its spelled path, and its real path unless it is

@@ -171,7 +171,12 @@ class MoveTool(FsTool[MoveArguments, MoveValue]):
             expected = await context.events.waterfall(
                 FS_MOVE_INTENT, FsIntent(target=source, actor=execution), None
             )
-        outcome = await fs.move(source, destination, expected, guard or CreateIfAbsent())
+        guard = guard or CreateIfAbsent()
+        capture = await capture_for(context, execution, destination)
+        if capture is None:
+            outcome = await fs.move(source, destination, expected, guard)
+        else:
+            outcome = await fs.move(source, destination, expected, guard, capture=capture)
         if outcome.type is FsFileType.FILE:
             observe(context, execution, source, Absent())
             if outcome.version is not None:
@@ -290,7 +295,11 @@ class MkdirTool(FsTool[PathArgument, MkdirValue]):
             ):
                 raise messages.mkdir_blocked(error.path) from error
             raise
-        outcome = await fs.mkdir(target)
+        capture = await capture_for(context, execution, target)
+        if capture is None:
+            outcome = await fs.mkdir(target)
+        else:
+            outcome = await fs.mkdir(target, capture=capture)
         return MkdirValue(path=target.display_path, created=outcome.created)
 
     def render(self, value: MkdirValue) -> str:

@@ -40,7 +40,7 @@ from dsh_fs.tools import (
 from dsh_fs.tools import MAX_IMAGE_BYTES as _MAX_IMAGE_BYTES
 
 if TYPE_CHECKING:
-    from dsh_fs.providers import SandboxMode
+    from dsh_fs.providers import FsspecFileSystem, SandboxMode
 
 __all__ = ["ALL_TOOLS", "JournalOption", "Session", "Workspace"]
 
@@ -60,6 +60,29 @@ def _journal_config(journal: JournalOption) -> JournalConfig | None:
     if isinstance(journal, JournalConfig):
         return journal
     return JournalConfig(location=os.fspath(journal))
+
+
+def _remote_store(fs: FsspecFileSystem, config: JournalConfig) -> JournalStore:
+    """The store of a remote root, on its storage: `config.location` (a URL) or the hidden
+    sibling prefix (fenced out when it falls inside the root).
+
+    Raises:
+        ValueError: a location that is not a URL of that storage, one inside the root, or a
+            store that cannot be opened.
+    """
+    from dsh_fs.errors import FsError
+
+    try:
+        store = fs.journal_store(config.location)
+        _prune_now(store, config)
+    except ValueError:
+        raise
+    except FsError as exc:
+        raise ValueError(f"cannot open the journal store of {fs.root}: {exc.message}") from exc
+    except Exception as exc:  # the storage's own errors (botocore's are not OSErrors)
+        detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ValueError(f"cannot open the journal store of {fs.root}: {detail}") from exc
+    return store
 
 
 def _local_store(
@@ -347,17 +370,21 @@ class Workspace:
         `storage_options` go to fsspec (credentials, ``endpoint_url``, …). Display paths are
         URLs under the root; ``/a.py`` means the root's ``a.py``. `tools`, `discovery` and
         `max_image_bytes` as for the constructor, and `rules` (relative to the root URL).
+        `journal` keeps the change journal on the same storage: True in a hidden sibling
+        prefix of the root (``s3://bucket/.dsh-fs-journal`` for ``s3://bucket/ws``; fenced
+        out when the root is a bucket's top), a URL or a `JournalConfig` to name another.
 
         Raises:
             ModuleNotFoundError: fsspec is not installed (the message names the extras).
+            ValueError: a journal store inside the root, not on the same storage, or one
+                that cannot be opened.
             ValueError, ImportError: From fsspec: an unknown protocol, or its backend
                 package is not installed (for S3, the ``s3`` extra: ``pip install '.[s3]'``
                 in a dsh-fs checkout, or ``pip install s3fs``).
         """
         from dsh_fs.providers import FsspecFileSystem
 
-        if _journal_config(journal) is not None:
-            raise ValueError("the change journal is not available for remote storage yet")
+        config = _journal_config(journal)
         try:
             fs = FsspecFileSystem.from_url(url, **storage_options)
         except ModuleNotFoundError as exc:
@@ -369,6 +396,9 @@ class Workspace:
                 "S3 (pip install 'dsh-fs[s3]'); in a checkout: pip install '.[remote]'",
                 name="fsspec",
             ) from exc
+        store = None
+        if config is not None:
+            store = _remote_store(fs, config)
         return cls(
             fs,
             cwd=fs.root,
@@ -377,6 +407,8 @@ class Workspace:
             discovery=discovery,
             max_image_bytes=max_image_bytes,
             rules=rules,
+            journal_store=store,
+            journal_config=config,
         )
 
     def use(self, plugin: Plugin[C], config: C) -> None:

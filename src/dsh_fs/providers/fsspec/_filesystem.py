@@ -24,6 +24,7 @@ from dsh_fs.fs import (
     FileSystem,
     FsCapabilities,
     FsCapture,
+    FsChangeStart,
     FsDeleteOutcome,
     FsDirEntry,
     FsEdit,
@@ -33,6 +34,7 @@ from dsh_fs.fs import (
     FsMkdirOutcome,
     FsMoveOutcome,
     FsPathInfo,
+    FsPreImage,
     FsTarget,
     FsTargetKey,
     FsTextStream,
@@ -50,6 +52,7 @@ from .._oserrors import FramesDropped
 from .._text import check_usable_path, decode_or_none, decode_text, encode_text
 from ._digests import ContentDigests
 from ._errors import backend_error, map_backend_errors
+from ._journal import DEFAULT_DIRECTORY, FsspecJournalStore, FsspecKept, FsspecReplaced
 from ._paths import normalize
 from ._ranged import stream_text_from
 from ._store import DIRECTORY_VERSION, Blob, MemoryStore, Store, is_content_version
@@ -142,6 +145,7 @@ class FsspecFileSystem(FileSystem):
         self._locks = TargetLocks()
         self._digests = ContentDigests()
         self._closed = False
+        self._excluded: tuple[tuple[str, ...], ...] = ()
         # The contract declares capabilities per class; here they depend on the store.
         self.capabilities = FsCapabilities(
             cross_process_guards=self._store.cross_process_guards,
@@ -205,8 +209,33 @@ class FsspecFileSystem(FileSystem):
         return str(target.target_key) == self._root_url
 
     async def resolve(self, path: str, cwd: str | None = None) -> FsTarget:
-        url = self._url(self._relative(path, cwd))
+        parts = self._relative(path, cwd)
+        if self._is_excluded(parts):
+            raise self._outside(path)
+        url = self._url(parts)
         return FsTarget(target_key=FsTargetKey(url), display_path=url)
+
+    def exclude(self, url: str) -> None:
+        """Fence out the prefix `url` under the root (the journal's store when it lies
+        inside): nothing below it can be resolved, read, listed, found or changed through
+        this provider.
+
+        Raises:
+            ValueError: `url` is not under the root.
+        """
+        parts = normalize(self._fs_parts(url), url)
+        if parts[: len(self._root_parts)] != self._root_parts or parts == self._root_parts:
+            raise ValueError(f"{url!r} is not below the root {self._root_url}")
+        self._excluded = (*self._excluded, tuple(parts[len(self._root_parts) :]))
+
+    def _is_excluded(self, parts: list[str] | tuple[str, ...]) -> bool:
+        """Whether the components below the root lie in a fenced-out prefix."""
+        return any(tuple(parts[: len(fenced)]) == fenced for fenced in self._excluded)
+
+    def _visible(self, parent: list[str], name: str) -> bool:
+        """Whether the child `name` of the directory `parent` (components below the root)
+        is outside every fenced-out prefix."""
+        return not self._excluded or not self._is_excluded([*parent, *name.split("/")])
 
     async def process_path(self, target: FsTarget) -> str:
         return str(target.target_key)
@@ -258,13 +287,21 @@ class FsspecFileSystem(FileSystem):
 
     async def list_dir(self, target: FsTarget) -> list[FsDirEntry]:
         try:
-            return await self._call(
+            children = await self._call(
                 "list", target.display_path, self._store.list_dir, self._path(target)
             )
         except FsError as exc:
             if exc.code is FsErrorCode.NOT_FOUND and self._is_root(target):
                 return []
             raise
+        if not self._excluded:
+            return children
+        parent = self._below_root(target)
+        return [child for child in children if self._visible(parent, child.name)]
+
+    def _below_root(self, target: FsTarget) -> list[str]:
+        """The components of a target this provider minted, below the root."""
+        return self._fs_parts(str(target.target_key))[len(self._root_parts) :]
 
     async def _read(self, target: FsTarget, verb: messages.Verb, limit: int | None) -> Blob:
         display = target.display_path
@@ -331,12 +368,14 @@ class FsspecFileSystem(FileSystem):
         capture: FsCapture | None = None,
     ) -> FsWriteOutcome:
         display = target.display_path
-        _not_journaled(capture, "write", display)
         on_conflict: Callable[[str], FsError] | None = None
         on_gone: Callable[[str], FsError] | None = None
         if isinstance(expected, CreateIfAbsent):
             on_conflict = messages.overwrite_unobserved
         elif isinstance(expected, ReplaceIfVersion):
+            on_conflict, on_gone = messages.write_stale, messages.write_gone
+        elif capture is not None:
+            # A journaled write publishes only over what its pre-image kept.
             on_conflict, on_gone = messages.write_stale, messages.write_gone
         async with self._locks.hold(str(target.target_key)):
             operation, version, before = await self._call(
@@ -346,6 +385,7 @@ class FsspecFileSystem(FileSystem):
                 target,
                 content,
                 expected,
+                capture,
                 on_conflict=on_conflict,
                 on_gone=on_gone,
             )
@@ -359,7 +399,6 @@ class FsspecFileSystem(FileSystem):
         *,
         capture: FsCapture | None = None,
     ) -> FsEditOutcome:
-        _not_journaled(capture, "edit", target.display_path)
         async with self._locks.hold(str(target.target_key)):
             return await self._call(
                 "edit",
@@ -368,37 +407,118 @@ class FsspecFileSystem(FileSystem):
                 target,
                 edit,
                 expected,
+                capture,
                 on_conflict=messages.edit_stale,
                 on_gone=messages.edit_gone,
             )
 
     def _write_locked(
-        self, target: FsTarget, content: str, expected: WriteGuard | None
+        self,
+        target: FsTarget,
+        content: str,
+        expected: WriteGuard | None,
+        capture: FsCapture | None,
     ) -> tuple[Literal["create", "update"], FsVersion, str | None]:
+        data = encode_text(content, "write", target.display_path)
+        operation, version, prior = self._write_data(target, data, expected, capture)
+        before = (
+            decode_or_none(prior.data) if prior is not None and prior.data is not None else None
+        )
+        return operation, version, before
+
+    def _write_data(
+        self,
+        target: FsTarget,
+        data: bytes,
+        expected: WriteGuard | None,
+        capture: FsCapture | None,
+        verb: messages.Verb = "write",
+    ) -> tuple[Literal["create", "update"], FsVersion, Blob | None]:
+        """Publish `data` at `target` under `expected`; a journaled write hands the replaced
+        object to `capture` first and then publishes only over exactly that object
+        (``If-Match`` / ``If-None-Match: *`` on S3). Returns what was replaced."""
         display, path = target.display_path, self._path(target)
-        data = encode_text(content, "write", display)
-        prior = self._store.read(path, BEFORE_LIMIT)
+        # The journal keeps the replaced bytes: a store that copies them needs them at hand.
+        limit = (
+            None if capture is not None and not self._store.cross_process_guards else BEFORE_LIMIT
+        )
+        prior = self._store.read(path, limit)
         if prior is None:
             if isinstance(expected, ReplaceIfVersion):
                 raise messages.write_gone(display)
-            # Only a guarded create must never replace; an unguarded one may.
-            version = self._store.put(path, data, if_absent=isinstance(expected, CreateIfAbsent))
+            ticket = self._prepare(capture, target, verb, None)
+            try:
+                # Only a guarded (or journaled) create must never replace; an unguarded may.
+                version = self._store.put(
+                    path,
+                    data,
+                    if_absent=isinstance(expected, CreateIfAbsent) or capture is not None,
+                )
+            except BaseException:
+                self._abandon(capture, ticket)
+                raise
             self._digests.record(target, version, data)
+            self._commit(capture, ticket, version, data)
             return "create", version, None
         if isinstance(expected, CreateIfAbsent):
             raise messages.overwrite_unobserved(display)
-        guarded = isinstance(expected, ReplaceIfVersion)
+        guarded = isinstance(expected, ReplaceIfVersion) or capture is not None
         if isinstance(expected, ReplaceIfVersion) and not self._is_current(
             target, expected.version, prior
         ):
             raise messages.write_stale(display)
-        version = self._store.put(path, data, if_match=prior.version if guarded else None)
+        ticket = self._prepare(capture, target, verb, prior)
+        try:
+            version = self._store.put(path, data, if_match=prior.version if guarded else None)
+        except BaseException:
+            self._abandon(capture, ticket)
+            raise
         self._digests.record(target, version, data)
-        before = decode_or_none(prior.data) if prior.data is not None else None
-        return "update", version, before
+        self._commit(capture, ticket, version, data)
+        return "update", version, prior
+
+    def _prior_limit(self, capture: FsCapture | None) -> int | None:
+        """How much of the replaced file to read: all of it for a journal that copies the
+        bytes (S3 copies server-side)."""
+        if capture is not None and not self._store.cross_process_guards:
+            return None
+        return BEFORE_LIMIT
+
+    def _prepare(
+        self, capture: FsCapture | None, target: FsTarget, verb: messages.Verb, prior: Blob | None
+    ) -> object:
+        """The journal's `prepare` for replacing `prior` (None: a create), in the critical
+        section right before publication; None when nothing journals."""
+        if capture is None:
+            return None
+        pre_image: FsPreImage | None = None
+        if prior is not None:
+            pre_image = FsspecReplaced(
+                path=self._path(target), version=prior.version, data=prior.data
+            )
+        start = FsChangeStart(
+            target=target,
+            verb=verb,
+            before=prior.version if prior is not None else None,
+            pre_image=pre_image,
+            size=prior.size if prior is not None else None,
+        )
+        return capture.prepare(start)
+
+    @staticmethod
+    def _commit(
+        capture: FsCapture | None, ticket: object, version: FsVersion | None, data: bytes | None
+    ) -> None:
+        if capture is not None:
+            capture.commit(ticket, version, data)
+
+    @staticmethod
+    def _abandon(capture: FsCapture | None, ticket: object) -> None:
+        if capture is not None:
+            capture.abandon(ticket)
 
     def _edit_locked(
-        self, target: FsTarget, edit: FsEdit, expected: FsVersion | None
+        self, target: FsTarget, edit: FsEdit, expected: FsVersion | None, capture: FsCapture | None
     ) -> FsEditOutcome:
         display, path = target.display_path, self._path(target)
         prior = self._store.read(path, None)
@@ -412,8 +532,14 @@ class FsspecFileSystem(FileSystem):
         after, count = apply_change(before, edit, display)
         data = encode_text(after, "edit", display)
         # Even an unguarded edit is a read-modify-write: publish only over what was read.
-        version = self._store.put(path, data, if_match=prior.version)
+        ticket = self._prepare(capture, target, "edit", prior)
+        try:
+            version = self._store.put(path, data, if_match=prior.version)
+        except BaseException:
+            self._abandon(capture, ticket)
+            raise
         self._digests.record(target, version, data)
+        self._commit(capture, ticket, version, data)
         return FsEditOutcome(version=version, before=before, after=after, replacements=count)
 
     def _is_current(self, target: FsTarget, expected: FsVersion, prior: Blob) -> bool:
@@ -461,6 +587,9 @@ class FsspecFileSystem(FileSystem):
         if info is not None and info.type is not FsFileType.DIRECTORY:
             raise messages.not_a_directory("search", display)
         entries = await self._call("search", display, self._store.find, self._path(root))
+        if self._excluded:
+            parent = self._below_root(root)
+            entries = [entry for entry in entries if self._visible(parent, entry.path)]
         batches = batches_by_directory(entries, descend)
         try:
             yield batches
@@ -478,7 +607,6 @@ class FsspecFileSystem(FileSystem):
         `expected`. On S3 the removal is a `DeleteObject` conditional on the ETag that was
         checked where the store honours it (see `S3Store.delete`); elsewhere it holds
         within this provider instance."""
-        _not_journaled(capture, "delete", target.display_path)
         gone = messages.delete_gone if expected is not None else _not_found_delete
         async with self._locks.hold(str(target.target_key)):
             return await self._call(
@@ -487,21 +615,134 @@ class FsspecFileSystem(FileSystem):
                 self._delete_locked,
                 target,
                 expected,
+                capture,
                 on_conflict=messages.delete_stale,
                 on_gone=gone,
             )
 
-    def _delete_locked(self, target: FsTarget, expected: FsVersion | None) -> FsDeleteOutcome:
+    def _delete_locked(
+        self, target: FsTarget, expected: FsVersion | None, capture: FsCapture | None
+    ) -> FsDeleteOutcome:
         display, path = target.display_path, self._path(target)
-        prior = self._store.read(path, BEFORE_LIMIT)
+        limit = (
+            None if capture is not None and not self._store.cross_process_guards else BEFORE_LIMIT
+        )
+        prior = self._store.read(path, limit)
         if prior is None:
             if expected is not None:
                 raise messages.delete_gone(display)
             raise messages.not_found("delete", display)
         if expected is not None and not self._is_current(target, expected, prior):
             raise messages.delete_stale(display)
-        self._store.delete(path, if_match=prior.version)
+        ticket = self._prepare(capture, target, "delete", prior)
+        try:
+            self._store.delete(path, if_match=prior.version)
+        except BaseException:
+            self._abandon(capture, ticket)
+            raise
+        self._commit(capture, ticket, None, None)
         return FsDeleteOutcome(version=prior.version)
+
+    async def restore(
+        self,
+        target: FsTarget,
+        pre_image: FsPreImage | None,
+        expected: FsVersion | None,
+        *,
+        mode: int | None = None,
+        capture: FsCapture | None = None,
+    ) -> FsVersion | None:
+        """`FileSystem.restore` from a pre-image this provider's journal store kept, in the
+        per-target critical section: the kept bytes are read back and published with the
+        write's guards (S3: ``PutObject`` with ``If-Match: <expected>``, or
+        ``If-None-Match: *`` to recreate a deleted file), an undone create is a delete with
+        ``If-Match``. Object stores have no permission bits: `mode` is not used."""
+        del mode
+        display = target.display_path
+        if pre_image is None:
+            if expected is None:
+                raise messages.write_stale(display)
+            gone, stale = messages.delete_gone, messages.delete_stale
+        elif expected is None:
+            gone, stale = messages.write_gone, messages.write_stale
+        else:
+            gone, stale = messages.write_gone, messages.write_stale
+        async with self._locks.hold(str(target.target_key)):
+            return await self._call(
+                "write",
+                display,
+                self._restore_locked,
+                target,
+                pre_image,
+                expected,
+                capture,
+                on_conflict=stale,
+                on_gone=gone,
+            )
+
+    def _restore_locked(
+        self,
+        target: FsTarget,
+        pre_image: FsPreImage | None,
+        expected: FsVersion | None,
+        capture: FsCapture | None,
+    ) -> FsVersion | None:
+        if pre_image is None:
+            assert expected is not None
+            self._delete_locked(target, expected, capture)
+            return None
+        if not isinstance(pre_image, FsspecKept):
+            raise messages.restore_unsupported(target.display_path)
+        kept = self._store.read(pre_image.path, None)
+        if kept is None or kept.data is None:
+            raise messages.journal_failed(
+                "write", target.display_path, pre_image.path, "its pre-image is gone"
+            )
+        if expected is None:
+            _, version, _ = self._write_data(target, kept.data, CreateIfAbsent(), capture)
+            return version
+        _, version, _ = self._write_data(target, kept.data, ReplaceIfVersion(expected), capture)
+        return version
+
+    def journal_store(self, location: str | None = None) -> FsspecJournalStore:
+        """The change journal's store for this root, on the same storage (SPEC §9): at the
+        URL `location` (one sub-store per root inside), else at a hidden sibling of the
+        root (``s3://bucket/.dsh-fs-journal`` for ``s3://bucket/ws``), else, for a root at
+        the top of its storage (a bucket), at ``<root>/.dsh-fs-journal``, fenced out.
+
+        Raises:
+            ValueError: `location` is not a URL of this storage, or lies inside the root.
+        """
+        if location is None:
+            parent = self._root_parts[:-1]
+            # No sibling: the storage's top (an S3 bucket's, or a root that is ``/``).
+            inside = not self._root_parts or (not parent and not self._store.directories)
+            parts = [*(self._root_parts if inside else parent), DEFAULT_DIRECTORY]
+        else:
+            scheme, sep, _ = location.partition("://")
+            if not sep or scheme not in self._protocols:
+                raise ValueError(
+                    f"the journal store {location!r} of {self._root_url} must be a "
+                    f"{self._scheme}:// URL on the same storage"
+                )
+            parts = normalize(self._fs_parts(location), location)
+            root = self._root_parts
+            inside = parts[: len(root)] == root
+            if inside:
+                raise ValueError(
+                    f"the journal store {location!r} is inside a served root; "
+                    "choose a prefix outside it"
+                )
+        url = f"{self._scheme}://{self._root_lead}" + "/".join(parts)
+        if inside:
+            self.exclude(url)
+        path = "/".join(parts)
+        if self._root_lead:
+            path = "/" + path
+        store = FsspecJournalStore(
+            self._store, url, str(self._fs._strip_protocol(url)), self._root_url
+        )
+        return store
 
     async def move(
         self,
@@ -509,6 +750,8 @@ class FsspecFileSystem(FileSystem):
         destination: FsTarget,
         expected: FsVersion | None = None,
         replace: WriteGuard | None = None,
+        *,
+        capture: FsCapture | None = None,
     ) -> FsMoveOutcome:
         """A file: a copy (S3: a server-side ``CopyObject`` conditioned on the source's ETag
         and, on the destination, ``If-None-Match: *`` or ``If-Match``), verified, then a
@@ -532,6 +775,7 @@ class FsspecFileSystem(FileSystem):
                 destination,
                 expected,
                 replace,
+                capture,
                 on_conflict=lambda _: messages.move_exists(src, dst),
                 on_gone=messages.move_gone if expected is not None else _not_found_move,
             )
@@ -542,6 +786,7 @@ class FsspecFileSystem(FileSystem):
         destination: FsTarget,
         expected: FsVersion | None,
         replace: WriteGuard | None,
+        capture: FsCapture | None = None,
     ) -> FsMoveOutcome:
         src, dst = source.display_path, destination.display_path
         sp, dp = self._path(source), self._path(destination)
@@ -566,20 +811,42 @@ class FsspecFileSystem(FileSystem):
             raise messages.move_gone(src) if expected is not None else _not_found_move(src)
         if expected is not None and not self._is_current(source, expected, prior):
             raise messages.move_stale(src)
+        seen = None
         if there is not None:
             if not isinstance(replace, ReplaceIfVersion) or there.type is not FsFileType.FILE:
                 raise messages.move_exists(src, dst)
-            seen = self._store.read(dp, BEFORE_LIMIT)
+            seen = self._store.read(dp, self._prior_limit(capture))
             if seen is None or not self._is_current(destination, replace.version, seen):
                 raise messages.move_destination_stale(src, dst)
-        version = self._store.copy(
-            sp,
-            dp,
-            prior.data,
-            source_version=prior.version,
-            if_absent=there is None,
-            if_match=there.version if there is not None else None,
-        )
+        ticket = None
+        if capture is not None:
+            pre_image = None
+            if seen is not None:
+                pre_image = FsspecReplaced(path=dp, version=seen.version, data=seen.data)
+            start = FsChangeStart(
+                target=destination,
+                verb="move",
+                before=seen.version if seen is not None else None,
+                pre_image=pre_image,
+                size=seen.size if seen is not None else None,
+                source=source,
+                source_version=prior.version,
+            )
+            ticket = capture.prepare(start)
+        try:
+            version = self._store.copy(
+                sp,
+                dp,
+                prior.data,
+                source_version=prior.version,
+                if_absent=there is None,
+                if_match=seen.version if seen is not None else None,
+            )
+        except BaseException:
+            self._abandon(capture, ticket)
+            raise
+        # Published: the entry is committed whatever the checks below find.
+        self._commit(capture, ticket, version, None)
         copied = self._store.read(dp, None)
         if copied is None or copied.data != prior.data:
             raise messages.move_left_both(src, dst, "the copy does not match the source")
@@ -591,14 +858,15 @@ class FsspecFileSystem(FileSystem):
         self._digests.record(destination, version, prior.data)
         return FsMoveOutcome(type=FsFileType.FILE, version=version, replaced=there is not None)
 
-    async def mkdir(self, target: FsTarget) -> FsMkdirOutcome:
+    async def mkdir(self, target: FsTarget, *, capture: FsCapture | None = None) -> FsMkdirOutcome:
         """``makedirs`` on stores with directories, once no ancestor is a file; object
         stores (key prefixes only) refuse, as the contract's default does."""
         if not self._store.directories:
             return await super().mkdir(target)
-        return await self._call("mkdir", target.display_path, self._mkdir_sync, target)
+        async with self._locks.hold(str(target.target_key)):
+            return await self._call("mkdir", target.display_path, self._mkdir_sync, target, capture)
 
-    def _mkdir_sync(self, target: FsTarget) -> FsMkdirOutcome:
+    def _mkdir_sync(self, target: FsTarget, capture: FsCapture | None = None) -> FsMkdirOutcome:
         display, path = target.display_path, self._path(target)
         try:
             entry = self._store.stat(path)
@@ -610,7 +878,18 @@ class FsspecFileSystem(FileSystem):
             if entry.type is not FsFileType.DIRECTORY:
                 raise messages.mkdir_blocked(display)
             return FsMkdirOutcome(created=False)
-        self._store.fs.makedirs(path, exist_ok=True)
+        ticket = None
+        if capture is not None:
+            start = FsChangeStart(
+                target=target, verb="mkdir", before=None, pre_image=None, directory=True
+            )
+            ticket = capture.prepare(start)
+        try:
+            self._store.fs.makedirs(path, exist_ok=True)
+        except BaseException:
+            self._abandon(capture, ticket)
+            raise
+        self._commit(capture, ticket, DIRECTORY_VERSION, None)
         return FsMkdirOutcome(created=True)
 
     async def delete_dir(self, target: FsTarget) -> None:
@@ -640,9 +919,3 @@ def _not_found_move(display: str) -> FsError:
 
 def _not_found_delete(display: str) -> FsError:
     return messages.not_found("delete", display)
-
-
-def _not_journaled(capture: FsCapture | None, verb: messages.Verb, display: str) -> None:
-    """This provider has no journal store yet: a journaled change is refused, unchanged."""
-    if capture is not None:
-        raise messages.journal_failed(verb, display, "(none)", "not available for this storage")

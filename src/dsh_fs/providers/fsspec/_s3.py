@@ -124,6 +124,42 @@ class S3Store(Store):
             self.fs.invalidate_cache(destination)
         return etag_version(out["CopyObjectResult"]["ETag"])
 
+    def keep(self, source: str, destination: str, version: FsVersion, data: bytes | None) -> None:
+        """A server-side ``CopyObject`` into the store (no bytes through this process),
+        conditioned on the source's ETag (``CopySourceIfMatch``) and on nothing being at
+        `destination` (``If-None-Match: *``). moto 5.2 ignores both conditions on
+        ``CopyObject``, so the copy's ETag is checked too: for a single-part object it is
+        the MD5 of the bytes, equal to the source's only when the same bytes were copied (a
+        multipart source's ETag differs from its copy's: there the service's condition is
+        the guard)."""
+        del data
+        bucket, key, _ = self.fs.split_path(destination)
+        source_bucket, source_key, _ = self.fs.split_path(source)
+        etag = version.removeprefix("etag:")
+        try:
+            out = self._sync(
+                self._client_call,
+                "copy_object",
+                Bucket=bucket,
+                Key=key,
+                CopySource={"Bucket": source_bucket, "Key": source_key},
+                CopySourceIfMatch=etag,
+                IfNoneMatch="*",
+            )
+        finally:
+            self.fs.invalidate_cache(destination)
+        copied = str(out["CopyObjectResult"]["ETag"])
+        if copied != etag and "-" not in etag:
+            self.discard(destination)
+            raise OSError(errno.EAGAIN, "the file was replaced while it was kept", source)
+
+    def discard(self, path: str) -> None:
+        bucket, key, _ = self.fs.split_path(path)
+        try:
+            self._sync(self._client_call, "delete_object", Bucket=bucket, Key=key)
+        finally:
+            self.fs.invalidate_cache(path)
+
     def open(self, path: str, block_size: int) -> IO[bytes]:
         self.fs.invalidate_cache(path)
         return super().open(path, block_size)

@@ -13,6 +13,7 @@ they raise in one place (`_errors`). Three families:
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import hashlib
 import io
@@ -116,6 +117,14 @@ class Store:
         data = bytes(self.fs.cat_file(path))
         return Blob(data=data, size=len(data), version=entry.version)
 
+    def read_all(self, paths: list[str]) -> dict[str, bytes]:
+        """The bytes of each file in `paths` that exists, in one batch (fsspec's `cat`: on
+        async backends such as s3fs, concurrent requests); absent ones are left out."""
+        if not paths:
+            return {}
+        found: dict[str, bytes] = self.fs.cat(paths, on_error="omit")
+        return {str(self.fs._strip_protocol(path)): bytes(data) for path, data in found.items()}
+
     def put(
         self, path: str, data: bytes, *, if_absent: bool = False, if_match: FsVersion | None = None
     ) -> FsVersion:
@@ -163,6 +172,28 @@ class Store:
         """
         del source, source_version
         return self.put(destination, data, if_absent=if_absent, if_match=if_match)
+
+    def keep(self, source: str, destination: str, version: FsVersion, data: bytes | None) -> None:
+        """Keep the file `source`, at `version`, as the new file `destination` (a journal's
+        pre-image), inside the caller's critical section: a copy of its bytes (`data` when
+        the caller read them at `version`, else read again and checked to be at `version`).
+
+        Raises:
+            FileExistsError: something is at `destination` already.
+            OSError: ``EAGAIN``, the file is no longer at `version`.
+        """
+        if data is None:
+            blob = self.read(source, None)
+            if blob is None or blob.version != version or blob.data is None:
+                raise OSError(errno.EAGAIN, "the file was replaced while it was kept", source)
+            data = blob.data
+        self.put(destination, data, if_absent=True)
+
+    def discard(self, path: str) -> None:
+        """Remove the file at `path` unconditionally, if it is there (the journal's own
+        records and pre-images)."""
+        with contextlib.suppress(FileNotFoundError):
+            self.fs.rm_file(path)
 
     def delete(self, path: str, *, if_match: FsVersion) -> None:
         """Remove the file at `path`. `if_match` (the version the caller checked) is

@@ -393,11 +393,11 @@ class LocalFileSystem(FileSystem):
             with FramesDropped():
                 await to_thread.run_sync(self._manage.delete_dir, target)
 
-    async def mkdir(self, target: FsTarget) -> FsMkdirOutcome:
+    async def mkdir(self, target: FsTarget, *, capture: FsCapture | None = None) -> FsMkdirOutcome:
         """Each missing directory made with ``mkdirat`` in a directory the guards saw."""
         self._alive("mkdir", target.display_path)
         with FramesDropped():
-            return await to_thread.run_sync(self._manage.mkdir, target)
+            return await to_thread.run_sync(self._manage.mkdir, target, capture)
 
     async def move(
         self,
@@ -405,6 +405,8 @@ class LocalFileSystem(FileSystem):
         destination: FsTarget,
         expected: FsVersion | None = None,
         replace: WriteGuard | None = None,
+        *,
+        capture: FsCapture | None = None,
     ) -> FsMoveOutcome:
         """A no-replace rename between the two locked parent directories (see
         `_manage`); across filesystems a verified copy then a guarded unlink. The
@@ -416,7 +418,7 @@ class LocalFileSystem(FileSystem):
                 self._alive("move", source.display_path)
                 with FramesDropped():
                     return await to_thread.run_sync(
-                        partial(self._manage.move, source, destination, expected, replace)
+                        partial(self._manage.move, source, destination, expected, replace, capture)
                     )
 
     def walk(

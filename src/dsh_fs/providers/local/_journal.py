@@ -15,7 +15,6 @@ carry a random suffix, and pruning holds ``lock``.
 from __future__ import annotations
 
 import contextlib
-import datetime as dt
 import errno
 import fcntl
 import hashlib
@@ -23,13 +22,10 @@ import json
 import os
 import secrets
 import stat as st_mode
-import threading
-import time
 from dataclasses import dataclass
 from typing import Any
 
 from dsh_fs._platform import copy_in_kernel, sync
-from dsh_fs.errors import FsError
 from dsh_fs.fs import (
     ENTRY_ID,
     EncodedText,
@@ -45,6 +41,13 @@ from dsh_fs.fs import (
     messages,
 )
 
+from .._journal_records import (
+    COUNT_LIMIT,
+    id_time_ns,
+    new_entry_id,
+    record_entry,
+    record_reason,
+)
 from ._io import write_all
 from ._versions import VersionBook
 
@@ -56,16 +59,8 @@ __all__ = [
     "read_kept",
 ]
 
-"""The Linux ioctl that makes a file share another's blocks (a reflink)."""
-
-_COUNT_LIMIT = 4 * 1024 * 1024
-"""Line counts are computed for content up to this size on both sides (else null)."""
-
 _OPEN_NEW = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 _OPEN_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
-
-_id_lock = threading.Lock()
-_last_us = 0
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -112,26 +107,6 @@ def read_kept(kept: LocalKept) -> bytes:
         os.close(fd)
 
 
-def _new_id() -> tuple[str, str]:
-    """A fresh entry id and its RFC 3339 time: UTC microseconds (strictly increasing in
-    this process), then eight random hex digits (ties across processes)."""
-    global _last_us
-    with _id_lock:
-        now = max(time.time_ns() // 1000, _last_us + 1)
-        _last_us = now
-    moment = dt.datetime.fromtimestamp(now / 1_000_000, tz=dt.timezone.utc)
-    moment = moment.replace(microsecond=now % 1_000_000)
-    stamp = moment.strftime("%Y%m%dT%H%M%S") + f".{moment.microsecond:06d}Z"
-    return f"{stamp}-{secrets.token_hex(4)}", moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
-def _id_time_ns(entry_id: str) -> int:
-    moment = dt.datetime.strptime(entry_id[:23], "%Y%m%dT%H%M%S.%fZ").replace(
-        tzinfo=dt.timezone.utc
-    )
-    return int(moment.timestamp()) * 1_000_000_000 + moment.microsecond * 1000
-
-
 @dataclass(slots=True)
 class _Ticket:
     """A change between `prepare` and `commit`: its pending record, locked."""
@@ -172,7 +147,7 @@ class LocalJournalStore(JournalStore):
     # The capture: inside the provider's critical section.
 
     def prepare(self, meta: FsChangeMeta, start: FsChangeStart) -> object:
-        entry_id, moment = _new_id()
+        entry_id, moment = new_entry_id()
         target = start.target
         record: dict[str, Any] = {
             "id": entry_id,
@@ -182,7 +157,10 @@ class LocalJournalStore(JournalStore):
             "path": target.display_path,
             "rel": self._relative(target.target_key),
             "key": target.target_key,
-            "from": meta.source,
+            "from": meta.source
+            or (start.source.display_path if start.source is not None else None),
+            "source_version": start.source_version,
+            "directory": start.directory,
             "before": start.before,
             "after": None,
             "added": None,
@@ -225,11 +203,11 @@ class LocalJournalStore(JournalStore):
         try:
             record = ticket.record
             record["after"] = after
-            before = self.pre_image_bytes(ticket.id, _COUNT_LIMIT) if ticket.kept else None
+            before = self.pre_image_bytes(ticket.id, COUNT_LIMIT) if ticket.kept else None
             if content is not None and not isinstance(content, bytes):
-                content = content.to_bytes() if content.size <= _COUNT_LIMIT else None
+                content = content.to_bytes() if content.size <= COUNT_LIMIT else None
             counted = (record["before"] is None or before is not None) and (
-                after is None or (content is not None and len(content) <= _COUNT_LIMIT)
+                after is None or (content is not None and len(content) <= COUNT_LIMIT)
             )
             if counted:
                 record["added"], record["removed"] = line_counts(before, content)
@@ -259,7 +237,7 @@ class LocalJournalStore(JournalStore):
                 record = self._settle(stem)
                 if record is not None:
                     names.add(stem + ".json")
-                    entries.append(self._entry(record, stem + ".pre" in names))
+                    entries.append(record_entry(record, stem + ".pre" in names))
                 continue
             if suffix != "json":
                 continue
@@ -268,9 +246,9 @@ class LocalJournalStore(JournalStore):
                 continue
             try:
                 record = self._read_json(name)
-                entries.append(self._entry(record, stem + ".pre" in names, stem))
+                entries.append(record_entry(record, stem + ".pre" in names, stem))
             except (OSError, ValueError, KeyError, TypeError) as exc:
-                problems.append(JournalProblem(name=name, reason=_reason(exc)))
+                problems.append(JournalProblem(name=name, reason=record_reason(exc)))
         entries.sort(key=lambda entry: entry.id)
         return entries, problems
 
@@ -322,7 +300,7 @@ class LocalJournalStore(JournalStore):
             oldest = now_ns - int(max_age_seconds * 1_000_000_000)
             pruned = 0
             for entry in entries:  # oldest first
-                too_old = _id_time_ns(entry.id) < oldest
+                too_old = id_time_ns(entry.id) < oldest
                 if not (too_old or total > max_bytes) or not entry.undoable:
                     continue
                 record = self._read_json(entry.id + ".json")
@@ -419,51 +397,6 @@ class LocalJournalStore(JournalStore):
             raise ValueError("not a JSON object")
         return record
 
-    def _entry(
-        self, record: dict[str, Any], has_pre: bool, stem: str | None = None
-    ) -> JournalEntry:
-        def text(key: str) -> str:
-            value = record[key]
-            if not isinstance(value, str):
-                raise TypeError(f"{key} is not a string")
-            return value
-
-        def optional_text(key: str) -> str | None:
-            value = record.get(key)
-            if value is not None and not isinstance(value, str):
-                raise TypeError(f"{key} is not a string")
-            return value
-
-        def optional_int(key: str) -> int | None:
-            value = record.get(key)
-            if value is not None and (not isinstance(value, int) or isinstance(value, bool)):
-                raise TypeError(f"{key} is not a number")
-            return value
-
-        entry_id = text("id")
-        if stem is not None and entry_id != stem:
-            raise ValueError("its id is not its name")
-        before = optional_text("before")
-        pruned = record.get("pruned") is True
-        undoable = not pruned and (has_pre if before is not None else True)
-        return JournalEntry(
-            id=entry_id,
-            time=text("time"),
-            session=text("session"),
-            tool=text("tool"),
-            path=text("path"),
-            rel=text("rel"),
-            source=optional_text("from"),
-            before=FsVersion(before) if before is not None else None,
-            after=FsVersion(a) if (a := optional_text("after")) is not None else None,
-            added=optional_int("added"),
-            removed=optional_int("removed"),
-            undoable=undoable,
-            undoes=optional_text("undoes"),
-            mode=optional_int("mode"),
-            size=optional_int("size"),
-        )
-
     def _settle(self, stem: str) -> dict[str, Any] | None:
         """A pending record whose writer died: published (the file is no longer at its
         `before`) becomes an entry at the version found; else it goes with its pre-image.
@@ -532,16 +465,6 @@ def _copy_fd(source: int, target: int, size: int) -> None:
     os.lseek(target, offset, os.SEEK_SET)
     while chunk := os.read(source, 1 << 20):
         write_all(target, chunk)
-
-
-def _reason(exc: BaseException) -> str:
-    if isinstance(exc, json.JSONDecodeError):
-        return f"not valid JSON ({exc.msg})"
-    if isinstance(exc, KeyError):
-        return f"missing {exc.args[0]}"
-    if isinstance(exc, FsError):
-        return exc.message
-    return str(exc)
 
 
 def _same_inode(now: FsVersion | None, before: object) -> bool:

@@ -14,6 +14,7 @@ Synchronous: runs in a worker thread with the provider's in-process locks held.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import errno
 import os
@@ -25,6 +26,8 @@ from typing import Protocol
 from dsh_fs._platform import renameat2, sync
 from dsh_fs.errors import FsError, FsErrorCode
 from dsh_fs.fs import (
+    FsCapture,
+    FsChangeStart,
     FsFileType,
     FsMkdirOutcome,
     FsMoveOutcome,
@@ -39,6 +42,7 @@ from .._oserrors import map_os_errors
 from ._dirs import directory_lock, make_parents
 from ._guards import LocalGuards
 from ._io import LazyContent, read_fd
+from ._journal import LocalReplaced
 from ._open import Opened, fd_path, open_existing
 from ._publish import Staged, publish
 from ._realpath import real_path
@@ -126,6 +130,7 @@ class LocalManagement:
         destination: FsTarget,
         expected: FsVersion | None,
         replace: WriteGuard | None,
+        capture: FsCapture | None = None,
     ) -> FsMoveOutcome:
         """`move` inside its critical section (see `LocalFileSystem.move`)."""
         src, dst = source.display_path, destination.display_path
@@ -163,6 +168,7 @@ class LocalManagement:
                 replace,
                 (src_fd, src_parent, src_name),
                 (dst_fd, dst_parent, dst_name),
+                capture,
             )
 
     def _move_locked(
@@ -173,6 +179,7 @@ class LocalManagement:
         replace: WriteGuard | None,
         src_at: tuple[int, str, str],
         dst_at: tuple[int, str, str],
+        capture: FsCapture | None = None,
     ) -> FsMoveOutcome:
         src, dst = source.display_path, destination.display_path
         src_fd, src_parent, src_name = src_at
@@ -214,6 +221,11 @@ class LocalManagement:
         now = os.stat(src_name, dir_fd=src_fd, follow_symlinks=False)
         if (now.st_dev, now.st_ino) != (entry.st_dev, entry.st_ino):
             raise messages.move_stale(src)
+        # A regular file's move is journaled (directories and links are moved without).
+        journal = capture if kind is FsFileType.FILE else None
+        ticket: object = None
+        if journal is not None:
+            ticket = journal.prepare(self._start(source, destination, dst_fd, dst_name, there, now))
         try:
             if replacing:
                 os.rename(src_name, dst_name, src_dir_fd=src_fd, dst_dir_fd=dst_fd)
@@ -222,22 +234,66 @@ class LocalManagement:
                     src_fd, src_name, dst_fd, dst_name, is_dir=kind is FsFileType.DIRECTORY
                 )
         except FileExistsError:
+            if journal is not None:
+                journal.abandon(ticket)
             raise messages.move_exists(src, dst) from None
         except OSError as exc:
             if exc.errno != errno.EXDEV:
+                if journal is not None:
+                    journal.abandon(ticket)
                 raise
             if kind is not FsFileType.FILE:
                 raise messages.move_across_filesystems(src) from exc
-            return self._copy_move(src, dst, src_at, dst_at, entry, there)
-        sync(dst_fd)
-        if src_fd != dst_fd:
-            sync(src_fd)
+            return self._copy_move(src, dst, src_at, dst_at, entry, there, journal, ticket)
+        except BaseException:
+            if journal is not None:
+                journal.abandon(ticket)
+            raise
         version = None
-        if kind is FsFileType.FILE:
-            version = self._versions.version(
-                os.stat(dst_name, dir_fd=dst_fd, follow_symlinks=False)
-            )
+        try:
+            sync(dst_fd)
+            if src_fd != dst_fd:
+                sync(src_fd)
+            if kind is FsFileType.FILE:
+                version = self._versions.version(
+                    os.stat(dst_name, dir_fd=dst_fd, follow_symlinks=False)
+                )
+        finally:
+            if journal is not None:
+                journal.commit(ticket, version, None)
         return FsMoveOutcome(type=kind, version=version, replaced=replacing)
+
+    def _start(
+        self,
+        source: FsTarget,
+        destination: FsTarget,
+        dst_fd: int,
+        dst_name: str,
+        there: os.stat_result | None,
+        moved: os.stat_result,
+    ) -> FsChangeStart:
+        """What the journal is told about a file's move: the destination's replaced file
+        (kept as the pre-image) and the source's version."""
+        moved_version = self._versions.version(moved)
+        if there is None:
+            return FsChangeStart(
+                target=destination,
+                verb="move",
+                before=None,
+                pre_image=None,
+                source=source,
+                source_version=moved_version,
+            )
+        return FsChangeStart(
+            target=destination,
+            verb="move",
+            before=self._versions.version(there),
+            pre_image=LocalReplaced(dir_fd=dst_fd, name=dst_name, info=there),
+            mode=st_mode.S_IMODE(there.st_mode),
+            size=there.st_size,
+            source=source,
+            source_version=moved_version,
+        )
 
     def _check_version(
         self,
@@ -265,10 +321,13 @@ class LocalManagement:
         dst_at: tuple[int, str, str],
         entry: os.stat_result,
         there: os.stat_result | None,
+        journal: FsCapture | None = None,
+        ticket: object = None,
     ) -> FsMoveOutcome:
         """Across filesystems: publish a copy like a write (staged, fsynced, no-replace
         unless the destination was checked), verify it byte for byte, then remove the
-        source if it is still the entry that was copied."""
+        source if it is still the entry that was copied. A journaled move's entry is
+        committed once the copy is published (abandoned when it is not)."""
         src_fd, src_parent, src_name = src_at
         dst_fd, dst_parent, dst_name = dst_at
         opened = open_existing(
@@ -292,10 +351,14 @@ class LocalManagement:
                 dst,
                 lambda: self._guards.check_publish("move", dst, fd_path(dst_fd, dst_parent)),
             )
-        except FsError as error:
-            if error.code is FsErrorCode.NOT_OBSERVED:
+        except BaseException as error:
+            if journal is not None:
+                journal.abandon(ticket)
+            if isinstance(error, FsError) and error.code is FsErrorCode.NOT_OBSERVED:
                 raise messages.move_exists(src, dst) from error
             raise
+        if journal is not None:
+            journal.commit(ticket, self._versions.version(published), None)
         check = os.open(dst_name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dst_fd)
         try:
             same = digest(read_fd(check, published.st_size)) == digest(data)
@@ -322,8 +385,9 @@ class LocalManagement:
             replaced=there is not None,
         )
 
-    def mkdir(self, target: FsTarget) -> FsMkdirOutcome:
-        """`mkdir`: each missing directory made in a directory the guards saw."""
+    def mkdir(self, target: FsTarget, capture: FsCapture | None = None) -> FsMkdirOutcome:
+        """`mkdir`: each missing directory made in a directory the guards saw; a journaled
+        one is told to `capture` first and committed with the new directory's version."""
         display = target.display_path
         path = str(target.target_key)
         with map_os_errors("mkdir", display):
@@ -337,13 +401,30 @@ class LocalManagement:
                 if not st_mode.S_ISDIR(info.st_mode):
                     raise messages.mkdir_blocked(display)
                 return FsMkdirOutcome(created=False)
+            ticket: object = None
+            if capture is not None:
+                start = FsChangeStart(
+                    target=target, verb="mkdir", before=None, pre_image=None, directory=True
+                )
+                ticket = capture.prepare(start)
             try:
                 make_parents(
                     path,
                     lambda fd, at: self._guards.check_directory("mkdir", display, fd_path(fd, at)),
                 )
             except (NotADirectoryError, FileExistsError):
+                if capture is not None:
+                    capture.abandon(ticket)
                 raise messages.mkdir_blocked(display) from None
+            except BaseException:
+                if capture is not None:
+                    capture.abandon(ticket)
+                raise
+            if capture is not None:
+                version: FsVersion | None = None
+                with contextlib.suppress(OSError):
+                    version = self._versions.version(os.stat(path, follow_symlinks=False))
+                capture.commit(ticket, version, None)
         return FsMkdirOutcome(created=True)
 
     def delete_dir(self, target: FsTarget) -> None:

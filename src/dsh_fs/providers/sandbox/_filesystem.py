@@ -494,11 +494,13 @@ class SandboxFileSystem(FileSystem):
         self._check_entry(target, "delete", read=False)
         await self._inner.delete_dir(target)
 
-    async def mkdir(self, target: FsTarget) -> FsMkdirOutcome:
+    async def mkdir(self, target: FsTarget, *, capture: FsCapture | None = None) -> FsMkdirOutcome:
         """The local `mkdir`, fenced by the mode; the inner provider asks the fence about
         every directory it creates a child in."""
         self._check_write(target, "mkdir")
-        return await self._inner.mkdir(target)
+        if capture is None:
+            return await self._inner.mkdir(target)
+        return await self._inner.mkdir(target, capture=capture)
 
     async def move(
         self,
@@ -506,13 +508,17 @@ class SandboxFileSystem(FileSystem):
         destination: FsTarget,
         expected: FsVersion | None = None,
         replace: WriteGuard | None = None,
+        *,
+        capture: FsCapture | None = None,
     ) -> FsMoveOutcome:
         """The local `move`, both places fenced (the source readable too: its version check
         reads it; a root never moves); the inner provider asks the fence about both locked
         directories right before the rename."""
         self._check_entry(source, "move", read=True)
         self._check_entry(destination, "move", read=False)
-        return await self._inner.move(source, destination, expected, replace)
+        if capture is None:
+            return await self._inner.move(source, destination, expected, replace)
+        return await self._inner.move(source, destination, expected, replace, capture=capture)
 
     def walk(
         self, root: FsTarget, *, descend: Callable[[str], bool] | None = None

@@ -1,0 +1,109 @@
+"""What every journal store shares (SPEC §9): entry ids, the JSON record of an entry and how
+it reads back, and a failure's reason as `log` reports it. No I/O: the local store keeps
+records as files, the fsspec store as objects."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import secrets
+import threading
+import time
+from typing import Any
+
+from dsh_fs.errors import FsError
+from dsh_fs.fs import FsVersion, JournalEntry
+
+__all__ = ["COUNT_LIMIT", "id_time_ns", "new_entry_id", "record_entry", "record_reason"]
+
+COUNT_LIMIT = 4 * 1024 * 1024
+"""Line counts are computed for content up to this size on both sides (else null)."""
+
+_id_lock = threading.Lock()
+_last_us = 0
+
+
+def new_entry_id() -> tuple[str, str]:
+    """A fresh entry id and its RFC 3339 time: UTC microseconds (strictly increasing in
+    this process), then eight random hex digits (ties across processes)."""
+    global _last_us
+    with _id_lock:
+        now = max(time.time_ns() // 1000, _last_us + 1)
+        _last_us = now
+    moment = dt.datetime.fromtimestamp(now / 1_000_000, tz=dt.timezone.utc)
+    moment = moment.replace(microsecond=now % 1_000_000)
+    stamp = moment.strftime("%Y%m%dT%H%M%S") + f".{moment.microsecond:06d}Z"
+    return f"{stamp}-{secrets.token_hex(4)}", moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def id_time_ns(entry_id: str) -> int:
+    """The time an entry id carries, in nanoseconds since the epoch."""
+    moment = dt.datetime.strptime(entry_id[:23], "%Y%m%dT%H%M%S.%fZ").replace(
+        tzinfo=dt.timezone.utc
+    )
+    return int(moment.timestamp()) * 1_000_000_000 + moment.microsecond * 1000
+
+
+def record_entry(record: dict[str, Any], has_pre: bool, stem: str | None = None) -> JournalEntry:
+    """The entry a stored record describes (`stem`: the name it was stored under).
+
+    Raises:
+        KeyError, TypeError, ValueError: a field is missing or of the wrong type, or the
+            record's id is not its name.
+    """
+
+    def text(key: str) -> str:
+        value = record[key]
+        if not isinstance(value, str):
+            raise TypeError(f"{key} is not a string")
+        return value
+
+    def optional_text(key: str) -> str | None:
+        value = record.get(key)
+        if value is not None and not isinstance(value, str):
+            raise TypeError(f"{key} is not a string")
+        return value
+
+    def optional_int(key: str) -> int | None:
+        value = record.get(key)
+        if value is not None and (not isinstance(value, int) or isinstance(value, bool)):
+            raise TypeError(f"{key} is not a number")
+        return value
+
+    entry_id = text("id")
+    if stem is not None and entry_id != stem:
+        raise ValueError("its id is not its name")
+    before = optional_text("before")
+    pruned = record.get("pruned") is True
+    directory = record.get("directory") is True
+    undoable = not pruned and (has_pre if before is not None and not directory else True)
+    return JournalEntry(
+        id=entry_id,
+        time=text("time"),
+        session=text("session"),
+        tool=text("tool"),
+        path=text("path"),
+        rel=text("rel"),
+        source=optional_text("from"),
+        before=FsVersion(before) if before is not None else None,
+        after=FsVersion(a) if (a := optional_text("after")) is not None else None,
+        added=optional_int("added"),
+        removed=optional_int("removed"),
+        undoable=undoable,
+        undoes=optional_text("undoes"),
+        mode=optional_int("mode"),
+        size=optional_int("size"),
+        source_version=FsVersion(v) if (v := optional_text("source_version")) else None,
+        directory=directory,
+    )
+
+
+def record_reason(exc: BaseException) -> str:
+    """Why a record could not be read, as `log` reports it."""
+    if isinstance(exc, json.JSONDecodeError):
+        return f"not valid JSON ({exc.msg})"
+    if isinstance(exc, KeyError):
+        return f"missing {exc.args[0]}"
+    if isinstance(exc, FsError):
+        return exc.message
+    return str(exc)

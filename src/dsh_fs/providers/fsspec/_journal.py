@@ -1,0 +1,404 @@
+"""The change journal's store on fsspec storage (SPEC §9): entries and pre-images as objects
+beside the served root, on the same storage.
+
+Layout: ``<location>/<sha256 of the root URL, 32 hex>/`` holds ``root`` (the root URL it
+records) and per change ``<id>.pre`` (the pre-image: on S3 a server-side ``CopyObject``
+conditioned on the replaced object's ETag, elsewhere a copy of the bytes read in the
+critical section), ``<id>.pending`` (written before the publication, naming the process
+that writes it) and ``<id>.json`` (the committed entry). Every record is created with
+``If-None-Match: *`` (an exclusive create elsewhere), so several processes, on one machine
+or many, append safely.
+
+The default location is a hidden sibling of the root (``s3://bucket/.dsh-fs-journal`` for
+``s3://bucket/ws``); a root with no parent on its storage (a bucket's top) keeps it inside,
+as ``<root>/.dsh-fs-journal``, which the provider then fences out. A pending record whose
+writer is gone is settled by the next reader, as on the local disk: the file moved on from
+its `before` (published: the entry is kept with the version found) or not (the record and
+its pre-image go). Whether the writer is gone: in this process, it is not in flight; on this
+machine, its process id no longer runs (with the same start time); from another machine,
+the record is older than `LEASE_SECONDS`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import socket
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from dsh_fs._platform import process_started
+from dsh_fs.fs import (
+    ENTRY_ID,
+    EncodedText,
+    FsChangeMeta,
+    FsChangeStart,
+    FsPreImage,
+    FsVersion,
+    JournalEntry,
+    JournalProblem,
+    JournalStore,
+    JournalUsage,
+    line_counts,
+    messages,
+)
+
+from .._journal_records import COUNT_LIMIT, id_time_ns, new_entry_id, record_entry, record_reason
+from ._errors import backend_error
+from ._store import Store
+
+__all__ = [
+    "DEFAULT_DIRECTORY",
+    "LEASE_SECONDS",
+    "FsspecJournalStore",
+    "FsspecKept",
+    "FsspecReplaced",
+]
+
+DEFAULT_DIRECTORY = ".dsh-fs-journal"
+"""The name of the default store beside (or, at a storage's top, inside) the root."""
+
+LEASE_SECONDS = 3600.0
+"""A pending record written on another machine is settled once it is this old (its writer
+could be alive there; no critical section lasts an hour)."""
+
+_HOST = socket.gethostname()
+
+_in_flight: set[str] = set()
+_in_flight_lock = threading.Lock()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FsspecReplaced(FsPreImage):
+    """The file a change replaces, handed to the store inside the critical section: its
+    fsspec `path`, the `version` checked, and its bytes when the provider read them."""
+
+    path: str
+    version: FsVersion
+    data: bytes | None
+
+
+@dataclass(frozen=True, slots=True)
+class FsspecKept(FsPreImage):
+    """A pre-image in the store: the fsspec path an undo reads its bytes from."""
+
+    path: str
+
+
+@dataclass(slots=True)
+class _Ticket:
+    """A change between `prepare` and `commit`: its pending record."""
+
+    id: str
+    record: dict[str, Any]
+    kept: bool
+    before: bytes | None
+
+
+class FsspecJournalStore(JournalStore):
+    """The journal of one root URL, in a sub-store of the URL `location` on the same storage.
+
+    Args:
+        store: The provider's storage family (the same fsspec instance and credentials).
+        location: The store's URL (sub-stores per root inside).
+        path: `location` as an fsspec path (protocol stripped).
+        root: The root URL whose changes it records.
+    """
+
+    def __init__(self, store: Store, location: str, path: str, root: str) -> None:
+        self.root = root
+        self._store = store
+        digest = hashlib.sha256(root.encode()).hexdigest()[:32]
+        self.location = f"{location.rstrip('/')}/{digest}"
+        self._base = f"{path.rstrip('/')}/{digest}"
+        self._cache: dict[str, bytes] = {}
+        with contextlib.suppress(FileExistsError):
+            if store.stat(self._path("root")) is None:
+                store.put(self._path("root"), root.encode() + b"\n", if_absent=True)
+
+    def _path(self, name: str) -> str:
+        return f"{self._base}/{name}"
+
+    # The capture: inside the provider's critical section.
+
+    def prepare(self, meta: FsChangeMeta, start: FsChangeStart) -> object:
+        entry_id, moment = new_entry_id()
+        target = start.target
+        record: dict[str, Any] = {
+            "id": entry_id,
+            "time": moment,
+            "session": meta.session,
+            "tool": meta.tool,
+            "path": target.display_path,
+            "rel": self._relative(target.display_path),
+            "key": str(target.target_key),
+            "from": meta.source
+            or (start.source.display_path if start.source is not None else None),
+            "source_version": start.source_version,
+            "directory": start.directory,
+            "before": start.before,
+            "after": None,
+            "added": None,
+            "removed": None,
+            "undoes": meta.undoes,
+            "mode": start.mode,
+            "size": start.size,
+            "host": _HOST,
+            "pid": os.getpid(),
+            "started": process_started(os.getpid()),
+        }
+        replaced = start.pre_image if isinstance(start.pre_image, FsspecReplaced) else None
+        kept = False
+        with _in_flight_lock:
+            _in_flight.add(entry_id)
+        try:
+            if replaced is not None:
+                self._store.keep(
+                    replaced.path, self._path(entry_id + ".pre"), replaced.version, replaced.data
+                )
+                kept = True
+            record["kept"] = kept
+            self._store.put(
+                self._path(entry_id + ".pending"), json.dumps(record).encode(), if_absent=True
+            )
+        except BaseException as exc:
+            self._forget(entry_id, kept)
+            if isinstance(exc, Exception):
+                what = _what(exc, start.verb, target.display_path)
+                raise messages.journal_failed(
+                    start.verb, target.display_path, self.location, what
+                ) from exc
+            raise
+        before = replaced.data if replaced is not None else None
+        return _Ticket(entry_id, record, kept, before)
+
+    def commit(
+        self, ticket: object, after: FsVersion | None, content: bytes | EncodedText | None
+    ) -> None:
+        assert isinstance(ticket, _Ticket)
+        try:
+            record = ticket.record
+            record["after"] = after
+            before = ticket.before
+            if before is None and ticket.kept:
+                before = self.pre_image_bytes(ticket.id, COUNT_LIMIT)
+            if content is not None and not isinstance(content, bytes):
+                content = content.to_bytes() if content.size <= COUNT_LIMIT else None
+            counted = (record["before"] is None or before is not None) and (
+                after is None or (content is not None and len(content) <= COUNT_LIMIT)
+            )
+            if counted and (before is None or len(before) <= COUNT_LIMIT):
+                record["added"], record["removed"] = line_counts(before, content)
+            with contextlib.suppress(FileExistsError):
+                self._put_new(ticket.id + ".json", record)
+            self._store.discard(self._path(ticket.id + ".pending"))
+        except Exception:
+            pass  # a pending record left is completed by the next reader
+        finally:
+            with _in_flight_lock:
+                _in_flight.discard(ticket.id)
+
+    def abandon(self, ticket: object) -> None:
+        assert isinstance(ticket, _Ticket)
+        self._forget(ticket.id, ticket.kept)
+
+    # Reading, undoing and pruning.
+
+    def entries(self) -> tuple[list[JournalEntry], list[JournalProblem]]:
+        names = self._names()
+        entries: list[JournalEntry] = []
+        problems: list[JournalProblem] = []
+        committed: list[str] = []
+        for name in sorted(names):
+            stem, _, suffix = name.rpartition(".")
+            if suffix == "pending" and stem + ".json" not in names and ENTRY_ID.match(stem):
+                record = self._settle(stem)
+                if record is not None:
+                    names[stem + ".json"] = 0
+                    with contextlib.suppress(KeyError, TypeError, ValueError):
+                        entries.append(record_entry(record, stem + ".pre" in names))
+                continue
+            if suffix != "json":
+                continue
+            if not ENTRY_ID.match(stem):
+                problems.append(JournalProblem(name=name, reason="not an entry's name"))
+                continue
+            committed.append(name)
+        fetched = self._records(committed, names)
+        for name in committed:
+            stem = name.rpartition(".")[0]
+            data = fetched.get(name)
+            if data is None:
+                problems.append(JournalProblem(name=name, reason="it could not be read"))
+                continue
+            try:
+                record = json.loads(data)
+                if not isinstance(record, dict):
+                    raise ValueError("not a JSON object")
+                entries.append(record_entry(record, stem + ".pre" in names, stem))
+            except (ValueError, KeyError, TypeError) as exc:
+                problems.append(JournalProblem(name=name, reason=record_reason(exc)))
+        entries.sort(key=lambda entry: entry.id)
+        return entries, problems
+
+    def _records(self, wanted: list[str], names: dict[str, int]) -> dict[str, bytes]:
+        """The bytes of the committed records `wanted`: the ones read before at the same
+        size from this store's cache (a record changes only when pruning marks it, which
+        makes it longer), the others in one batch (concurrent GETs on S3)."""
+        out: dict[str, bytes] = {}
+        missing: list[str] = []
+        for name in wanted:
+            cached = self._cache.get(name)
+            if cached is not None and len(cached) == names.get(name):
+                out[name] = cached
+            else:
+                missing.append(name)
+        if missing:
+            read = self._store.read_all([self._path(name) for name in missing])
+            for name in missing:
+                data = read.get(self._path(name))
+                if data is not None:
+                    out[name] = self._cache[name] = data
+        return out
+
+    def pre_image(self, entry_id: str) -> FsPreImage | None:
+        if not ENTRY_ID.match(entry_id):
+            return None
+        path = self._path(entry_id + ".pre")
+        return FsspecKept(path) if self._store.stat(path) is not None else None
+
+    def pre_image_bytes(self, entry_id: str, limit: int) -> bytes | None:
+        if not ENTRY_ID.match(entry_id):
+            return None
+        try:
+            blob = self._store.read(self._path(entry_id + ".pre"), limit)
+        except Exception:
+            return None
+        return blob.data if blob is not None else None
+
+    def usage(self) -> JournalUsage:
+        names = self._names()
+        return JournalUsage(
+            location=self.location,
+            entries=sum(1 for name in names if name.endswith(".json")),
+            pre_images=sum(1 for name in names if name.endswith(".pre")),
+            bytes=sum(names.values()),
+        )
+
+    def prune(self, max_bytes: int, max_age_seconds: float, now_ns: int) -> int:
+        # No lock across machines: two pruners do the same idempotent steps (mark the entry
+        # pruned, then remove its pre-image), so racing ones agree.
+        entries, _ = self.entries()
+        names = self._names()
+        sizes = {e.id: names[e.id + ".pre"] for e in entries if e.id + ".pre" in names}
+        total = sum(sizes.values())
+        oldest = now_ns - int(max_age_seconds * 1_000_000_000)
+        pruned = 0
+        for entry in entries:  # oldest first
+            too_old = id_time_ns(entry.id) < oldest
+            if not (too_old or total > max_bytes) or not entry.undoable:
+                continue
+            record = self._read_json(entry.id + ".json")
+            record["pruned"] = True
+            self._store.put(self._path(entry.id + ".json"), json.dumps(record).encode())
+            self._store.discard(self._path(entry.id + ".pre"))
+            total -= sizes.get(entry.id, 0)
+            pruned += 1
+        return pruned
+
+    # Helpers.
+
+    def _relative(self, url: str) -> str:
+        if url == self.root:
+            return "."
+        prefix = self.root.rstrip("/") + "/"
+        return url[len(prefix) :] if url.startswith(prefix) else url
+
+    def _names(self) -> dict[str, int]:
+        """The store's record names and their sizes."""
+        return {
+            entry.path: entry.size
+            for entry in self._store.find(self._base)
+            if "/" not in entry.path
+        }
+
+    def _put_new(self, name: str, record: dict[str, Any]) -> None:
+        self._store.put(self._path(name), json.dumps(record).encode(), if_absent=True)
+
+    def _read_json(self, name: str) -> dict[str, Any]:
+        blob = self._store.read(self._path(name), None)
+        if blob is None or blob.data is None:
+            raise FileNotFoundError(name)
+        record = json.loads(blob.data)
+        if not isinstance(record, dict):
+            raise ValueError("not a JSON object")
+        return record
+
+    def _forget(self, entry_id: str, kept: bool) -> None:
+        """Remove a change's pending record and pre-image (nothing was published)."""
+        try:
+            for name in (entry_id + ".pending", entry_id + ".pre" if kept else None):
+                if name is not None:
+                    with contextlib.suppress(Exception):
+                        self._store.discard(self._path(name))
+        finally:
+            with _in_flight_lock:
+                _in_flight.discard(entry_id)
+
+    def _settle(self, stem: str) -> dict[str, Any] | None:
+        """A pending record whose writer is gone: published (the file is no longer at its
+        `before`) becomes an entry at the version found; else it goes with its pre-image.
+        A record whose writer may still be at work is left alone (None)."""
+        try:
+            record = self._read_json(stem + ".pending")
+        except FileNotFoundError:
+            return None
+        except Exception:
+            if self._writer_alive({}, stem):
+                return None
+            self._forget(stem, True)
+            return None
+        if self._writer_alive(record, stem):
+            return None
+        key = record.get("key")
+        try:
+            path = str(self._store.fs._strip_protocol(key)) if isinstance(key, str) else None
+            entry = self._store.stat(path) if path is not None else None
+        except Exception:
+            return None  # the storage did not answer: settle another time
+        now = entry.version if entry is not None else None
+        if now == record.get("before"):
+            self._forget(stem, True)  # never published
+            return None
+        record["after"] = now
+        try:
+            with contextlib.suppress(FileExistsError):
+                self._put_new(stem + ".json", record)
+            self._store.discard(self._path(stem + ".pending"))
+            return self._read_json(stem + ".json")
+        except Exception:
+            return None
+
+    def _writer_alive(self, record: dict[str, Any], stem: str) -> bool:
+        with _in_flight_lock:
+            if stem in _in_flight:
+                return True
+        pid = record.get("pid")
+        if record.get("host") == _HOST and isinstance(pid, int):
+            if pid == os.getpid():
+                return False  # not in flight here: its change ended without a commit
+            started = process_started(pid)
+            return started is not None and started == record.get("started")
+        return time.time_ns() - id_time_ns(stem) < LEASE_SECONDS * 1_000_000_000
+
+
+def _what(exc: Exception, verb: messages.Verb, display: str) -> str:
+    """A backend failure's reason, in the words of the journal's refusal."""
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror.lower()
+    message = backend_error(exc, verb, display).message
+    return message.partition(": ")[2] or type(exc).__name__
