@@ -147,7 +147,8 @@ def discovery_rows(quick: bool = False) -> list[DiscoveryRow]:
             workload="grep on S3 (moto on loopback), 2,000 objects",
             ours=s3,
             baseline=None,
-            target="report",
+            target="≤ 2 s, requests reported",
+            seconds_limit=2.0,
             note=f"{s3['requests']} requests per grep ({s3['objects']} objects), "
             f"{s3.get('found')} match(es)",
         )

@@ -52,6 +52,8 @@ __all__ = [
     "copy_in_kernel",
     "descriptor_path",
     "force",
+    "link_descriptor",
+    "open_unnamed",
     "parent_open_flag",
     "process_started",
     "process_umask",
@@ -159,6 +161,38 @@ def descriptor_path(fd: int) -> str | None:
             return None
         return os.fsdecode(bytes(named).split(b"\0", 1)[0]) or None
     return None
+
+
+_TMPFILE_UNSUPPORTED: Final = frozenset({errno.EOPNOTSUPP, errno.EISDIR, errno.EINVAL})
+"""What ``open(O_TMPFILE)`` fails with where the kernel or the filesystem lacks it."""
+
+
+def open_unnamed(dir_fd: int) -> int | None:
+    """An unnamed file (``O_TMPFILE``, write-only, mode 0600) in the directory `dir_fd`;
+    None where the system or that directory's filesystem has none.
+
+    Raises:
+        OSError: any other failure of the open (permission, no space, …).
+    """
+    if not CURRENT.o_tmpfile:
+        return None
+    try:
+        return os.open(".", os.O_TMPFILE | os.O_WRONLY | os.O_CLOEXEC, 0o600, dir_fd=dir_fd)
+    except OSError as exc:
+        if exc.errno in _TMPFILE_UNSUPPORTED:
+            return None
+        raise
+
+
+def link_descriptor(fd: int, name: str, dir_fd: int) -> None:
+    """Give the open file `fd` (an `open_unnamed` file) the name `name` in `dir_fd`; a link
+    never replaces (`FileExistsError`). Needs `Capabilities.proc_fd` (the descriptor is
+    linked through ``/proc/self/fd``, which needs no privilege, unlike ``AT_EMPTY_PATH``).
+
+    Raises:
+        OSError: from ``linkat``.
+    """
+    os.link(f"/proc/self/fd/{fd}", name, dst_dir_fd=dir_fd, follow_symlinks=True)
 
 
 def sync(fd: int) -> None:

@@ -21,6 +21,9 @@ __all__ = ["DEFAULT_PROTECT", "PathRules", "RuleMatch", "Rules"]
 DEFAULT_PROTECT: tuple[str, ...] = (".git/",)
 """What is protected unless the default rules are dropped."""
 
+_DECIDED = 4096
+"""How many paths' answers a `PathRules` keeps (all are dropped when it is full)."""
+
 _PLAIN = re.compile(r"[A-Za-z0-9._/*?+=@%,~-]+")
 """The characters a deny pattern may use to be handed to a native searcher: those every
 gitignore implementation reads alike (no escapes, classes, braces or spaces)."""
@@ -81,6 +84,11 @@ class PathRules:
     deny: _Kind = field(repr=False)
     protect: _Kind = field(repr=False)
     source: Rules = field(repr=True)
+    _decided: dict[tuple[str, ...], RuleMatch | None] = field(
+        default_factory=dict, repr=False, compare=False
+    )
+    """`match`'s answers by its paths (a pure function of them: the rules never change),
+    up to `_DECIDED` of them; every path a read names is matched twice otherwise."""
 
     @classmethod
     def compile(cls, rules: Rules, roots: Iterable[str]) -> PathRules:
@@ -104,6 +112,18 @@ class PathRules:
     def match(self, paths: Iterable[str]) -> RuleMatch | None:
         """The rule that applies to any of `paths` (the path as spelled, its real path):
         deny first, then protect; None when neither does."""
+        key = tuple(paths)
+        try:
+            return self._decided[key]
+        except KeyError:
+            pass
+        found = self._match(key)
+        if len(self._decided) >= _DECIDED:
+            self._decided.clear()
+        self._decided[key] = found
+        return found
+
+    def _match(self, paths: tuple[str, ...]) -> RuleMatch | None:
         relatives = [rel for path in paths for rel in self._relatives(path)]
         for kind, rules in (("deny", self.deny), ("protect", self.protect)):
             for relative in relatives:

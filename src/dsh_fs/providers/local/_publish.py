@@ -1,5 +1,7 @@
-"""Publication: stage content in a private directory, fsync it, and make it the file.
+"""Publication: stage content privately, fsync it, and make it the file.
 
+Content is staged in an unnamed ``O_TMPFILE`` file of the target's directory where the
+publication path allows it (`TMPFILE_PUBLICATION`), else in a private staging directory.
 Every step works relative to the locked directory's descriptor (`*at` system calls), so the
 content lands in the directory that was locked and checked, whatever happens to its path.
 Synchronous: runs in the mutation's worker thread, locks held.
@@ -13,13 +15,25 @@ import stat as st_mode
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from dsh_fs import _platform
 from dsh_fs._platform import sync
 from dsh_fs.fs import EncodedText, messages
 
 from ._io import write_all
-from ._staging import new_stage_dir_at
+from ._staging import new_stage_dir_at, stage_file_name
 
-__all__ = ["Staged", "publish", "writable_in_place"]
+__all__ = ["TMPFILE_PUBLICATION", "Staged", "publish", "writable_in_place"]
+
+PUBLICATION_ENV = "DSH_FS_PUBLICATION"
+"""``tmpfile`` chooses the unnamed-file path where the platform has it; anything else (the
+default) the staging directory. The torture runs and the bench choose each path with it.
+The staging directory stays the default: tests pin its residue (a directory per
+publication, seen while a live owner waits), and bench/results.md has the measurements."""
+
+TMPFILE_PUBLICATION = os.environ.get(PUBLICATION_ENV) == "tmpfile"
+"""Whether publication tries an unnamed ``O_TMPFILE`` file first, where the platform has
+one and ``/proc`` to link it by (`_platform.open_unnamed`, `_platform.link_descriptor`); a
+filesystem without ``O_TMPFILE`` still falls back per call."""
 
 _OPEN_STAGED = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 
@@ -57,23 +71,82 @@ def publish(
     the stat of the published inode, taken once every link-count change is done (unlinking
     a staged hard link changes its ctime). Nothing staged survives a failure.
 
+    With `TMPFILE_PUBLICATION` the content is an unnamed file of the directory instead (no
+    name exists before publication): a new file is linked as `name` directly (a link never
+    replaces); a replacement is linked to a staging name (`stage_file_name`, swept like a
+    staging directory if the process dies right there) and renamed over `name`.
+
     Raises:
         FsError: `check`'s refusal, or `FS_NOT_OBSERVED` for a lost create.
         OSError: from the system calls; the caller maps it.
     """
+    if TMPFILE_PUBLICATION and _platform.CURRENT.proc_fd:
+        fd = _platform.open_unnamed(dir_fd)
+        if fd is not None:
+            return _publish_unnamed(fd, dir_fd, name, staged, display, check)
+    return _publish_staged(dir_fd, name, staged, display, check)
+
+
+def _publish_unnamed(
+    fd: int, dir_fd: int, name: str, staged: Staged, display: str, check: Callable[[], None]
+) -> os.stat_result:
+    """`publish` of the unnamed file `fd` (closed here): nothing to clean up on a failure
+    before its link, and only the staging name between the link and the rename."""
+    try:
+        _fill(fd, staged)
+        check()
+        if staged.prior is None:
+            try:
+                _platform.link_descriptor(fd, name, dir_fd)
+            except FileExistsError as exc:
+                raise messages.overwrite_unobserved(display) from exc
+        else:
+            temporary = _link_to_stage_name(fd, dir_fd)
+            try:
+                os.replace(temporary, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    os.unlink(temporary, dir_fd=dir_fd)
+                raise
+        sync(dir_fd)
+        return os.fstat(fd)
+    finally:
+        os.close(fd)
+
+
+def _link_to_stage_name(fd: int, dir_fd: int) -> str:
+    """Link the unnamed file `fd` into `dir_fd` under a fresh staging name; returns it."""
+    while True:
+        temporary = stage_file_name()
+        try:
+            _platform.link_descriptor(fd, temporary, dir_fd)
+        except FileExistsError:
+            continue
+        return temporary
+
+
+def _fill(fd: int, staged: Staged) -> None:
+    """Write the content, give it its owner and mode, and fsync it."""
+    write_all(fd, staged.data)
+    if staged.prior is None:
+        os.fchmod(fd, staged.new_file_mode if staged.mode is None else staged.mode)
+    else:
+        _keep_owner_and_mode(fd, staged.prior)
+        if staged.mode is not None:
+            os.fchmod(fd, staged.mode)
+    sync(fd)
+
+
+def _publish_staged(
+    dir_fd: int, name: str, staged: Staged, display: str, check: Callable[[], None]
+) -> os.stat_result:
+    """`publish` through a fresh private staging directory (the fallback)."""
     stage = new_stage_dir_at(dir_fd)
     stage_fd = os.open(stage, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=dir_fd)
     try:
         fd = os.open(_STAGED, _OPEN_STAGED, 0o600, dir_fd=stage_fd)
         try:
-            write_all(fd, staged.data)
-            if staged.prior is None:
-                os.fchmod(fd, staged.new_file_mode if staged.mode is None else staged.mode)
-            else:
-                _keep_owner_and_mode(fd, staged.prior)
-                if staged.mode is not None:
-                    os.fchmod(fd, staged.mode)
-            sync(fd)
+            _fill(fd, staged)
             check()
             if staged.prior is None:
                 _link_no_replace(stage_fd, name, dir_fd, display)

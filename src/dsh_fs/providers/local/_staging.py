@@ -1,11 +1,13 @@
-"""Private staging directories: naming them after their owner, and sweeping dead owners' ones.
+"""Private staging names: naming them after their owner, and sweeping dead owners' ones.
 
 A write stages its content in a hidden sibling directory named
 ``.dsh-fs-stage-<host>-<pid>-<random>``. A process killed mid-write leaves that directory
-behind (never a stray file in the workspace: the staged file lives inside it). The sweep
-removes such residue, and only where the owner is provably gone: the owner is a process of
-this host that no longer exists. Directories of live processes, of other hosts (a shared
-network filesystem) or with a name we did not make are left alone.
+behind (never a stray file in the workspace: the staged file lives inside it). An unnamed
+(``O_TMPFILE``) publication that replaces a file links it under such a name for the one
+rename that follows; a process killed between the two leaves that file. The sweep removes
+such residue, and only where the owner is provably gone: the owner is a process of this host
+that no longer exists. Residue of live processes, of other hosts (a shared network
+filesystem) or with a name we did not make is left alone.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ __all__ = [
     "STAGE_PREFIX",
     "new_stage_dir",
     "new_stage_dir_at",
+    "stage_file_name",
     "sweep_stage_dirs",
     "sweep_stage_dirs_at",
 ]
@@ -32,11 +35,16 @@ _OPEN_DIRECTORY = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
 _HOST = hashlib.blake2b(socket.gethostname().encode(), digest_size=4).hexdigest()
 
 
+def stage_file_name() -> str:
+    """A fresh staging name of this process (a directory's, or an unnamed file's link)."""
+    return f"{STAGE_PREFIX}{_HOST}-{os.getpid()}-{secrets.token_hex(6)}"
+
+
 def new_stage_dir_at(dir_fd: int) -> str:
     """Create a fresh staging directory (mode 0700) in the open directory `dir_fd`; returns
     its name (relative to `dir_fd`)."""
     while True:
-        name = f"{STAGE_PREFIX}{_HOST}-{os.getpid()}-{secrets.token_hex(6)}"
+        name = stage_file_name()
         try:
             os.mkdir(name, 0o700, dir_fd=dir_fd)
         except FileExistsError:
@@ -67,7 +75,8 @@ def sweep_stage_dirs(parent: str) -> int:
 
 
 def sweep_stage_dirs_at(dir_fd: int) -> int:
-    """Remove the staging directories in the open directory `dir_fd` whose owner is gone.
+    """Remove the staging residue in the open directory `dir_fd` whose owner is gone: its
+    staging directories and the regular files linked under a staging name.
 
     Returns how many were removed. Every step is relative to a descriptor and follows no
     link: the residue is listed through `dir_fd`, each residue directory opened from it with
@@ -79,14 +88,29 @@ def sweep_stage_dirs_at(dir_fd: int) -> int:
     """
     try:
         with os.scandir(dir_fd) as entries:
-            names = [
-                entry.name
+            found = [
+                (entry.name, entry.is_dir(follow_symlinks=False))
                 for entry in entries
-                if entry.name.startswith(STAGE_PREFIX) and entry.is_dir(follow_symlinks=False)
+                if entry.name.startswith(STAGE_PREFIX)
+                and (entry.is_dir(follow_symlinks=False) or entry.is_file(follow_symlinks=False))
             ]
     except OSError:
         return 0
-    return sum(1 for name in names if _owner_is_gone(name) and _remove_stage_dir(dir_fd, name))
+    return sum(
+        1
+        for name, is_dir in found
+        if _owner_is_gone(name)
+        and (_remove_stage_dir(dir_fd, name) if is_dir else _remove_stage_file(dir_fd, name))
+    )
+
+
+def _remove_stage_file(dir_fd: int, name: str) -> bool:
+    """Unlink the staging file `name` in `dir_fd` (the link itself); False if it resisted."""
+    try:
+        os.unlink(name, dir_fd=dir_fd)
+    except OSError:
+        return False
+    return True
 
 
 def _remove_stage_dir(dir_fd: int, name: str) -> bool:
