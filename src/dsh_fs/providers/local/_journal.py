@@ -28,6 +28,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
+from dsh_fs import _platform
 from dsh_fs._platform import copy_in_kernel, sync
 from dsh_fs.fs import (
     ENTRY_ID,
@@ -64,12 +65,6 @@ __all__ = [
 
 _OPEN_NEW = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 _OPEN_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
-
-_NO_TMPFILE = (errno.EOPNOTSUPP, errno.EISDIR, errno.EINVAL, errno.ENOENT)
-"""What `open` says where the filesystem (or /proc, for naming it) has no ``O_TMPFILE``."""
-
-_O_TMPFILE: int = getattr(os, "O_TMPFILE", 0)
-"""Linux's unnamed-file flag (0 where the platform has none: the named path is taken)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -427,20 +422,14 @@ class LocalJournalStore(JournalStore):
         given its name when complete, else (no ``O_TMPFILE`` here) a new name locked right
         after creation."""
         name = entry_id + ".pending"
-        try:
-            fd = os.open(".", _O_TMPFILE | os.O_WRONLY | os.O_CLOEXEC, 0o600, dir_fd=self._dir_fd)
-        except OSError as exc:
-            if exc.errno not in _NO_TMPFILE:
-                raise
-        else:
+        fd = _platform.open_unnamed(self._dir_fd) if _platform.CURRENT.proc_fd else None
+        if fd is not None:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX)
                 write_all(fd, data)
-                os.link(f"/proc/self/fd/{fd}", name, dst_dir_fd=self._dir_fd)
-            except OSError as exc:
-                os.close(fd)
-                if exc.errno != errno.ENOENT or exc.filename != f"/proc/self/fd/{fd}":
-                    raise
+                _platform.link_descriptor(fd, name, self._dir_fd)
+            except FileNotFoundError:  # no /proc to name it by: the named path (which
+                os.close(fd)  # raises again if the store itself is gone)
             except BaseException:
                 os.close(fd)
                 raise
