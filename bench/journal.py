@@ -11,6 +11,7 @@ filesystem (so the pre-image is a hard link). Prints ratio, target, met / not me
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import tempfile
 import time
@@ -37,6 +38,10 @@ async def _edits(
     await s.call("read", {"file_path": "f.txt", "limit": 1})
     edits, writes = [], []
     for n in range(repeat):
+        # The replaced file is on disk before each call, as a file an agent edits usually
+        # is: else the call without the journal drops the previous call's dirty pages
+        # unwritten, while the journal must make them durable (the pre-image) first.
+        os.sync()
         start = time.perf_counter()
         result = await s.call(
             "edit",
@@ -46,6 +51,7 @@ async def _edits(
         assert not result.is_error, result.text
     content = _text(size)
     for _ in range(repeat):
+        os.sync()
         start = time.perf_counter()
         result = await s.call("write", {"file_path": "f.txt", "content": content})
         writes.append(time.perf_counter() - start)
