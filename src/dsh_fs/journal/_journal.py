@@ -19,6 +19,7 @@ from dsh_fs.fs import (
     FsChangeMeta,
     FsChangeStart,
     FsFileType,
+    FsPreImage,
     FsTarget,
     FsVersion,
     JournalEntry,
@@ -291,28 +292,16 @@ class Journal:
             return UndoResult(id=entry.id, path=entry.path, result="refused", reason=reason), None
 
         assert entry.source is not None
-        if entry.id in undone_by:
-            return refused(f"already undone by {undone_by[entry.id].id}")
-        if not entry.undoable or entry.after is None:
-            return refused("its pre-image was pruned or never kept; it can't be undone")
-        expected = self._expected(entry.after, restored)
-        pre_image = None
-        if entry.before is not None:
-            pre_image = await to_thread.run_sync(self.store.pre_image, entry.id)
-            if pre_image is None:
-                return refused("its pre-image is missing from the journal")
+        ready = await self._ready(entry, undone_by, restored, moved=True)
+        if isinstance(ready, str):
+            return refused(ready)
+        expected, pre_image = ready
         try:
             destination = await self.fs.resolve(entry.path)
             source = await self.fs.resolve(entry.source)
             info = await self.fs.stat(destination)
             current = info.version if info is not None else None
-            if (
-                expected is not None
-                and current is not None
-                and current != expected
-                and self.store.unchanged(expected, current)
-            ):
-                expected = current  # the guard is the file as it is now
+            expected = self._guard(expected, current)
             if current != expected:
                 return refused(await self._changed_since(entry, current))
             if await self.fs.stat(source) is not None:
@@ -352,27 +341,15 @@ class Journal:
         def refused(reason: str) -> tuple[UndoResult, FsVersion | None]:
             return UndoResult(id=entry.id, path=entry.path, result="refused", reason=reason), None
 
-        if entry.id in undone_by:
-            return refused(f"already undone by {undone_by[entry.id].id}")
-        if not entry.undoable:
-            return refused("its pre-image was pruned or never kept; it can't be undone")
-        expected = self._expected(entry.after, restored)
-        pre_image = None
-        if entry.before is not None:
-            pre_image = await to_thread.run_sync(self.store.pre_image, entry.id)
-            if pre_image is None:
-                return refused("its pre-image is missing from the journal")
+        ready = await self._ready(entry, undone_by, restored)
+        if isinstance(ready, str):
+            return refused(ready)
+        expected, pre_image = ready
         try:
             target = await self.fs.resolve(entry.path)
             info = await self.fs.stat(target)
             current = info.version if info is not None else None
-            if (
-                expected is not None
-                and current is not None
-                and current != expected
-                and self.store.unchanged(expected, current)
-            ):
-                expected = current  # the guard is the file as it is now
+            expected = self._guard(expected, current)
             if current != expected:
                 return refused(await self._changed_since(entry, current))
             if dry_run:
@@ -386,6 +363,40 @@ class Journal:
                 return refused(await self._changed_since(entry, None))
             return refused(error.message)
         return UndoResult(id=entry.id, path=entry.path, result="undone", reason=None), version
+
+    async def _ready(
+        self,
+        entry: JournalEntry,
+        undone_by: dict[str, JournalEntry],
+        restored: dict[FsVersion | None, FsVersion | None],
+        *,
+        moved: bool = False,
+    ) -> tuple[FsVersion | None, FsPreImage | None] | str:
+        """What undoing `entry` starts from: the version its file should be at now and its
+        pre-image (None for a change that created the file); or why it can't be undone (a
+        move, `moved`, also when it left nothing to move back)."""
+        if entry.id in undone_by:
+            return f"already undone by {undone_by[entry.id].id}"
+        if not entry.undoable or (moved and entry.after is None):
+            return "its pre-image was pruned or never kept; it can't be undone"
+        pre_image = None
+        if entry.before is not None:
+            pre_image = await to_thread.run_sync(self.store.pre_image, entry.id)
+            if pre_image is None:
+                return "its pre-image is missing from the journal"
+        return self._expected(entry.after, restored), pre_image
+
+    def _guard(self, expected: FsVersion | None, current: FsVersion | None) -> FsVersion | None:
+        """The version an undo is guarded on: `current` when the store tells it apart from
+        `expected` only by what its own pre-images move (the ctime), else `expected`."""
+        if (
+            expected is not None
+            and current is not None
+            and current != expected
+            and self.store.unchanged(expected, current)
+        ):
+            return current  # the guard is the file as it is now
+        return expected
 
     def _expected(
         self, after: FsVersion | None, restored: dict[FsVersion | None, FsVersion | None]
