@@ -12,9 +12,24 @@ import time
 from typing import Any
 
 from dsh_fs.errors import FsError
-from dsh_fs.fs import FsVersion, JournalEntry
+from dsh_fs.fs import (
+    EncodedText,
+    FsChangeMeta,
+    FsChangeStart,
+    FsVersion,
+    JournalEntry,
+    line_counts,
+)
 
-__all__ = ["COUNT_LIMIT", "id_time_ns", "new_entry_id", "record_entry", "record_reason"]
+__all__ = [
+    "COUNT_LIMIT",
+    "count_lines",
+    "id_time_ns",
+    "new_entry_id",
+    "new_record",
+    "record_entry",
+    "record_reason",
+]
 
 COUNT_LIMIT = 4 * 1024 * 1024
 """Line counts are computed for content up to this size on both sides (else null)."""
@@ -34,6 +49,46 @@ def new_entry_id() -> tuple[str, str]:
     moment = moment.replace(microsecond=now % 1_000_000)
     stamp = moment.strftime("%Y%m%dT%H%M%S") + f".{moment.microsecond:06d}Z"
     return f"{stamp}-{secrets.token_hex(4)}", moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def new_record(meta: FsChangeMeta, start: FsChangeStart, rel: str, key: str) -> dict[str, Any]:
+    """The record of a change about to be published, under a fresh id (`new_entry_id`):
+    its `after` and line counts are filled in by `commit`; `rel` and `key` say where the
+    file is in the store's own terms."""
+    entry_id, moment = new_entry_id()
+    return {
+        "id": entry_id,
+        "time": moment,
+        "session": meta.session,
+        "tool": meta.tool,
+        "path": start.target.display_path,
+        "rel": rel,
+        "key": key,
+        "from": meta.source or (start.source.display_path if start.source is not None else None),
+        "source_version": start.source_version,
+        "directory": start.directory,
+        "before": start.before,
+        "after": None,
+        "added": None,
+        "removed": None,
+        "undoes": meta.undoes,
+        "mode": start.mode,
+        "size": start.size,
+    }
+
+
+def count_lines(
+    record: dict[str, Any], before: bytes | None, content: bytes | EncodedText | None
+) -> None:
+    """Fill in the record's ``added`` and ``removed`` lines (as ``git diff --numstat``) from
+    the pre-image `before` and the published `content`, when each side that exists is known
+    and at most `COUNT_LIMIT` bytes; else they stay null."""
+    if content is not None and not isinstance(content, bytes):
+        content = content.to_bytes() if content.size <= COUNT_LIMIT else None
+    known_before = record["before"] is None or (before is not None and len(before) <= COUNT_LIMIT)
+    known_after = record["after"] is None or (content is not None and len(content) <= COUNT_LIMIT)
+    if known_before and known_after:
+        record["added"], record["removed"] = line_counts(before, content)
 
 
 def id_time_ns(entry_id: str) -> int:

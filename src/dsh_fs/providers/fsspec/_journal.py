@@ -43,11 +43,17 @@ from dsh_fs.fs import (
     JournalProblem,
     JournalStore,
     JournalUsage,
-    line_counts,
     messages,
 )
 
-from .._journal_records import COUNT_LIMIT, id_time_ns, new_entry_id, record_entry, record_reason
+from .._journal_records import (
+    COUNT_LIMIT,
+    count_lines,
+    id_time_ns,
+    new_record,
+    record_entry,
+    record_reason,
+)
 from ._errors import backend_error
 from ._store import Store
 
@@ -126,31 +132,12 @@ class FsspecJournalStore(JournalStore):
     # The capture: inside the provider's critical section.
 
     def prepare(self, meta: FsChangeMeta, start: FsChangeStart) -> object:
-        entry_id, moment = new_entry_id()
         target = start.target
-        record: dict[str, Any] = {
-            "id": entry_id,
-            "time": moment,
-            "session": meta.session,
-            "tool": meta.tool,
-            "path": target.display_path,
-            "rel": self._relative(target.display_path),
-            "key": str(target.target_key),
-            "from": meta.source
-            or (start.source.display_path if start.source is not None else None),
-            "source_version": start.source_version,
-            "directory": start.directory,
-            "before": start.before,
-            "after": None,
-            "added": None,
-            "removed": None,
-            "undoes": meta.undoes,
-            "mode": start.mode,
-            "size": start.size,
-            "host": _HOST,
-            "pid": os.getpid(),
-            "started": process_started(os.getpid()),
-        }
+        record = new_record(
+            meta, start, self._relative(target.display_path), str(target.target_key)
+        )
+        record.update(host=_HOST, pid=os.getpid(), started=process_started(os.getpid()))
+        entry_id = record["id"]
         replaced = start.pre_image if isinstance(start.pre_image, FsspecReplaced) else None
         kept = False
         with _in_flight_lock:
@@ -186,13 +173,7 @@ class FsspecJournalStore(JournalStore):
             before = ticket.before
             if before is None and ticket.kept:
                 before = self.pre_image_bytes(ticket.id, COUNT_LIMIT)
-            if content is not None and not isinstance(content, bytes):
-                content = content.to_bytes() if content.size <= COUNT_LIMIT else None
-            counted = (record["before"] is None or before is not None) and (
-                after is None or (content is not None and len(content) <= COUNT_LIMIT)
-            )
-            if counted and (before is None or len(before) <= COUNT_LIMIT):
-                record["added"], record["removed"] = line_counts(before, content)
+            count_lines(record, before, content)
             with contextlib.suppress(FileExistsError):
                 self._put_new(ticket.id + ".json", record)
             self._store.discard(self._path(ticket.id + ".pending"))

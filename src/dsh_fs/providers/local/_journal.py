@@ -41,14 +41,14 @@ from dsh_fs.fs import (
     JournalProblem,
     JournalStore,
     JournalUsage,
-    line_counts,
     messages,
 )
 
 from .._journal_records import (
     COUNT_LIMIT,
+    count_lines,
     id_time_ns,
-    new_entry_id,
+    new_record,
     record_entry,
     record_reason,
 )
@@ -155,28 +155,9 @@ class LocalJournalStore(JournalStore):
     # The capture: inside the provider's critical section.
 
     def prepare(self, meta: FsChangeMeta, start: FsChangeStart) -> object:
-        entry_id, moment = new_entry_id()
         target = start.target
-        record: dict[str, Any] = {
-            "id": entry_id,
-            "time": moment,
-            "session": meta.session,
-            "tool": meta.tool,
-            "path": target.display_path,
-            "rel": self._relative(target.target_key),
-            "key": target.target_key,
-            "from": meta.source
-            or (start.source.display_path if start.source is not None else None),
-            "source_version": start.source_version,
-            "directory": start.directory,
-            "before": start.before,
-            "after": None,
-            "added": None,
-            "removed": None,
-            "undoes": meta.undoes,
-            "mode": start.mode,
-            "size": start.size,
-        }
+        record = new_record(meta, start, self._relative(target.target_key), target.target_key)
+        entry_id = record["id"]
         kept = isinstance(start.pre_image, LocalReplaced)
         record["kept"] = kept
         fd = -1
@@ -218,13 +199,7 @@ class LocalJournalStore(JournalStore):
             record = ticket.record
             record["after"] = after
             before = self.pre_image_bytes(ticket.id, COUNT_LIMIT) if ticket.kept else None
-            if content is not None and not isinstance(content, bytes):
-                content = content.to_bytes() if content.size <= COUNT_LIMIT else None
-            counted = (record["before"] is None or before is not None) and (
-                after is None or (content is not None and len(content) <= COUNT_LIMIT)
-            )
-            if counted:
-                record["added"], record["removed"] = line_counts(before, content)
+            count_lines(record, before, content)
             self._write_entry(ticket.id, record)
         except Exception:
             written = False  # the pending record stays: the next reader completes it
