@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -23,18 +22,6 @@ from dsh_fs.adapters import WorkspaceEditor, agents_tools
 from dsh_fs.workspace import Session
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture
-def root(tmp_path: Path) -> Path:
-    (tmp_path / "ws").mkdir()
-    return (tmp_path / "ws").resolve()
-
-
-@pytest.fixture
-async def session(root: Path) -> AsyncIterator[Session]:
-    async with Workspace.sandbox(root) as workspace:
-        yield workspace.session()
 
 
 _ids = iter(range(1_000_000))

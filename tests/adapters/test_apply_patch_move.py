@@ -3,29 +3,15 @@ then `move`: the same guards, a read source and never an unread destination."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 from agents.editor import ApplyPatchOperation
 
-from dsh_fs import Workspace
 from dsh_fs.adapters import WorkspaceEditor, run_apply_patch
 from dsh_fs.workspace import Session
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture
-def root(tmp_path: Path) -> Path:
-    (tmp_path / "ws").mkdir()
-    return (tmp_path / "ws").resolve()
-
-
-@pytest.fixture
-async def session(root: Path) -> AsyncIterator[Session]:
-    async with Workspace.sandbox(root) as workspace:
-        yield workspace.session()
 
 
 async def test_an_update_with_move_to_patches_then_moves_a_read_file(

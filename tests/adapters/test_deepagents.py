@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import base64
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -24,18 +23,6 @@ from ..scripted_chat import ScriptedChatModel, Step, call, say, tool_messages
 pytestmark = pytest.mark.anyio
 
 APP = "def greet():\n    return 'helo'\n"
-
-
-@pytest.fixture
-def root(tmp_path: Path) -> Path:
-    (tmp_path / "ws").mkdir()
-    return (tmp_path / "ws").resolve()
-
-
-@pytest.fixture
-async def session(root: Path) -> AsyncIterator[Session]:
-    async with Workspace.sandbox(root) as workspace:
-        yield workspace.session()
 
 
 def edit(old: str, new: str, call_id: str) -> Step:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +18,6 @@ from langgraph.graph import START, MessagesState, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.prebuilt import ToolNode, tools_condition
 
-from dsh_fs import Workspace
 from dsh_fs.adapters import SyncWorkspace, langchain_tools, openai_tools
 from dsh_fs.workspace import Session
 
@@ -29,18 +27,6 @@ from ..scripted_chat import ScriptedChatModel, Step, call, say, tool_messages
 pytestmark = pytest.mark.anyio
 
 APP = "def greet():\n    return 'helo'\n"
-
-
-@pytest.fixture
-def root(tmp_path: Path) -> Path:
-    (tmp_path / "ws").mkdir()
-    return (tmp_path / "ws").resolve()
-
-
-@pytest.fixture
-async def session(root: Path) -> AsyncIterator[Session]:
-    async with Workspace.sandbox(root) as workspace:
-        yield workspace.session()
 
 
 def graph(model: ScriptedChatModel, tools: list[BaseTool]) -> CompiledStateGraph[Any]:

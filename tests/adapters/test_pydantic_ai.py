@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -21,23 +20,10 @@ from pydantic_ai.messages import (
 )
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-from dsh_fs import Workspace
 from dsh_fs.adapters import WorkspaceToolset
 from dsh_fs.workspace import Session
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture
-def root(tmp_path: Path) -> Path:
-    (tmp_path / "ws").mkdir()
-    return (tmp_path / "ws").resolve()
-
-
-@pytest.fixture
-async def session(root: Path) -> AsyncIterator[Session]:
-    async with Workspace.sandbox(root) as workspace:
-        yield workspace.session()
 
 
 def scripted(steps: list[Any]) -> tuple[FunctionModel, list[AgentInfo]]:
