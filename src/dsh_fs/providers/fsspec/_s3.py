@@ -132,24 +132,10 @@ class S3Store(Store):
         the MD5 of the bytes, equal to the source's only when the same bytes were copied (a
         multipart source's ETag differs from its copy's: there the service's condition is
         the guard)."""
-        del data
-        bucket, key, _ = self.fs.split_path(destination)
-        source_bucket, source_key, _ = self.fs.split_path(source)
-        etag = version.removeprefix("etag:")
-        try:
-            out = self._sync(
-                self._client_call,
-                "copy_object",
-                Bucket=bucket,
-                Key=key,
-                CopySource={"Bucket": source_bucket, "Key": source_key},
-                CopySourceIfMatch=etag,
-                IfNoneMatch="*",
-            )
-        finally:
-            self.fs.invalidate_cache(destination)
-        copied = str(out["CopyObjectResult"]["ETag"])
-        if copied != etag and "-" not in etag:
+        copied = self.copy(
+            source, destination, data or b"", source_version=version, if_absent=True, if_match=None
+        )
+        if copied != version and "-" not in version:
             self.discard(destination)
             raise OSError(errno.EAGAIN, "the file was replaced while it was kept", source)
 
