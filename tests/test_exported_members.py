@@ -121,6 +121,7 @@ SURFACES: dict[str, list[str]] = {
         "apply_change",
         "apply_edit",
         "apply_edit_encoded",
+        "delete_dir_journaled",
         "line_counts",
     ],
     "dsh_fs.fs.diagnosis": [

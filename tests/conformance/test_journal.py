@@ -242,3 +242,29 @@ async def test_an_empty_made_directory_undoes_and_redoes(
     undo_entry = (await ws.journal.entries())[0]
     assert [r.result for r in await ws.journal.undo(ids=[undo_entry.id])] == ["undone"]
     assert put.outside.exists("a/b")
+
+
+async def test_an_empty_directorys_delete_is_recorded_and_undo_makes_it_again(
+    put: ProviderUnderTest, ws: Workspace
+) -> None:
+    require(put, "directories")
+    assert ws.journal is not None
+    s = ws.session(label="agent")
+    await _ok(s, "mkdir", {"path": "gone"})
+    await _ok(s, "delete", {"file_path": "gone"})
+    entry, made = await ws.journal.entries()
+    assert (entry.tool, entry.directory, entry.after, entry.undoable) == (
+        "delete",
+        True,
+        None,
+        True,
+    )
+    assert not put.outside.exists("gone")
+    assert [r.result for r in await ws.journal.undo(ids=[entry.id])] == ["undone"]
+    assert put.outside.exists("gone")
+    # The whole run: the directory made again is removed again, then the mkdir undone.
+    put.outside.write_bytes("other.txt", b"untouched\n")
+    results = await ws.journal.undo(session="agent")
+    assert [(r.id, r.result) for r in results] == [(entry.id, "refused"), (made.id, "undone")]
+    assert not put.outside.exists("gone")
+    assert put.outside.read_bytes("other.txt") == b"untouched\n"

@@ -282,7 +282,9 @@ async def test_without_a_journal_nothing_is_recorded_and_the_workspace_has_none(
 
 
 @pytest.mark.anyio
-async def test_the_delete_tool_journals_a_file_and_undo_brings_it_back(tmp_path: Path) -> None:
+async def test_the_delete_tool_journals_a_file_and_an_empty_directory_and_undo_brings_both_back(
+    tmp_path: Path,
+) -> None:
     root, store = tmp_path / "root", tmp_path / "store"
     root.mkdir()
     (root / "gone.txt").write_bytes(b"keep me\n")
@@ -294,8 +296,37 @@ async def test_the_delete_tool_journals_a_file_and_undo_brings_it_back(tmp_path:
         assert not (await s.call("delete", {"file_path": "gone.txt"})).is_error
         assert not (await s.call("delete", {"file_path": "empty"})).is_error
         entries = await ws.journal.entries()
-        assert [(e.tool, e.after) for e in entries] == [("delete", None)]
+        assert [(e.tool, e.rel, e.after, e.directory) for e in entries] == [
+            ("delete", "empty", None, True),
+            ("delete", "gone.txt", None, False),
+        ]
         assert not (root / "gone.txt").exists()
         results = await ws.journal.undo(session="agent")
-        assert [r.result for r in results] == ["undone"]
+        assert [r.result for r in results] == ["undone", "undone"]
         assert (root / "gone.txt").read_bytes() == b"keep me\n"
+        assert (root / "empty").is_dir()
+
+
+@pytest.mark.anyio
+async def test_an_earlier_undo_run_leaves_the_older_change_undoable_in_a_later_one(
+    tmp_path: Path,
+) -> None:
+    """Undoing the newest change in one run puts the file back at the older change's
+    `after` (a new inode): a later run finds it there and undoes the older change too."""
+    root, store = tmp_path / "root", tmp_path / "store"
+    root.mkdir()
+    async with Workspace.sandbox(root, journal=store) as ws:
+        assert ws.journal is not None
+        s = ws.session(label="agent")
+        assert not (await s.call("write", {"file_path": "a.txt", "content": "one\n"})).is_error
+        edited = await s.call(
+            "edit", {"file_path": "a.txt", "old_string": "one", "new_string": "2"}
+        )
+        assert not edited.is_error, edited.text
+        edit, write = await ws.journal.entries()
+        assert [r.result for r in await ws.journal.undo(ids=[edit.id])] == ["undone"]
+        assert (root / "a.txt").read_text() == "one\n"
+        results = {r.id: r for r in await ws.journal.undo(session="agent")}
+        assert results[edit.id].result == "refused"  # already undone
+        assert results[write.id].result == "undone", results[write.id].reason
+    assert not (root / "a.txt").exists()

@@ -222,11 +222,12 @@ async def _log(workspace: Workspace, args: argparse.Namespace, paths: list[str])
             f"pre-images ({_human(usage.bytes)})"
         )
         for entry in entries:
-            counts = (
-                f"+{entry.added} -{entry.removed}"
-                if entry.added is not None and entry.removed is not None
-                else "binary"
-            )
+            if entry.directory or entry.link:
+                counts = "dir" if entry.directory else "link"
+            elif entry.added is not None and entry.removed is not None:
+                counts = f"+{entry.added} -{entry.removed}"
+            else:
+                counts = "-"  # not text, too big to count, or a move (no content change)
             moved = f" (from {entry.source})" if entry.source else ""
             notes = "" if entry.undoable else "  [not undoable]"
             undoes = f"  [undoes {entry.undoes}]" if entry.undoes else ""

@@ -12,7 +12,7 @@ event and service keys) and `dsh_fs.errors`. The exact messages live in the priv
 from dsh_fs.errors import FsError, FsErrorCode
 
 from ._change import apply_change
-from ._contract import FileSystem
+from ._contract import FileSystem, delete_dir_journaled
 from ._edit import apply_edit
 from ._edit_encoded import apply_edit_encoded
 from ._encoded import EncodedText
@@ -148,5 +148,6 @@ __all__ = [
     "apply_change",
     "apply_edit",
     "apply_edit_encoded",
+    "delete_dir_journaled",
     "line_counts",
 ]

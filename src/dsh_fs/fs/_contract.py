@@ -11,10 +11,12 @@ from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager
 
+from anyio import to_thread
+
 from dsh_fs.errors import FsError, FsErrorCode
 
 from . import messages
-from ._journal import FsCapture, FsPreImage
+from ._journal import FsCapture, FsChangeStart, FsPreImage
 from ._search import FsGlobQuery, FsGrepHit, FsGrepQuery
 from ._text_stream import FsTextStream, derived_text_stream
 from ._types import (
@@ -39,7 +41,7 @@ from ._types import (
 )
 from ._walk import walk_by_listing
 
-__all__ = ["FileSystem"]
+__all__ = ["FileSystem", "delete_dir_journaled"]
 
 
 class FileSystem(ABC):
@@ -281,14 +283,17 @@ class FileSystem(ABC):
         to `destination`, creating the destination's missing parents.
 
         `expected`: None moves whatever file is there; a version moves the source file only
-        at that version (`FS_STALE_VERSION` otherwise). `replace` guards the destination as
+        at that version (`FS_STALE_VERSION` otherwise); a directory only while it is the
+        entry that version was taken of (what changed in it moves with it), a link only at
+        that version (an undo moving one back). `replace` guards the destination as
         a write's guard does: `CreateIfAbsent()` (and None) never replaces anything
         (`FS_ALREADY_EXISTS`); `ReplaceIfVersion(v)` replaces a regular file only at `v`
         (`FS_STALE_VERSION`); a directory is never replaced nor moved into.
 
-        `capture` (a journaled move, SPEC §9): a regular file's move hands it the
-        destination's replaced file (if any) and the source inside the critical section,
-        right before publication; directories and links are moved without it.
+        `capture` (a journaled move, SPEC §9): the move hands it the destination's replaced
+        file (if any) and the source inside the critical section, right before publication
+        (`FsChangeStart.directory` / `.link` for those); committed with the moved entry's
+        version. A provider may move directories without it (say so).
 
         Atomic where the backend allows (a no-replace rename), else a verified copy then a
         guarded delete of the source; a delete that then fails is `FS_IO_ERROR` saying
@@ -462,3 +467,27 @@ class FileSystem(ABC):
             ValueError: a negative `start`.
         """
         return derived_text_stream(self.stream_text(target), target, start)
+
+
+async def delete_dir_journaled(
+    fs: FileSystem, target: FsTarget, capture: FsCapture, before: FsVersion | None
+) -> None:
+    """`fs.delete_dir(target)` as a journaled change (SPEC §9): the pending record first
+    (`FsChangeStart.directory`, `before` the directory's version; an empty directory has no
+    content to keep), then the removal, committed absent or abandoned. Its undo makes the
+    directory again where nothing is then.
+
+    Raises:
+        FsError: those of `delete_dir`, and `FS_IO_ERROR` naming the journal (nothing is
+            removed then).
+    """
+    start = FsChangeStart(
+        target=target, verb="delete", before=before, pre_image=None, directory=True
+    )
+    ticket = await to_thread.run_sync(capture.prepare, start)
+    try:
+        await fs.delete_dir(target)
+    except BaseException:
+        await to_thread.run_sync(capture.abandon, ticket)
+        raise
+    await to_thread.run_sync(capture.commit, ticket, None, None)

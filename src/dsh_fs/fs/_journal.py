@@ -89,7 +89,10 @@ class FsChangeStart:
     source_version: FsVersion | None = None
     """The version the moved file had at its source."""
     directory: bool = False
-    """The change makes (or removes) a directory, not a file: `mkdir` and its undo."""
+    """The change makes, removes or moves a directory, not a file: `mkdir`, a directory's
+    `delete` or `move`, and their undos."""
+    link: bool = False
+    """The change moves a symbolic link itself (its `target` and `source` name the link)."""
 
 
 class FsCapture(ABC):
@@ -151,8 +154,10 @@ class JournalEntry:
     """A move's file version at its source before the move (what an older change of the
     source left), so undoing a chain that ends in a move finds it again."""
     directory: bool = False
-    """The change made (or removed) a directory: an undo removes it again only while it is
-    empty (or makes it again)."""
+    """The change made, removed or moved a directory: an undo removes it again only while
+    it is empty, makes it again, or moves it back."""
+    link: bool = False
+    """The change moved a symbolic link (the link itself; an undo moves it back)."""
 
     def to_json(self) -> dict[str, object]:
         """The keys of `log --json` (SPEC §9)."""

@@ -17,7 +17,6 @@ from dsh_fs.fs import (
     CreateIfAbsent,
     FileSystem,
     FsChangeMeta,
-    FsChangeStart,
     FsFileType,
     FsPreImage,
     FsTarget,
@@ -26,6 +25,7 @@ from dsh_fs.fs import (
     JournalProblem,
     JournalStore,
     JournalUsage,
+    delete_dir_journaled,
 )
 
 from ._plugin import DEFAULT_MAX_AGE_SECONDS, DEFAULT_MAX_BYTES, capture, session_label
@@ -151,10 +151,14 @@ class Journal:
         """
         entries, _ = await self.read()
         entry = _find(entries, entry_id)
-        before = await self._before_text(entry)
-        after = await self._after_text(entry, entries)
         old_name = "/dev/null" if entry.before is None else f"a/{entry.rel}"
         new_name = "/dev/null" if entry.after is None else f"b/{entry.rel}"
+        if entry.directory or entry.link:
+            what = "a directory" if entry.directory else "a symbolic link"
+            moved = f" moved from {entry.source}" if entry.source is not None else ""
+            return f"--- {old_name}\n+++ {new_name}\n({what}{moved}: no text to diff)\n"
+        before = await self._before_text(entry)
+        after = await self._after_text(entry, entries)
         if before is None or after is None:
             missing = "before" if before is None else "after"
             return (
@@ -200,15 +204,23 @@ class Journal:
         # The version a file has after an undo, for the older change it exposes again.
         restored: dict[FsVersion | None, FsVersion | None] = {}
         for undo_entry in entries:
-            if undo_entry.undoes is not None and undo_entry.undoes not in undone_by:
+            if undo_entry.undoes is not None and undo_entry.id not in undone_by:
                 original = next((e for e in entries if e.id == undo_entry.undoes), None)
                 if original is not None:
                     restored[original.before] = undo_entry.after
         owner = session_label(label)
         results: list[UndoResult] = []
         for entry in sorted(unique.values(), key=lambda e: e.id, reverse=True):
+            if entry.source is not None and (entry.directory or entry.link):
+                results.append(await self._undo_entry_move(entry, undone_by, owner, dry_run))
+                continue
             if entry.directory:
-                results.append(await self._undo_directory(entry, undone_by, owner, dry_run))
+                result, new_version = await self._undo_directory(
+                    entry, undone_by, restored, owner, dry_run
+                )
+                results.append(result)
+                if result.result == "undone" and entry.before is not None:
+                    restored[entry.before] = new_version  # a delete's undo made it again
                 continue
             if entry.source is not None:
                 result, new_version = await self._undo_move(
@@ -226,15 +238,22 @@ class Journal:
         return results
 
     async def _undo_directory(
-        self, entry: JournalEntry, undone_by: dict[str, JournalEntry], owner: str, dry_run: bool
-    ) -> UndoResult:
+        self,
+        entry: JournalEntry,
+        undone_by: dict[str, JournalEntry],
+        restored: dict[FsVersion | None, FsVersion | None],
+        owner: str,
+        dry_run: bool,
+    ) -> tuple[UndoResult, FsVersion | None]:
         """A made directory removed again, only while it is exactly as the change left it
-        (its version; the removal itself refuses a directory that is not empty); an undone
-        one made again, only where nothing is now. The undo is journaled."""
+        (its version, or the one a later change's undo made it again at; the removal itself
+        refuses a directory that is not empty); a removed one (a delete, an undone mkdir)
+        made again, only where nothing is now. The undo is journaled; returns the version
+        the directory is made again at (None otherwise)."""
 
-        def result(reason: str | None) -> UndoResult:
+        def result(reason: str | None) -> tuple[UndoResult, FsVersion | None]:
             outcome = "refused" if reason is not None else "undone"
-            return UndoResult(id=entry.id, path=entry.path, result=outcome, reason=reason)
+            return UndoResult(id=entry.id, path=entry.path, result=outcome, reason=reason), None
 
         if entry.id in undone_by:
             return result(f"already undone by {undone_by[entry.id].id}")
@@ -242,19 +261,23 @@ class Journal:
         try:
             target = await self.fs.resolve(entry.path)
             info = await self.fs.stat(target)
-            if entry.after is None:  # it undid a mkdir: make the directory again
+            if entry.after is None:  # a removal: make the directory again
                 if info is not None:
                     return result("a file exists there now")
-                if not dry_run:
-                    await self.fs.mkdir(target, capture=capture(self.store, meta))
-                return result(None)
+                if dry_run:
+                    return result(None)
+                await self.fs.mkdir(target, capture=capture(self.store, meta))
+                made = await self.fs.stat(target)
+                done, _ = result(None)
+                return done, made.version if made is not None else None
             if info is None or info.type is not FsFileType.DIRECTORY:
                 return result("the directory is gone" if info is None else "a file is there now")
-            if info.version != entry.after:
+            expected = self._expected(entry.after, restored)
+            if info.version != expected:
                 return result(await self._changed_since(entry, info.version))
             if dry_run:
                 return result(None)
-            await self._remove_directory(target, entry.after, meta)
+            await self._remove_directory(target, info.version, meta)
         except FsError as error:
             return result(error.message)
         return result(None)
@@ -264,17 +287,55 @@ class Journal:
     ) -> None:
         """Remove the empty directory `target` (at `version`), journaled as an undo: the
         pending record first, then the removal (a directory carries no content to keep)."""
-        seam = capture(self.store, meta)
-        start = FsChangeStart(
-            target=target, verb="delete", before=version, pre_image=None, directory=True
+        await delete_dir_journaled(self.fs, target, capture(self.store, meta), version)
+
+    async def _undo_entry_move(
+        self, entry: JournalEntry, undone_by: dict[str, JournalEntry], owner: str, dry_run: bool
+    ) -> UndoResult:
+        """A directory's or a link's move moved back: only while the same entry (the
+        identity its `after` names) is at the destination and nothing is at the source.
+        What changed inside a directory since moves back with it (a rename loses nothing);
+        the provider checks the identity again in its critical section. Journaled."""
+
+        def result(reason: str | None) -> UndoResult:
+            outcome = "refused" if reason is not None else "undone"
+            return UndoResult(id=entry.id, path=entry.path, result=outcome, reason=reason)
+
+        assert entry.source is not None
+        what, kind = (
+            ("directory", FsFileType.DIRECTORY) if entry.directory else ("link", FsFileType.SYMLINK)
         )
-        ticket = await to_thread.run_sync(seam.prepare, start)
+        if entry.id in undone_by:
+            return result(f"already undone by {undone_by[entry.id].id}")
+        if entry.after is None:
+            return result(f"the move left no {what} to move back; it can't be undone")
         try:
-            await self.fs.delete_dir(target)
-        except BaseException:
-            await to_thread.run_sync(seam.abandon, ticket)
-            raise
-        await to_thread.run_sync(seam.commit, ticket, None, None)
+            info = await self.fs.lstat(entry.path)
+            if info is None:
+                return result(f"the {what} is gone")
+            if info.type is not kind:
+                return result(f"a {_kind_name(info.type)} is there now, not the moved {what}")
+            if await self.fs.lstat(entry.source) is not None:
+                return result(f"a file exists at {entry.source} now")
+            if dry_run:
+                return result(None)
+            destination = await self.fs.resolve(entry.path)
+            source = await self.fs.resolve(entry.source)
+            meta = FsChangeMeta(tool="undo", session=owner, undoes=entry.id)
+            await self.fs.move(
+                destination,
+                source,
+                entry.after,
+                CreateIfAbsent(),
+                capture=capture(self.store, meta),
+            )
+        except FsError as error:
+            if error.code is FsErrorCode.STALE_VERSION:
+                return result(f"another {what} is there now (not the one this change moved)")
+            if error.code is FsErrorCode.ALREADY_EXISTS:
+                return result(f"a file exists at {entry.source} now")
+            return result(error.message)
+        return result(None)
 
     async def _undo_move(
         self,
@@ -447,6 +508,10 @@ class Journal:
             return _text(await self.fs.read_bytes(target, DIFF_LIMIT))
         except FsError:
             return None
+
+
+def _kind_name(kind: FsFileType) -> str:
+    return {FsFileType.DIRECTORY: "directory", FsFileType.SYMLINK: "link"}.get(kind, "file")
 
 
 def _text(data: bytes | None) -> str | None:

@@ -67,6 +67,7 @@ def new_record(meta: FsChangeMeta, start: FsChangeStart, rel: str, key: str) -> 
         "from": meta.source or (start.source.display_path if start.source is not None else None),
         "source_version": start.source_version,
         "directory": start.directory,
+        "link": start.link,
         "before": start.before,
         "after": None,
         "added": None,
@@ -150,6 +151,7 @@ def record_entry(record: dict[str, Any], has_pre: bool, stem: str | None = None)
         size=optional_int("size"),
         source_version=FsVersion(v) if (v := optional_text("source_version")) else None,
         directory=directory,
+        link=record.get("link") is True,
     )
 
 

@@ -25,6 +25,7 @@ from dsh_fs.fs import (
     FsFileType,
     FsIntent,
     Present,
+    delete_dir_journaled,
     messages,
 )
 from dsh_fs.runtime import (
@@ -236,13 +237,20 @@ class DeleteTool(FsTool[PathArgument, DeleteValue]):
             await fs.delete_link(target)
             return DeleteValue(path=target.display_path, type="symlink")
         if info is not None and info.type is FsFileType.DIRECTORY:
-            await fs.delete_dir(target)
+            # An empty directory's delete is journaled (undo makes it again); a link's is
+            # not (nothing is kept to recreate it).
+            capture = await capture_for(context, execution, target)
+            if capture is None:
+                await fs.delete_dir(target)
+            else:
+                now = await fs.stat(target)
+                before = now.version if now is not None else None
+                await delete_dir_journaled(fs, target, capture, before)
             return DeleteValue(path=target.display_path, type="directory")
         expected = await context.events.waterfall(
             FS_DELETE_INTENT, FsIntent(target=target, actor=execution), None
         )
-        # A file's delete is journaled (undo brings it back); a link or an empty directory
-        # carries no content to restore.
+        # A file's delete is journaled (undo brings it back from its pre-image).
         capture = await capture_for(context, execution, target)
         if capture is None:
             await fs.delete(target, expected)

@@ -192,11 +192,20 @@ class LocalManagement:
         if kind is FsFileType.OTHER:
             raise messages.not_regular_file("move", src)
         if expected is not None:
-            if kind is not FsFileType.FILE:
-                raise messages.move_stale(src)
-            self._check_version(
-                os.path.join(src_parent, src_name), src, src_fd, expected, messages.move_stale
-            )
+            if kind is FsFileType.DIRECTORY:
+                # A directory is guarded by its identity (a journal's undo moving one back):
+                # what changed in it moves with it, a rename loses nothing.
+                if not self._versions.same_entry(entry, expected):
+                    raise messages.move_stale(src)
+            elif kind is FsFileType.SYMLINK:
+                # A link never changes in place: its whole version (a new link may get the
+                # old one's inode number).
+                if self._versions.version(entry) != expected:
+                    raise messages.move_stale(src)
+            else:
+                self._check_version(
+                    os.path.join(src_parent, src_name), src, src_fd, expected, messages.move_stale
+                )
         try:
             there = os.stat(dst_name, dir_fd=dst_fd, follow_symlinks=False)
         except FileNotFoundError:
@@ -221,11 +230,12 @@ class LocalManagement:
         now = os.stat(src_name, dir_fd=src_fd, follow_symlinks=False)
         if (now.st_dev, now.st_ino) != (entry.st_dev, entry.st_ino):
             raise messages.move_stale(src)
-        # A regular file's move is journaled (directories and links are moved without).
-        journal = capture if kind is FsFileType.FILE else None
+        journal = capture
         ticket: object = None
         if journal is not None:
-            ticket = journal.prepare(self._start(source, destination, dst_fd, dst_name, there, now))
+            ticket = journal.prepare(
+                self._start(source, destination, dst_fd, dst_name, there, now, kind)
+            )
         try:
             if replacing:
                 os.rename(src_name, dst_name, src_dir_fd=src_fd, dst_dir_fd=dst_fd)
@@ -238,29 +248,29 @@ class LocalManagement:
                 journal.abandon(ticket)
             raise messages.move_exists(src, dst) from None
         except OSError as exc:
-            if exc.errno != errno.EXDEV:
+            if exc.errno != errno.EXDEV or kind is not FsFileType.FILE:
                 if journal is not None:
                     journal.abandon(ticket)
+                if exc.errno == errno.EXDEV:
+                    raise messages.move_across_filesystems(src) from exc
                 raise
-            if kind is not FsFileType.FILE:
-                raise messages.move_across_filesystems(src) from exc
             return self._copy_move(src, dst, src_at, dst_at, entry, there, journal, ticket)
         except BaseException:
             if journal is not None:
                 journal.abandon(ticket)
             raise
-        version = None
+        after = None
         try:
             sync(dst_fd)
             if src_fd != dst_fd:
                 sync(src_fd)
-            if kind is FsFileType.FILE:
-                version = self._versions.version(
-                    os.stat(dst_name, dir_fd=dst_fd, follow_symlinks=False)
-                )
+            # The moved entry as it is now (a rename moves a directory's or a link's ctime):
+            # what an undo finds it by.
+            after = self._versions.version(os.stat(dst_name, dir_fd=dst_fd, follow_symlinks=False))
         finally:
             if journal is not None:
-                journal.commit(ticket, version, None)
+                journal.commit(ticket, after, None)
+        version = after if kind is FsFileType.FILE else None
         return FsMoveOutcome(type=kind, version=version, replaced=replacing)
 
     def _start(
@@ -271,9 +281,11 @@ class LocalManagement:
         dst_name: str,
         there: os.stat_result | None,
         moved: os.stat_result,
+        kind: FsFileType,
     ) -> FsChangeStart:
-        """What the journal is told about a file's move: the destination's replaced file
-        (kept as the pre-image) and the source's version."""
+        """What the journal is told about a move: the destination's replaced file (kept as
+        the pre-image; only a file replaces one) and the source's version; a directory or
+        a link says what it is."""
         moved_version = self._versions.version(moved)
         if there is None:
             return FsChangeStart(
@@ -283,6 +295,8 @@ class LocalManagement:
                 pre_image=None,
                 source=source,
                 source_version=moved_version,
+                directory=kind is FsFileType.DIRECTORY,
+                link=kind is FsFileType.SYMLINK,
             )
         return FsChangeStart(
             target=destination,

@@ -110,6 +110,11 @@ class VersionBook:
         mtime, ctime = info.st_mtime_ns // tick * tick, info.st_ctime_ns // tick * tick
         return FsVersion(f"{info.st_dev:x}:{info.st_ino:x}:{info.st_size:x}:{mtime:x}:{ctime:x}")
 
+    def same_entry(self, info: os.stat_result, version: FsVersion) -> bool:
+        """Whether `info` is the inode `version` was taken of (its device and inode fields),
+        whatever changed in it since: a directory's or a link's identity."""
+        return version.split(":")[:2] == [f"{info.st_dev:x}", f"{info.st_ino:x}"]
+
     def is_racy(self, info: os.stat_result) -> bool:
         """Whether a version observed now could hide a later rewrite in the same tick."""
         changed = max(info.st_mtime_ns, info.st_ctime_ns)
