@@ -88,8 +88,8 @@ def discovery_rows(quick: bool = False) -> list[DiscoveryRow]:
             workload="grep rare literal, local (rg)",
             ours=ours,
             baseline=base,
-            target="≤ 1.3× rg",
-            ratio_limit=1.3,
+            target="≤ 1.2× rg",
+            ratio_limit=1.2,
             note=f"{ours.get('found')} matches",
         )
     )
@@ -99,8 +99,8 @@ def discovery_rows(quick: bool = False) -> list[DiscoveryRow]:
             workload="grep regex, local (rg)",
             ours=ours,
             baseline=base,
-            target="≤ 1.3× rg",
-            ratio_limit=1.3,
+            target="≤ 1.2× rg",
+            ratio_limit=1.2,
             note=f"{ours.get('found')} matches",
         )
     )
@@ -117,17 +117,25 @@ def discovery_rows(quick: bool = False) -> list[DiscoveryRow]:
     )
     glob = {"workload": "glob", "root": tree, "repeats": repeats}
     ours, base, in_order = _pair(glob, rounds, ("dsh-fs", "baseline", "baseline-sorted"))
-    in_order_time = statistics.median(in_order["times"])
+    found = f"{ours.get('found')} files"
     add(
         DiscoveryRow(
-            workload="glob **/*.py, local (rg)",
+            workload="glob **/*.py, local (rg), vs `rg --files --sort=modified`",
+            ours=ours,
+            baseline=in_order,
+            target="≤ 1.2× rg --files --sort=modified",
+            ratio_limit=1.2,
+            note=f"{found}; the listing that orders as glob does (newest first)",
+        )
+    )
+    add(
+        DiscoveryRow(
+            workload="glob **/*.py, local (rg), vs unsorted `rg --files`",
             ours=ours,
             baseline=base,
-            target="≤ 1.3× rg --files --glob",
-            ratio_limit=1.3,
-            note=f"{ours.get('found')} files; "
-            f"{statistics.median(ours['times']) / in_order_time:.2f}× `rg --files "
-            f"--sort=modified` ({_time(in_order_time)}), which orders as glob does",
+            target="≤ 2× rg --files --glob",
+            ratio_limit=2.0,
+            note=f"{found}; the same run of dsh-fs as the row above",
         )
     )
     ours, base = _pair({"workload": "list", "root": flat, "repeats": repeats * 2}, rounds)
