@@ -165,6 +165,27 @@ def test_deny_wins_over_protect_and_a_re_include_stays_within_its_kind() -> None
     assert rules.match(["/elsewhere/x.key"]) is None
 
 
+def test_only_a_deny_rule_hides_a_path_from_a_listing_a_walk_or_a_search() -> None:
+    rules = PathRules.compile(Rules(deny=["secret/"], protect=["*.py"]), ["/w"])
+    assert rules.denied(["/w/secret/a.txt", "/w/secret/a.txt"]) == rules.match(["/w/secret/a"])
+    assert rules.denied(["/w/app.py"]) is None  # protected: shown
+    assert rules.match(["/w/app.py"]) is not None
+    assert not rules.denies_nothing
+    protect_only = PathRules.compile(Rules(protect=["*.py"]), ["/w"])
+    assert protect_only.denies_nothing
+    assert protect_only.denied(["/w/app.py"]) is None
+
+
+async def test_with_the_default_rules_alone_every_entry_is_listed_and_found(root: Path) -> None:
+    async with Workspace.sandbox(root) as ws:  # `.git/` protected, nothing denied
+        session = ws.session()
+        listed = await session.call("list", {})
+        found = await session.call("glob", {"pattern": "**/*"})
+    assert listed.value is not None
+    assert {".git", ".env", "innocent", "sub"} <= {e["name"] for e in listed.value["entries"]}
+    assert {".env", "sub/.env.local", "app.py"} <= set(found.text.splitlines())
+
+
 @pytest.mark.parametrize(
     ("deny", "last", "decided"),
     [

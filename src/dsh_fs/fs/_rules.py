@@ -128,9 +128,28 @@ class PathRules:
         self._decided[key] = found
         return found
 
-    def _match(self, paths: tuple[str, ...]) -> RuleMatch | None:
-        relatives = [rel for path in paths for rel in self._relatives(path)]
-        for kind, rules in (("deny", self.deny), ("protect", self.protect)):
+    @property
+    def denies_nothing(self) -> bool:
+        """No deny pattern: every path exists for every tool (listings, walks and searches
+        need no filtering; only mutations are checked)."""
+        return not self.deny.patterns
+
+    def denied(self, paths: Iterable[str]) -> RuleMatch | None:
+        """The deny rule that applies to any of `paths`, if one does: `match` without the
+        protect patterns, which do not hide (what a listing or a walk asks of each child;
+        not kept, as a listing's children are seldom asked twice)."""
+        if not self.deny.patterns:
+            return None
+        return self._match(tuple(paths), kinds=("deny",))
+
+    def _match(
+        self, paths: tuple[str, ...], kinds: tuple[str, ...] = ("deny", "protect")
+    ) -> RuleMatch | None:
+        # The spelled path and the real path are mostly the same below a root: each
+        # relative path is matched once.
+        relatives = list(dict.fromkeys(rel for path in paths for rel in self._relatives(path)))
+        for kind in kinds:
+            rules = self.deny if kind == "deny" else self.protect
             for relative in relatives:
                 pattern = _match_with_parents(rules, relative)
                 if pattern is not None:

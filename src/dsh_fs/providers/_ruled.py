@@ -85,6 +85,8 @@ class RuledFileSystem(FileSystem):
         return self._rules.match((target.display_path, str(target.target_key)))
 
     def _hidden(self, target: FsTarget) -> bool:
+        if self._rules.denies_nothing:
+            return False
         found = self._match(target)
         return found is not None and found.kind == "deny"
 
@@ -115,8 +117,7 @@ class RuledFileSystem(FileSystem):
         return True
 
     def _deny_only(self, paths: tuple[str, str]) -> RuleMatch | None:
-        found = self._rules.match(paths)
-        return found if found is not None and found.kind == "deny" else None
+        return self._rules.denied(paths)
 
     # Identity: untouched.
 
@@ -178,10 +179,12 @@ class RuledFileSystem(FileSystem):
     async def list_dir(self, target: FsTarget) -> list[FsDirEntry]:
         self._read(target, "list")
         entries = await self._inner.list_dir(target)
+        if self._rules.denies_nothing:
+            return entries
         return [e for e in entries if await self._shown(target, e.name, e.type)]
 
     async def list_dir_first(self, target: FsTarget, limit: int) -> FsDirListing:
-        if self._rules.empty:
+        if self._rules.denies_nothing:  # protected paths are listed as any other
             return await self._inner.list_dir_first(target, limit)
         self._read(target, "list")
         # Counting needs every child's verdict: the whole listing, filtered.
@@ -208,7 +211,7 @@ class RuledFileSystem(FileSystem):
             return descend(path) if descend is not None else True
 
         async with self._inner.walk(root, descend=enter) as batches:
-            yield self._filtered_walk(root, batches)
+            yield batches if self._rules.denies_nothing else self._filtered_walk(root, batches)
 
     async def _filtered_walk(
         self, root: FsTarget, batches: AsyncIterator[list[FsWalkEntry]]
@@ -257,7 +260,10 @@ class RuledFileSystem(FileSystem):
     ) -> AsyncIterator[AsyncIterator[list[_T]]]:
         self._read(root, "search")
         async with inner as batches:
-            yield self._filtered_native(root, batches, path_of)
+            if self._rules.denies_nothing:
+                yield batches
+            else:
+                yield self._filtered_native(root, batches, path_of)
 
     async def _filtered_native(
         self,
