@@ -239,6 +239,25 @@ def _fmt(seconds: float) -> str:
     return f"{seconds * 1e6:.0f} µs"
 
 
+def small_read_verdict(rows: list[PeerRow], target: float = 0.8) -> str:
+    """The line judging issue 27's MCP row: dsh-fs's small read over stdio against the MCP
+    reference server's, both medians from `rows` (the same raw client), with met / not met."""
+    row = rows[0]
+    reference = row.peers.get("MCP reference server")
+    if not isinstance(reference, list):
+        return (
+            f"Small read over MCP stdio ≤ {target}× the MCP reference server: not measured "
+            f"({reference}).\n"
+        )
+    ratio = statistics.median(row.ours) / statistics.median(reference)
+    met = "met" if ratio <= target else "**not met**"
+    return (
+        f"Small read over MCP stdio (the first row): dsh-fs {_fmt(statistics.median(row.ours))}"
+        f" / the MCP reference server {_fmt(statistics.median(reference))} = {ratio:.2f}×; "
+        f"target ≤ {target}×: {met}.\n"
+    )
+
+
 def render_peers(rows: list[PeerRow]) -> str:
     """The side-by-side table: medians, and each peer's time as a multiple of dsh-fs's."""
     names = list(dict.fromkeys(name for row in rows for name in row.peers))
