@@ -125,7 +125,7 @@ def discovery_rows(quick: bool = False) -> list[DiscoveryRow]:
             baseline=in_order,
             target="≤ 1.2× rg --files --sort=modified",
             ratio_limit=1.2,
-            note=f"{found}; the listing that orders as glob does (newest first)",
+            note=f"{found}; the listing that orders as glob does (oldest first)",
         )
     )
     add(
