@@ -252,8 +252,7 @@ class Journal:
         the directory is made again at (None otherwise)."""
 
         def result(reason: str | None) -> tuple[UndoResult, FsVersion | None]:
-            outcome = "refused" if reason is not None else "undone"
-            return UndoResult(id=entry.id, path=entry.path, result=outcome, reason=reason), None
+            return _verdict(entry, reason), None
 
         if entry.id in undone_by:
             return result(f"already undone by {undone_by[entry.id].id}")
@@ -268,8 +267,7 @@ class Journal:
                     return result(None)
                 await self.fs.mkdir(target, capture=capture(self.store, meta))
                 made = await self.fs.stat(target)
-                done, _ = result(None)
-                return done, made.version if made is not None else None
+                return _verdict(entry), made.version if made is not None else None
             if info is None or info.type is not FsFileType.DIRECTORY:
                 return result("the directory is gone" if info is None else "a file is there now")
             expected = self._expected(entry.after, restored)
@@ -297,28 +295,26 @@ class Journal:
         What changed inside a directory since moves back with it (a rename loses nothing);
         the provider checks the identity again in its critical section. Journaled."""
 
-        def result(reason: str | None) -> UndoResult:
-            outcome = "refused" if reason is not None else "undone"
-            return UndoResult(id=entry.id, path=entry.path, result=outcome, reason=reason)
-
         assert entry.source is not None
         what, kind = (
             ("directory", FsFileType.DIRECTORY) if entry.directory else ("link", FsFileType.SYMLINK)
         )
         if entry.id in undone_by:
-            return result(f"already undone by {undone_by[entry.id].id}")
+            return _verdict(entry, f"already undone by {undone_by[entry.id].id}")
         if entry.after is None:
-            return result(f"the move left no {what} to move back; it can't be undone")
+            return _verdict(entry, f"the move left no {what} to move back; it can't be undone")
         try:
             info = await self.fs.lstat(entry.path)
             if info is None:
-                return result(f"the {what} is gone")
+                return _verdict(entry, f"the {what} is gone")
             if info.type is not kind:
-                return result(f"a {_kind_name(info.type)} is there now, not the moved {what}")
+                return _verdict(
+                    entry, f"a {_kind_name(info.type)} is there now, not the moved {what}"
+                )
             if await self.fs.lstat(entry.source) is not None:
-                return result(f"a file exists at {entry.source} now")
+                return _verdict(entry, f"a file exists at {entry.source} now")
             if dry_run:
-                return result(None)
+                return _verdict(entry)
             destination = await self.fs.resolve(entry.path)
             source = await self.fs.resolve(entry.source)
             meta = FsChangeMeta(tool="undo", session=owner, undoes=entry.id)
@@ -331,11 +327,13 @@ class Journal:
             )
         except FsError as error:
             if error.code is FsErrorCode.STALE_VERSION:
-                return result(f"another {what} is there now (not the one this change moved)")
+                return _verdict(
+                    entry, f"another {what} is there now (not the one this change moved)"
+                )
             if error.code is FsErrorCode.ALREADY_EXISTS:
-                return result(f"a file exists at {entry.source} now")
-            return result(error.message)
-        return result(None)
+                return _verdict(entry, f"a file exists at {entry.source} now")
+            return _verdict(entry, error.message)
+        return _verdict(entry)
 
     async def _undo_move(
         self,
@@ -350,7 +348,7 @@ class Journal:
         from its pre-image."""
 
         def refused(reason: str) -> tuple[UndoResult, FsVersion | None]:
-            return UndoResult(id=entry.id, path=entry.path, result="refused", reason=reason), None
+            return _verdict(entry, reason), None
 
         assert entry.source is not None
         ready = await self._ready(entry, undone_by, restored, moved=True)
@@ -368,7 +366,7 @@ class Journal:
             if await self.fs.stat(source) is not None:
                 return refused(f"a file exists at {entry.source} now")
             if dry_run:
-                return UndoResult(id=entry.id, path=entry.path, result="undone", reason=None), None
+                return _verdict(entry), None
             meta = FsChangeMeta(tool="undo", session=owner, undoes=entry.id)
             outcome = await self.fs.move(
                 destination, source, expected, CreateIfAbsent(), capture=capture(self.store, meta)
@@ -387,9 +385,7 @@ class Journal:
             if error.code is FsErrorCode.ALREADY_EXISTS:
                 return refused(f"a file exists at {entry.source} now")
             return refused(error.message)
-        return UndoResult(
-            id=entry.id, path=entry.path, result="undone", reason=None
-        ), outcome.version
+        return _verdict(entry), outcome.version
 
     async def _undo_one(
         self,
@@ -400,7 +396,7 @@ class Journal:
         dry_run: bool,
     ) -> tuple[UndoResult, FsVersion | None]:
         def refused(reason: str) -> tuple[UndoResult, FsVersion | None]:
-            return UndoResult(id=entry.id, path=entry.path, result="refused", reason=reason), None
+            return _verdict(entry, reason), None
 
         ready = await self._ready(entry, undone_by, restored)
         if isinstance(ready, str):
@@ -414,7 +410,7 @@ class Journal:
             if current != expected:
                 return refused(await self._changed_since(entry, current))
             if dry_run:
-                return UndoResult(id=entry.id, path=entry.path, result="undone", reason=None), None
+                return _verdict(entry), None
             meta = FsChangeMeta(tool="undo", session=owner, undoes=entry.id)
             version = await self.fs.restore(
                 target, pre_image, expected, mode=entry.mode, capture=capture(self.store, meta)
@@ -423,7 +419,7 @@ class Journal:
             if error.code in (FsErrorCode.STALE_VERSION, FsErrorCode.NOT_OBSERVED):
                 return refused(await self._changed_since(entry, None))
             return refused(error.message)
-        return UndoResult(id=entry.id, path=entry.path, result="undone", reason=None), version
+        return _verdict(entry), version
 
     async def _ready(
         self,
@@ -508,6 +504,12 @@ class Journal:
             return _text(await self.fs.read_bytes(target, DIFF_LIMIT))
         except FsError:
             return None
+
+
+def _verdict(entry: JournalEntry, reason: str | None = None) -> UndoResult:
+    """The undo of `entry`: refused for `reason`, else undone."""
+    outcome = "undone" if reason is None else "refused"
+    return UndoResult(id=entry.id, path=entry.path, result=outcome, reason=reason)
 
 
 def _kind_name(kind: FsFileType) -> str:
