@@ -53,7 +53,7 @@ from .._journal_records import (
     record_reason,
 )
 from ._io import write_all
-from ._versions import VersionBook
+from ._versions import VersionBook, same_inode
 
 __all__ = [
     "LocalJournalStore",
@@ -527,4 +527,4 @@ def _same_inode(now: FsVersion | None, before: object) -> bool:
     device and inode fields of the local version token."""
     if now is None or not isinstance(before, str):
         return now is None and before is None
-    return now.split(":")[:2] == before.split(":")[:2]
+    return same_inode(now, before)

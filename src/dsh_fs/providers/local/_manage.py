@@ -230,10 +230,9 @@ class LocalManagement:
         now = os.stat(src_name, dir_fd=src_fd, follow_symlinks=False)
         if (now.st_dev, now.st_ino) != (entry.st_dev, entry.st_ino):
             raise messages.move_stale(src)
-        journal = capture
         ticket: object = None
-        if journal is not None:
-            ticket = journal.prepare(
+        if capture is not None:
+            ticket = capture.prepare(
                 self._start(source, destination, dst_fd, dst_name, there, now, kind)
             )
         try:
@@ -244,20 +243,20 @@ class LocalManagement:
                     src_fd, src_name, dst_fd, dst_name, is_dir=kind is FsFileType.DIRECTORY
                 )
         except FileExistsError:
-            if journal is not None:
-                journal.abandon(ticket)
+            if capture is not None:
+                capture.abandon(ticket)
             raise messages.move_exists(src, dst) from None
         except OSError as exc:
             if exc.errno != errno.EXDEV or kind is not FsFileType.FILE:
-                if journal is not None:
-                    journal.abandon(ticket)
+                if capture is not None:
+                    capture.abandon(ticket)
                 if exc.errno == errno.EXDEV:
                     raise messages.move_across_filesystems(src) from exc
                 raise
-            return self._copy_move(src, dst, src_at, dst_at, entry, there, journal, ticket)
+            return self._copy_move(src, dst, src_at, dst_at, entry, there, capture, ticket)
         except BaseException:
-            if journal is not None:
-                journal.abandon(ticket)
+            if capture is not None:
+                capture.abandon(ticket)
             raise
         after = None
         try:
@@ -268,8 +267,8 @@ class LocalManagement:
             # what an undo finds it by.
             after = self._versions.version(os.stat(dst_name, dir_fd=dst_fd, follow_symlinks=False))
         finally:
-            if journal is not None:
-                journal.commit(ticket, after, None)
+            if capture is not None:
+                capture.commit(ticket, after, None)
         version = after if kind is FsFileType.FILE else None
         return FsMoveOutcome(type=kind, version=version, replaced=replacing)
 

@@ -41,6 +41,7 @@ __all__ = [
     "VersionBook",
     "digest",
     "digest_parts",
+    "same_inode",
 ]
 
 DIGEST_LIMIT = 4 * 1024 * 1024
@@ -111,9 +112,9 @@ class VersionBook:
         return FsVersion(f"{info.st_dev:x}:{info.st_ino:x}:{info.st_size:x}:{mtime:x}:{ctime:x}")
 
     def same_entry(self, info: os.stat_result, version: FsVersion) -> bool:
-        """Whether `info` is the inode `version` was taken of (its device and inode fields),
-        whatever changed in it since: a directory's or a link's identity."""
-        return version.split(":")[:2] == [f"{info.st_dev:x}", f"{info.st_ino:x}"]
+        """Whether `info` is the inode `version` was taken of, whatever changed in it since:
+        a directory's or a link's identity."""
+        return same_inode(self.version(info), version)
 
     def is_racy(self, info: os.stat_result) -> bool:
         """Whether a version observed now could hide a later rewrite in the same tick."""
@@ -157,6 +158,11 @@ class VersionBook:
         if seen is None or seen.size != info.st_size:
             return False
         return digest(content()) == seen.digest
+
+
+def same_inode(one: str, other: str) -> bool:
+    """Whether two version tokens name the same inode (their device and inode fields)."""
+    return one.split(":")[:2] == other.split(":")[:2]
 
 
 @dataclass(frozen=True, slots=True)
