@@ -20,7 +20,9 @@ import statistics
 import tempfile
 import time
 import tracemalloc
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import anyio
 
@@ -40,8 +42,31 @@ async def _calls(
     side going first alternates), so the disk's slow moments fall on both alike; returns
     {journaled: seconds} for the writes and the edits."""
     content = _text(size)
-    writes: dict[bool, list[float]] = {False: [], True: []}
-    edits: dict[bool, list[float]] = {False: [], True: []}
+    writes = await _interleaved(
+        sessions, repeat, "write", lambda n: {"file_path": "f.txt", "content": content}
+    )
+    edits = await _interleaved(
+        sessions,
+        repeat,
+        "edit",
+        lambda n: {
+            "file_path": "f.txt",
+            "old_string": f"MARKER {n}",
+            "new_string": f"MARKER {n + 1}",
+        },
+    )
+    return writes, edits
+
+
+async def _interleaved(
+    sessions: dict[bool, Session],
+    repeat: int,
+    tool: str,
+    arguments: Callable[[int], dict[str, Any]],
+) -> dict[bool, list[float]]:
+    """`repeat` calls of `tool` on each side (the `n`th with `arguments(n)`), alternating
+    side by side; {journaled: seconds}."""
+    times: dict[bool, list[float]] = {False: [], True: []}
     for n in range(repeat):
         for journaled in (n % 2 == 1, n % 2 == 0):
             # The replaced file is on disk before each call, as a file an agent changes
@@ -49,26 +74,10 @@ async def _calls(
             # pages unwritten, while the journal must make them durable (the pre-image).
             os.sync()
             start = time.perf_counter()
-            result = await sessions[journaled].call(
-                "write", {"file_path": "f.txt", "content": content}
-            )
-            writes[journaled].append(time.perf_counter() - start)
+            result = await sessions[journaled].call(tool, arguments(n))
+            times[journaled].append(time.perf_counter() - start)
             assert not result.is_error, result.text
-    for n in range(repeat):
-        for journaled in (n % 2 == 1, n % 2 == 0):
-            os.sync()
-            start = time.perf_counter()
-            result = await sessions[journaled].call(
-                "edit",
-                {
-                    "file_path": "f.txt",
-                    "old_string": f"MARKER {n}",
-                    "new_string": f"MARKER {n + 1}",
-                },
-            )
-            edits[journaled].append(time.perf_counter() - start)
-            assert not result.is_error, result.text
-    return writes, edits
+    return times
 
 
 async def _undos(ws: Workspace) -> list[float]:
