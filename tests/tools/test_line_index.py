@@ -147,3 +147,41 @@ def test_the_least_recently_used_files_go_first_when_over_budget() -> None:
     for key in keys:
         many.put(key, index_of(1))
     assert len(many) == 2
+
+
+@given(
+    text=st.text(alphabet="ab\n\r\ufeffé€😀", max_size=80),
+    cuts=st.lists(st.integers(min_value=0, max_value=80), max_size=20),
+    kept=st.integers(min_value=2, max_value=5),
+    offset=st.integers(min_value=1, max_value=14),
+    limit=st.integers(min_value=1, max_value=12),
+)
+def test_a_bounded_index_keeps_few_chunk_starts_and_still_resumes_exactly(
+    text: str, cuts: list[int], kept: int, offset: int, limit: int
+) -> None:
+    chunks = chunked(text, cuts)
+    window = LineWindow(1, 3)
+    builder = IndexBuilder(max_checkpoints=kept)
+    position = 0
+    for chunk in chunks:
+        builder.add(position, window.line, window.at_line_start)
+        window.feed(chunk)
+        position += len(chunk)
+    index = builder.build(V1, window.finish().total_lines)
+    assert index.chunks <= kept
+    assert index.chunks == min(len(chunks), kept) or index.chunks >= kept // 2
+    expected = reference_window(text, offset, limit, max_line_chars=2000, max_bytes=50 * 1024)
+    assert resume(chunks, index, offset, limit, 2000, 50 * 1024) == expected
+
+
+def test_a_full_index_keeps_every_second_chunk_start_from_then_on() -> None:
+    builder = IndexBuilder(max_checkpoints=4)
+    for number in range(9):
+        builder.add(10 * number, number + 1, True)
+    index = builder.build(V1, 9)
+    # 0-3 kept; at 4 the starts halve to 0, 2 and every second follows: 0, 2, 4, 6; at 8
+    # they halve again to 0, 4, then 8.
+    assert [index.checkpoint(line).offset for line in (1, 4, 5, 8, 9)] == [0, 0, 40, 40, 80]
+    assert index.chunks == 3
+    with pytest.raises(ValueError, match="at least 2"):
+        IndexBuilder(max_checkpoints=1)

@@ -15,7 +15,7 @@ from ._versions import VersionBook
 
 __all__ = ["RESUMED_CHUNK_SIZE", "RangedText", "stream_text_from"]
 
-RESUMED_CHUNK_SIZE = 256 * 1024
+RESUMED_CHUNK_SIZE = 64 * 1024
 """Bytes per read of a stream that starts past 0: such a stream is usually a short ranged
 read (a window from a line index), so less is decoded past what its reader needs."""
 

@@ -22,10 +22,12 @@ from ._versions import VersionBook
 
 __all__ = ["STREAM_CHUNK_SIZE", "TextChunks", "stream_text"]
 
-STREAM_CHUNK_SIZE = 1024 * 1024
-"""Bytes per `stream_text` read, into one reused buffer: smaller chunks cost more per byte in
-loop turns, larger ones fall out of the CPU caches (a decoded chunk holding non-BMP
-characters takes 4 bytes per character); `bench/results.md` has the measurements."""
+STREAM_CHUNK_SIZE = 128 * 1024
+"""Bytes per `stream_text` read, into one reused buffer. Each chunk's text is a fresh string
+(up to 4 bytes a character); at 1 MiB, glibc handed most of those strings fresh pages, and
+a 1 GB scan took over 500,000 page faults, a third of its time. At this size the freed
+strings are reused and a scan takes almost none; smaller chunks cost more per byte in loop
+turns (`bench/results.md` has the measurements)."""
 
 
 @asynccontextmanager

@@ -19,11 +19,22 @@ from dataclasses import dataclass
 
 from dsh_fs.fs import FsTargetKey, FsVersion
 
-__all__ = ["MAX_INDEXED_CHUNKS", "MAX_INDEXED_FILES", "IndexBuilder", "LineIndex", "LineIndexes"]
+__all__ = [
+    "MAX_FILE_CHECKPOINTS",
+    "MAX_INDEXED_CHUNKS",
+    "MAX_INDEXED_FILES",
+    "IndexBuilder",
+    "LineIndex",
+    "LineIndexes",
+]
 
 MAX_INDEXED_CHUNKS = 1 << 18
-"""Chunk starts a workspace keeps at most, over all files (16 bytes each: 4 MiB, enough to
-index a quarter of a terabyte of 1 MiB chunks)."""
+"""Chunk starts a workspace keeps at most, over all files (16 bytes each: 4 MiB)."""
+
+MAX_FILE_CHECKPOINTS = 1 << 14
+"""Chunk starts one index keeps at most (256 KiB): every chunk start of a file of up to
+2 GiB in 128 KiB chunks, every second one up to 4 GiB, and so on, so a file of any size is
+indexed in bounded memory."""
 
 MAX_INDEXED_FILES = 256
 """Files a workspace keeps an index for at most."""
@@ -73,16 +84,34 @@ class LineIndex:
 
 
 class IndexBuilder:
-    """Collects chunk starts while a scan streams a file from its first byte."""
+    """Collects chunk starts while a scan streams a file from its first byte, at most
+    `max_checkpoints` of them: when they would be more, every second one is dropped and
+    from then on only every second chunk start is kept (any subset of chunk starts is a
+    valid index; a sparser one only makes a resumed read decode more)."""
 
-    __slots__ = ("_keys", "_offsets")
+    __slots__ = ("_keys", "_max", "_offered", "_offsets", "_stride")
 
-    def __init__(self) -> None:
+    def __init__(self, max_checkpoints: int = MAX_FILE_CHECKPOINTS) -> None:
+        if max_checkpoints < 2:
+            raise ValueError(f"max_checkpoints must be at least 2, got {max_checkpoints}")
         self._offsets: array[int] = array("q")
         self._keys: array[int] = array("q")
+        self._max = max_checkpoints
+        self._offered = 0  # chunk starts seen so far
+        self._stride = 1  # keep the chunk starts whose number is a multiple of this
 
     def add(self, offset: int, line: int, at_line_start: bool) -> None:
         """A chunk starts at byte `offset`, inside line `line` (at its start or not)."""
+        number, self._offered = self._offered, self._offered + 1
+        if number % self._stride:
+            return
+        if len(self._offsets) == self._max:
+            # The kept starts are numbers 0, s, 2s, …: keeping every second is 0, 2s, 4s, …
+            self._offsets = self._offsets[::2]
+            self._keys = self._keys[::2]
+            self._stride *= 2
+            if number % self._stride:
+                return
         self._offsets.append(offset)
         self._keys.append(2 * line + (0 if at_line_start else 1))
 
