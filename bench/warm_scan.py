@@ -6,7 +6,10 @@ settled; a long-lived process is where a chunk's fresh string costs fresh pages.
 here reads the middle window once with the baseline and once per chunk size, in one
 process, a new workspace each time (no line index serves a read). Run:
 
-    .venv/bin/python -m bench.warm_scan [rounds]
+    .venv/bin/python -m bench.warm_scan [rounds] [file]
+
+The file is the bench's 1 GB one (mostly ASCII, some two-byte-wide characters) unless one
+is given: its text decides how wide each chunk's string is (1, 2 or 4 bytes a character).
 """
 
 from __future__ import annotations
@@ -24,8 +27,9 @@ from bench._baselines import read_window
 from bench._data import ensure_file
 from dsh_fs import Workspace
 
-CHUNK_SIZES = (1024 * 1024, 128 * 1024)
-"""The chunk size before issue 27's change, and after it."""
+CHUNK_SIZES = (1024 * 1024, 512 * 1024, 256 * 1024, 128 * 1024)
+"""The chunk size before issue 27's change (1 MiB), the one chosen (256 KiB) and its
+neighbours."""
 
 
 def _faults() -> int:
@@ -49,8 +53,7 @@ def _baseline(path: Path, offset: int) -> tuple[float, int]:
     return time.process_time() - start, _faults() - faults
 
 
-async def _run(rounds: int) -> None:
-    path = ensure_file("1GB")
+async def _run(rounds: int, path: Path) -> None:
     with path.open("rb") as f:
         total = sum(chunk.count(b"\n") for chunk in iter(lambda: f.read(1 << 20), b""))
     offset = total // 2
@@ -70,9 +73,11 @@ async def _run(rounds: int) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Run `rounds` rounds (default 4)."""
+    """Run `rounds` rounds (default 4) on `file` (default the bench's 1 GB file)."""
     args = sys.argv[1:] if argv is None else argv
-    anyio.run(_run, int(args[0]) if args else 4)
+    rounds = int(args[0]) if args else 4
+    path = Path(args[1]) if len(args) > 1 else ensure_file("1GB")
+    anyio.run(_run, rounds, path)
 
 
 if __name__ == "__main__":

@@ -22,12 +22,13 @@ from ._versions import VersionBook
 
 __all__ = ["STREAM_CHUNK_SIZE", "TextChunks", "stream_text"]
 
-STREAM_CHUNK_SIZE = 128 * 1024
+STREAM_CHUNK_SIZE = 256 * 1024
 """Bytes per `stream_text` read, into one reused buffer. Each chunk's text is a fresh string
-(up to 4 bytes a character); at 1 MiB, glibc handed most of those strings fresh pages, and
-a 1 GB scan took over 500,000 page faults, a third of its time. At this size the freed
-strings are reused and a scan takes almost none; smaller chunks cost more per byte in loop
-turns (`bench/results.md` has the measurements)."""
+(1, 2 or 4 bytes a character). At 1 MiB, glibc handed most of those strings fresh pages in
+a long-lived process: a 1 GB scan took over 500,000 page faults, a third of its CPU time.
+At this size the freed strings are reused and a scan takes almost none. Smaller chunks cost
+more in loop turns; 512 KiB measured about the same, with more faults (`python -m
+bench.warm_scan`; the measurements are in `bench/results.md`)."""
 
 
 @asynccontextmanager

@@ -33,7 +33,7 @@ MAX_INDEXED_CHUNKS = 1 << 18
 
 MAX_FILE_CHECKPOINTS = 1 << 14
 """Chunk starts one index keeps at most (256 KiB): every chunk start of a file of up to
-2 GiB in 128 KiB chunks, every second one up to 4 GiB, and so on, so a file of any size is
+4 GiB in 256 KiB chunks, every second one up to 8 GiB, and so on, so a file of any size is
 indexed in bounded memory."""
 
 MAX_INDEXED_FILES = 256
