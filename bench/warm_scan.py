@@ -23,6 +23,7 @@ from pathlib import Path
 import anyio
 
 import dsh_fs.providers.local._filesystem as local_filesystem
+from bench.__main__ import line_count
 from bench._baselines import read_window
 from bench._data import ensure_file
 from dsh_fs import Workspace
@@ -54,9 +55,7 @@ def _baseline(path: Path, offset: int) -> tuple[float, int]:
 
 
 async def _run(rounds: int, path: Path) -> None:
-    with path.open("rb") as f:
-        total = sum(chunk.count(b"\n") for chunk in iter(lambda: f.read(1 << 20), b""))
-    offset = total // 2
+    offset = line_count(path) // 2
     measured: dict[str, list[tuple[float, int]]] = {"baseline": []}
     for _ in range(rounds):
         measured["baseline"].append(_baseline(path, offset))
