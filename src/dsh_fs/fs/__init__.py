@@ -80,6 +80,7 @@ from ._types import (
     ReplaceIfVersion,
     WriteGuard,
 )
+from ._wrapper import PRIMITIVES, FenceOut, FsAccess, FsPrimitive, FsTouch, WrapperFileSystem
 
 __all__ = [
     "BEFORE_LIMIT",
@@ -93,11 +94,14 @@ __all__ = [
     "FS_MOVE_INTENT",
     "FS_OBSERVED",
     "FS_WRITE_INTENT",
+    "PRIMITIVES",
     "VCS_DIRECTORIES",
     "Absent",
     "CreateIfAbsent",
     "EncodedText",
+    "FenceOut",
     "FileSystem",
+    "FsAccess",
     "FsCapabilities",
     "FsCapture",
     "FsChangeMeta",
@@ -125,10 +129,12 @@ __all__ = [
     "FsPatchRequest",
     "FsPathInfo",
     "FsPreImage",
+    "FsPrimitive",
     "FsTarget",
     "FsTargetKey",
     "FsTextChunk",
     "FsTextStream",
+    "FsTouch",
     "FsVersion",
     "FsWalkEntry",
     "FsWriteOutcome",
@@ -144,6 +150,7 @@ __all__ = [
     "ReplaceIfVersion",
     "RuleMatch",
     "Rules",
+    "WrapperFileSystem",
     "WriteGuard",
     "apply_change",
     "apply_edit",

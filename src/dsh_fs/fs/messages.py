@@ -24,6 +24,7 @@ __all__ = [
     "edit_gone",
     "edit_not_found",
     "edit_stale",
+    "fenced_out",
     "hunk_not_found",
     "image_too_large",
     "insert_out_of_range",
@@ -511,3 +512,9 @@ def rule_protected(verb: Verb, path: str, pattern: str) -> FsError:
         f'protected by rule "{pattern}"',
         {"rule": pattern, "kind": "protect"},
     )
+
+
+def fenced_out(verb: Verb, path: str, what: str) -> FsError:
+    """A change naming a place no tool may reach (FS_SANDBOX_DENIED): `cannot write
+    "<p>": inside the change journal's store, which no tool may reach`."""
+    return _error(FsErrorCode.SANDBOX_DENIED, verb, path, f"inside {what}, which no tool may reach")

@@ -101,10 +101,7 @@ async def guarded_edit(
         FS_EDIT_INTENT, FsIntent(target=target, actor=execution), None
     )
     capture = await capture_for(context, execution, target)
-    if capture is None:
-        outcome = await fs.edit_text(target, change, expected)
-    else:
-        outcome = await fs.edit_text(target, change, expected, capture=capture)
+    outcome = await fs.edit_text(target, change, expected, capture=capture)
     observe(context, execution, target, Present(outcome.version))
     return target, outcome
 

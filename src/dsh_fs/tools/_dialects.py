@@ -341,10 +341,7 @@ class DeleteFileTool(FsTool[DeleteArguments, DeleteValue]):
             FS_DELETE_INTENT, FsIntent(target=target, actor=execution), None
         )
         capture = await capture_for(context, execution, target)
-        if capture is None:
-            await fs.delete(target, expected)
-        else:
-            await fs.delete(target, expected, capture=capture)
+        await fs.delete(target, expected, capture=capture)
         # A symbolic link is removed itself, never its target: the path now names the link's
         # own (absent) entry, and the target keeps whatever the session observed of it.
         try:

@@ -174,10 +174,7 @@ class MoveTool(FsTool[MoveArguments, MoveValue]):
             )
         guard = guard or CreateIfAbsent()
         capture = await capture_for(context, execution, destination)
-        if capture is None:
-            outcome = await fs.move(source, destination, expected, guard)
-        else:
-            outcome = await fs.move(source, destination, expected, guard, capture=capture)
+        outcome = await fs.move(source, destination, expected, guard, capture=capture)
         if outcome.type is FsFileType.FILE:
             observe(context, execution, source, Absent())
             if outcome.version is not None:
@@ -252,10 +249,7 @@ class DeleteTool(FsTool[PathArgument, DeleteValue]):
         )
         # A file's delete is journaled (undo brings it back from its pre-image).
         capture = await capture_for(context, execution, target)
-        if capture is None:
-            await fs.delete(target, expected)
-        else:
-            await fs.delete(target, expected, capture=capture)
+        await fs.delete(target, expected, capture=capture)
         observe(context, execution, target, Absent())
         return DeleteValue(path=target.display_path, type="file")
 
@@ -304,10 +298,7 @@ class MkdirTool(FsTool[PathArgument, MkdirValue]):
                 raise messages.mkdir_blocked(error.path) from error
             raise
         capture = await capture_for(context, execution, target)
-        if capture is None:
-            outcome = await fs.mkdir(target)
-        else:
-            outcome = await fs.mkdir(target, capture=capture)
+        outcome = await fs.mkdir(target, capture=capture)
         return MkdirValue(path=target.display_path, created=outcome.created)
 
     def render(self, value: MkdirValue) -> str:

@@ -62,10 +62,7 @@ class WriteTool(FsTool[WriteArguments, WriteValue]):
             FS_WRITE_INTENT, FsIntent(target=target, actor=execution), None
         )
         capture = await capture_for(context, execution, target)
-        if capture is None:
-            outcome = await fs.write_text(target, args.content, guard)
-        else:
-            outcome = await fs.write_text(target, args.content, guard, capture=capture)
+        outcome = await fs.write_text(target, args.content, guard, capture=capture)
         observe(context, execution, target, Present(outcome.version))
         return WriteValue(
             path=target.display_path,

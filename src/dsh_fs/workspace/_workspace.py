@@ -11,6 +11,7 @@ from dsh_fs.discovery import DiscoveryConfig, DiscoveryPlugin
 from dsh_fs.fs import (
     FS,
     FS_FORGET,
+    FenceOut,
     FileSystem,
     FsForget,
     FsTargetKey,
@@ -131,20 +132,39 @@ _DISCOVERY_TOOLS = ("glob", "grep", "list")
 _DEFAULT_RULES = Rules()
 """Protect ``.git/`` (SPEC §10)."""
 
+_STORE = "the change journal's store"
+
+
+def _store_places(store: JournalStore) -> tuple[str, ...]:
+    """Where no tool may reach while `store` journals: for the local store the whole store
+    directory (every root's sub-store: one root's model must not read another's history),
+    canonical; for another store its own location (a remote provider fences its storage's
+    store itself, and a root never reaches outside its URL)."""
+    from dsh_fs.providers import LocalJournalStore
+
+    if isinstance(store, LocalJournalStore):
+        return (os.path.realpath(os.path.dirname(store.location)),)
+    return (store.location,)
+
+
+def _behind(fs: FileSystem, fenced_out: tuple[str, ...], rules: PathRules | None) -> FileSystem:
+    """`fs` as every tool, dialect and adapter reaches it: the journal's store fenced out
+    (whatever the mode: `--read-anywhere` and `--full-access` included), then the path
+    rules."""
+    service = FenceOut(fs, fenced_out, _STORE) if fenced_out else fs
+    if rules is not None:
+        from dsh_fs.providers import RuledFileSystem
+
+        service = RuledFileSystem(service, rules)
+    return service
+
 
 def _compiled(rules: Rules | None, fs: FileSystem, cwd: StrPath | None) -> PathRules | None:
     """`rules` compiled against the provider's roots (a sandbox's roots, a local base, a
     remote root URL, else `cwd`), both as given and as real paths; None without rules."""
     if rules is None:
         return None
-    roots: list[str] = []
-    found = getattr(fs, "roots", None)
-    if isinstance(found, tuple):
-        roots += [str(root) for root in found]
-    for name in ("base", "root"):
-        value = getattr(fs, name, None)
-        if isinstance(value, str):
-            roots.append(value)
+    roots = list(fs.roots)
     if not roots and cwd is not None:
         roots.append(os.fspath(cwd))
     roots += [os.path.realpath(root) for root in roots if "://" not in root]
@@ -178,9 +198,14 @@ class Workspace:
         max_image_bytes: The largest image `read` returns (default 5 MiB); a larger one is
             `FS_TOO_LARGE`.
         rules: Path rules (`Rules`: denied and protected gitignore patterns, relative to
-            each root); the default protects ``.git/``. None applies no rule. The `fs`
-            service the tools use is then `fs` wrapped in a `RuledFileSystem` (`fs` itself
-            stays the provider given, unruled, for the caller's own use).
+            each root); the default protects ``.git/``. None applies no rule.
+        journal_store: The change journal's store (None: no journal); it is fenced out of
+            every tool's reach (`FenceOut`).
+        journal_config: The journal's bounds.
+
+    The workspace's `fs` is the provider given behind the journal store's fence and the
+    path rules (a `RuledFileSystem`): what every tool, dialect and adapter reads and
+    changes through, so none of them can reveal a denied file.
 
     Raises:
         ValueError: an unknown tool name, or a rule pattern that cannot be parsed.
@@ -193,6 +218,8 @@ class Workspace:
     __slots__ = (
         "_closed",
         "_disposers",
+        "_fenced_out",
+        "_provider",
         "context",
         "cwd",
         "dialects",
@@ -217,8 +244,12 @@ class Workspace:
     ) -> None:
         chosen = _chosen(tools)
         compiled = _compiled(rules, fs, cwd)
-        self.fs = fs
-        """The provider behind the `fs` service."""
+        self._provider = fs
+        self._fenced_out = _store_places(journal_store) if journal_store is not None else ()
+        service = _behind(fs, self._fenced_out, compiled)
+        self.fs: FileSystem = service
+        """The `fs` service the tools use: the provider given, behind the journal store's
+        fence and the path rules."""
         self.cwd = os.fspath(cwd) if cwd is not None else None
         """Default working directory of new sessions (None: the provider's base)."""
         self.tools = chosen
@@ -231,11 +262,6 @@ class Workspace:
         self._closed = False
         self.rules = compiled
         """The path rules the tools obey (None: none)."""
-        service = fs
-        if compiled is not None:
-            from dsh_fs.providers import RuledFileSystem
-
-            service = RuledFileSystem(fs, compiled)
         self._disposers: list[Dispose] = [self.context.provide(FS, service)]
         file_tools = tuple(name for name in chosen if name in _FILE_TOOLS)
         if file_tools:
@@ -258,8 +284,10 @@ class Workspace:
         """The change journal (entries, diff, undo), or None when not journaling."""
         if journal_store is not None:
             config = journal_config or JournalConfig()
+            # An undo changes files through the store's fence, not the path rules (it puts
+            # back what a tool changed, wherever the rules say now).
             self.journal = Journal(
-                fs,
+                FenceOut(fs, self._fenced_out, _STORE),
                 journal_store,
                 max_bytes=config.max_bytes,
                 max_age_seconds=config.max_age_seconds,
@@ -470,7 +498,7 @@ class Workspace:
         await self.aclose()
 
     def __repr__(self) -> str:
-        return f"Workspace({type(self.fs).__name__}, cwd={self.cwd!r})"
+        return f"Workspace({type(self._provider).__name__}, cwd={self.cwd!r})"
 
 
 def _prune_now(store: JournalStore, config: JournalConfig) -> None:
@@ -502,9 +530,13 @@ class Session:
     def roots(self) -> tuple[str, ...] | None:
         """The roots of this session's own fence (`set_roots`), or None when it has none
         (the workspace's provider decides)."""
-        fence = self._fence
-        roots = getattr(fence, "roots", None) if fence is not None else None
-        return roots if isinstance(roots, tuple) else None
+        return self._fence.roots if self._fence is not None else None
+
+    @property
+    def fs(self) -> FileSystem:
+        """The provider this session's tools use (its own fence, the store's fence, the
+        path rules): what an adapter reads through, never around."""
+        return self._context.get(FS)
 
     def set_roots(self, roots: Sequence[str], *, replace: bool) -> tuple[str, ...] | None:
         """Fence this session in to an MCP client's roots (SPEC §10); returns the roots now
@@ -520,21 +552,21 @@ class Session:
         `roots` are existing local directories (see `dsh_fs.mcp`'s checks of a client's
         URIs); a root that cannot be resolved any more is dropped.
         """
-        from dsh_fs.providers import RuledFileSystem, SandboxFileSystem
+        from dsh_fs.providers import SandboxFileSystem
 
-        fs = self.workspace.fs
+        workspace = self.workspace
+        fs = workspace._provider
         if not isinstance(fs, SandboxFileSystem):
             return None
         before = self._fence if isinstance(self._fence, SandboxFileSystem) else fs
         fenced = fs.narrowed(roots, replace=replace)
-        service: FileSystem = fenced
-        rules = self.workspace.rules
+        rules = workspace.rules
         if rules is not None:
             places = [*fenced.roots, *fs.roots]
             places += [os.path.realpath(place) for place in places]
-            service = RuledFileSystem(
-                fenced, PathRules.compile(rules.source, dict.fromkeys(places))
-            )
+            rules = PathRules.compile(rules.source, dict.fromkeys(places))
+        # The client's roots may contain the journal's store: it stays fenced out.
+        service = _behind(fenced, workspace._fenced_out, rules)
         self._fence = fenced
         self._context = self.workspace.context.overlay({FS: service})
         self.agent.cwd = fenced.roots[0] if fenced.roots else None

@@ -9,35 +9,17 @@ from __future__ import annotations
 import dataclasses
 import os
 import weakref
-from collections.abc import AsyncIterator, Callable, Sequence
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from typing import Literal, TypeAlias, TypeVar, get_args
+from collections.abc import Sequence
+from typing import Literal, TypeAlias, get_args
 
 from dsh_fs.errors import FsError
 from dsh_fs.fs import (
-    FileSystem,
+    FsAccess,
     FsCapabilities,
-    FsCapture,
-    FsDeleteOutcome,
-    FsDirEntry,
-    FsDirListing,
-    FsEdit,
-    FsEditOutcome,
-    FsGlobQuery,
-    FsGrepHit,
-    FsGrepQuery,
-    FsInfo,
-    FsMkdirOutcome,
-    FsMoveOutcome,
-    FsPathInfo,
-    FsPreImage,
     FsTarget,
     FsTargetKey,
-    FsTextStream,
-    FsVersion,
-    FsWalkEntry,
-    FsWriteOutcome,
-    WriteGuard,
+    FsTouch,
+    WrapperFileSystem,
     messages,
 )
 
@@ -52,8 +34,6 @@ SandboxMode: TypeAlias = Literal["read-only", "workspace-write", "full-access"]
 """What the fence allows to be mutated: nothing, the roots only, or anything."""
 
 _MODES: tuple[str, ...] = get_args(SandboxMode)
-
-_T = TypeVar("_T")
 
 
 class _Fence(LocalGuards):
@@ -113,7 +93,7 @@ class _Fence(LocalGuards):
             raise self.deny("delete", display, "outside the sandbox")
 
 
-class SandboxFileSystem(FileSystem):
+class SandboxFileSystem(WrapperFileSystem):
     """The local filesystem, fenced in to one or more root directories.
 
     Modes (what may be mutated): ``read-only`` refuses every write, edit and delete;
@@ -193,11 +173,11 @@ class SandboxFileSystem(FileSystem):
         self._fence = _Fence(tuple(canonical_root(root) for root in roots), mode, confine_reads)
         self._granularity = timestamp_granularity_ns
         self._views: weakref.WeakSet[SandboxFileSystem] = weakref.WeakSet()
+        super().__init__(
+            self._fenced_provider(self._fence.roots[0], self._fence, timestamp_granularity_ns)
+        )
         if mode == "read-only":
             self.capabilities = dataclasses.replace(self.capabilities, read_only=True)
-        self._inner = self._fenced_provider(
-            self._fence.roots[0], self._fence, timestamp_granularity_ns
-        )
 
     def _fenced_provider(
         self, base: str, guards: LocalGuards, timestamp_granularity_ns: int
@@ -271,7 +251,7 @@ class SandboxFileSystem(FileSystem):
         self._views.add(view)
         view.capabilities = self.capabilities
         base = fence.roots[0] if fence.roots else fence.given[0]
-        view._inner = view._fenced_provider(base, fence, self._granularity)
+        view.wrapped = view._fenced_provider(base, fence, self._granularity)
         return view
 
     def holds(self, key: FsTargetKey) -> bool:
@@ -292,11 +272,66 @@ class SandboxFileSystem(FileSystem):
     @property
     def inner(self) -> LocalFileSystem:
         """The fenced local provider (its own opens and publications are fenced too)."""
-        return self._inner
+        wrapped = self.wrapped
+        assert isinstance(wrapped, LocalFileSystem)
+        return wrapped
 
-    def _check_read(self, target: FsTarget, verb: messages.Verb = "read") -> None:
+    def exclude(self, path: str) -> None:
+        """Fence out the directory `path` (the journal's store): nothing below it can be
+        read, found, listed or changed through this provider, nor through the local
+        provider's own opens and publications (a link swapped in mid-call)."""
+        self._fence.excluded = (*self._fence.excluded, canonical(os.path.abspath(path)))
+        self._fence.confined = True
+
+    # -- the fence, as the hooks of `WrapperFileSystem` -------------------------------------
+
+    def where(self, path: str, cwd: str | None) -> str | None:
+        """Relative paths resolve against `cwd` below the first root (the first root given
+        while a client named none); an empty or NUL-bearing path is refused here, not left
+        to the local provider: the fence must not depend on it."""
+        _check_usable(path, cwd)
+        first = self.roots[0] if self.roots else self._fence.given[0]
+        return first if not cwd else os.path.join(first, cwd)
+
+    def check(self, access: FsAccess, target: FsTarget) -> None:
+        """Containment of each target as its primitive touches it (`PRIMITIVES`): a read of
+        what it names, a change of it (and a read first where the change reads it: an edit,
+        a version check), a change of the entry itself, or only naming it (refused when no
+        operation may touch it). The local provider re-checks what the kernel opened and
+        every directory it publishes into (`LocalGuards`): this check alone would leave the
+        window between it and the system call to a swapped link."""
+        touch = access.touch
+        if touch is FsTouch.READS:
+            # The sandbox words every refused read "read", whatever the tool (list, search).
+            if access.link:
+                self._check_link_read(target)
+            else:
+                self._check_read(target, "read")
+        elif touch is FsTouch.CHANGES:
+            self._check_write(target, access.verb)
+            if access.reads:
+                self._check_read(target, access.verb)
+        elif touch is FsTouch.ENTRY:
+            self._check_entry(target, access.verb, read=access.reads)
+        else:
+            self._check_any(target)
+
+    def _check_read(self, target: FsTarget, verb: messages.Verb) -> None:
         if not self._fence.readable(_canonical(target.target_key, verb, target.display_path)):
             raise self._fence.deny(verb, target.display_path, "outside the sandbox")
+
+    def _check_link_read(self, target: FsTarget) -> None:
+        # The local provider lstats the display path (absolute, lexically normalized): the
+        # final component is the link itself, so only its parent is followed.
+        display = target.display_path
+        head, name = os.path.split(display)
+        real = (
+            os.path.join(_canonical(head, "read", display), name)
+            if name
+            else _canonical(display, "read", display)
+        )
+        if not self._fence.readable(real):
+            raise self._fence.deny("read", display, "outside the sandbox")
 
     def _check_write(self, target: FsTarget, verb: messages.Verb) -> None:
         if self._fence.mode == "read-only":
@@ -323,244 +358,11 @@ class SandboxFileSystem(FileSystem):
         if not (self._fence.readable(real) or self._fence.writable(real)):
             raise self._fence.deny("access", target.display_path, "outside the sandbox")
 
-    def _base(self, cwd: str | None) -> str:
-        first = self.roots[0] if self.roots else self._fence.given[0]
-        return first if not cwd else os.path.join(first, cwd)
-
-    async def resolve(self, path: str, cwd: str | None = None) -> FsTarget:
-        """Resolve like the local provider, against `cwd` or else the first root.
-
-        Raises:
-            FsError: `FS_NOT_FOUND` for an empty or NUL-bearing path, and the local
-                provider's errors. Containment is checked by each primitive, not here.
-        """
-        _check_usable(path, cwd)
-        return await self._inner.resolve(path, self._base(cwd))
-
-    async def process_path(self, target: FsTarget) -> str:
-        """The canonical path of `target`; refused if no operation may touch it."""
-        self._check_any(target)
-        return await self._inner.process_path(target)
-
-    async def file_url(self, target: FsTarget) -> str:
-        """The ``file:`` URL of `target`; refused if no operation may touch it."""
-        self._check_any(target)
-        return await self._inner.file_url(target)
-
-    async def contains(self, parent: FsTarget, child: FsTarget) -> bool:
-        """Whether `child` is or lies inside `parent`; refused if either is untouchable."""
-        self._check_any(parent)
-        self._check_any(child)
-        return await self._inner.contains(parent, child)
-
-    async def stat(self, target: FsTarget) -> FsInfo | None:
-        """The local `stat`, confined like a read."""
-        self._check_read(target)
-        return await self._inner.stat(target)
-
-    async def lstat(self, path: str, cwd: str | None = None) -> FsPathInfo | None:
-        """The local `lstat`, confined like a read of the link itself (not its target)."""
-        _check_usable(path, cwd)
-        base = self._base(cwd)
-        # The local provider lstats the display path (absolute, lexically normalized): the
-        # final component is the link itself, so only its parent is followed.
-        display = (await self._inner.resolve(path, base)).display_path
-        head, name = os.path.split(display)
-        real = (
-            os.path.join(_canonical(head, "read", display), name)
-            if name
-            else _canonical(display, "read", display)
-        )
-        if not self._fence.readable(real):
-            raise self._fence.deny("read", display, "outside the sandbox")
-        return await self._inner.lstat(path, base)
-
-    async def read_text(self, target: FsTarget) -> str:
-        """The local `read_text`, confined."""
-        self._check_read(target)
-        return await self._inner.read_text(target)
-
-    def stream_text(self, target: FsTarget) -> AbstractAsyncContextManager[AsyncIterator[str]]:
-        """The local `stream_text`, confined (checked when the block is entered)."""
-        return self._stream_text(target)
-
-    @asynccontextmanager
-    async def _stream_text(self, target: FsTarget) -> AsyncIterator[AsyncIterator[str]]:
-        self._check_read(target)
-        async with self._inner.stream_text(target) as chunks:
-            yield chunks
-
-    async def read_bytes(self, target: FsTarget, max_bytes: int) -> bytes:
-        """The local `read_bytes`, confined."""
-        self._check_read(target)
-        return await self._inner.read_bytes(target, max_bytes)
-
-    async def read_head(self, target: FsTarget, size: int) -> bytes:
-        """The local `read_head`, confined."""
-        self._check_read(target)
-        return await self._inner.read_head(target, size)
-
-    async def list_dir(self, target: FsTarget) -> list[FsDirEntry]:
-        """The local `list_dir`, confined (entries are metadata of names inside it)."""
-        self._check_read(target)
-        return await self._inner.list_dir(target)
-
-    async def write_text(
-        self,
-        target: FsTarget,
-        content: str,
-        expected: WriteGuard | None = None,
-        *,
-        capture: FsCapture | None = None,
-    ) -> FsWriteOutcome:
-        """The local `write_text`, fenced by the mode; the inner provider re-checks the
-        directory it publishes into and withholds a prior text the fence may not reveal."""
-        self._check_write(target, "write")
-        return await self._inner.write_text(target, content, expected, capture=capture)
-
-    async def edit_text(
-        self,
-        target: FsTarget,
-        edit: FsEdit,
-        expected: FsVersion | None = None,
-        *,
-        capture: FsCapture | None = None,
-    ) -> FsEditOutcome:
-        """The local `edit_text`, fenced by the mode and confined like a read."""
-        self._check_write(target, "edit")
-        self._check_read(target, "edit")
-        return await self._inner.edit_text(target, edit, expected, capture=capture)
-
     async def aclose(self) -> None:
         """Close the inner provider, and those of the sandboxes `narrowed` from this one."""
         for view in list(self._views):
             await view.aclose()
-        await self._inner.aclose()
-
-    def stream_text_from(
-        self, target: FsTarget, start: int = 0
-    ) -> AbstractAsyncContextManager[FsTextStream]:
-        """The local `stream_text_from`, confined (checked when the block is entered)."""
-        return self._stream_text_from(target, start)
-
-    @asynccontextmanager
-    async def _stream_text_from(self, target: FsTarget, start: int) -> AsyncIterator[FsTextStream]:
-        self._check_read(target)
-        async with self._inner.stream_text_from(target, start) as stream:
-            yield stream
-
-    async def delete(
-        self,
-        target: FsTarget,
-        expected: FsVersion | None = None,
-        *,
-        capture: FsCapture | None = None,
-    ) -> FsDeleteOutcome:
-        """The local `delete`, fenced by the mode and confined like a read (its version check
-        reads the file); the inner provider re-checks the directory it removes from."""
-        self._check_write(target, "delete")
-        self._check_read(target, "delete")
-        return await self._inner.delete(target, expected, capture=capture)
-
-    async def restore(
-        self,
-        target: FsTarget,
-        pre_image: FsPreImage | None,
-        expected: FsVersion | None,
-        *,
-        mode: int | None = None,
-        capture: FsCapture | None = None,
-    ) -> FsVersion | None:
-        """The local `restore`, fenced like a write (and a delete): an undo lands only where
-        a tool could write, whatever its journal entry says."""
-        self._check_write(target, "write")
-        self._check_read(target, "write")
-        return await self._inner.restore(target, pre_image, expected, mode=mode, capture=capture)
-
-    def exclude(self, path: str) -> None:
-        """Fence out the directory `path` (the journal's store when it falls inside a root):
-        nothing below it can be read, found, listed or changed through this provider."""
-        self._fence.excluded = (*self._fence.excluded, canonical(os.path.abspath(path)))
-        self._fence.confined = True
-
-    async def delete_link(self, target: FsTarget) -> None:
-        """The local `delete_link`, fenced on the link's own place (it may point anywhere:
-        only the link is removed)."""
-        self._check_entry(target, "delete", read=False)
-        await self._inner.delete_link(target)
-
-    async def delete_dir(self, target: FsTarget) -> None:
-        """The local `delete_dir`, fenced on the directory's place; a root is refused."""
-        self._check_entry(target, "delete", read=False)
-        await self._inner.delete_dir(target)
-
-    async def mkdir(self, target: FsTarget, *, capture: FsCapture | None = None) -> FsMkdirOutcome:
-        """The local `mkdir`, fenced by the mode; the inner provider asks the fence about
-        every directory it creates a child in."""
-        self._check_write(target, "mkdir")
-        if capture is None:
-            return await self._inner.mkdir(target)
-        return await self._inner.mkdir(target, capture=capture)
-
-    async def move(
-        self,
-        source: FsTarget,
-        destination: FsTarget,
-        expected: FsVersion | None = None,
-        replace: WriteGuard | None = None,
-        *,
-        capture: FsCapture | None = None,
-    ) -> FsMoveOutcome:
-        """The local `move`, both places fenced (the source readable too: its version check
-        reads it; a root never moves); the inner provider asks the fence about both locked
-        directories right before the rename."""
-        self._check_entry(source, "move", read=True)
-        self._check_entry(destination, "move", read=False)
-        if capture is None:
-            return await self._inner.move(source, destination, expected, replace)
-        return await self._inner.move(source, destination, expected, replace, capture=capture)
-
-    def walk(
-        self, root: FsTarget, *, descend: Callable[[str], bool] | None = None
-    ) -> AbstractAsyncContextManager[AsyncIterator[list[FsWalkEntry]]]:
-        """The local walk, its root confined once (checked when the block is entered): the
-        walk never follows a link and lists only directories whose kernel path lies below
-        that root, so nothing outside it is ever listed."""
-        return self._fenced(root, self._inner.walk(root, descend=descend))
-
-    async def walk_target(self, root: FsTarget, path: str) -> FsTarget:
-        """The local answer; every primitive given the target checks it against the fence
-        as usual."""
-        return await self._inner.walk_target(root, path)
-
-    def native_grep(
-        self, root: FsTarget, query: FsGrepQuery
-    ) -> AbstractAsyncContextManager[AsyncIterator[list[FsGrepHit]]] | None:
-        """The local ripgrep search, its root confined; every file it reports is re-checked
-        against the fence."""
-        inner = self._inner.native_grep(root, query)
-        return None if inner is None else self._fenced(root, inner)
-
-    def native_glob(
-        self, root: FsTarget, query: FsGlobQuery
-    ) -> AbstractAsyncContextManager[AsyncIterator[list[str]]] | None:
-        """The local ripgrep file finder, its root confined; every file it reports is
-        re-checked against the fence."""
-        inner = self._inner.native_glob(root, query)
-        return None if inner is None else self._fenced(root, inner)
-
-    async def list_dir_first(self, target: FsTarget, limit: int) -> FsDirListing:
-        """The local `list_dir_first`, confined like `list_dir`."""
-        self._check_read(target)
-        return await self._inner.list_dir_first(target, limit)
-
-    @asynccontextmanager
-    async def _fenced(
-        self, root: FsTarget, inner: AbstractAsyncContextManager[_T]
-    ) -> AsyncIterator[_T]:
-        self._check_read(root)
-        async with inner as batches:
-            yield batches
+        await self.wrapped.aclose()
 
 
 def _canonical(path: str, verb: messages.Verb, display: str) -> str:
