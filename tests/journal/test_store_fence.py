@@ -238,7 +238,7 @@ async def test_a_server_without_root_whose_client_root_holds_the_store_never_rea
     from mcp_types import ListRootsResult, Root
 
     async def client_roots(context: Any) -> ListRootsResult:
-        return ListRootsResult(roots=[Root.model_construct(uri=home.as_uri())])
+        return ListRootsResult(roots=[Root.model_validate({"uri": home.as_uri()})])
 
     env = {
         **os.environ,
