@@ -119,9 +119,11 @@ SURFACES: dict[str, list[str]] = {
         "Rules",
         "WriteGuard",
         "apply_change",
+        "apply_delta",
         "apply_edit",
         "apply_edit_encoded",
         "delete_dir_journaled",
+        "forward_delta",
         "line_counts",
     ],
     "dsh_fs.fs.diagnosis": [

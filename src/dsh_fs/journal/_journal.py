@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import difflib
+import hashlib
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -188,6 +189,11 @@ class Journal:
         """Undo the selected changes, newest first, each only if its file is exactly where
         the change left it; the undos are journaled under session `label`.
 
+        A selection (`session`, `since`) puts each selected file back as it was before the
+        earliest selected change still in force (SPEC §9.1): undo entries in it are
+        skipped, and so are changes already undone, whoever undid them; run twice, it finds
+        nothing the second time. Only an explicit id may name an undo (a redo).
+
         Raises:
             KeyError: an id names no entry.
             ValueError: nothing selects the changes, or a bad `since`.
@@ -196,18 +202,17 @@ class Journal:
         if not ids and session is None and since is None:
             raise ValueError("name the changes to undo: ids, a session or a time")
         entries, _ = await self.read()
+        history = _History(entries)
         chosen = [_find(entries, entry_id) for entry_id in ids]
         if session is not None or since is not None:
-            chosen += _select(entries, session=session, since=since, paths=())
+            chosen += [
+                entry
+                for entry in _select(entries, session=session, since=since, paths=())
+                if entry.undoes is None and entry.id not in history.undone_by
+            ]
         unique = {entry.id: entry for entry in chosen}
-        undone_by = {e.undoes: e for e in entries if e.undoes is not None}
-        # The version a file has after an undo, for the older change it exposes again.
-        restored: dict[FsVersion | None, FsVersion | None] = {}
-        for undo_entry in entries:
-            if undo_entry.undoes is not None and undo_entry.id not in undone_by:
-                original = next((e for e in entries if e.id == undo_entry.undoes), None)
-                if original is not None:
-                    restored[original.before] = undo_entry.after
+        undone_by = history.undone_by
+        restored = history.restored
         owner = session_label(label)
         results: list[UndoResult] = []
         for entry in sorted(unique.values(), key=lambda e: e.id, reverse=True):
@@ -223,15 +228,13 @@ class Journal:
                     restored[entry.before] = new_version  # a delete's undo made it again
                 continue
             if entry.source is not None:
-                result, new_version = await self._undo_move(
-                    entry, undone_by, restored, owner, dry_run
-                )
+                result, new_version = await self._undo_move(entry, history, owner, dry_run)
                 if result.result == "undone" and entry.source_version is not None:
                     # The older change of the source left the file at `source_version`.
                     restored[entry.source_version] = new_version
                 results.append(result)
                 continue
-            result, new_version = await self._undo_one(entry, undone_by, restored, owner, dry_run)
+            result, new_version = await self._undo_one(entry, history, owner, dry_run)
             results.append(result)
             if result.result == "undone":
                 restored[entry.before] = new_version
@@ -270,7 +273,7 @@ class Journal:
                 return _verdict(entry), made.version if made is not None else None
             if info is None or info.type is not FsFileType.DIRECTORY:
                 return result("the directory is gone" if info is None else "a file is there now")
-            expected = self._expected(entry.after, restored)
+            expected = _expected_exactly(entry.after, restored)
             if info.version != expected:
                 return result(await self._changed_since(entry, info.version))
             if dry_run:
@@ -336,12 +339,7 @@ class Journal:
         return _verdict(entry)
 
     async def _undo_move(
-        self,
-        entry: JournalEntry,
-        undone_by: dict[str, JournalEntry],
-        restored: dict[FsVersion | None, FsVersion | None],
-        owner: str,
-        dry_run: bool,
+        self, entry: JournalEntry, history: _History, owner: str, dry_run: bool
     ) -> tuple[UndoResult, FsVersion | None]:
         """A file's move moved back (only if the destination is still exactly what the move
         left and nothing is at the source), then the file it replaced, if any, recreated
@@ -351,16 +349,17 @@ class Journal:
             return _verdict(entry, reason), None
 
         assert entry.source is not None
-        ready = await self._ready(entry, undone_by, restored, moved=True)
+        ready = await self._ready(entry, history, moved=True)
         if isinstance(ready, str):
             return refused(ready)
         expected, pre_image = ready
+        destination: FsTarget | None = None
         try:
             destination = await self.fs.resolve(entry.path)
             source = await self.fs.resolve(entry.source)
             info = await self.fs.stat(destination)
             current = info.version if info is not None else None
-            expected = self._guard(expected, current)
+            expected = await self._guard(expected, current, history)
             if current != expected:
                 return refused(await self._changed_since(entry, current))
             if await self.fs.stat(source) is not None:
@@ -381,32 +380,28 @@ class Journal:
                 )
         except FsError as error:
             if error.code in (FsErrorCode.STALE_VERSION, FsErrorCode.NOT_OBSERVED):
-                return refused(await self._changed_since(entry, None))
+                return refused(await self._changed_since(entry, await self._now(destination)))
             if error.code is FsErrorCode.ALREADY_EXISTS:
                 return refused(f"a file exists at {entry.source} now")
             return refused(error.message)
         return _verdict(entry), outcome.version
 
     async def _undo_one(
-        self,
-        entry: JournalEntry,
-        undone_by: dict[str, JournalEntry],
-        restored: dict[FsVersion | None, FsVersion | None],
-        owner: str,
-        dry_run: bool,
+        self, entry: JournalEntry, history: _History, owner: str, dry_run: bool
     ) -> tuple[UndoResult, FsVersion | None]:
         def refused(reason: str) -> tuple[UndoResult, FsVersion | None]:
             return _verdict(entry, reason), None
 
-        ready = await self._ready(entry, undone_by, restored)
+        ready = await self._ready(entry, history)
         if isinstance(ready, str):
             return refused(ready)
         expected, pre_image = ready
+        target: FsTarget | None = None
         try:
             target = await self.fs.resolve(entry.path)
             info = await self.fs.stat(target)
             current = info.version if info is not None else None
-            expected = self._guard(expected, current)
+            expected = await self._guard(expected, current, history)
             if current != expected:
                 return refused(await self._changed_since(entry, current))
             if dry_run:
@@ -417,23 +412,18 @@ class Journal:
             )
         except FsError as error:
             if error.code in (FsErrorCode.STALE_VERSION, FsErrorCode.NOT_OBSERVED):
-                return refused(await self._changed_since(entry, None))
+                return refused(await self._changed_since(entry, await self._now(target)))
             return refused(error.message)
         return _verdict(entry), version
 
     async def _ready(
-        self,
-        entry: JournalEntry,
-        undone_by: dict[str, JournalEntry],
-        restored: dict[FsVersion | None, FsVersion | None],
-        *,
-        moved: bool = False,
+        self, entry: JournalEntry, history: _History, *, moved: bool = False
     ) -> tuple[FsVersion | None, FsPreImage | None] | str:
         """What undoing `entry` starts from: the version its file should be at now and its
         pre-image (None for a change that created the file); or why it can't be undone (a
         move, `moved`, also when it left nothing to move back)."""
-        if entry.id in undone_by:
-            return f"already undone by {undone_by[entry.id].id}"
+        if entry.id in history.undone_by:
+            return f"already undone by {history.undone_by[entry.id].id}"
         if not entry.undoable or (moved and entry.after is None):
             return "its pre-image was pruned or never kept; it can't be undone"
         pre_image = None
@@ -441,45 +431,77 @@ class Journal:
             pre_image = await to_thread.run_sync(self.store.pre_image, entry.id)
             if pre_image is None:
                 return "its pre-image is missing from the journal"
-        return self._expected(entry.after, restored), pre_image
+        return await self._expected(entry, history), pre_image
 
-    def _guard(self, expected: FsVersion | None, current: FsVersion | None) -> FsVersion | None:
-        """The version an undo is guarded on: `current` when the store tells it apart from
-        `expected` only by what its own pre-images move (the ctime), else `expected`."""
-        if (
-            expected is not None
-            and current is not None
-            and current != expected
-            and self.store.unchanged(expected, current)
+    async def _guard(
+        self, expected: FsVersion | None, current: FsVersion | None, history: _History
+    ) -> FsVersion | None:
+        """The version an undo is guarded on: `current` when the store proves the file
+        there still exactly what the change that published `expected` left (content, size,
+        mode, identity: only what the journal's own pre-image links move, the ctime,
+        differs), else `expected`."""
+        if expected is None or current is None or current == expected:
+            return expected
+        publisher = history.published.get(expected)
+        if publisher is not None and await to_thread.run_sync(
+            self.store.as_published, publisher, current
         ):
             return current  # the guard is the file as it is now
         return expected
 
-    def _expected(
-        self, after: FsVersion | None, restored: dict[FsVersion | None, FsVersion | None]
-    ) -> FsVersion | None:
-        """Where the file of a change that left it at `after` should be now: there, or where
-        a later change's undo put it back (`restored`, keyed by that change's `before`)."""
+    async def _expected(self, entry: JournalEntry, history: _History) -> FsVersion | None:
+        """Where the file `entry` left at its `after` should be now: there, or where a
+        later change's undo put it back (`restored`, keyed by that change's `before`)."""
+        after, restored = entry.after, history.restored
         if after is None:
             return None
         if after in restored:
             return restored[after]
-        for before, now in restored.items():
-            if before is not None and self.store.unchanged(after, before):
-                return now
+        for later in history.entries:
+            if (
+                later.id > entry.id
+                and later.before is not None
+                and later.before in restored
+                and self.store.unchanged(after, later.before)
+                and await self._same_content(entry, later)
+            ):
+                return restored[later.before]
         return after
+
+    async def _same_content(self, entry: JournalEntry, later: JournalEntry) -> bool:
+        """Whether the file `later` replaced is exactly what `entry` published, though its
+        version moved in between (a ctime): the same mode and the same bytes, else the
+        move was a change (a chmod, a rewrite whose mtime was put back)."""
+        if entry.digest is None or entry.after_mode is None or later.mode != entry.after_mode:
+            return False
+        data = await to_thread.run_sync(self.store.pre_image_bytes, later.id, DIFF_LIMIT)
+        return data is not None and hashlib.sha256(data).hexdigest() == entry.digest
+
+    async def _now(self, target: FsTarget | None) -> FsVersion | None:
+        """The version of `target` now (None: absent, or unknown)."""
+        if target is None:
+            return None
+        try:
+            info = await self.fs.stat(target)
+        except FsError:
+            return None
+        return info.version if info is not None else None
 
     async def _changed_since(self, entry: JournalEntry, current: FsVersion | None) -> str:
         entries, _ = await self.read()
         later = [
-            e for e in entries if e.id > entry.id and e.rel == entry.rel and e.after == current
+            e for e in entries if e.id > entry.id and (e.rel == entry.rel or e.source == entry.path)
         ]
         if entry.after is None:
             base = "a file exists there now"
         else:
             base = "the file changed since" if current is not None else "the file is gone"
+        by = [e for e in later if e.after == current and e.rel == entry.rel]
+        if by:
+            return f"{base} (by {by[-1].session}, entry {by[-1].id})"
         if later:
-            return f"{base} (by {later[-1].session}, entry {later[-1].id})"
+            last = later[-1]
+            return f"{base} (last journaled by {last.session}, entry {last.id}; then outside it)"
         return f"{base} (not by a journaled change)"
 
     async def _before_text(self, entry: JournalEntry) -> str | None:
@@ -504,6 +526,55 @@ class Journal:
             return _text(await self.fs.read_bytes(target, DIFF_LIMIT))
         except FsError:
             return None
+
+
+class _History:
+    """What the entries say of each other: which changes are in force, who undid the others,
+    and where undos put files back.
+
+    Args:
+        entries: Every entry, oldest first.
+    """
+
+    def __init__(self, entries: list[JournalEntry]) -> None:
+        self.entries = entries
+        undoers: dict[str, list[JournalEntry]] = {}
+        for entry in entries:
+            if entry.undoes is not None:
+                undoers.setdefault(entry.undoes, []).append(entry)
+        # A change is in force unless an undo in force reverted it; an undo is newer than
+        # what it reverts, so newest first decides every undo before what it reverted (an
+        # undone undo is a redo: its change is in force again).
+        in_force: dict[str, bool] = {}
+        self.undone_by: dict[str, JournalEntry] = {}
+        """The id of each change no longer in force, and the undo in force that reverted it."""
+        for entry in reversed(entries):
+            reverted = [u for u in undoers.get(entry.id, ()) if in_force.get(u.id, False)]
+            in_force[entry.id] = not reverted
+            if reverted:
+                self.undone_by[entry.id] = reverted[-1]
+        by_id = {entry.id: entry for entry in entries}
+        self.restored: dict[FsVersion | None, FsVersion | None] = {}
+        """The version a file has after an undo in force, keyed by the version the undone
+        change found (the older change's `after` it exposes again)."""
+        for entry in entries:
+            if entry.undoes is not None and in_force[entry.id]:
+                original = by_id.get(entry.undoes)
+                if original is not None:
+                    self.restored[original.before] = entry.after
+        self.published: dict[FsVersion, JournalEntry] = {
+            entry.after: entry for entry in entries if entry.after is not None
+        }
+        """The change that published each version."""
+
+
+def _expected_exactly(
+    after: FsVersion | None, restored: dict[FsVersion | None, FsVersion | None]
+) -> FsVersion | None:
+    """Where a directory a change left at `after` should be now (no content to compare)."""
+    if after is None:
+        return None
+    return restored.get(after, after)
 
 
 def _verdict(entry: JournalEntry, reason: str | None = None) -> UndoResult:
