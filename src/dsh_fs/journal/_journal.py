@@ -26,6 +26,7 @@ from dsh_fs.fs import (
     JournalProblem,
     JournalStore,
     JournalUsage,
+    apply_delta,
     delete_dir_journaled,
 )
 
@@ -158,8 +159,9 @@ class Journal:
             what = "a directory" if entry.directory else "a symbolic link"
             moved = f" moved from {entry.source}" if entry.source is not None else ""
             return f"--- {old_name}\n+++ {new_name}\n({what}{moved}: no text to diff)\n"
-        before = await self._before_text(entry)
-        after = await self._after_text(entry, entries)
+        before_bytes = await self._before_bytes(entry)
+        before = _text(before_bytes)
+        after = await self._after_text(entry, entries, before_bytes)
         if before is None or after is None:
             missing = "before" if before is None else "after"
             return (
@@ -504,15 +506,24 @@ class Journal:
             return f"{base} (last journaled by {last.session}, entry {last.id}; then outside it)"
         return f"{base} (not by a journaled change)"
 
-    async def _before_text(self, entry: JournalEntry) -> str | None:
+    async def _before_bytes(self, entry: JournalEntry) -> bytes | None:
+        """The content before `entry` (empty for a create; None: not kept)."""
         if entry.before is None:
-            return ""
-        data = await to_thread.run_sync(self.store.pre_image_bytes, entry.id, DIFF_LIMIT)
-        return _text(data)
+            return b""
+        return await to_thread.run_sync(self.store.pre_image_bytes, entry.id, DIFF_LIMIT)
 
-    async def _after_text(self, entry: JournalEntry, entries: list[JournalEntry]) -> str | None:
+    async def _after_text(
+        self, entry: JournalEntry, entries: list[JournalEntry], before: bytes | None
+    ) -> str | None:
+        """The content `entry` published: its forward delta applied to the pre-image (so
+        the diff outlives the file: format-on-save, the user's edits), else the pre-image
+        of the next change that found it, else the file while still at `after`."""
         if entry.after is None:
             return ""
+        if entry.delta is not None and before is not None:
+            made = apply_delta(before, entry.delta)
+            if made is not None:
+                return _text(made)
         for later in entries:
             if later.id > entry.id and later.rel == entry.rel and later.before == entry.after:
                 data = await to_thread.run_sync(self.store.pre_image_bytes, later.id, DIFF_LIMIT)
