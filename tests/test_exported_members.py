@@ -146,6 +146,7 @@ SURFACES: dict[str, list[str]] = {
         "DEFAULT_MAX_AGE_SECONDS",
         "DEFAULT_MAX_BYTES",
         "DIFF_LIMIT",
+        "HunkResult",
         "Journal",
         "JournalConfig",
         "JournalPlugin",

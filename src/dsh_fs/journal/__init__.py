@@ -6,6 +6,7 @@ Stores live with the providers (`dsh_fs.providers.LocalJournalStore`); this pack
 I/O of its own.
 """
 
+from ._hunks import HunkResult
 from ._journal import DIFF_LIMIT, Journal, UndoResult, parse_since
 from ._plugin import (
     DEFAULT_MAX_AGE_SECONDS,
@@ -19,6 +20,7 @@ __all__ = [
     "DEFAULT_MAX_AGE_SECONDS",
     "DEFAULT_MAX_BYTES",
     "DIFF_LIMIT",
+    "HunkResult",
     "Journal",
     "JournalConfig",
     "JournalPlugin",

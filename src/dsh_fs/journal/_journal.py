@@ -26,10 +26,13 @@ from dsh_fs.fs import (
     JournalProblem,
     JournalStore,
     JournalUsage,
+    ReplaceIfVersion,
     apply_delta,
     delete_dir_journaled,
 )
 
+from . import _hunks
+from ._hunks import HunkResult
 from ._plugin import DEFAULT_MAX_AGE_SECONDS, DEFAULT_MAX_BYTES, capture, session_label
 
 __all__ = ["DIFF_LIMIT", "Journal", "UndoResult", "parse_since"]
@@ -49,10 +52,21 @@ class UndoResult:
     path: str
     result: str
     reason: str | None
+    hunks: tuple[HunkResult, ...] | None = None
+    """For a revert by hunk, what became of each hunk asked for (None otherwise)."""
 
     def to_json(self) -> dict[str, object]:
-        """``{id, path, result, reason}``."""
-        return {"id": self.id, "path": self.path, "result": self.result, "reason": self.reason}
+        """``{id, path, result, reason}``, and ``hunks: [{n, result, reason}]`` for a revert
+        by hunk."""
+        item: dict[str, object] = {
+            "id": self.id,
+            "path": self.path,
+            "result": self.result,
+            "reason": self.reason,
+        }
+        if self.hunks is not None:
+            item["hunks"] = [hunk.to_json() for hunk in self.hunks]
+        return item
 
 
 def parse_since(text: str, now: dt.datetime | None = None) -> str:
@@ -187,9 +201,17 @@ class Journal:
         since: str | None = None,
         dry_run: bool = False,
         label: str = "api",
+        hunks: Iterable[int] = (),
+        merge: bool = False,
     ) -> list[UndoResult]:
         """Undo the selected changes, newest first, each only if its file is exactly where
         the change left it; the undos are journaled under session `label`.
+
+        `hunks` (numbers from 1, in `diff`'s order) or `merge` (every hunk) revert one text
+        change named by id hunk by hunk in a file that changed since (SPEC §9.1): a hunk is
+        reverted only where the lines the change wrote are still exactly there with their
+        context, found once; the others are refused and kept. The result is published
+        guarded by the file's version now and journaled as an undo of the change.
 
         A selection (`session`, `since`) puts each selected file back as it was before the
         earliest selected change still in force (SPEC §9.1): undo entries in it are
@@ -201,11 +223,17 @@ class Journal:
             ValueError: nothing selects the changes, or a bad `since`.
         """
         ids = list(ids)
+        numbers = sorted(set(hunks))
         if not ids and session is None and since is None:
             raise ValueError("name the changes to undo: ids, a session or a time")
+        if (numbers or merge) and (len(ids) != 1 or session is not None or since is not None):
+            raise ValueError("a revert by hunk names one change, by its id")
         entries, _ = await self.read()
         history = _History(entries)
         chosen = [_find(entries, entry_id) for entry_id in ids]
+        if numbers or merge:
+            owner = session_label(label)
+            return [await self._revert_hunks(chosen[0], history, owner, numbers, dry_run)]
         if session is not None or since is not None:
             chosen += [
                 entry
@@ -241,6 +269,82 @@ class Journal:
             if result.result == "undone":
                 restored[entry.before] = new_version
         return results
+
+    async def _revert_hunks(
+        self,
+        entry: JournalEntry,
+        history: _History,
+        owner: str,
+        numbers: list[int],
+        dry_run: bool,
+    ) -> UndoResult:
+        """The hunks `numbers` of `entry` (every hunk when empty) reverted in its file as it
+        is now; the file published guarded by the version read, journaled as an undo.
+
+        Raises:
+            ValueError: a hunk number the change does not have.
+        """
+
+        def refused(reason: str, done: list[HunkResult] | None = None) -> UndoResult:
+            return UndoResult(
+                id=entry.id,
+                path=entry.path,
+                result="refused",
+                reason=reason,
+                hunks=tuple(done) if done is not None else (),
+            )
+
+        if entry.id in history.undone_by:
+            return refused(f"already undone by {history.undone_by[entry.id].id}")
+        if entry.directory or entry.link or entry.source is not None or entry.after is None:
+            return refused("only a change of a file's text has hunks; undo it whole")
+        before_bytes = await self._before_bytes(entry)
+        before = _text(before_bytes)
+        after = await self._after_text(entry, history.entries, before_bytes)
+        if before is None or after is None:
+            return refused("the text of this change is no longer kept, or is not text")
+        found = _hunks.hunks(before.splitlines(keepends=True), after.splitlines(keepends=True))
+        wanted = numbers or [hunk.n for hunk in found]
+        unknown = [n for n in wanted if not 1 <= n <= len(found)]
+        if unknown:
+            raise ValueError(
+                f"change {entry.id} has {len(found)} hunk{'s' if len(found) != 1 else ''}; "
+                f"no hunk {unknown[0]}"
+            )
+        target: FsTarget | None = None
+        try:
+            target = await self.fs.resolve(entry.path)
+            info = await self.fs.stat(target)
+            if info is None:
+                return refused("the file is gone")
+            current = _text(await self.fs.read_bytes(target, DIFF_LIMIT))
+            if current is None:
+                return refused("the file is not text now")
+            lines, done = _hunks.revert(
+                current.splitlines(keepends=True), [found[n - 1] for n in wanted]
+            )
+            if not any(hunk.result == "reverted" for hunk in done):
+                return refused("no hunk could be reverted", done)
+            if dry_run:
+                return UndoResult(
+                    id=entry.id, path=entry.path, result="undone", reason=None, hunks=tuple(done)
+                )
+            meta = FsChangeMeta(tool="undo", session=owner, undoes=entry.id)
+            # The version read before the content: a change in between (or during the
+            # write) fails the guard and refuses the whole revert.
+            await self.fs.write_text(
+                target,
+                "".join(lines),
+                ReplaceIfVersion(info.version),
+                capture=capture(self.store, meta),
+            )
+        except FsError as error:
+            if error.code in (FsErrorCode.STALE_VERSION, FsErrorCode.NOT_OBSERVED):
+                return refused(await self._changed_since(entry, await self._now(target)))
+            return refused(error.message)
+        return UndoResult(
+            id=entry.id, path=entry.path, result="undone", reason=None, hunks=tuple(done)
+        )
 
     async def _undo_directory(
         self,
