@@ -137,9 +137,29 @@ def add_journal_commands(commands: argparse._SubParsersAction) -> None:  # type:
     undo.add_argument("--session", help="every change of this session")
     undo.add_argument("--since", help="every change since TIME (RFC 3339, or 10m, 2h, 1d)")
     undo.add_argument(
+        "--hunk",
+        action="append",
+        type=int,
+        default=[],
+        metavar="N",
+        help="revert only hunk N of change ID (from 1, as 'dsh-fs diff' numbers them; "
+        "repeatable), in the file as it is now",
+    )
+    undo.add_argument(
+        "--merge",
+        action="store_true",
+        help="revert every hunk of change ID that is still as the change left it; the file "
+        "keeps the others (each refused with the reason)",
+    )
+    undo.add_argument(
         "--dry-run", action="store_true", help="say what would happen; change nothing"
     )
-    undo.add_argument("--json", action="store_true", help="[{id, path, result, reason}]")
+    undo.add_argument(
+        "--json",
+        action="store_true",
+        help="[{id, path, result, reason}] (and hunks: [{n, result, reason}] with --hunk or "
+        "--merge)",
+    )
     add_journal_options(undo, switch=False)
 
     journal = commands.add_parser("journal", help="maintain the journal store")
@@ -187,12 +207,18 @@ def run_journal(args: argparse.Namespace) -> int:
             raise JournalUsageError(
                 "dsh-fs undo: name the changes to undo: IDs, --session S or --since TIME"
             )
+        if (args.hunk or args.merge) and (
+            len(args.ids) != 1 or args.session is not None or args.since is not None
+        ):
+            raise JournalUsageError(
+                "dsh-fs undo: --hunk and --merge revert one change: name its ID"
+            )
         return anyio.run(_undo, _workspace(args.root, args), args)
     return anyio.run(_prune, _workspace(args.root, args))
 
 
 async def _log(workspace: Workspace, args: argparse.Namespace, paths: list[str]) -> int:
-    from dsh_fs.journal import parse_since
+    from dsh_fs.journal import parse_since, printable
 
     async with workspace:
         journal = workspace.journal
@@ -207,7 +233,9 @@ async def _log(workspace: Workspace, args: argparse.Namespace, paths: list[str])
         _, problems = await journal.read()
         for problem in problems:
             print(
-                f"dsh-fs log: unreadable record {problem.name}: {problem.reason}", file=sys.stderr
+                f"dsh-fs log: unreadable record {printable(problem.name)}: "
+                f"{printable(problem.reason)}",
+                file=sys.stderr,
             )
         if args.json:
             print(json.dumps([entry.to_json() for entry in entries], indent=2))
@@ -228,12 +256,13 @@ async def _log(workspace: Workspace, args: argparse.Namespace, paths: list[str])
                 counts = f"+{entry.added} -{entry.removed}"
             else:
                 counts = "-"  # not text, too big to count, or a move (no content change)
-            moved = f" (from {entry.source})" if entry.source else ""
+            moved = f" (from {printable(entry.source)})" if entry.source else ""
             notes = "" if entry.undoable else "  [not undoable]"
-            undoes = f"  [undoes {entry.undoes}]" if entry.undoes else ""
+            undoes = f"  [undoes {printable(entry.undoes)}]" if entry.undoes else ""
             print(
-                f"{entry.id}  {entry.time[:19]}Z  {entry.session}  {entry.tool:<6} "
-                f"{counts:>9}  {entry.rel}{moved}{undoes}{notes}"
+                f"{printable(entry.id)}  {printable(entry.time[:19])}Z  "
+                f"{printable(entry.session)}  {printable(entry.tool):<6} "
+                f"{counts:>9}  {printable(entry.rel)}{moved}{undoes}{notes}"
             )
         return 0
 
@@ -251,17 +280,26 @@ async def _diff(workspace: Workspace, args: argparse.Namespace) -> int:
         assert journal is not None
         try:
             sys.stdout.write(await journal.diff(args.id))
-        except KeyError:
-            print(
-                f"dsh-fs diff: no change {args.id!r} is recorded for {workspace.cwd}",
-                file=sys.stderr,
-            )
+        except KeyError as exc:
+            print(_no_such("diff", exc, workspace), file=sys.stderr)
             return 2
         return 0
 
 
+def _no_such(command: str, exc: KeyError, workspace: Workspace) -> str:
+    """The line for an id that names no entry (or too many)."""
+    from dsh_fs.journal import printable
+
+    if len(exc.args) > 1:
+        return f"dsh-fs {command}: {printable(str(exc.args[1]))}"
+    return (
+        f"dsh-fs {command}: no change {printable(repr(exc.args[0]))} is recorded for "
+        f"{printable(str(workspace.cwd))}"
+    )
+
+
 async def _undo(workspace: Workspace, args: argparse.Namespace) -> int:
-    from dsh_fs.journal import parse_since
+    from dsh_fs.journal import parse_since, printable
 
     async with workspace:
         journal = workspace.journal
@@ -278,22 +316,34 @@ async def _undo(workspace: Workspace, args: argparse.Namespace) -> int:
                 since=args.since,
                 dry_run=args.dry_run,
                 label="cli",
+                hunks=args.hunk,
+                merge=args.merge,
             )
         except KeyError as exc:
-            print(
-                f"dsh-fs undo: no change {exc.args[0]!r} is recorded for {workspace.cwd}",
-                file=sys.stderr,
-            )
+            print(_no_such("undo", exc, workspace), file=sys.stderr)
             return 2
+        except ValueError as exc:
+            raise JournalUsageError(f"dsh-fs undo: {exc}") from exc
         if args.json:
             print(json.dumps([result.to_json() for result in results], indent=2))
         elif not results:
             print("Nothing to undo.")
         for result in results if not args.json else ():
             verb = "would undo" if args.dry_run and result.result == "undone" else result.result
-            reason = f": {result.reason}" if result.reason else ""
-            print(f"{verb} {result.id} {result.path}{reason}")
-        return 1 if any(result.result == "refused" for result in results) else 0
+            reason = f": {printable(result.reason)}" if result.reason else ""
+            print(f"{verb} {result.id} {printable(result.path)}{reason}")
+            for hunk in result.hunks or ():
+                outcome = hunk.result
+                if args.dry_run and outcome == "reverted":
+                    outcome = "would revert"
+                why = f": {printable(hunk.reason)}" if hunk.reason else ""
+                print(f"  hunk {hunk.n}: {outcome}{why}")
+        refused = any(
+            result.result == "refused"
+            or any(hunk.result == "refused" for hunk in result.hunks or ())
+            for result in results
+        )
+        return 1 if refused else 0
 
 
 async def _prune(workspace: Workspace) -> int:

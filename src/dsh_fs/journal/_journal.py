@@ -14,7 +14,6 @@ from anyio import to_thread
 
 from dsh_fs.errors import FsError, FsErrorCode
 from dsh_fs.fs import (
-    ENTRY_ID,
     CreateIfAbsent,
     FileSystem,
     FsChangeMeta,
@@ -35,10 +34,13 @@ from . import _hunks
 from ._hunks import HunkResult
 from ._plugin import DEFAULT_MAX_AGE_SECONDS, DEFAULT_MAX_BYTES, capture, session_label
 
-__all__ = ["DIFF_LIMIT", "Journal", "UndoResult", "parse_since"]
+__all__ = ["DIFF_LIMIT", "SHORT_ID", "Journal", "UndoResult", "parse_since", "printable"]
 
 DIFF_LIMIT = 16 * 1024 * 1024
 """The largest side a `diff` shows (bigger: a line saying so)."""
+
+SHORT_ID = 8
+"""The fewest characters of an id that name an entry (a unique prefix)."""
 
 _DURATION = re.compile(r"\A([0-9]+)([smhd])\Z")
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
@@ -167,11 +169,12 @@ class Journal:
         """
         entries, _ = await self.read()
         entry = _find(entries, entry_id)
-        old_name = "/dev/null" if entry.before is None else f"a/{entry.rel}"
-        new_name = "/dev/null" if entry.after is None else f"b/{entry.rel}"
+        rel = printable(entry.rel)
+        old_name = "/dev/null" if entry.before is None else f"a/{rel}"
+        new_name = "/dev/null" if entry.after is None else f"b/{rel}"
         if entry.directory or entry.link:
             what = "a directory" if entry.directory else "a symbolic link"
-            moved = f" moved from {entry.source}" if entry.source is not None else ""
+            moved = f" moved from {printable(entry.source)}" if entry.source is not None else ""
             return f"--- {old_name}\n+++ {new_name}\n({what}{moved}: no text to diff)\n"
         before_bytes = await self._before_bytes(entry)
         before = _text(before_bytes)
@@ -712,13 +715,50 @@ def _text(data: bytes | None) -> str | None:
 
 
 def _find(entries: list[JournalEntry], entry_id: str) -> JournalEntry:
-    matches = [entry for entry in entries if entry.id.startswith(entry_id)] if entry_id else []
-    if len(matches) == 1 and (ENTRY_ID.match(entry_id) or len(entry_id) >= 8):
-        return matches[0]
-    exact = [entry for entry in matches if entry.id == entry_id]
+    """The entry `entry_id` names: its whole id, or a unique prefix of at least 8
+    characters.
+
+    Raises:
+        KeyError: none; with a second argument saying why when the prefix is too short or
+            names several entries.
+    """
+    exact = [entry for entry in entries if entry.id == entry_id]
     if exact:
         return exact[0]
+    matches = [entry for entry in entries if entry.id.startswith(entry_id)] if entry_id else []
+    if matches and len(entry_id) < SHORT_ID:
+        raise KeyError(
+            entry_id, f"{entry_id!r} is too short: give at least {SHORT_ID} characters of an id"
+        )
+    if len(matches) > 1:
+        shown = ", ".join(entry.id for entry in matches[:3])
+        more = ", …" if len(matches) > 3 else ""
+        raise KeyError(
+            entry_id,
+            f"{entry_id!r} names {len(matches)} changes ({shown}{more}): give more of the id",
+        )
+    if matches:
+        return matches[0]
     raise KeyError(entry_id)
+
+
+_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def printable(text: str) -> str:
+    """`text` safe to print on a line of its own (SPEC §9.1): control characters and line
+    breaks escaped (``\\n``, ``\\x1b``, ``\\u2028``), so no file or client name can forge a
+    line or reach the terminal."""
+
+    def escape(match: re.Match[str]) -> str:
+        char = match.group()
+        if char in _NAMED:
+            return _NAMED[char]
+        code = ord(char)
+        return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
+
+    return _UNSAFE.sub(escape, text)
 
 
 def _select(
