@@ -174,3 +174,55 @@ async def test_undo_since_run_twice_finds_nothing_the_second_time(
     assert (again.returncode, again.stdout) == (0, "Nothing to undo.\n")
     assert (root / "a.txt").read_text() == "mine\n"
     assert not (root / "b.txt").exists()
+
+
+@pytest.mark.anyio
+async def test_every_root_of_a_server_with_several_can_be_listed_and_undone_on_its_own(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    one, two, store = tmp_path / "one", tmp_path / "two", tmp_path / "j"
+    one.mkdir()
+    two.mkdir()
+    async with Workspace.sandbox(one, two, journal=store) as ws:  # as `dsh-fs mcp one two`
+        s = ws.session(label="agent")
+        assert not (
+            await s.call("write", {"file_path": str(one / "a.txt"), "content": "1\n"})
+        ).is_error
+        assert not (
+            await s.call("write", {"file_path": str(two / "b.txt"), "content": "2\n"})
+        ).is_error
+    both = _cli("log", str(one), str(two), "--journal", str(store), "--json", env=env)
+    assert [Path(e["path"]).name for e in json.loads(both.stdout)] == ["b.txt", "a.txt"]
+    alone = _cli("log", str(two), "--journal", str(store), env=env)
+    assert alone.returncode == 0, alone.stderr
+    (line,) = alone.stdout.splitlines()[1:]
+    assert line.endswith("  b.txt")
+    undo = _cli("undo", str(two), "--session", "agent", "--journal", str(store), env=env)
+    assert undo.returncode == 0, undo.stdout + undo.stderr
+    assert not (two / "b.txt").exists()
+    assert (one / "a.txt").exists()
+
+
+@pytest.mark.anyio
+async def test_changes_made_under_a_clients_roots_are_undone_with_those_roots_named(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    started, client, store = tmp_path / "started-in", tmp_path / "client", tmp_path / "j"
+    started.mkdir()
+    client.mkdir()
+    (client / "c.txt").write_text("mine\n")
+    # A server with no ROOT (started in `started`) whose client's roots are the fence.
+    async with Workspace.sandbox(started, journal=store) as ws:
+        s = ws.session(label="claude")
+        s.set_roots([str(client)], replace=True)
+        await s.call("read", {"file_path": str(client / "c.txt")})
+        written = await s.call("write", {"file_path": str(client / "c.txt"), "content": "x\n"})
+        assert not written.is_error, written.text
+    log = _cli("log", str(client), "--journal", str(store), "--json", env=env)
+    (entry,) = json.loads(log.stdout)
+    assert entry["path"] == str(client / "c.txt")
+    diff = _cli("diff", str(client), entry["id"], "--journal", str(store), env=env)
+    assert "-mine" in diff.stdout
+    undo = _cli("undo", str(client), "--session", "claude", "--journal", str(store), env=env)
+    assert undo.returncode == 0, undo.stdout + undo.stderr
+    assert (client / "c.txt").read_text() == "mine\n"

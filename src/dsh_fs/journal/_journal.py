@@ -206,6 +206,7 @@ class Journal:
         label: str = "api",
         hunks: Iterable[int] = (),
         merge: bool = False,
+        paths: Sequence[str] = (),
     ) -> list[UndoResult]:
         """Undo the selected changes, newest first, each only if its file is exactly where
         the change left it; the undos are journaled under session `label`.
@@ -215,6 +216,8 @@ class Journal:
         reverted only where the lines the change wrote are still exactly there with their
         context, found once; the others are refused and kept. The result is published
         guarded by the file's version now and journaled as an undo of the change.
+
+        `paths` narrows a selection to these files and folders (as `entries` takes them).
 
         A selection (`session`, `since`) puts each selected file back as it was before the
         earliest selected change still in force (SPEC §9.1): undo entries in it are
@@ -240,7 +243,7 @@ class Journal:
         if session is not None or since is not None:
             chosen += [
                 entry
-                for entry in _select(entries, session=session, since=since, paths=())
+                for entry in _select(entries, session=session, since=since, paths=paths)
                 if entry.undoes is None and entry.id not in history.undone_by
             ]
         unique = {entry.id: entry for entry in chosen}
@@ -776,7 +779,10 @@ def _select(
             continue
         if wanted and not (
             {entry.path, entry.rel, entry.source} & wanted
-            or any(entry.rel.startswith(path + "/") for path in wanted)
+            or any(
+                entry.rel.startswith(path + "/") or entry.path.startswith(path + "/")
+                for path in wanted
+            )
         ):
             continue
         chosen.append(entry)
