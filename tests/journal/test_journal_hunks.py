@@ -61,7 +61,7 @@ async def test_a_hunk_whose_context_the_user_edited_is_kept_and_the_other_revert
         expected[29] = "line 30\n"
         assert (root / "f.txt").read_text() == "".join(expected)
         newest = (await _journal(ws).entries())[0]
-        assert (newest.tool, newest.undoes) == ("undo", entry_id)
+        assert (newest.tool, newest.undoes) == ("undo-hunks", entry_id)
         # A redo by id puts the hunk back.
         (redo,) = await _journal(ws).undo(ids=[newest.id])
         assert redo.result == "undone"
@@ -157,3 +157,27 @@ async def test_a_hunk_whose_lines_appear_twice_is_kept(tmp_path: Path) -> None:
         (result,) = await _journal(ws).undo(ids=[entry_id], merge=True)
         assert result.hunks is not None
         assert result.hunks[0].reason == "its lines are found 2 times now; this hunk was kept"
+
+
+async def test_a_revert_by_hunk_never_lets_an_older_change_undo_past_the_users_edits(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "root"
+    root.mkdir()
+    lines = _numbered(30)
+    first = [*lines[:2], "THREE\n", *lines[3:]]
+    async with Workspace.sandbox(root, journal=tmp_path / "store") as ws:
+        older = await _changed(root, ws, "".join(lines), "".join(first))
+        second = [*first[:20], "TWENTY-ONE\n", *first[21:]]
+        s = ws.session(label="agent")
+        await s.call("read", {"file_path": "f.txt"})
+        await s.call("write", {"file_path": "f.txt", "content": "".join(second)})
+        newer = (await _journal(ws).entries())[0].id
+        user = [*second[:10], "the user's line\n", *second[10:]]
+        (root / "f.txt").write_text("".join(user))
+        (result,) = await _journal(ws).undo(ids=[newer], merge=True)
+        assert result.result == "undone"
+        assert (await _journal(ws).entries())[0].tool == "undo-hunks"
+        results = await _journal(ws).undo(session="agent")
+        assert [(r.id, r.result) for r in results] == [(older, "refused")]
+        assert "the user's line\n" in (root / "f.txt").read_text()

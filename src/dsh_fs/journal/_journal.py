@@ -39,6 +39,10 @@ __all__ = ["DIFF_LIMIT", "SHORT_ID", "Journal", "UndoResult", "parse_since", "pr
 DIFF_LIMIT = 16 * 1024 * 1024
 """The largest side a `diff` shows (bigger: a line saying so)."""
 
+HUNK_TOOL = "undo-hunks"
+"""The tool of a revert by hunk's entry (its `undoes` names the change): an undo that did
+not put the file back as it was before the change."""
+
 SHORT_ID = 8
 """The fewest characters of an id that name an entry (a unique prefix)."""
 
@@ -335,7 +339,7 @@ class Journal:
                 return UndoResult(
                     id=entry.id, path=entry.path, result="undone", reason=None, hunks=tuple(done)
                 )
-            meta = FsChangeMeta(tool="undo", session=owner, undoes=entry.id)
+            meta = FsChangeMeta(tool=HUNK_TOOL, session=owner, undoes=entry.id)
             # The version read before the content: a change in between (or during the
             # write) fails the guard and refuses the whole revert.
             await self.fs.write_text(
@@ -679,7 +683,9 @@ class _History:
         """The version a file has after an undo in force, keyed by the version the undone
         change found (the older change's `after` it exposes again)."""
         for entry in entries:
-            if entry.undoes is not None and in_force[entry.id]:
+            # A revert by hunk did not put the file back as it was: no older change's
+            # `after` is exposed again by it.
+            if entry.undoes is not None and in_force[entry.id] and entry.tool != HUNK_TOOL:
                 original = by_id.get(entry.undoes)
                 if original is not None:
                     self.restored[original.before] = entry.after
