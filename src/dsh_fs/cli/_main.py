@@ -51,6 +51,24 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(f"{self.prog}: {message} (see '{self.prog} --help')")
 
 
+_INTERMIXED = ("log", "diff", "undo")
+"""Commands whose options may come anywhere among their positional arguments (SPEC §9:
+``dsh-fs undo ws --journal j ID``)."""
+
+
+def _parse(parser: _Parser, argv: list[str]) -> argparse.Namespace:
+    """The command line parsed; a journal command's by its own parser, intermixed (argparse
+    consumes a run of positionals once: an ID after an option was "unrecognized")."""
+    if argv and argv[0] in _INTERMIXED:
+        subparsers = next(
+            action for action in parser._actions if isinstance(action, argparse._SubParsersAction)
+        )
+        args: argparse.Namespace = subparsers.choices[argv[0]].parse_intermixed_args(argv[1:])
+        args.command = argv[0]
+        return args
+    return parser.parse_args(argv)
+
+
 def _build_parser() -> _Parser:
     parser = _Parser(
         prog="dsh-fs",
@@ -419,7 +437,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status (2 for a bad command line)."""
     parser = _build_parser()
     try:
-        args = parser.parse_args(argv)
+        args = _parse(parser, list(sys.argv[1:] if argv is None else argv))
         if args.command is None:
             parser.print_help()
             return 0

@@ -39,6 +39,8 @@ from ._journal import (
     JournalProblem,
     JournalStore,
     JournalUsage,
+    apply_delta,
+    forward_delta,
     line_counts,
 )
 from ._rules import DEFAULT_PROTECT, PathRules, RuleMatch, Rules
@@ -153,8 +155,10 @@ __all__ = [
     "WrapperFileSystem",
     "WriteGuard",
     "apply_change",
+    "apply_delta",
     "apply_edit",
     "apply_edit_encoded",
     "delete_dir_journaled",
+    "forward_delta",
     "line_counts",
 ]

@@ -132,7 +132,17 @@ class _Owners:
         connection = connection_of(ctx)
         session: Session | None = connection.state.get(_OWNER_KEY)
         if session is None:
-            session = self._workspace.session(id=connection.session_id)
+            # The client's name labels the session's changes in the journal (so `dsh-fs
+            # undo --session <client>` finds them), then the start of its session id (two
+            # connections of one client stay apart); the session id when it gave no name.
+            params = connection.client_params
+            name = params.client_info.name if params is not None else None
+            label = (
+                f"{name}-http-{(connection.session_id or '')[:8]}".rstrip("-")
+                if isinstance(name, str) and name
+                else connection.session_id
+            )
+            session = self._workspace.session(id=label)
             connection.state[_OWNER_KEY] = session
         return session
 
