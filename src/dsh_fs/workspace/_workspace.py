@@ -181,6 +181,10 @@ class Workspace:
             each root); the default protects ``.git/``. None applies no rule. The `fs`
             service the tools use is then `fs` wrapped in a `RuledFileSystem` (`fs` itself
             stays the provider given, unruled, for the caller's own use).
+        placeholders: Refuse a write or edit whose new text has a line standing for omitted
+            code (``// ... existing code ...``, a ``[truncated]`` marker) while it deletes
+            at least 5 lines (`FS_PLACEHOLDER`, SPEC §8.3; default). False turns the guard
+            off.
 
     Raises:
         ValueError: an unknown tool name, or a rule pattern that cannot be parsed.
@@ -214,6 +218,7 @@ class Workspace:
         rules: Rules | None = _DEFAULT_RULES,
         journal_store: JournalStore | None = None,
         journal_config: JournalConfig | None = None,
+        placeholders: bool = True,
     ) -> None:
         chosen = _chosen(tools)
         compiled = _compiled(rules, fs, cwd)
@@ -239,7 +244,9 @@ class Workspace:
         self._disposers: list[Dispose] = [self.context.provide(FS, service)]
         file_tools = tuple(name for name in chosen if name in _FILE_TOOLS)
         if file_tools:
-            plugin_tools = FsToolsPlugin(file_tools, max_image_bytes=max_image_bytes)
+            plugin_tools = FsToolsPlugin(
+                file_tools, max_image_bytes=max_image_bytes, placeholders=placeholders
+            )
             self._disposers.append(self.context.use(plugin_tools, None).dispose)
         found_tools = tuple(name for name in chosen if name in _DISCOVERY_TOOLS)
         if found_tools:
@@ -249,7 +256,9 @@ class Workspace:
         if managed:
             plugin_ = FileManagementPlugin(managed)
             self._disposers.append(self.context.use(plugin_, None).dispose)
-        self._disposers.append(self.context.use(DialectToolsPlugin(), self.dialects).dispose)
+        self._disposers.append(
+            self.context.use(DialectToolsPlugin(placeholders=placeholders), self.dialects).dispose
+        )
         if compiled is not None:
             self._disposers.append(self.context.use(RulesPlugin(compiled), None).dispose)
         if policy:
@@ -278,11 +287,12 @@ class Workspace:
         max_image_bytes: int = _MAX_IMAGE_BYTES,
         rules: Rules | None = _DEFAULT_RULES,
         journal: JournalOption = None,
+        placeholders: bool = True,
     ) -> Workspace:
         """The host filesystem, relative paths resolved against `cwd` (default: the
-        process's working directory). `tools`, `discovery`, `max_image_bytes` and `rules`
-        (relative to the base) as for the constructor; `journal` turns the change journal on
-        (its root: `cwd`).
+        process's working directory). `tools`, `discovery`, `max_image_bytes`,
+        `placeholders` and `rules` (relative to the base) as for the constructor;
+        `journal` turns the change journal on (its root: `cwd`).
 
         Raises:
             ValueError: a named journal store inside `cwd`, or one that cannot be opened.
@@ -305,6 +315,7 @@ class Workspace:
             rules=rules,
             journal_store=store,
             journal_config=config,
+            placeholders=placeholders,
         )
 
     @classmethod
@@ -320,6 +331,7 @@ class Workspace:
         max_image_bytes: int = _MAX_IMAGE_BYTES,
         rules: Rules | None = _DEFAULT_RULES,
         journal: JournalOption = None,
+        placeholders: bool = True,
     ) -> Workspace:
         """Local folders behind a fence (`SandboxFileSystem`); relative paths resolve against
         `root`. Mutations follow `mode`: ``read-only`` (none), ``workspace-write`` (inside
@@ -350,6 +362,7 @@ class Workspace:
             rules=rules,
             journal_store=store,
             journal_config=config,
+            placeholders=placeholders,
         )
 
     @classmethod
@@ -363,6 +376,7 @@ class Workspace:
         max_image_bytes: int = _MAX_IMAGE_BYTES,
         rules: Rules | None = _DEFAULT_RULES,
         journal: JournalOption = None,
+        placeholders: bool = True,
         **storage_options: Any,
     ) -> Workspace:
         """Any fsspec storage under the root `url` (``s3://bucket/prefix``,
@@ -409,6 +423,7 @@ class Workspace:
             rules=rules,
             journal_store=store,
             journal_config=config,
+            placeholders=placeholders,
         )
 
     def use(self, plugin: Plugin[C], config: C) -> None:
