@@ -45,7 +45,8 @@ def test_a_line_standing_for_omitted_code_is_found_when_the_change_removes_five_
 def test_a_bare_ellipsis_between_statements_is_a_placeholder_in_python() -> None:
     after = PY.replace(BODY, "    total += item_0.price\n    ...\n")
     found = find_placeholder(PY, after, path="cart.py")
-    assert found is not None and found.text == "..."
+    assert found is not None
+    assert found.text == "..."
 
 
 @pytest.mark.parametrize(
