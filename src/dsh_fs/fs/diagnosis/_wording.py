@@ -328,9 +328,9 @@ def left_out_lines(
     subject: Subject, pieces: Sequence[tuple[int, int]], gaps: Sequence[tuple[int, int]]
 ) -> Reason:
     """Every line of the needle is in the file, in order, as pieces with lines between."""
-    spans = _enumerate([_bare_span(a, b) for a, b in pieces])
+    spans = _and([_bare_span(a, b) for a, b in pieces])
     left = sum(b - a + 1 for a, b in gaps)
-    between = _enumerate([_bare_span(a, b) for a, b in gaps])
+    between = _and([_bare_span(a, b) for a, b in gaps])
     message = (
         f"pieces: every line of {subject.name} is in the file, in order, but as lines "
         f"{spans}, which are not adjacent: {subject.name} leaves out line"
@@ -579,6 +579,10 @@ def _shown_text(text: str) -> str:
         if units > SHOWN_LINE_CHARS:
             return text[:index] + f"... (line truncated to {SHOWN_LINE_CHARS} chars)"
     return text
+
+
+def _and(parts: Sequence[str]) -> str:
+    return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
 
 
 def _bare_span(start: int, end: int) -> str:
