@@ -35,6 +35,7 @@ from ._alignment import (
 )
 from ._differences import explain
 from ._lookalikes import fold_key
+from ._names import named_place
 from ._stitched import Stitched, stitched
 
 __all__ = ["Diagnosis", "diagnose_ambiguous", "diagnose_block", "diagnose_not_found"]
@@ -44,6 +45,8 @@ _MAX_MATCH_LINES = 20
 _MAX_OTHERS = 3
 _NEARLY_EXACT = 0.95
 _ANCHOR_MARGIN = 0.15
+_LOOSE = 0.55  # an alignment this close, though not close, is named with a hedge
+_LOOSE_WEIGHT = 24  # and only for a needle with this many non-whitespace characters
 _HOLDS = 0.9  # a line paired this closely is still there, nearly as written
 _TRUSTED = 0.9  # an alignment this close is not second-guessed by anchors elsewhere
 _ANCHOR_KEY = 6  # a verbatim line anchors only with this many non-whitespace characters
@@ -161,6 +164,7 @@ def _diagnose_miss(
                 transforms=transforms,
             )
     close = best is not None and is_close(best.alignment)
+    loose = best if best is not None and not close else None
     if best is not None and not close:
         best = None
     anchored = None
@@ -178,6 +182,10 @@ def _diagnose_miss(
         return anchored.diagnosis
     if best is not None:
         return _near_miss(hay, subject, best)
+    if not hay.exhausted:
+        loosely = _loosely(hay, subject, Query.of(old, whole_lines=whole_lines), loose)
+        if loosely is not None:
+            return loosely
     if hay.exhausted:
         message, reason = text_.nothing_close_bounded(subject, len(text))
     elif crowded is not None:
@@ -209,6 +217,37 @@ class _Anchored:
     score: float
     """The anchored region's alignment score."""
     diagnosis: Diagnosis
+
+
+def _loosely(
+    hay: Haystack, subject: text_.Subject, query: Query, loose: _Best | None
+) -> Diagnosis | None:
+    """Nothing is close, but the file defines (or imports from) a name old_string's line
+    does, once; else an alignment short of close yet well above chance: named, hedged."""
+    named = named_place(hay, query)
+    if named is not None:
+        start, end = named.start, named.end
+        clause = text_.defines_once(subject, start, named.what, named.name, named.index + 1)
+    elif (
+        loose is not None
+        and loose.alignment.score >= _LOOSE
+        and loose.alignment.weight >= _LOOSE_WEIGHT
+        and not loose.others
+    ):
+        start, end = loose.alignment.start, loose.alignment.end
+        clause = text_.shares_text(start, end, round(loose.alignment.score * 100))
+    else:
+        return None
+    reason = text_.loosely_similar(subject, start, clause)
+    shown = _lines_from(hay, start, end)
+    message = text_.loose(subject, start, end, reason, shown)
+    return _result(message, start, end, [reason])
+
+
+def _lines_from(hay: Haystack, first: int, last: int) -> list[tuple[int, str]]:
+    """Lines `first`..`last` (at most 8), found from the nearest known line."""
+    start, lines = hay.lines(first, min(last, first + 7), 0)
+    return [(start + k, line) for k, line in enumerate(lines)]
 
 
 def _covers(alignment: Alignment, pieces: Stitched) -> bool:

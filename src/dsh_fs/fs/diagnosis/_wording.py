@@ -359,16 +359,31 @@ def stitched(
     return _assemble([header], [reason], shown, (start, end), hint)
 
 
-def loosely_similar(subject: Subject, start: int, end: int, why: str) -> Reason:
-    """Nothing is close, but one place is loosely similar: named with a hedge."""
+def loosely_similar(subject: Subject, start: int, clause: str) -> Reason:
+    """Nothing is close, but one place is loosely similar (`clause` says how): named with
+    a hedge."""
     return Reason(
         cause="loosely_similar",
         line=start,
         message=(
-            f"loosely similar: nothing in the file is close to {subject.name}, but "
-            f"{_span(start, end)} {why}; {subject.name} may be stale or partly invented"
+            f"loosely similar: nothing in the file is close to {subject.name}, but {clause}; "
+            f"{subject.name} may be stale or partly invented"
         ),
     )
+
+
+def defines_once(subject: Subject, line: int, what: str, name: str, index: int) -> str:
+    """The clause of `loosely_similar` for a name the file defines (imports) once."""
+    return (
+        f"line {line} {what} {name!r}, as {subject.line_of.format(n=index)} does, and no "
+        "other line does"
+    )
+
+
+def shares_text(start: int, end: int, share: int) -> str:
+    """The clause of `loosely_similar` for an alignment short of close."""
+    verb = "has" if start == end else "have"
+    return f"{_span(start, end)} {verb} about {share}% of its text"
 
 
 def loose(
