@@ -43,7 +43,6 @@ __all__ = ["Diagnosis", "diagnose_ambiguous", "diagnose_block", "diagnose_not_fo
 _BOM = "\ufeff"
 _MAX_MATCH_LINES = 20
 _MAX_OTHERS = 3
-_NEARLY_EXACT = 0.95
 _ANCHOR_MARGIN = 0.15
 _LOOSE = 0.55  # an alignment this close, though not close, is named with a hedge
 _LOOSE_WEIGHT = 24  # and only for a needle with this many non-whitespace characters
@@ -271,9 +270,9 @@ def _applied_by_evidence(
     file holds rather than by how close old_string came elsewhere. new_string adds lines of
     its own and old_string's kept lines (those new_string has too) are found once in the
     file, inside new_string's place: it was. Else the lines the edit would remove, still
-    there together where old_string is closest (or anywhere, a block of them): it was not.
-    Without either, new_string once in the file wins unless a block elsewhere is nearly
-    old_string itself."""
+    there together where old_string is closest (or anywhere, a block of them), or every one
+    of them nearly as written in the closest text: it was not. Without either, new_string
+    once in the file wins."""
     if new is None:
         return False
     old_lines, new_lines = old.split("\n"), new.split("\n")
@@ -301,7 +300,9 @@ def _applied_by_evidence(
                 return False
     if best is not None and _apart(best.alignment, applied) and _holds(best, kept):
         return False
-    return best is None or not _apart(best.alignment, applied) or _wins(applied, best)
+    # No score bar: a block elsewhere a word away from old_string, whose lines to remove are
+    # not there, does not outrank the one place new_string stands.
+    return best is None or not _apart(best.alignment, applied) or applied.places == 1
 
 
 def _holds(best: _Best, kept: set[str]) -> bool:
@@ -337,12 +338,6 @@ def _longest_run(lines: list[str], kept: set[str]) -> list[str]:
 
 def _distinctive(text: str) -> bool:
     return len(fold_key(text)) >= _ANCHOR_KEY
-
-
-def _wins(applied: _Place, best: _Best) -> bool:
-    """new_string once in the file, old_string nowhere: the edit looks applied, unless the
-    close block elsewhere is nearly old_string itself."""
-    return applied.places == 1 and best.alignment.score < _NEARLY_EXACT
 
 
 def _anchor_wins(anchored: _Anchored, best: _Best) -> bool:
