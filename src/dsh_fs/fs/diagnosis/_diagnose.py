@@ -227,26 +227,22 @@ def _loosely(
     if named is not None:
         start, end = named.start, named.end
         clause = text_.defines_once(subject, start, named.what, named.name, named.index + 1)
+        shown = [(start + k, line) for k, line in enumerate(named.lines[:8])]
     elif (
         loose is not None
         and loose.alignment.score >= _LOOSE
         and loose.alignment.weight >= _LOOSE_WEIGHT
         and not loose.others
     ):
-        start, end = loose.alignment.start, loose.alignment.end
-        clause = text_.shares_text(start, end, round(loose.alignment.score * 100))
+        alignment = loose.alignment
+        start, end = alignment.start, alignment.end
+        clause = text_.shares_text(start, end, round(alignment.score * 100))
+        shown = [(n, alignment.file_lines[n]) for n in range(start, min(end, start + 7) + 1)]
     else:
         return None
     reason = text_.loosely_similar(subject, start, clause)
-    shown = _lines_from(hay, start, end)
     message = text_.loose(subject, start, end, reason, shown)
     return _result(message, start, end, [reason])
-
-
-def _lines_from(hay: Haystack, first: int, last: int) -> list[tuple[int, str]]:
-    """Lines `first`..`last` (at most 8), found from the nearest known line."""
-    start, lines = hay.lines(first, min(last, first + 7), 0)
-    return [(start + k, line) for k, line in enumerate(lines)]
 
 
 def _covers(alignment: Alignment, pieces: Stitched) -> bool:

@@ -40,6 +40,8 @@ class Named:
     """The file line where it is."""
     end: int
     """The last line of its block (by indentation), at most `_MAX_BLOCK` lines on."""
+    lines: tuple[str, ...]
+    """The texts of lines `start`..`end`."""
 
 
 def named_place(hay: Haystack, query: Query) -> Named | None:
@@ -107,7 +109,8 @@ def _block(hay: Haystack, index: int, name: str, what: str, offset: int) -> Name
             break
         if line.strip():
             end = first + k
-    return Named(index=index, name=name, what=what, start=start, end=end)
+    block = tuple(lines[start - first : end - first + 1])
+    return Named(index=index, name=name, what=what, start=start, end=end, lines=block)
 
 
 def _word_char(char: str) -> bool:

@@ -7,8 +7,8 @@ file here" of a line that is, further on. Here each line of the needle is looked
 whole file line; when all of them are found in order as a few runs of adjacent lines, each
 run placed without doubt, the whole span and the lines left out between the runs are named.
 
-Pure and bounded: one split of the text into lines (charged to the scan budget) and a
-dictionary of the needle's lines.
+Pure and bounded: one exact search per distinct line of the needle (at most `_MAX_LINES`),
+stopping at the first line the file lacks, each charged to the scan budget.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from ._alignment import Haystack, Query
 __all__ = ["Piece", "Stitched", "stitched"]
 
 _MAX_PIECES = 6
+_MAX_LINES = 40  # a longer needle is not looked at line by line (a scan per line)
 _DISTINCT = 6  # a piece needs a line with this many non-whitespace characters
 
 
@@ -62,29 +63,27 @@ def stitched(hay: Haystack, query: Query) -> Stitched | None:
     order, in 2 to `_MAX_PIECES` runs with lines between them, and each run occurs once in
     the whole file (so the split is not a guess); else None."""
     wanted = query.lines
-    if len(wanted) < 2 or not hay.affords(2):
+    if not 2 <= len(wanted) <= _MAX_LINES:
         return None
-    hay.charge(len(hay.text))  # the split below is one scan
-    text = hay.text.replace("\r\n", "\n") if hay.crlf else hay.text
-    lines = text.split("\n")
-    where: dict[str, list[int]] = {line: [] for line in wanted}
-    for number, line in enumerate(lines, 1):
-        found = where.get(line)
-        if found is not None:
-            found.append(number)
-    if any(not where[line] for line in wanted):
-        return None
+    where: dict[str, set[int]] = {}
+    anchors: dict[int, int] = {}
+    for line in wanted:
+        if line in where:
+            continue
+        numbers = _whole_lines(hay, line, anchors)
+        if not numbers:
+            return None  # a line the file lacks (or has too often to place): not stitched
+        where[line] = numbers
     pieces: list[Piece] = []
     index, after = 0, 0
     while index < len(wanted):
-        runs = [(start, _run(lines, wanted, index, start)) for start in where[wanted[index]]]
-        longest = (
-            max(length for start, length in runs if start > after)
-            if any(start > after for start, _ in runs)
-            else 0
-        )
-        if not longest:
+        runs = [
+            (start, _run(where, wanted, index, start)) for start in sorted(where[wanted[index]])
+        ]
+        later = [length for start, length in runs if start > after]
+        if not later:
             return None
+        longest = max(later)
         best = [start for start, length in runs if length >= longest]
         if len(best) > 1 or best[0] <= after or not _distinct(wanted[index : index + longest]):
             return None  # this piece could be in more than one place
@@ -98,17 +97,41 @@ def stitched(hay: Haystack, query: Query) -> Stitched | None:
     named = {n for piece in pieces for n in range(piece.start, piece.end + 1)}
     for one, two in pairwise(pieces):
         named.update(range(one.end + 1, min(two.start, one.end + 4)))
-    return Stitched(pieces=tuple(pieces), lines={n: lines[n - 1] for n in sorted(named)})
+    shown: dict[int, str] = {}
+    for piece in pieces:
+        last = max(n for n in named if n < (_next_start(pieces, piece) or 1 << 62))
+        first, lines = hay.lines(piece.start, last, anchors[piece.start])
+        shown.update((first + k, line) for k, line in enumerate(lines))
+    return Stitched(pieces=tuple(pieces), lines=shown)
 
 
-def _run(lines: list[str], wanted: tuple[str, ...], index: int, start: int) -> int:
+def _next_start(pieces: list[Piece], piece: Piece) -> int | None:
+    later = [other.start for other in pieces if other.start > piece.start]
+    return min(later) if later else None
+
+
+def _whole_lines(hay: Haystack, line: str, anchors: dict[int, int]) -> set[int]:
+    """The numbers of the file lines that are exactly `line` (at most `MAX_OCCURRENCES`;
+    none when there are more), each with its offset kept in `anchors`."""
+    found = hay.spans(line) if line else None
+    if not found:
+        return set()
+    text = hay.text
+    whole: list[int] = []
+    for start, stop in found:
+        before = start == 0 or text[start - 1] == "\n"
+        end = stop == len(text) or text[stop] == "\n" or text.startswith("\r\n", stop)
+        if before and end:
+            whole.append(start)
+    numbers = hay.line_numbers(whole)
+    anchors.update(zip(numbers, whole, strict=True))
+    return set(numbers)
+
+
+def _run(where: dict[str, set[int]], wanted: tuple[str, ...], index: int, start: int) -> int:
     """How many of the needle's lines from `index` on are the file's from line `start`."""
     length = 0
-    while (
-        index + length < len(wanted)
-        and start + length <= len(lines)
-        and lines[start + length - 1] == wanted[index + length]
-    ):
+    while index + length < len(wanted) and start + length in where[wanted[index + length]]:
         length += 1
     return length
 
