@@ -10,6 +10,7 @@ keyed on the session like the policy's observations; the policy stays about vers
 
 from __future__ import annotations
 
+import hashlib
 import time
 import weakref
 from collections import deque
@@ -17,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from dsh_fs.errors import FsError
-from dsh_fs.fs import FileSystem, FsTarget, FsTargetKey, FsVersion, messages
+from dsh_fs.fs import BEFORE_LIMIT, FileSystem, FsTarget, FsTargetKey, FsVersion, messages
 from dsh_fs.runtime import AgentSession
 
 __all__ = ["EditMemory"]
@@ -27,6 +28,7 @@ _SHOWN_LINES = 8
 _CONTEXT = 5
 _READ_LIMIT = 2000
 _TWIN_SHARE = 0.6
+_KEPT_CHARS = 64 * 1024  # an edit larger than this is not kept for the twin check
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -34,7 +36,8 @@ class _Miss:
     """A failed edit: where, with what, and the file's version after it."""
 
     target: FsTargetKey
-    old_string: str
+    old_string: bytes
+    """A digest of the old_string (a miss keeps nothing as large as what it sent)."""
     version: FsVersion
 
 
@@ -70,6 +73,8 @@ class EditMemory:
 
     def edited(self, session: AgentSession, target: FsTarget, old: str, new: str) -> None:
         """`session` replaced `old` with `new` in `target`."""
+        if len(old) + len(new) > _KEPT_CHARS:
+            return
         memory = self._sessions.setdefault(session, _Session())
         memory.done.append(
             _Done(
@@ -96,15 +101,16 @@ class EditMemory:
         info = await fs.stat(target)
         version = info.version if info is not None else None
         previous, memory.miss = memory.miss, None
+        digest = hashlib.sha256(old.encode("utf-8", "surrogatepass")).digest()
         if version is not None:
-            memory.miss = _Miss(target=target.target_key, old_string=old, version=version)
+            memory.miss = _Miss(target=target.target_key, old_string=digest, version=version)
         twin = _replaced_by(memory.done, target.target_key, old.replace("\r\n", "\n"))
-        if twin is not None:
+        if twin is not None and info is not None and info.size <= BEFORE_LIMIT:
             error = await _now_reads(fs, target, twin, error)
         if (
             previous is not None
             and version is not None
-            and previous == _Miss(target=target.target_key, old_string=old, version=version)
+            and previous == _Miss(target=target.target_key, old_string=digest, version=version)
         ):
             offset, limit = _read_window(error)
             call = f'read(file_path="{messages.shown(file_path)}", offset={offset}, limit={limit})'
