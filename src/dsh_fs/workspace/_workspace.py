@@ -337,7 +337,8 @@ class Workspace:
         `root`. Mutations follow `mode`: ``read-only`` (none), ``workspace-write`` (inside
         the roots) or ``full-access`` (anywhere); reads stay inside the roots unless
         `confine_reads` is False. A refusal is `FS_SANDBOX_DENIED`. `tools`, `discovery`,
-        `max_image_bytes` and `rules` (relative to each root) as for the constructor.
+        `max_image_bytes`, `placeholders` and `rules` (relative to each root) as for the
+        constructor.
 
         Raises:
             ValueError: A root does not exist or is not a directory, or the mode is unknown.
@@ -382,8 +383,9 @@ class Workspace:
         """Any fsspec storage under the root `url` (``s3://bucket/prefix``,
         ``memory://name``, ``sftp://host/dir``, …) through `FsspecFileSystem`;
         `storage_options` go to fsspec (credentials, ``endpoint_url``, …). Display paths are
-        URLs under the root; ``/a.py`` means the root's ``a.py``. `tools`, `discovery` and
-        `max_image_bytes` as for the constructor, and `rules` (relative to the root URL).
+        URLs under the root; ``/a.py`` means the root's ``a.py``. `tools`, `discovery`,
+        `max_image_bytes` and `placeholders` as for the constructor, and `rules` (relative to
+        the root URL).
         `journal` keeps the change journal on the same storage: True in a hidden sibling
         prefix of the root (``s3://bucket/.dsh-fs-journal`` for ``s3://bucket/ws``; fenced
         out when the root is a bucket's top), a URL or a `JournalConfig` to name another.
