@@ -680,3 +680,23 @@ def test_an_alignment_short_of_close_is_named_as_loosely_similar() -> None:
         "loosely similar: nothing in the file is close to old_string, but lines 2-5 have about "
         "61% of its text; old_string may be stale or partly invented"
     )
+
+
+def test_a_line_said_missing_here_that_the_file_has_elsewhere_says_where_it_is() -> None:
+    text = (
+        "".join(
+            f"def func_{i}(value):\n    total = value + {i * 7}\n    return total * {i}\n\n"
+            for i in range(30)
+        )
+        + "report.write(final_summary)\n"
+    )
+    old = (
+        "def func_3(value):\n    total = value + 21\n    report.write(final_summary)\n"
+        "    return total * 3\n"
+    )
+    error = edit_error(text, old)
+    missing = [r["message"] for r in error.details["reasons"] if r["cause"] == "missing_line"]
+    assert missing == [
+        "old_string's line 4 ('return total * 3') is line 15 of the file, not here (after line 121)"
+    ]
+    assert " is not in the file here " not in error.message

@@ -218,6 +218,37 @@ class _Anchored:
     diagnosis: Diagnosis
 
 
+def _placed(
+    hay: Haystack, query: Query, alignment: Alignment, reasons: list[text_.Reason]
+) -> list[text_.Reason]:
+    """`reasons`, with a line said to be "not in the file here" that the file has, once, as
+    a whole line outside the closest text said to be there instead (never a false "not in
+    the file" of a line that is further on)."""
+    missing = next(
+        (
+            p.query
+            for p in alignment.pairs
+            if p.query is not None and p.line is None and p.moved is None
+        ),
+        None,
+    )
+    if missing is None:
+        return reasons
+    line = query.lines[missing]
+    if not _distinctive(line):
+        return reasons
+    found = hay.spans("\n" + line + "\n", cap=1)
+    if not found or len(found) != 1:
+        return reasons
+    number = hay.line_numbers([found[0][0] + 1])[0]
+    if alignment.start <= number <= alignment.end:
+        return reasons
+    return [
+        text_.missing_here(reason, number) if reason.cause == "missing_line" else reason
+        for reason in reasons
+    ]
+
+
 def _loosely(
     hay: Haystack, subject: text_.Subject, query: Query, loose: _Best | None
 ) -> Diagnosis | None:
@@ -480,7 +511,7 @@ def _exact_after(
 
 def _near_miss(hay: Haystack, subject: text_.Subject, best: _Best) -> Diagnosis:
     query, alignment, transforms = best.query, best.alignment, best.transforms
-    reasons = [*transforms, *explain(query, alignment, subject)]
+    reasons = [*transforms, *_placed(hay, query, alignment, explain(query, alignment, subject))]
     if len(reasons) == len(transforms):
         reasons.append(_edge_reason(hay, query, alignment, subject))
     shown = _around(alignment, reasons)

@@ -227,6 +227,14 @@ def missing_line(subject: Subject, index: int, text: str, after: int, more: int)
     return Reason(cause="missing_line", line=after if after > 0 else None, message=message)
 
 
+def missing_here(reason: Reason, line: int) -> Reason:
+    """A `missing_line` reason whose line the file has, once, outside the closest text."""
+    message = reason.message.replace(
+        " is not in the file here ", f" is line {line} of the file, not here ", 1
+    )
+    return Reason(cause="missing_line", line=reason.line, message=message)
+
+
 def blank_line(subject: Subject, index: int, after: int, more: int) -> Reason:
     """A blank line of the needle that the file does not have (its other lines are there)."""
     message = (
