@@ -178,3 +178,17 @@ async def test_a_placeholder_write_over_a_file_changed_since_its_read_is_stale_f
         content = PY.replace(BODY, "    # ... existing code ...\n")
         result = await session.call("write", {"file_path": "cart.py", "content": content})
     assert result.code == "FS_STALE_VERSION"
+
+
+async def test_a_placeholder_write_over_a_file_never_read_is_refused_as_unread_first(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "cart.py"
+    path.write_text(PY, encoding="utf-8")
+    content = PY.replace(BODY, "    # ... existing code ...\n")
+    async with Workspace.local(tmp_path) as workspace:
+        result = await workspace.session().call(
+            "write", {"file_path": "cart.py", "content": content}
+        )
+    assert result.code == "FS_NOT_OBSERVED"
+    assert path.read_text(encoding="utf-8") == PY

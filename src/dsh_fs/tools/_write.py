@@ -10,6 +10,7 @@ from dsh_fs.fs import (
     BEFORE_LIMIT,
     FS,
     FS_WRITE_INTENT,
+    CreateIfAbsent,
     FileSystem,
     FsFileType,
     FsIntent,
@@ -108,13 +109,16 @@ class WriteTool(FsTool[WriteArguments, WriteValue]):
 async def _prior_text(fs: FileSystem, target: FsTarget, guard: WriteGuard | None) -> str | None:
     """The text a write is about to replace, for the placeholder guard: None when there is
     none to compare with (a create, a file over `BEFORE_LIMIT`, one that is not text or not
-    readable here) or when the file is no longer the version the guard expects (the write
-    then reports that, as it would without the guard).
+    readable here) or when the guard will refuse the write anyway (a file the session has
+    not read, or no longer at the version it read: the write reports that, as it would
+    without the placeholder guard).
 
     Only a content with a candidate line pays for this read (`might_hold_placeholder`).
     It happens before the provider's critical section: a change in between is what the
     write's version guard is for, and without one the guard looks at the text of a moment
     ago, which is all a heuristic needs."""
+    if isinstance(guard, CreateIfAbsent):
+        return None  # only a create may go through: an existing file is refused unread
     info = await fs.stat(target)
     if info is None or info.type is not FsFileType.FILE or info.size > BEFORE_LIMIT:
         return None
