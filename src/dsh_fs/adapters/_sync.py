@@ -252,6 +252,7 @@ class SyncWorkspace:
         max_image_bytes: int = MAX_IMAGE_BYTES,
         rules: Rules | None = _DEFAULT_RULES,
         journal: JournalOption = None,
+        placeholders: bool = True,
     ) -> Self:
         """A synchronous `Workspace.local` (same arguments)."""
         from dsh_fs.workspace import Workspace
@@ -266,6 +267,7 @@ class SyncWorkspace:
                 max_image_bytes=max_image_bytes,
                 rules=rules,
                 journal=journal,
+                placeholders=placeholders,
             )
         )
 
@@ -282,6 +284,7 @@ class SyncWorkspace:
         max_image_bytes: int = MAX_IMAGE_BYTES,
         rules: Rules | None = _DEFAULT_RULES,
         journal: JournalOption = None,
+        placeholders: bool = True,
     ) -> Self:
         """A synchronous `Workspace.sandbox` (same arguments).
 
@@ -303,6 +306,7 @@ class SyncWorkspace:
                 max_image_bytes=max_image_bytes,
                 rules=rules,
                 journal=journal,
+                placeholders=placeholders,
             )
         )
 
@@ -323,6 +327,7 @@ class SyncWorkspace:
         max_image_bytes: int = MAX_IMAGE_BYTES,
         rules: Rules | None = _DEFAULT_RULES,
         journal: JournalOption = None,
+        placeholders: bool = True,
         **storage_options: Any,
     ) -> Self:
         """A synchronous `Workspace.remote` (same arguments): any fsspec storage.
@@ -343,6 +348,7 @@ class SyncWorkspace:
                 max_image_bytes=max_image_bytes,
                 rules=rules,
                 journal=journal,
+                placeholders=placeholders,
                 **storage_options,
             )
         )

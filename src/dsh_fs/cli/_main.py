@@ -119,6 +119,12 @@ def _build_parser() -> _Parser:
         help="UNSAFE for agents: no observation policy, so writes and edits need no prior read "
         "and stale edits are not refused",
     )
+    mcp.add_argument(
+        "--allow-placeholders",
+        action="store_true",
+        help="let a write or edit replace lines with a placeholder such as "
+        "'// ... existing code ...' or '...[truncated]' (refused by default: FS_PLACEHOLDER)",
+    )
     _add_tools_option(mcp)
     mcp.add_argument(
         "--deny",
@@ -320,6 +326,7 @@ def _server_flags(args: argparse.Namespace) -> list[str]:
             ("--full-access", args.full_access),
             ("--read-anywhere", args.read_anywhere),
             ("--no-policy", args.no_policy),
+            ("--allow-placeholders", args.allow_placeholders),
             ("--structured", args.structured),
             ("--no-default-rules", args.no_default_rules),
         )
@@ -369,6 +376,7 @@ def _mcp_workspace(args: argparse.Namespace) -> Workspace:
             max_image_bytes=args.max_image_size,
             rules=rules,
             journal=journal_config(args),
+            placeholders=not args.allow_placeholders,
         )
     except ValueError as exc:
         raise UsageError(f"dsh-fs mcp: {exc}") from exc

@@ -56,6 +56,9 @@ __all__ = [
     "overwrite_unobserved",
     "parent_not_directory",
     "permission_denied",
+    "placeholder",
+    "repeated_miss",
+    "replaced_by_edit",
     "restore_exists",
     "restore_stale",
     "restore_unsupported",
@@ -293,6 +296,53 @@ def ambiguous_edit(
     if diagnosis:
         message += "\n" + diagnosis
     return FsError(FsErrorCode.AMBIGUOUS_EDIT, message, path=path, details=details)
+
+
+def placeholder(
+    verb: Literal["write", "edit"], path: str, line: int, text: str, removed: int
+) -> FsError:
+    """`cannot <verb> "<p>": line <n> of the new text ("<line>") looks like a placeholder for
+    omitted code, and the change would remove <k> lines — …` (FS_PLACEHOLDER, SPEC §8.3)."""
+    what = (
+        f'line {line} of the new text ("{shown(text)}") looks like a placeholder for omitted '
+        f"code, and the change would remove {removed} lines \u2014 write the full text, or use "
+        "edit for a partial change"
+    )
+    details = {"line": line, "text": text, "removed": removed}
+    return _error(FsErrorCode.PLACEHOLDER, verb, path, what, details)
+
+
+def repeated_miss(error: FsError, read_call: str, offset: int, limit: int) -> FsError:
+    """An `FS_EDIT_NOT_FOUND` the session already had, with the same old_string, on the
+    unchanged file (SPEC §8.3): its first line, then ``This old_string failed the same way
+    before; the file has not changed since.`` and the read call to make, then the rest of
+    its diagnosis."""
+    first, _, rest = error.message.partition("\n")
+    note = (
+        "This old_string failed the same way before; the file has not changed since. "
+        f"Read the lines again before another edit: {read_call}"
+    )
+    message = "\n".join(part for part in (first, note, rest) if part)
+    details = {**error.details, "repeated": True, "read": {"offset": offset, "limit": limit}}
+    return FsError(FsErrorCode.EDIT_NOT_FOUND, message, path=error.path, details=details)
+
+
+def replaced_by_edit(
+    error: FsError, clock: str, start: int, end: int, lines: list[tuple[int, str]]
+) -> FsError:
+    """An `FS_EDIT_NOT_FOUND` whose old_string is text the session's own edit at `clock`
+    (``HH:MM`` UTC) replaced: its first line, then ``Your edit at <clock> replaced these
+    lines; they now read (lines a-b):`` and the lines as read shows them, then the rest of
+    its diagnosis (which may name a near-copy of the old text)."""
+    first, _, rest = error.message.partition("\n")
+    span = f"line {start}" if start == end else f"lines {start}-{end}"
+    note = [f"Your edit at {clock} UTC replaced these lines; they now read ({span}):"]
+    note += [f"{number}: {text[:160]}" for number, text in lines]
+    if lines and lines[-1][0] < end:
+        note.append(f"(showing lines {lines[0][0]}-{lines[-1][0]} of {start}-{end})")
+    message = "\n".join([first, *note, *([rest] if rest else [])])
+    details = {**error.details, "your_edit": {"start": start, "end": end, "at": clock}}
+    return FsError(FsErrorCode.EDIT_NOT_FOUND, message, path=error.path, details=details)
 
 
 def delete_stale(path: str) -> FsError:

@@ -199,6 +199,10 @@ class Workspace:
             `FS_TOO_LARGE`.
         rules: Path rules (`Rules`: denied and protected gitignore patterns, relative to
             each root); the default protects ``.git/``. None applies no rule.
+        placeholders: Refuse a write or edit whose new text has a line standing for omitted
+            code (``// ... existing code ...``, a ``[truncated]`` marker) while it deletes
+            at least 5 lines (`FS_PLACEHOLDER`, SPEC §8.3; default). False turns the guard
+            off.
         journal_store: The change journal's store (None: no journal); it is fenced out of
             every tool's reach (`FenceOut`).
         journal_config: The journal's bounds.
@@ -241,6 +245,7 @@ class Workspace:
         rules: Rules | None = _DEFAULT_RULES,
         journal_store: JournalStore | None = None,
         journal_config: JournalConfig | None = None,
+        placeholders: bool = True,
     ) -> None:
         chosen = _chosen(tools)
         compiled = _compiled(rules, fs, cwd)
@@ -265,7 +270,9 @@ class Workspace:
         self._disposers: list[Dispose] = [self.context.provide(FS, service)]
         file_tools = tuple(name for name in chosen if name in _FILE_TOOLS)
         if file_tools:
-            plugin_tools = FsToolsPlugin(file_tools, max_image_bytes=max_image_bytes)
+            plugin_tools = FsToolsPlugin(
+                file_tools, max_image_bytes=max_image_bytes, placeholders=placeholders
+            )
             self._disposers.append(self.context.use(plugin_tools, None).dispose)
         found_tools = tuple(name for name in chosen if name in _DISCOVERY_TOOLS)
         if found_tools:
@@ -275,7 +282,9 @@ class Workspace:
         if managed:
             plugin_ = FileManagementPlugin(managed)
             self._disposers.append(self.context.use(plugin_, None).dispose)
-        self._disposers.append(self.context.use(DialectToolsPlugin(), self.dialects).dispose)
+        self._disposers.append(
+            self.context.use(DialectToolsPlugin(placeholders=placeholders), self.dialects).dispose
+        )
         if compiled is not None:
             self._disposers.append(self.context.use(RulesPlugin(compiled), None).dispose)
         if policy:
@@ -306,11 +315,12 @@ class Workspace:
         max_image_bytes: int = _MAX_IMAGE_BYTES,
         rules: Rules | None = _DEFAULT_RULES,
         journal: JournalOption = None,
+        placeholders: bool = True,
     ) -> Workspace:
         """The host filesystem, relative paths resolved against `cwd` (default: the
-        process's working directory). `tools`, `discovery`, `max_image_bytes` and `rules`
-        (relative to the base) as for the constructor; `journal` turns the change journal on
-        (its root: `cwd`).
+        process's working directory). `tools`, `discovery`, `max_image_bytes`,
+        `placeholders` and `rules` (relative to the base) as for the constructor;
+        `journal` turns the change journal on (its root: `cwd`).
 
         Raises:
             ValueError: a named journal store inside `cwd`, or one that cannot be opened.
@@ -333,6 +343,7 @@ class Workspace:
             rules=rules,
             journal_store=store,
             journal_config=config,
+            placeholders=placeholders,
         )
 
     @classmethod
@@ -348,12 +359,14 @@ class Workspace:
         max_image_bytes: int = _MAX_IMAGE_BYTES,
         rules: Rules | None = _DEFAULT_RULES,
         journal: JournalOption = None,
+        placeholders: bool = True,
     ) -> Workspace:
         """Local folders behind a fence (`SandboxFileSystem`); relative paths resolve against
         `root`. Mutations follow `mode`: ``read-only`` (none), ``workspace-write`` (inside
         the roots) or ``full-access`` (anywhere); reads stay inside the roots unless
         `confine_reads` is False. A refusal is `FS_SANDBOX_DENIED`. `tools`, `discovery`,
-        `max_image_bytes` and `rules` (relative to each root) as for the constructor.
+        `max_image_bytes`, `placeholders` and `rules` (relative to each root) as for the
+        constructor.
 
         Raises:
             ValueError: A root does not exist or is not a directory, or the mode is unknown.
@@ -378,6 +391,7 @@ class Workspace:
             rules=rules,
             journal_store=store,
             journal_config=config,
+            placeholders=placeholders,
         )
 
     @classmethod
@@ -391,13 +405,15 @@ class Workspace:
         max_image_bytes: int = _MAX_IMAGE_BYTES,
         rules: Rules | None = _DEFAULT_RULES,
         journal: JournalOption = None,
+        placeholders: bool = True,
         **storage_options: Any,
     ) -> Workspace:
         """Any fsspec storage under the root `url` (``s3://bucket/prefix``,
         ``memory://name``, ``sftp://host/dir``, …) through `FsspecFileSystem`;
         `storage_options` go to fsspec (credentials, ``endpoint_url``, …). Display paths are
-        URLs under the root; ``/a.py`` means the root's ``a.py``. `tools`, `discovery` and
-        `max_image_bytes` as for the constructor, and `rules` (relative to the root URL).
+        URLs under the root; ``/a.py`` means the root's ``a.py``. `tools`, `discovery`,
+        `max_image_bytes` and `placeholders` as for the constructor, and `rules` (relative to
+        the root URL).
         `journal` keeps the change journal on the same storage: True in a hidden sibling
         prefix of the root (``s3://bucket/.dsh-fs-journal`` for ``s3://bucket/ws``; fenced
         out when the root is a bucket's top), a URL or a `JournalConfig` to name another.
@@ -437,6 +453,7 @@ class Workspace:
             rules=rules,
             journal_store=store,
             journal_config=config,
+            placeholders=placeholders,
         )
 
     def use(self, plugin: Plugin[C], config: C) -> None:
