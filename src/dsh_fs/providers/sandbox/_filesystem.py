@@ -1,7 +1,9 @@
 """`SandboxFileSystem`: a fence around `LocalFileSystem` that confines it to root directories.
 
-A wrapper, not a copy: every primitive checks its path against the roots, then delegates to
-the inner local provider, which re-checks the parent directory right before publication.
+A wrapper, not a copy: a `WrapperFileSystem` whose `check` hook tests each target against
+the roots as `PRIMITIVES` says the primitive touches it, before the base forwards the call to
+the inner local provider, which re-checks what it opened and the parent directory right
+before publication.
 """
 
 from __future__ import annotations
