@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import anyio
@@ -37,3 +38,13 @@ async def test_a_placeholder_write_is_refused_unless_the_operator_allows_it(
         assert result.is_error
         assert code == "FS_PLACEHOLDER"
         assert path.read_text(encoding="utf-8") == BEFORE
+
+
+def test_the_printed_host_entry_keeps_allow_placeholders(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from dsh_fs.cli import main
+
+    assert main(["mcp", "--allow-placeholders", "--print-config", "claude", str(tmp_path)]) == 0
+    config = json.loads(capsys.readouterr().out)
+    assert config["mcpServers"]["dsh-fs"]["args"][3:] == ["--allow-placeholders", str(tmp_path)]
