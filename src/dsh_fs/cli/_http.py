@@ -182,6 +182,8 @@ def run_http(args: argparse.Namespace, workspace: Workspace, host: str, port: in
     """
     from dsh_fs.mcp import bind_socket, is_loopback, serve_http
 
+    from ._main import client_roots_mode
+
     token, source = resolve_token(args)
     try:
         sock = bind_socket(host, port)
@@ -209,8 +211,8 @@ def run_http(args: argparse.Namespace, workspace: Workspace, host: str, port: in
                     structured=args.structured,
                     log_level=args.log_level,
                     on_ready=ready,
-                    # A client's MCP roots fence its own session, or narrow the ROOTs given.
-                    client_roots="narrow" if args.roots else "replace",
+                    # A client's MCP roots fence its own session (SPEC §10.1).
+                    client_roots=client_roots_mode(args),
                 )
 
         run_until_interrupted(http)

@@ -124,6 +124,14 @@ def _build_parser() -> _Parser:
         help="drop the default rule (protect .git/)",
     )
     mcp.add_argument(
+        "--client-roots",
+        choices=("strict", "off"),
+        help="what the MCP roots a client sends do: by default roots that overlap the ROOTs "
+        "narrow them and others leave them in force (with no ROOT, the client's roots are "
+        "the fence); strict: only the overlap is served, none refusing every path; off: "
+        "ignored",
+    )
+    mcp.add_argument(
         "--plugin",
         action="append",
         default=[],
@@ -279,6 +287,19 @@ def _mcp_roots(args: argparse.Namespace) -> list[str]:
     return roots
 
 
+def client_roots_mode(
+    args: argparse.Namespace,
+) -> Literal["off", "replace", "narrow", "strict"]:
+    """What a client's MCP roots do (SPEC §10.1): they are the fence when no ROOT was given,
+    else the ROOTs are authoritative (roots that overlap narrow them) unless
+    ``--client-roots`` says ``strict`` or ``off``."""
+    if args.client_roots == "off":
+        return "off"
+    if not args.roots:
+        return "replace"
+    return "strict" if args.client_roots == "strict" else "narrow"
+
+
 def _print_config(args: argparse.Namespace) -> int:
     if args.http is not None:
         from ._http import print_http_config
@@ -307,6 +328,8 @@ def _server_flags(args: argparse.Namespace) -> list[str]:
         )
         if on
     ]
+    if args.client_roots is not None:
+        flags += ["--client-roots", args.client_roots]
     for pattern in args.deny:
         flags += ["--deny", pattern]
     for pattern in args.protect:
@@ -381,8 +404,7 @@ def _run_mcp(args: argparse.Namespace) -> int:
                     workspace,
                     structured=args.structured,
                     max_message_size=args.max_message_size,
-                    # A client's MCP roots are the fence, or narrow the ROOTs given.
-                    client_roots="narrow" if args.roots else "replace",
+                    client_roots=client_roots_mode(args),
                 )
 
         run_until_interrupted(stdio)
