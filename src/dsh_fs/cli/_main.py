@@ -10,6 +10,7 @@ import argparse
 import json
 import logging
 import os
+import re
 import shlex
 import sys
 from collections.abc import Sequence
@@ -269,7 +270,20 @@ def _parse_http(value: str) -> tuple[str, int]:
     return host, port
 
 
+_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
+"""A ROOT spelled as a URL (``s3://bucket/x``), which the command line does not serve yet."""
+
+
 def _mcp_roots(args: argparse.Namespace) -> list[str]:
+    for root in args.roots:
+        if _URL.match(root):
+            # Else it is a relative path ("…/s3:/bucket/x: does not exist"), which hides
+            # what the user meant and what works.
+            raise UsageError(
+                f"dsh-fs mcp: {root}: remote roots are not served by the command line yet; "
+                "serve them from Python: dsh_fs.mcp.serve_stdio(Workspace.remote(URL)) "
+                "(see docs/providers.md)"
+            )
     roots = [os.path.abspath(root) for root in (args.roots or [os.getcwd()])]
     for root in roots:
         if not os.path.exists(root):
