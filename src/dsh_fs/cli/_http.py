@@ -19,6 +19,7 @@ import stat
 import sys
 from typing import TYPE_CHECKING, Final
 
+from ._client_roots import client_roots_mode
 from ._config import (
     HOSTS,
     Host,
@@ -181,8 +182,6 @@ def run_http(args: argparse.Namespace, workspace: Workspace, host: str, port: in
         UsageError: the address can't be bound, or the flags don't allow it.
     """
     from dsh_fs.mcp import bind_socket, is_loopback, serve_http
-
-    from ._main import client_roots_mode
 
     token, source = resolve_token(args)
     try:

@@ -20,6 +20,7 @@ import anyio
 
 from dsh_fs._version import __version__
 
+from ._client_roots import client_roots_mode
 from ._config import HOSTS, host_config, launcher, paste_hint
 from ._journal import (
     JournalUsageError,
@@ -299,19 +300,6 @@ def _mcp_roots(args: argparse.Namespace) -> list[str]:
                 f"dsh-fs mcp: {root}: permission denied (this user cannot list the folder)"
             ) from None
     return roots
-
-
-def client_roots_mode(
-    args: argparse.Namespace,
-) -> Literal["off", "replace", "narrow", "strict"]:
-    """What a client's MCP roots do (SPEC §10.1): they are the fence when no ROOT was given,
-    else the ROOTs are authoritative (roots that overlap narrow them) unless
-    ``--client-roots`` says ``strict`` or ``off``."""
-    if args.client_roots == "off":
-        return "off"
-    if not args.roots:
-        return "replace"
-    return "strict" if args.client_roots == "strict" else "narrow"
 
 
 def _print_config(args: argparse.Namespace) -> int:
