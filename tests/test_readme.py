@@ -18,14 +18,15 @@ DOCS = ROOT / "docs"
 
 
 def fenced_blocks(language: str, text: str = README) -> list[str]:
-    """The bodies of `text`'s fenced code blocks tagged `language` ("" for untagged)."""
+    """The bodies of `text`'s fenced code blocks tagged `language` ("" for untagged; the
+    first word of the info string: ```` ```python runnable ```` is ``python``)."""
     blocks: list[str] = []
     body: list[str] | None = None
     tag = ""
     for line in text.splitlines(keepends=True):
         if line.startswith("```"):
             if body is None:
-                body, tag = [], line[3:].strip()
+                body, tag = [], (line[3:].split() or [""])[0]
             else:
                 if tag == language:
                     blocks.append("".join(body))

@@ -41,6 +41,13 @@ def test_help_describes_the_commands(argv: list[str], capsys: pytest.CaptureFixt
         (["mcp", "--http", "127.0.0.1:http"], "dsh-fs mcp: --http: invalid port 'http'"),
         (["mcp", "/no/such/dir"], "dsh-fs mcp: /no/such/dir: does not exist"),
         (["mcp", __file__], f"dsh-fs mcp: {__file__}: not a directory"),
+        (
+            ["mcp", "s3://bucket/x"],
+            "dsh-fs mcp: s3://bucket/x: remote roots are not served by the command line yet; "
+            "serve them from Python: dsh_fs.mcp.serve_stdio(Workspace.remote(URL))",
+        ),
+        (["mcp", "--print-config", "claude", "memory://x"], "remote roots are not served"),
+        (["mcp", "--client-roots", "loose"], "invalid choice: 'loose'"),
         (["mcp", "--http", ":0", "--print-config", "claude"], "needs the port clients will use"),
         (["mcp", "--print-config", "emacs"], "invalid choice: 'emacs'"),
         (["mcp", "--max-message-size", "lots"], "invalid size 'lots' (e.g. 1048576, 512K, 32M)"),

@@ -10,6 +10,7 @@ import argparse
 import json
 import logging
 import os
+import re
 import shlex
 import sys
 from collections.abc import Sequence
@@ -19,6 +20,7 @@ import anyio
 
 from dsh_fs._version import __version__
 
+from ._client_roots import client_roots_mode
 from ._config import HOSTS, host_config, launcher, paste_hint
 from ._journal import (
     JournalUsageError,
@@ -146,6 +148,14 @@ def _build_parser() -> _Parser:
         "--no-default-rules",
         action="store_true",
         help="drop the default rule (protect .git/)",
+    )
+    mcp.add_argument(
+        "--client-roots",
+        choices=("strict", "off"),
+        help="what the MCP roots a client sends do: by default roots that overlap the ROOTs "
+        "narrow them and others leave them in force (with no ROOT, the client's roots are "
+        "the fence); strict: only the overlap is served, none refusing every path; off: "
+        "ignored",
     )
     mcp.add_argument(
         "--plugin",
@@ -285,7 +295,20 @@ def _parse_http(value: str) -> tuple[str, int]:
     return host, port
 
 
+_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
+"""A ROOT spelled as a URL (``s3://bucket/x``), which the command line does not serve yet."""
+
+
 def _mcp_roots(args: argparse.Namespace) -> list[str]:
+    for root in args.roots:
+        if _URL.match(root):
+            # Else it is a relative path ("…/s3:/bucket/x: does not exist"), which hides
+            # what the user meant and what works.
+            raise UsageError(
+                f"dsh-fs mcp: {root}: remote roots are not served by the command line yet; "
+                "serve them from Python: dsh_fs.mcp.serve_stdio(Workspace.remote(URL)) "
+                "(see docs/providers.md)"
+            )
     roots = [os.path.abspath(root) for root in (args.roots or [os.getcwd()])]
     for root in roots:
         if not os.path.exists(root):
@@ -332,6 +355,8 @@ def _server_flags(args: argparse.Namespace) -> list[str]:
         )
         if on
     ]
+    if args.client_roots is not None:
+        flags += ["--client-roots", args.client_roots]
     for pattern in args.deny:
         flags += ["--deny", pattern]
     for pattern in args.protect:
@@ -407,8 +432,7 @@ def _run_mcp(args: argparse.Namespace) -> int:
                     workspace,
                     structured=args.structured,
                     max_message_size=args.max_message_size,
-                    # A client's MCP roots are the fence, or narrow the ROOTs given.
-                    client_roots="narrow" if args.roots else "replace",
+                    client_roots=client_roots_mode(args),
                 )
 
         run_until_interrupted(stdio)

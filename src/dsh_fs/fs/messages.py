@@ -7,7 +7,7 @@ message. `verb` is the operation the model asked for, as the message names it.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal, TypeAlias
 
 from dsh_fs.errors import FsError, FsErrorCode
@@ -229,6 +229,15 @@ def sandbox_denied(verb: Verb, path: str, reason: str, mode: str) -> FsError:
         path,
         f"{reason} [sandbox: file access denied under {mode} mode]",
     )
+
+
+def outside_client_roots(roots: Sequence[str], *, roots_given: bool) -> str:
+    """Why the fence an MCP client's roots make refuses a path (SPEC §10.1), as the reason
+    of `sandbox_denied`: `outside the client's roots (<r1>, …)`, or, when the client named
+    none and the server was given no ROOT, `the MCP client named no roots`."""
+    if not roots and not roots_given:
+        return "the MCP client named no roots"
+    return f"outside the client's roots ({', '.join(roots) or 'none named'})"
 
 
 def outside_root(path: str, root: str) -> FsError:

@@ -31,7 +31,7 @@ from ._definitions import (
     tool_result,
 )
 from ._progress import progress_notifier
-from ._roots import ANSWER_SECONDS, RootsMode, fence_session, roots_of
+from ._roots import ANSWER_SECONDS, RootsMode, fence_session, roots_of, withhold
 
 if TYPE_CHECKING:
     from dsh_fs.runtime import ToolResult
@@ -159,7 +159,7 @@ class _Owners:
         self, ctx: _Context, session: Session, params: _CallParams
     ) -> types.InputRequiredResult | None:
         """Fence `session` in to its client's roots when the client declares the roots
-        capability: until it answers (or when it names none) no path is inside.
+        capability (`fence_session`; until it answers, `withhold`).
 
         A handshake-era client is asked with a ``roots/list`` request (at most
         `ANSWER_SECONDS`). A 2026-07-28 client can't be (no server-initiated requests):
@@ -171,8 +171,7 @@ class _Owners:
         async with known.lock:  # concurrent calls wait for one answer
             if not known.stale:
                 return None
-            if session.roots is None:
-                fence_session(session, (), self._mode)
+            withhold(session, self._mode)
             if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
                 answer = (params.input_responses or {}).get(_ROOTS_KEY)
                 if answer is None:
@@ -244,9 +243,10 @@ def create_server(
             model instead of the rendered text, and a write's value carries the file twice.
             A failure's code is always in `_meta` under `CODE_META_KEY`.
         client_roots: What the MCP roots of a client that declares the capability do to
-            its session's fence (`_roots`): nothing (``off``), replace it (``replace``: no
-            ROOT was given), or narrow it (``narrow``). Asked before a client's first call
-            and again after ``notifications/roots/list_changed``.
+            its session's fence (`_roots.RootsMode`): nothing (``off``), replace it
+            (``replace``: no ROOT was given), narrow it where they overlap (``narrow``), or
+            strictly (``strict``). Asked before a client's first call and again after
+            ``notifications/roots/list_changed``.
 
     Raises:
         RuntimeError: With one owner per connection, the installed MCP SDK no longer lets

@@ -24,6 +24,7 @@ from dsh_fs.fs import (
     CreateIfAbsent,
     FsFileType,
     FsIntent,
+    FsTarget,
     Present,
     delete_dir_journaled,
     messages,
@@ -117,6 +118,21 @@ def _entry_type(kind: FsFileType) -> _EntryType:
     return "file"
 
 
+async def _missing_source(context: Context, execution: ToolExecution, source: FsTarget) -> FsError:
+    """Why a move's source is not there: a file this session read was removed by someone
+    else since (FS_STALE_VERSION with the remedy, as a delete answers), else it is simply
+    not found (never read, read absent, hidden by a rule, or no policy asks for reads)."""
+    try:
+        seen = await context.events.waterfall(
+            FS_MOVE_INTENT, FsIntent(target=source, actor=execution), None
+        )
+    except FsError:
+        seen = None  # the policy's or a rule's refusal of a missing file says no more
+    if seen is not None:
+        return messages.move_gone(source.display_path)
+    return messages.not_found("move", source.display_path)
+
+
 class MoveTool(FsTool[MoveArguments, MoveValue]):
     """`move(source_path, destination_path)`."""
 
@@ -161,7 +177,7 @@ class MoveTool(FsTool[MoveArguments, MoveValue]):
         destination = await fs.resolve(args.destination_path, cwd)
         info = await fs.lstat(args.source_path, cwd)
         if info is None:
-            raise messages.not_found("move", source.display_path)
+            raise await _missing_source(context, execution, source)
         # The destination first: its intent never asks for a read, so a rule refusing it
         # speaks before the policy asks to read the source.
         guard = await context.events.waterfall(

@@ -555,13 +555,26 @@ class Session:
         path rules): what an adapter reads through, never around."""
         return self._context.get(FS)
 
-    def set_roots(self, roots: Sequence[str], *, replace: bool) -> tuple[str, ...] | None:
-        """Fence this session in to an MCP client's roots (SPEC §10); returns the roots now
-        in force, or None when the workspace's provider is not a sandbox (nothing changes).
+    @property
+    def client_roots(self) -> tuple[str, ...] | None:
+        """The MCP client's roots that shape this session's fence (`set_roots`); None when
+        no client's roots do (none were set, or they were left out: `strict`)."""
+        fence = self._fence
+        roots = getattr(fence, "client_roots", None) if fence is not None else None
+        return roots if isinstance(roots, tuple) else None
+
+    def set_roots(
+        self, roots: Sequence[str], *, replace: bool, strict: bool = True
+    ) -> tuple[str, ...] | None:
+        """Fence this session in to an MCP client's roots (SPEC §10, §10.1); returns the
+        roots now in force, or None when the workspace's provider is not a sandbox (nothing
+        changes).
 
         The session gets its own sandbox (`SandboxFileSystem.narrowed`): `replace` makes
         `roots` the fence, else they only narrow the workspace's roots; no root left refuses
-        every path. The workspace and its other sessions keep their fences. The path rules
+        every path, unless `strict` is False: then roots of which none overlaps the
+        workspace's (or none at all) leave the workspace's roots in force (SPEC §10.1; see
+        `client_roots`). The workspace and its other sessions keep their fences. The path rules
         apply relative to these roots too, and the first root is the base of relative
         paths. What the session observed under a root it no longer has is forgotten (only
         that: the rest stays observed).
@@ -576,7 +589,7 @@ class Session:
         if not isinstance(fs, SandboxFileSystem):
             return None
         before = self._fence if isinstance(self._fence, SandboxFileSystem) else fs
-        fenced = fs.narrowed(roots, replace=replace)
+        fenced = fs.narrowed(roots, replace=replace, strict=strict)
         rules = workspace.rules
         if rules is not None:
             places = [*fenced.roots, *fs.roots]

@@ -50,11 +50,26 @@ class _Fence(LocalGuards):
         self.confine_reads = confine_reads
         self.confined = confine_reads
         self.excluded: tuple[str, ...] = ()
+        self.client: tuple[str, ...] | None = None
+        """The MCP client's roots (canonical directories) that shape `roots`; None when no
+        client's roots do (the given roots are in force)."""
+        self.replaced = False
+        """`roots` are the client's alone: the server was given no ROOT of its own."""
 
     def deny(self, verb: messages.Verb, path: str, reason: str) -> FsError:
-        if not self.roots and reason == "outside the sandbox":
-            reason = "the MCP client named no roots"
         return messages.sandbox_denied(verb, path, reason, self.mode)
+
+    def outside(self, verb: messages.Verb, display: str, real: str) -> FsError:
+        """`display` (canonically `real`) is outside the fence: refused naming whose roots it
+        is outside. The client's, when they are what refuses it (SPEC §10.1: a path inside a
+        given root, or any path when the client's roots are the whole fence), so that a user
+        whose host sent other roots sees why; else the sandbox's."""
+        client = self.client
+        if client is not None and (self.replaced or within_any(real, self.given)):
+            reason = messages.outside_client_roots(client, roots_given=not self.replaced)
+        else:
+            reason = "outside the sandbox"
+        return self.deny(verb, display, reason)
 
     def readable(self, real: str) -> bool:
         if self.excluded and within_any(real, self.excluded):
@@ -71,7 +86,7 @@ class _Fence(LocalGuards):
 
     def check_open(self, verb: messages.Verb, display: str, opened: str) -> None:
         if not self.readable(opened):
-            raise self.deny(verb, display, "outside the sandbox")
+            raise self.outside(verb, display, opened)
 
     def may_reveal(self, opened: str) -> bool:
         return self.readable(opened)
@@ -83,7 +98,7 @@ class _Fence(LocalGuards):
         if self.mode == "read-only":
             raise self.deny(verb, display, "the sandbox is read-only")
         if not self.writable(directory):
-            raise self.deny(verb, display, "outside the sandbox")
+            raise self.outside(verb, display, directory)
 
     def check_publish(self, verb: messages.Verb, display: str, directory: str) -> None:
         self.check_directory(verb, display, directory)
@@ -92,7 +107,7 @@ class _Fence(LocalGuards):
         if self.mode == "read-only":
             raise self.deny("delete", display, "the sandbox is read-only")
         if not self.writable(directory):
-            raise self.deny("delete", display, "outside the sandbox")
+            raise self.outside("delete", display, directory)
 
 
 class SandboxFileSystem(WrapperFileSystem):
@@ -194,7 +209,16 @@ class SandboxFileSystem(WrapperFileSystem):
         """The canonical root directories; the first is the base of relative paths."""
         return self._fence.roots
 
-    def _client_fence(self, roots: Sequence[str], replace: bool) -> tuple[str, ...]:
+    @property
+    def client_roots(self) -> tuple[str, ...] | None:
+        """The MCP client's roots (canonical directories) that shape this fence
+        (`narrowed`, `set_client_roots`); None when no client's roots do."""
+        return self._fence.client
+
+    def _client_fence(
+        self, roots: Sequence[str], replace: bool
+    ) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """The client's roots (canonical existing directories) and the fence they make."""
         found = []
         for root in roots:
             try:
@@ -205,9 +229,9 @@ class SandboxFileSystem(WrapperFileSystem):
                 found.append(real)  # a file or a missing path is no root
         client = tuple(dict.fromkeys(found))
         if replace:
-            return client
+            return client, client
         given = self._fence.given
-        return tuple(
+        return client, tuple(
             dict.fromkeys(
                 [c for c in client if within_any(c, given)]
                 + [g for g in given if within_any(g, client)]
@@ -222,28 +246,46 @@ class SandboxFileSystem(WrapperFileSystem):
         own); else they can only narrow it: the fence becomes their intersection with the
         roots the sandbox was built with (a client root inside a given one, or a given root
         inside a client one). None restores the given roots; an empty sequence (or no
-        intersection) leaves no root at all, and every path is refused saying the client
-        named no roots. This changes the fence of every user of the sandbox; `narrowed`
-        makes a new one instead (one MCP session's).
+        intersection) leaves no root at all, and every path is refused saying it is outside
+        the client's roots (or, with `replace`, that the client named no roots). This
+        changes the fence of every user of the sandbox; `narrowed` makes a new one instead
+        (one MCP session's).
         """
         if roots is None:
             self._fence.roots = self._fence.given
+            self._fence.client = None
             return self.roots
-        kept = self._client_fence(roots, replace)
+        client, kept = self._client_fence(roots, replace)
         self._fence.roots = kept
+        self._fence.client = client
+        self._fence.replaced = replace
         return kept
 
-    def narrowed(self, roots: Sequence[str], *, replace: bool) -> SandboxFileSystem:
+    def narrowed(
+        self, roots: Sequence[str], *, replace: bool, strict: bool = True
+    ) -> SandboxFileSystem:
         """A new sandbox like this one (mode, read confinement, exclusions) fenced in to an
         MCP client's roots as `set_client_roots` would fence this one, which stays as it is:
         one client's fence, beside the others'. Its roots given stay this sandbox's (so a
         later `narrowed` of it still only narrows them); with no root left every path is
-        refused saying the client named no roots. It has its own local provider (guarded by
-        its own fence; mutations of one file through both are serialized by the directory
-        lock, as between processes)."""
+        refused saying it is outside the client's roots (or that the client named no roots,
+        when `replace` and it named none). It has its own local provider (guarded by its own
+        fence; mutations of one file through both are serialized by the directory lock, as
+        between processes).
+
+        `strict` False (SPEC §10.1, with `replace` False): client roots none of which
+        overlaps a given root, or none at all, leave the given roots in force (the view's
+        `client_roots` is then None); roots that overlap narrow them as always.
+        """
         view = type(self).__new__(type(self))
         view.__dict__.update(self.__dict__)  # a subclass's own state too
-        fence = _Fence(self._client_fence(roots, replace), self.mode, self.confine_reads)
+        client: tuple[str, ...] | None
+        client, kept = self._client_fence(roots, replace)
+        if not (replace or strict or kept):
+            client, kept = None, self._fence.given
+        fence = _Fence(kept, self.mode, self.confine_reads)
+        fence.client = client
+        fence.replaced = replace
         fence.given = self._fence.given
         fence.excluded = self._fence.excluded
         fence.confined = self._fence.confined
@@ -319,8 +361,9 @@ class SandboxFileSystem(WrapperFileSystem):
             self._check_any(target)
 
     def _check_read(self, target: FsTarget, verb: messages.Verb) -> None:
-        if not self._fence.readable(_canonical(target.target_key, verb, target.display_path)):
-            raise self._fence.deny(verb, target.display_path, "outside the sandbox")
+        real = _canonical(target.target_key, verb, target.display_path)
+        if not self._fence.readable(real):
+            raise self._fence.outside(verb, target.display_path, real)
 
     def _check_link_read(self, target: FsTarget) -> None:
         # The local provider lstats the display path (absolute, lexically normalized): the
@@ -333,13 +376,14 @@ class SandboxFileSystem(WrapperFileSystem):
             else _canonical(display, "read", display)
         )
         if not self._fence.readable(real):
-            raise self._fence.deny("read", display, "outside the sandbox")
+            raise self._fence.outside("read", display, real)
 
     def _check_write(self, target: FsTarget, verb: messages.Verb) -> None:
         if self._fence.mode == "read-only":
             raise self._fence.deny(verb, target.display_path, "the sandbox is read-only")
-        if not self._fence.writable(_canonical(target.target_key, verb, target.display_path)):
-            raise self._fence.deny(verb, target.display_path, "outside the sandbox")
+        real = _canonical(target.target_key, verb, target.display_path)
+        if not self._fence.writable(real):
+            raise self._fence.outside(verb, target.display_path, real)
 
     def _check_entry(self, target: FsTarget, verb: messages.Verb, *, read: bool) -> None:
         """A mutation of the entry the display path names (a link itself, not what it
@@ -353,12 +397,12 @@ class SandboxFileSystem(WrapperFileSystem):
         if real in self.roots:
             raise self._fence.deny(verb, display, "it is a sandbox root")
         if not self._fence.writable(real) or (read and not self._fence.readable(real)):
-            raise self._fence.deny(verb, display, "outside the sandbox")
+            raise self._fence.outside(verb, display, real)
 
     def _check_any(self, target: FsTarget) -> None:
         real = _canonical(target.target_key, "access", target.display_path)
         if not (self._fence.readable(real) or self._fence.writable(real)):
-            raise self._fence.deny("access", target.display_path, "outside the sandbox")
+            raise self._fence.outside("access", target.display_path, real)
 
     async def aclose(self) -> None:
         """Close the inner provider, and those of the sandboxes `narrowed` from this one."""
