@@ -283,8 +283,10 @@ _EXACT_LINES = 100
 longest common subsequence); longer ones by the lines each side has that the other lacks
 (a multiset difference: linear, exact unless lines were reordered)."""
 
-DELTA_LIMIT = 1 << 20
-"""The largest middle a forward delta keeps (bytes); a larger change keeps none."""
+DELTA_LIMIT = 128 * 1024
+"""The largest middle a forward delta keeps (bytes); a larger change keeps none. The delta
+lives in the entry's record, which must stay small (a store reads records whole, and
+refuses one over its bound: 1 MiB, even with every character escaped in JSON)."""
 
 
 def line_counts(before: bytes | None, after: bytes | None) -> tuple[int | None, int | None]:
