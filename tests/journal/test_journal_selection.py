@@ -167,6 +167,7 @@ async def _history(root: Path, store: Path, steps: list[tuple[object, ...]], pic
                 _, who, path, n = step
                 assert isinstance(who, str)
                 assert isinstance(path, str)
+                assert isinstance(n, int)
                 await sessions[who].call("read", {"file_path": path})
                 content = "".join(f"{who}{n} line {k}\n" for k in range(n * 4))
                 await sessions[who].call("write", {"file_path": path, "content": content})
@@ -188,6 +189,7 @@ async def _history(root: Path, store: Path, steps: list[tuple[object, ...]], pic
                     )
             else:
                 _, path, n = step
+                assert isinstance(n, int)
                 (root / str(path)).write_text(f"outside{n}\n" * (n + 1))
             for entry in await journal.entries():
                 if entry.id not in before:

@@ -388,9 +388,7 @@ def _common_prefix(a: bytes, b: bytes) -> int:
 
 def _common_suffix(a: bytes, b: bytes, limit: int) -> int:
     """How many trailing bytes `a` and `b` share, at most `limit`."""
-    return _shared(
-        lambda lo, hi: a.endswith(b[len(b) - hi : len(b) - lo], 0, len(a) - lo), limit
-    )
+    return _shared(lambda lo, hi: a.endswith(b[len(b) - hi : len(b) - lo], 0, len(a) - lo), limit)
 
 
 def _shared(same: Callable[[int, int], bool], limit: int) -> int:
