@@ -102,6 +102,10 @@ def pytest_configure(config: pytest.Config) -> None:
     os.environ["HOME"] = home
     for name, default in _XDG.items():
         os.environ[name] = os.path.join(home, *default)
+    # npx keeps what it fetches (the MCP Inspector a test runs, ~16,000 files) in npm's
+    # cache, ~/.npm: pytest's cache folder in the checkout keeps it between runs instead.
+    if (cache := getattr(config, "cache", None)) is not None:
+        os.environ["NPM_CONFIG_CACHE"] = str(cache.mkdir("npm"))
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
