@@ -65,19 +65,21 @@ install:  ## Put the dsh-fs command on your PATH: pipx if you have it, else a pr
 
 # The other checks run beside the suite (it mostly waits, so mypy fits beside it on two
 # cores). pytest shows its own progress; each other check prints one line when it ends (its
-# output follows the suite's if it failed), and any failure fails the target. A background
-# job of a script ignores Ctrl-C, so the trap stops the checks with the suite.
+# output follows the suite's if it failed), and any failure fails the target.
 CHECKS := lint typecheck imports
 
+# A script's background command starts with SIGINT ignored (no job control), and exec keeps
+# it so: this puts it back before running the rest of the line, so one Ctrl-C stops the
+# checks beside the suite too, not only the suite.
+DEFAULT_SIGINT = $(BIN)/python -c 'import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.execvp(sys.argv[1], sys.argv[1:])'
+
 test: $(STAMP)  ## Every check CI runs: ruff, mypy --strict, import layers beside pytest, with progress
-	@logs=$$(mktemp -d); pids=; \
-	trap 'kill $$pids 2>/dev/null; rm -rf "$$logs"; exit 130' INT TERM; \
+	@logs=$$(mktemp -d); \
 	for check in $(CHECKS); do \
 		( start=$$(date +%s); \
-		  if $(MAKE) --no-print-directory $$check >"$$logs/$$check" 2>&1; then result=passed; \
-		  else result=FAILED; touch "$$logs/$$check.failed"; fi; \
+		  if $(DEFAULT_SIGINT) $(MAKE) --no-print-directory $$check >"$$logs/$$check" 2>&1; \
+		  then result=passed; else result=FAILED; touch "$$logs/$$check.failed"; fi; \
 		  echo "make test: $$check $$result in $$(( $$(date +%s) - start )) s" ) & \
-		pids="$$pids $$!"; \
 	done; \
 	$(MAKE) --no-print-directory pytest; status=$$?; \
 	wait; \
