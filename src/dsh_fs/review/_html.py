@@ -19,6 +19,7 @@ __all__ = [
     "document",
     "refusal_page",
     "session_body",
+    "session_facts",
     "session_rows",
     "sessions_body",
 ]
@@ -212,6 +213,19 @@ def change_items(changes: Sequence[ChangeView], token: str) -> str:
     return "".join(items)
 
 
+def session_facts(snapshot: StoreSnapshot, summary: SessionSummary | None) -> str:
+    """What a session did, in one sentence."""
+    if summary is None:
+        return "<p>This session has no changes recorded (any more).</p>"
+    return (
+        f"<p>{summary.changes} change{'s' if summary.changes != 1 else ''} to "
+        f"{summary.files} file{'s' if summary.files != 1 else ''}, "
+        f"{_counts(summary.added, summary.removed)}, {summary.in_force} in force; "
+        f"from {_time(summary.first)} to {_time(summary.last)}, "
+        f"in <code>{_e(snapshot.root)}</code>.</p>"
+    )
+
+
 def session_body(
     snapshot: StoreSnapshot,
     summary: SessionSummary | None,
@@ -220,19 +234,10 @@ def session_body(
     token: str,
 ) -> str:
     """A session's page: what it did, its changes in order, the button that undoes it."""
-    if summary is None:
-        facts = "<p>This session has no changes recorded (any more).</p>"
-    else:
-        facts = (
-            f"<p>{summary.changes} change{'s' if summary.changes != 1 else ''} to "
-            f"{summary.files} file{'s' if summary.files != 1 else ''}, "
-            f"{_counts(summary.added, summary.removed)}, {summary.in_force} in force; "
-            f"from {_time(summary.first)} to {_time(summary.last)}, "
-            f"in <code>{_e(snapshot.root)}</code>.</p>"
-        )
     return (
         f'<p><a href="{_href("/", token)}">← All sessions</a></p>'
-        f'<h2>Session <span class="label">{_e(label)}</span></h2>{facts}'
+        f'<h2>Session <span class="label">{_e(label)}</span></h2>'
+        f'<div id="session-facts">{session_facts(snapshot, summary)}</div>'
         f"<p>{_session_button(snapshot.index, label)}</p>"
         f'<ol class="changes" id="changes" data-store="{snapshot.index}" '
         f'data-label="{_e(label)}">{change_items(changes, token)}</ol>' + _problems([snapshot])

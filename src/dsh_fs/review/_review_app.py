@@ -39,6 +39,7 @@ from ._html import (
     document,
     refusal_page,
     session_body,
+    session_facts,
     session_rows,
     sessions_body,
 )
@@ -248,7 +249,8 @@ class ReviewGuard:
         if refusal is None and post and not request.headers.get("origin"):
             # Browsers send Origin with every POST: one without it is not the page's.
             refusal = Response("An action needs an Origin header", status_code=403)
-        if refusal is None and scope["path"] not in _ASSETS and not self._valid(request, post):
+        public = scope["path"] in _ASSETS or scope["path"] == "/favicon.ico"
+        if refusal is None and not public and not self._valid(request, post):
             refusal = HTMLResponse(
                 refusal_page(
                     401,
@@ -270,6 +272,10 @@ class ReviewGuard:
         if given is None:
             return False
         return hmac.compare_digest(given.encode("utf-8", "surrogateescape"), self._token)
+
+
+def _summary_of(snapshot: StoreSnapshot, label: str) -> SessionSummary | None:
+    return next((s for s in sessions([snapshot]) if s.label == label), None)
 
 
 def _int(value: str | None, default: int) -> int:
@@ -312,12 +318,8 @@ def review_app(review: Review, *, security: TransportSecuritySettings, token: st
         if store is None or label is None:
             return HTMLResponse(refusal_page(404, "No such session."), status_code=404)
         snapshot = (await review.snapshots())[store]
-        summary = next(
-            (s for s in sessions([snapshot]) if s.label == label),
-            None,
-        )
         changes = session_changes(snapshot, label)
-        body = session_body(snapshot, summary, label, changes, token)
+        body = session_body(snapshot, _summary_of(snapshot, label), label, changes, token)
         title = f"Session {label}"
         return HTMLResponse(document(title=title, token=token, roots=review.roots, body=body))
 
@@ -331,7 +333,12 @@ def review_app(review: Review, *, security: TransportSecuritySettings, token: st
         if store is None or label is None:
             return bad("name a store and a session label")
         snapshot = (await review.snapshots())[store]
-        return HTMLResponse(change_items(session_changes(snapshot, label), token))
+        return JSONResponse(
+            {
+                "facts": session_facts(snapshot, _summary_of(snapshot, label)),
+                "items": change_items(session_changes(snapshot, label), token),
+            }
+        )
 
     async def version(request: Request) -> Response:
         return JSONResponse({"version": await review.version()})
@@ -380,10 +387,15 @@ def review_app(review: Review, *, security: TransportSecuritySettings, token: st
             return bad("revert-hunk needs hunk (a number from 1)")
         return JSONResponse(await review.act(kind, store, payload))
 
+    static = resources.files("dsh_fs.review").joinpath("static")
+    assets = {
+        path: static.joinpath(path.rsplit("/", 1)[1]).read_text(encoding="utf-8")
+        for path in _ASSETS
+    }
+
     async def asset(request: Request) -> Response:
-        name = request.url.path.rsplit("/", 1)[1]
-        text = resources.files("dsh_fs.review").joinpath("static").joinpath(name).read_text(encoding="utf-8")
-        return Response(text, media_type=_ASSETS[request.url.path])
+        path = request.url.path
+        return Response(assets[path], media_type=_ASSETS[path])
 
     app = Starlette(
         routes=[
@@ -395,6 +407,7 @@ def review_app(review: Review, *, security: TransportSecuritySettings, token: st
             Route("/api/diff", diff),
             Route("/api/action", action, methods=["POST"]),
             *(Route(path, asset) for path in _ASSETS),
+            Route("/favicon.ico", lambda request: Response(status_code=204)),
         ]
     )
     return ReviewGuard(app, security=security, token=token)

@@ -166,9 +166,10 @@
     }
     const list = document.getElementById("changes");
     if (!list) return;
-    const html = await getHTML("/fragment/changes", { store: list.dataset.store, label: list.dataset.label });
+    const data = await getJSON("/fragment/changes", { store: list.dataset.store, label: list.dataset.label });
+    document.getElementById("session-facts").innerHTML = data.facts;
     const fresh = document.createElement("ol");
-    fresh.innerHTML = html;
+    fresh.innerHTML = data.items;
     for (const item of Array.from(fresh.children)) {
       const known = item.id ? document.getElementById(item.id) : null;
       if (!known) {
