@@ -7,8 +7,11 @@ that carries it), so a remote page is never open to whoever reaches the port.
 
 from __future__ import annotations
 
+import asyncio
 import socket
 from collections.abc import Callable
+
+import anyio
 
 from dsh_fs.mcp.http import http_security, is_loopback
 
@@ -54,7 +57,13 @@ async def serve_review(
         raise ValueError(f"{bound} is not a loopback address; pass allow_remote=True")
     app = review_app(review, security=http_security(bound, port), token=token)
     config = uvicorn.Config(
-        app, ws="none", lifespan="off", log_level="warning", access_log=False, log_config=None
+        app,
+        ws="none",
+        lifespan="off",
+        log_level="warning",
+        access_log=False,
+        log_config=None,
+        timeout_graceful_shutdown=5,
     )
 
     class Server(uvicorn.Server):
@@ -63,4 +72,14 @@ async def serve_review(
             if self.started and on_ready is not None:
                 on_ready()
 
-    await Server(config).serve(sockets=[sock])
+    server = Server(config)
+    serving = asyncio.ensure_future(server.serve(sockets=[sock]))
+    try:
+        await asyncio.shield(serving)
+    finally:
+        if not serving.done():
+            # Cancelled (Ctrl-C, a test's end): uvicorn's own shutdown closes the open
+            # connections (a page polls on keep-alive ones) instead of dropping them.
+            server.should_exit = True
+            with anyio.CancelScope(shield=True):
+                await serving
