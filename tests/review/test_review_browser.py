@@ -22,7 +22,7 @@ from dsh_fs.journal import Journal
 from .conftest import Served
 
 if TYPE_CHECKING:
-    from playwright.sync_api import Browser, Page
+    from playwright.sync_api import Browser, Dialog, Page
 
 CHROMIUM = os.environ.get("DSH_FS_CHROMIUM", "/usr/bin/chromium")
 ARGS = [
@@ -62,7 +62,12 @@ def page(browser: Browser) -> Iterator[Page]:
     opened = context.new_page()
     opened.set_default_timeout(WAIT)
     dialogs: list[str] = []
-    opened.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+
+    def dialog(shown: Dialog) -> None:
+        dialogs.append(shown.message)
+        shown.dismiss()
+
+    opened.on("dialog", dialog)
     try:
         yield opened
     finally:
