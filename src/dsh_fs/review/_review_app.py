@@ -135,8 +135,11 @@ class Review:
         Raises:
             KeyError: no such entry.
         """
-        snapshot = (await self.snapshots())[store]
-        key = (store, entry_id, snapshot.fingerprint)
+        # The last reading will do to tell the diff's cached rows apart: each chunk of a
+        # large diff is a request, and reading a large store again for each costs more than
+        # the chunk.
+        snapshots = self._snapshots or await self.snapshots()
+        key = (store, entry_id, snapshots[store].fingerprint)
         view = self._diffs.get(key)
         if view is None:
             view = parse_diff(await self.sources[store].journal.diff(entry_id))
