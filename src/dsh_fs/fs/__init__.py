@@ -29,7 +29,7 @@ from ._events import (
     FsIntent,
     FsObserved,
 )
-from ._journal import (
+from ._journal_contract import (
     ENTRY_ID,
     FsCapture,
     FsChangeMeta,

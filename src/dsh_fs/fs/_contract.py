@@ -16,7 +16,7 @@ from anyio import to_thread
 from dsh_fs.errors import FsError, FsErrorCode
 
 from . import messages
-from ._journal import FsCapture, FsChangeStart, FsPreImage
+from ._journal_contract import FsCapture, FsChangeStart, FsPreImage
 from ._search import FsGlobQuery, FsGrepHit, FsGrepQuery
 from ._text_stream import FsTextStream, derived_text_stream
 from ._types import (

@@ -52,7 +52,7 @@ from .._oserrors import FramesDropped
 from .._text import check_usable_path, decode_or_none, decode_text, encode_text
 from ._digests import ContentDigests
 from ._errors import backend_error, map_backend_errors
-from ._journal import DEFAULT_DIRECTORY, FsspecJournalStore, FsspecKept, FsspecReplaced
+from ._journal_store import DEFAULT_DIRECTORY, FsspecJournalStore, FsspecKept, FsspecReplaced
 from ._paths import normalize
 from ._ranged import stream_text_from
 from ._store import DIRECTORY_VERSION, Blob, MemoryStore, Store, is_content_version

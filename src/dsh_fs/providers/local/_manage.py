@@ -42,7 +42,7 @@ from .._oserrors import map_os_errors
 from ._dirs import directory_lock, make_parents
 from ._guards import LocalGuards
 from ._io import LazyContent, read_fd
-from ._journal import LocalReplaced
+from ._journal_store import LocalReplaced
 from ._open import Opened, fd_path, open_existing
 from ._publish import Staged, publish
 from ._realpath import real_path

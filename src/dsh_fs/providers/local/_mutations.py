@@ -47,7 +47,7 @@ from .._text import decode_or_none, encode_text
 from ._dirs import directory_lock, make_parents
 from ._guards import LocalGuards
 from ._io import LazyContent
-from ._journal import LocalKept, LocalReplaced, read_kept
+from ._journal_store import LocalKept, LocalReplaced, read_kept
 from ._open import Opened, fd_path, open_existing
 from ._publish import Staged, publish, writable_in_place
 from ._realpath import real_path
