@@ -68,6 +68,7 @@ SURFACES: dict[str, list[str]] = {
         "FS_WRITE_INTENT",
         "VCS_DIRECTORIES",
         "Absent",
+        "ChangeKind",
         "CreateIfAbsent",
         "EncodedText",
         "FileSystem",

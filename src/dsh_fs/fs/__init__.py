@@ -31,6 +31,7 @@ from ._events import (
 )
 from ._journal_contract import (
     ENTRY_ID,
+    ChangeKind,
     FsCapture,
     FsChangeMeta,
     FsChangeStart,
@@ -95,6 +96,7 @@ __all__ = [
     "FS_WRITE_INTENT",
     "VCS_DIRECTORIES",
     "Absent",
+    "ChangeKind",
     "CreateIfAbsent",
     "EncodedText",
     "FileSystem",

@@ -1,5 +1,6 @@
-"""What every journal store shares (SPEC §9): entry ids, the JSON record of an entry and how
-it reads back, and a failure's reason as `log` reports it. No I/O: the local store keeps
+"""What every journal store shares about records (SPEC §9, §9.1): entry ids, the JSON record
+of an entry, how it reads back and is vetted (a tampered or damaged record is reported,
+never applied), and a failure's reason as `log` reports it. No I/O: the local store keeps
 records as files, the fsspec store as objects."""
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import Any
 
 from dsh_fs.errors import FsError
 from dsh_fs.fs import (
+    ChangeKind,
     EncodedText,
     FsChangeMeta,
     FsChangeStart,
@@ -23,6 +25,8 @@ from dsh_fs.fs import (
 
 __all__ = [
     "COUNT_LIMIT",
+    "RECORD_LIMIT",
+    "Damaged",
     "count_lines",
     "id_time_ns",
     "new_entry_id",
@@ -33,6 +37,21 @@ __all__ = [
 
 COUNT_LIMIT = 4 * 1024 * 1024
 """Line counts are computed for content up to this size on both sides (else null)."""
+
+RECORD_LIMIT = 1 << 20
+"""The largest record a store reads (a record holds paths and a clipped label: a few KiB);
+a larger one is damaged, never read into memory."""
+
+_MAX_INT = 1 << 62
+"""No count, size or id field of a real record reaches this."""
+
+_ID_MAX = (1 << 32) - 1
+"""The largest user or group id."""
+
+
+class Damaged(ValueError):
+    """A record or pre-image the store will not use: its reason is what `log` reports."""
+
 
 _id_lock = threading.Lock()
 _last_us = 0
@@ -66,8 +85,7 @@ def new_record(meta: FsChangeMeta, start: FsChangeStart, rel: str, key: str) -> 
         "key": key,
         "from": meta.source or (start.source.display_path if start.source is not None else None),
         "source_version": start.source_version,
-        "directory": start.directory,
-        "link": start.link,
+        "kind": start.kind.value,
         "before": start.before,
         "after": None,
         "added": None,
@@ -75,6 +93,8 @@ def new_record(meta: FsChangeMeta, start: FsChangeStart, rel: str, key: str) -> 
         "undoes": meta.undoes,
         "mode": start.mode,
         "size": start.size,
+        "uid": start.uid,
+        "gid": start.gid,
     }
 
 
@@ -101,58 +121,123 @@ def id_time_ns(entry_id: str) -> int:
 
 
 def record_entry(record: dict[str, Any], has_pre: bool, stem: str | None = None) -> JournalEntry:
-    """The entry a stored record describes (`stem`: the name it was stored under).
+    """The entry a stored record describes (`stem`: the name it was stored under), vetted:
+    a field of the wrong type or an impossible value (a mode outside 0o7777, a negative or
+    huge number, a path with ``..`` or not where its other paths say) makes it damaged.
 
     Raises:
         KeyError, TypeError, ValueError: a field is missing or of the wrong type, or the
-            record's id is not its name.
+            record's id is not its name (`Damaged` for an impossible value).
     """
-
-    def text(key: str) -> str:
-        value = record[key]
-        if not isinstance(value, str):
-            raise TypeError(f"{key} is not a string")
-        return value
-
-    def optional_text(key: str) -> str | None:
-        value = record.get(key)
-        if value is not None and not isinstance(value, str):
-            raise TypeError(f"{key} is not a string")
-        return value
-
-    def optional_int(key: str) -> int | None:
-        value = record.get(key)
-        if value is not None and (not isinstance(value, int) or isinstance(value, bool)):
-            raise TypeError(f"{key} is not a number")
-        return value
-
-    entry_id = text("id")
+    entry_id = _text(record, "id")
     if stem is not None and entry_id != stem:
         raise ValueError("its id is not its name")
-    before = optional_text("before")
+    before = _optional_text(record, "before")
     pruned = record.get("pruned") is True
-    directory = record.get("directory") is True
-    undoable = not pruned and (has_pre if before is not None and not directory else True)
+    kind = record_kind(record)
+    undoable = not pruned and (
+        has_pre if before is not None and kind is not ChangeKind.DIRECTORY else True
+    )
+    path, rel, source = _text(record, "path"), _text(record, "rel"), _optional_text(record, "from")
+    _vet_paths(record, path, rel, source)
+    mode = _optional_int(record, "mode", 0o7777)
     return JournalEntry(
         id=entry_id,
-        time=text("time"),
-        session=text("session"),
-        tool=text("tool"),
-        path=text("path"),
-        rel=text("rel"),
-        source=optional_text("from"),
+        time=_text(record, "time"),
+        session=_text(record, "session"),
+        tool=_text(record, "tool"),
+        path=path,
+        rel=rel,
+        source=source,
         before=FsVersion(before) if before is not None else None,
-        after=FsVersion(a) if (a := optional_text("after")) is not None else None,
-        added=optional_int("added"),
-        removed=optional_int("removed"),
+        after=FsVersion(a) if (a := _optional_text(record, "after")) is not None else None,
+        added=_optional_int(record, "added"),
+        removed=_optional_int(record, "removed"),
         undoable=undoable,
-        undoes=optional_text("undoes"),
-        mode=optional_int("mode"),
-        size=optional_int("size"),
-        source_version=FsVersion(v) if (v := optional_text("source_version")) else None,
-        directory=directory,
-        link=record.get("link") is True,
+        undoes=_optional_text(record, "undoes"),
+        mode=mode,
+        size=_optional_int(record, "size"),
+        source_version=(FsVersion(v) if (v := _optional_text(record, "source_version")) else None),
+        kind=kind,
     )
+
+
+def record_kind(record: dict[str, Any]) -> ChangeKind:
+    """The record's change kind (``kind``; older records carry ``directory`` / ``link``).
+
+    Raises:
+        Damaged: an unknown kind.
+    """
+    kind = record.get("kind")
+    if kind is None:
+        if record.get("directory") is True:
+            return ChangeKind.DIRECTORY
+        return ChangeKind.LINK if record.get("link") is True else ChangeKind.FILE
+    try:
+        return ChangeKind(kind)
+    except ValueError:
+        raise Damaged(f"kind {_shown(kind)} is not a change kind") from None
+
+
+def record_owner(record: dict[str, Any]) -> tuple[int | None, int | None, int | None]:
+    """The recorded ``(mode, uid, gid)`` of the replaced file, vetted (None: not recorded).
+
+    Raises:
+        TypeError, Damaged: a field of the wrong type or out of range.
+    """
+    return (
+        _optional_int(record, "mode", 0o7777),
+        _optional_int(record, "uid", _ID_MAX),
+        _optional_int(record, "gid", _ID_MAX),
+    )
+
+
+def _text(record: dict[str, Any], key: str) -> str:
+    value = record[key]
+    if not isinstance(value, str):
+        raise TypeError(f"{key} is not a string")
+    if "\0" in value:
+        raise Damaged(f"{key} holds a NUL character")
+    return value
+
+
+def _optional_text(record: dict[str, Any], key: str) -> str | None:
+    return _text(record, key) if record.get(key) is not None else None
+
+
+def _optional_int(record: dict[str, Any], key: str, most: int = _MAX_INT) -> int | None:
+    value = record.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise TypeError(f"{key} is not a number")
+    if not 0 <= value <= most:
+        raise Damaged(f"{key} {_shown(value)} is out of range")
+    return value
+
+
+def _shown(value: object) -> str:
+    """A field's value for a reason, short (a huge number is not printed whole)."""
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _vet_paths(record: dict[str, Any], path: str, rel: str, source: str | None) -> None:
+    """A record's paths agree and none climbs out: no ``..`` segment anywhere; a path
+    relative to the root (`rel`) is the tail of the display path and of the key.
+
+    Raises:
+        Damaged: they don't.
+    """
+    key = record.get("key")
+    for name, value in (("path", path), ("rel", rel), ("from", source), ("key", key)):
+        if isinstance(value, str) and ".." in value.split("/"):
+            raise Damaged(f"{name} climbs out of its root (a '..' segment)")
+    if rel in ("", ".") or rel.startswith("/"):
+        return
+    tail = "/" + rel
+    if not path.endswith(tail) or (isinstance(key, str) and not key.endswith(tail)):
+        raise Damaged("path lies outside its root (its paths disagree)")
 
 
 def record_reason(exc: BaseException) -> str:
@@ -161,6 +246,8 @@ def record_reason(exc: BaseException) -> str:
         return f"not valid JSON ({exc.msg})"
     if isinstance(exc, KeyError):
         return f"missing {exc.args[0]}"
+    if isinstance(exc, RecursionError):
+        return "nested too deeply"
     if isinstance(exc, FsError):
         return exc.message
     return str(exc)

@@ -20,6 +20,7 @@ from anyio import to_thread
 from dsh_fs.errors import FsError, FsErrorCode
 from dsh_fs.fs import (
     BEFORE_LIMIT,
+    ChangeKind,
     CreateIfAbsent,
     FileSystem,
     FsCapabilities,
@@ -881,7 +882,11 @@ class FsspecFileSystem(FileSystem):
         ticket = None
         if capture is not None:
             start = FsChangeStart(
-                target=target, verb="mkdir", before=None, pre_image=None, directory=True
+                target=target,
+                verb="mkdir",
+                before=None,
+                pre_image=None,
+                kind=ChangeKind.DIRECTORY,
             )
             ticket = capture.prepare(start)
         try:

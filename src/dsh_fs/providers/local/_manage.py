@@ -26,6 +26,7 @@ from typing import Protocol
 from dsh_fs._platform import renameat2, sync
 from dsh_fs.errors import FsError, FsErrorCode
 from dsh_fs.fs import (
+    ChangeKind,
     FsCapture,
     FsChangeStart,
     FsFileType,
@@ -49,6 +50,10 @@ from ._realpath import real_path
 from ._versions import VersionBook, digest
 
 __all__ = ["LocalManagement", "VersionCheck", "rename_no_replace"]
+
+_CHANGE_KINDS = {FsFileType.DIRECTORY: ChangeKind.DIRECTORY, FsFileType.SYMLINK: ChangeKind.LINK}
+"""The journal's kind of a moved entry that is not a regular file."""
+
 
 _RENAME_NOREPLACE = 1
 
@@ -294,8 +299,7 @@ class LocalManagement:
                 pre_image=None,
                 source=source,
                 source_version=moved_version,
-                directory=kind is FsFileType.DIRECTORY,
-                link=kind is FsFileType.SYMLINK,
+                kind=_CHANGE_KINDS.get(kind, ChangeKind.FILE),
             )
         return FsChangeStart(
             target=destination,
@@ -304,6 +308,8 @@ class LocalManagement:
             pre_image=LocalReplaced(dir_fd=dst_fd, name=dst_name, info=there),
             mode=st_mode.S_IMODE(there.st_mode),
             size=there.st_size,
+            uid=there.st_uid,
+            gid=there.st_gid,
             source=source,
             source_version=moved_version,
         )
@@ -417,7 +423,11 @@ class LocalManagement:
             ticket: object = None
             if capture is not None:
                 start = FsChangeStart(
-                    target=target, verb="mkdir", before=None, pre_image=None, directory=True
+                    target=target,
+                    verb="mkdir",
+                    before=None,
+                    pre_image=None,
+                    kind=ChangeKind.DIRECTORY,
                 )
                 ticket = capture.prepare(start)
             try:

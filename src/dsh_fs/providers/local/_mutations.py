@@ -121,6 +121,7 @@ class LocalMutations:
         assert isinstance(pre_image, LocalKept)
         with map_os_errors("write", target.display_path):
             data = read_kept(pre_image)
+        assert data is not None  # no limit asked
         guard: WriteGuard = CreateIfAbsent() if expected is None else ReplaceIfVersion(expected)
         # Kept as the provider's recent text only when small (decoding 100 MB costs more
         # than the restore's write).
@@ -353,6 +354,8 @@ class LocalMutations:
             pre_image=LocalReplaced(dir_fd=dir_fd, name=name, info=info) if regular else None,
             mode=st_mode.S_IMODE(info.st_mode),
             size=info.st_size if regular else None,
+            uid=info.st_uid,
+            gid=info.st_gid,
         )
 
     def _check_directory(
