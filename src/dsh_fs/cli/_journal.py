@@ -206,9 +206,7 @@ async def _log(workspace: Workspace, args: argparse.Namespace, paths: list[str])
         entries = await journal.entries(session=args.session, since=args.since, paths=wanted)
         _, problems = await journal.read()
         for problem in problems:
-            print(
-                f"dsh-fs log: unreadable record {problem.name}: {problem.reason}", file=sys.stderr
-            )
+            print(f"dsh-fs log: damaged record {problem.name}: {problem.reason}", file=sys.stderr)
         if args.json:
             print(json.dumps([entry.to_json() for entry in entries], indent=2))
             return 0

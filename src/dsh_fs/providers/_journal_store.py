@@ -172,8 +172,8 @@ class RecordStore(JournalStore):
         return _StoreCapture(self, meta)
 
     def _prepare_with_room(self, meta: FsChangeMeta, start: FsChangeStart) -> _Ticket:
-        """`_prepare`, and when the store's filesystem is full, the oldest pre-images dropped
-        to make room and the change tried again; refused (`FS_IO_ERROR` naming the journal)
+        """`_prepare`; when the store's filesystem is full, the oldest pre-image dropped to
+        make room and the change tried again, as often as it takes; refused (`FS_IO_ERROR` naming the journal)
         only when nothing is left to drop."""
         estimate = (start.size or 0) + _RECORD_ESTIMATE + len(meta.session)
         estimate += 3 * len(start.target.display_path)
@@ -184,33 +184,26 @@ class RecordStore(JournalStore):
                 raise
             except Exception as exc:
                 no_space = isinstance(exc, OSError) and exc.errno in _NO_SPACE
-                if no_space and self._make_room(estimate):
+                if no_space and self._make_room():
                     continue
                 what = self._failure(exc, start)
                 raise messages.journal_failed(
                     start.verb, start.target.display_path, self.location, what
                 ) from exc
 
-    def _make_room(self, needed: int) -> bool:
-        """Drop the oldest pre-images (their entries stay, not undoable) until `needed`
-        bytes are freed; whether any went. The pre-image goes before its record is marked:
-        the mark needs room the pre-image frees, and an entry without its pre-image is not
-        undoable anyway."""
-        freed = 0
-        dropped = False
+    def _make_room(self) -> bool:
+        """Drop the oldest pre-image (its entry stays, not undoable); whether one went. One
+        at a time, the change tried again after each: no more history goes than the disk
+        needs. The pre-image goes before its record is marked: the mark needs the room the
+        pre-image frees, and an entry without its pre-image is not undoable anyway."""
         with self._locked():
             entries, _ = self.entries()
             names = self._names()
             for entry in entries:
-                if freed >= needed:
-                    break
-                pre = names.get(entry.id + ".pre")
-                if pre is None or not entry.undoable:
-                    continue
-                self._drop_pre_image(entry.id, names)
-                freed += pre.size
-                dropped = True
-        return dropped
+                if entry.undoable and entry.id + ".pre" in names:
+                    self._drop_pre_image(entry.id, names)
+                    return True
+        return False
 
     # Bounds while serving.
 
@@ -300,12 +293,12 @@ class RecordStore(JournalStore):
         pre = names.get(f"{entry_id}.pre") if isinstance(entry_id, str) else None
         has_pre = pre is not None
         entry = record_entry(record, has_pre, stem)
-        if pre is not None and entry.size is not None and pre.size != entry.size:
+        if pre is not None and not pre.regular:
+            entry = record_entry(record, False, stem)  # reported as not a regular file
+        elif pre is not None and entry.size is not None and pre.size != entry.size:
             name = f"{entry.id}.pre"
             problems.append(JournalProblem(name=name, reason="not of its recorded size"))
             entry = record_entry(record, False, stem)
-        elif pre is not None and not pre.regular:
-            entry = record_entry(record, False, stem)  # reported as not a regular file
         return entry
 
     def usage(self) -> JournalUsage:
@@ -331,7 +324,7 @@ class RecordStore(JournalStore):
             entries, _ = self.entries()
             names = self._names()
             self._sweep(names)
-            total = sum(stored.size for stored in names.values())
+            total = _held(names, entries)
             oldest = now_ns - int(max_age_seconds * 1_000_000_000)
             pruned = 0
             for entry in entries:  # oldest first
@@ -367,6 +360,19 @@ class RecordStore(JournalStore):
             if isinstance(record, dict):
                 record["pruned"] = True
                 self._replace_record(entry_id, record)
+
+
+def _held(names: dict[str, StoredName], entries: list[JournalEntry]) -> int:
+    """What the store's own files hold: the entries' records and pre-images, the pending
+    and staged records. A damaged name is not counted: pruning can't remove it (it is left
+    for a person to look at), and a planted huge file must not push every entry out."""
+    ids = {entry.id for entry in entries}
+    total = 0
+    for name, stored in names.items():
+        stem, _, suffix = name.rpartition(".")
+        if stored.regular and (stem in ids or suffix in ("pending", "tmp")):
+            total += stored.size
+    return total
 
 
 def parse_record(data: bytes) -> dict[str, Any]:
