@@ -12,7 +12,6 @@ import sys
 from pathlib import Path
 
 import anyio
-import pytest
 
 from dsh_fs import Workspace
 from dsh_fs.providers._journal_records import RECORD_LIMIT, new_entry_id
@@ -29,40 +28,47 @@ def _sub_store(store: Path) -> Path:
     return sub
 
 
-async def _one_write(root: Path, store: Path) -> Path:
+def _one_write(root: Path, store: Path) -> Path:
     """A journaled write of ``a.txt`` (``mine`` → ``agent``); its record's path."""
     root.mkdir()
-    (root / "a.txt").write_text("mine\n")
-    async with Workspace.sandbox(root, journal=store) as ws:
-        s = ws.session(label="agent")
-        await s.call("read", {"file_path": "a.txt"})
-        await s.call("write", {"file_path": "a.txt", "content": "agent\n"})
+    (root / "a.txt").write_text("mine\n", encoding="utf-8")
+
+    async def write() -> None:
+        async with Workspace.sandbox(root, journal=store) as ws:
+            s = ws.session(label="agent")
+            await s.call("read", {"file_path": "a.txt"})
+            await s.call("write", {"file_path": "a.txt", "content": "agent\n"})
+
+    anyio.run(write)
     (record,) = [p for p in _sub_store(store).iterdir() if p.suffix == ".json"]
     return record
 
 
 def _tamper(record: Path, **fields: object) -> None:
-    data = json.loads(record.read_text())
+    data = json.loads(record.read_text(encoding="utf-8"))
     data.update(fields)
-    record.write_text(json.dumps(data))
+    record.write_text(json.dumps(data), encoding="utf-8")
 
 
-async def _undo_everything(root: Path, store: Path) -> list[str]:
+def _undo_everything(root: Path, store: Path) -> list[str]:
     """Undo the agent's session; the results, and the damaged records `log` would show."""
-    async with Workspace.sandbox(root, journal=store) as ws:
-        assert ws.journal is not None
-        with anyio.fail_after(30):
-            results = await ws.journal.undo(session="agent")
-            _, problems = await ws.journal.read()
-    return [r.result for r in results] + [f"{p.name}: {p.reason}" for p in problems]
+
+    async def undo() -> list[str]:
+        async with Workspace.sandbox(root, journal=store) as ws:
+            assert ws.journal is not None
+            with anyio.fail_after(30):
+                results = await ws.journal.undo(session="agent")
+                _, problems = await ws.journal.read()
+        return [r.result for r in results] + [f"{p.name}: {p.reason}" for p in problems]
+
+    return anyio.run(undo)
 
 
-@pytest.mark.anyio
-async def test_a_fifo_where_a_record_is_read_hangs_neither_log_nor_undo_nor_the_server_start(
+def test_a_fifo_where_a_record_is_read_hangs_neither_log_nor_undo_nor_the_server_start(
     tmp_path: Path,
 ) -> None:
     root, store = tmp_path / "root", tmp_path / "store"
-    await _one_write(root, store)
+    _one_write(root, store)
     fifo = new_entry_id()[0]
     os.mkfifo(_sub_store(store) / f"{fifo}.json")
     os.mkfifo(_sub_store(store) / f"{new_entry_id()[0]}.pending")
@@ -93,103 +99,100 @@ async def test_a_fifo_where_a_record_is_read_hangs_neither_log_nor_undo_nor_the_
         timeout=60,
     )
     assert f"dsh-fs log: damaged record {fifo}.json: not a regular file" in log.stderr
-    assert (root / "a.txt").read_text() == "mine\n"  # the real entry was undone
+    assert (root / "a.txt").read_text(encoding="utf-8") == "mine\n"  # the real entry was undone
 
 
-@pytest.mark.anyio
-async def test_a_record_larger_than_the_bound_is_damaged_and_never_read_into_memory(
+def test_a_record_larger_than_the_bound_is_damaged_and_never_read_into_memory(
     tmp_path: Path,
 ) -> None:
     root, store = tmp_path / "root", tmp_path / "store"
-    await _one_write(root, store)
+    _one_write(root, store)
     huge = _sub_store(store) / f"{new_entry_id()[0]}.json"
     with huge.open("wb") as sparse:  # 3 GiB, sparse: no disk used, no memory if never read
         sparse.truncate(3 << 30)
-    assert await _undo_everything(root, store) == [
+    assert _undo_everything(root, store) == [
         "undone",
         f"{huge.name}: larger than {RECORD_LIMIT} bytes",
     ]
 
 
-@pytest.mark.anyio
-async def test_a_huge_mode_is_damaged_and_never_applied(tmp_path: Path) -> None:
+def test_a_huge_mode_is_damaged_and_never_applied(tmp_path: Path) -> None:
     root, store = tmp_path / "root", tmp_path / "store"
-    record = await _one_write(root, store)
+    record = _one_write(root, store)
     _tamper(record, mode=2**70)
-    assert await _undo_everything(root, store) == [
+    assert _undo_everything(root, store) == [
         f"{record.name}: mode 1180591620717411303424 is out of range"
     ]
-    assert (root / "a.txt").read_text() == "agent\n"
+    assert (root / "a.txt").read_text(encoding="utf-8") == "agent\n"
 
 
-@pytest.mark.anyio
-async def test_a_negative_mode_is_damaged_and_never_publishes_the_file_07777(
+def test_a_negative_mode_is_damaged_and_never_publishes_the_file_07777(
     tmp_path: Path,
 ) -> None:
     root, store = tmp_path / "root", tmp_path / "store"
-    record = await _one_write(root, store)
+    record = _one_write(root, store)
     _tamper(record, mode=-1)
-    assert await _undo_everything(root, store) == [f"{record.name}: mode -1 is out of range"]
+    assert _undo_everything(root, store) == [f"{record.name}: mode -1 is out of range"]
     assert stat.S_IMODE((root / "a.txt").stat().st_mode) == 0o644 & ~_umask()
-    assert (root / "a.txt").read_text() == "agent\n"
+    assert (root / "a.txt").read_text(encoding="utf-8") == "agent\n"
 
 
-@pytest.mark.anyio
-async def test_huge_counts_and_a_climbing_path_are_damaged(tmp_path: Path) -> None:
+def test_huge_counts_and_a_climbing_path_are_damaged(tmp_path: Path) -> None:
     root, store = tmp_path / "root", tmp_path / "store"
-    record = await _one_write(root, store)
+    record = _one_write(root, store)
     _tamper(record, added=10**30)
-    assert await _undo_everything(root, store) == [
+    assert _undo_everything(root, store) == [
         f"{record.name}: added 1000000000000000000000000000000 is out of range"
     ]
     _tamper(record, added=1, rel="../a.txt")
-    assert await _undo_everything(root, store) == [
+    assert _undo_everything(root, store) == [
         f"{record.name}: rel climbs out of its root (a '..' segment)"
     ]
 
 
-@pytest.mark.anyio
-async def test_a_pre_image_that_is_not_a_regular_file_is_damaged_and_never_opened(
+def test_a_pre_image_that_is_not_a_regular_file_is_damaged_and_never_opened(
     tmp_path: Path,
 ) -> None:
     root, store = tmp_path / "root", tmp_path / "store"
-    record = await _one_write(root, store)
+    record = _one_write(root, store)
     pre = record.with_suffix(".pre")
     pre.unlink()
     os.mkfifo(pre)
-    assert await _undo_everything(root, store) == [
+    assert _undo_everything(root, store) == [
         "refused",
         f"{pre.name}: not a regular file",
     ]
-    assert (root / "a.txt").read_text() == "agent\n"
+    assert (root / "a.txt").read_text(encoding="utf-8") == "agent\n"
 
 
-@pytest.mark.anyio
-async def test_a_pre_image_of_another_size_than_recorded_is_never_applied(
+def test_a_pre_image_of_another_size_than_recorded_is_never_applied(
     tmp_path: Path,
 ) -> None:
     root, store = tmp_path / "root", tmp_path / "store"
-    record = await _one_write(root, store)
+    record = _one_write(root, store)
     pre = record.with_suffix(".pre")
     pre.unlink()
-    pre.write_text("planted, longer than mine\n")
-    assert await _undo_everything(root, store) == [
+    pre.write_text("planted, longer than mine\n", encoding="utf-8")
+    assert _undo_everything(root, store) == [
         "refused",
         f"{pre.name}: not of its recorded size",
     ]
-    assert (root / "a.txt").read_text() == "agent\n"
+    assert (root / "a.txt").read_text(encoding="utf-8") == "agent\n"
 
 
-@pytest.mark.anyio
-async def test_a_lock_symlink_in_the_store_is_not_followed_by_prune(tmp_path: Path) -> None:
+def test_a_lock_symlink_in_the_store_is_not_followed_by_prune(tmp_path: Path) -> None:
     root, store = tmp_path / "root", tmp_path / "store"
-    await _one_write(root, store)
+    _one_write(root, store)
     victim = tmp_path / "victim"
     (_sub_store(store) / "lock").unlink()  # made by the first prune
     (_sub_store(store) / "lock").symlink_to(victim)
-    async with Workspace.sandbox(root, journal=store) as ws:  # opening it prunes
-        assert ws.journal is not None
-        assert await ws.journal.prune() == 0
+
+    async def prune() -> int:
+        async with Workspace.sandbox(root, journal=store) as ws:  # opening it prunes
+            assert ws.journal is not None
+            return await ws.journal.prune()
+
+    assert anyio.run(prune) == 0
     assert not victim.exists()
     assert (_sub_store(store) / "lock").is_file()
     assert not (_sub_store(store) / "lock").is_symlink()

@@ -173,8 +173,8 @@ class RecordStore(JournalStore):
 
     def _prepare_with_room(self, meta: FsChangeMeta, start: FsChangeStart) -> _Ticket:
         """`_prepare`; when the store's filesystem is full, the oldest pre-image dropped to
-        make room and the change tried again, as often as it takes; refused (`FS_IO_ERROR` naming the journal)
-        only when nothing is left to drop."""
+        make room and the change tried again, as often as it takes; refused (`FS_IO_ERROR`
+        naming the journal) only when nothing is left to drop."""
         estimate = (start.size or 0) + _RECORD_ESTIMATE + len(meta.session)
         estimate += 3 * len(start.target.display_path)
         while True:
