@@ -359,8 +359,13 @@ class LocalManagement:
             copied = opened.info
         finally:
             os.close(opened.fd)
+        # The copy keeps the moved file's owner when the process may (else it loses its
+        # set-id bits): a move, and its undo, never hand another user's file to us.
         staged = Staged(
-            data=bytes(data), prior=there, new_file_mode=st_mode.S_IMODE(copied.st_mode)
+            data=bytes(data),
+            prior=there,
+            new_file_mode=st_mode.S_IMODE(copied.st_mode),
+            owner=(copied.st_uid, copied.st_gid),
         )
         try:
             published = publish(
