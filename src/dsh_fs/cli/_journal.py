@@ -207,6 +207,10 @@ async def _log(workspace: Workspace, args: argparse.Namespace, paths: list[str])
         _, problems = await journal.read()
         for problem in problems:
             print(f"dsh-fs log: damaged record {problem.name}: {problem.reason}", file=sys.stderr)
+        if not entries:  # the store it read, so a store elsewhere is found (SPEC §9.1)
+            print(
+                f"dsh-fs log: no changes in the journal store {journal.location}", file=sys.stderr
+            )
         if args.json:
             print(json.dumps([entry.to_json() for entry in entries], indent=2))
             return 0
