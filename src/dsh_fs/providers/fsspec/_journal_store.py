@@ -233,7 +233,16 @@ class FsspecJournalStore(RecordStore):
         if not ENTRY_ID.match(entry_id):
             return None
         path = self._path(entry_id + ".pre")
-        return FsspecKept(path) if self._store.stat(path) is not None else None
+        kept = self._store.stat(path)
+        if kept is None or kept.type is not FsFileType.FILE:
+            return None  # none, or not an object of its own: never applied
+        try:
+            size = self._read_json(entry_id + ".json").get("size")
+        except Exception:
+            return None  # its record is damaged or gone: never applied
+        if isinstance(size, int) and kept.size != size:
+            return None
+        return FsspecKept(path)
 
     def pre_image_bytes(self, entry_id: str, limit: int) -> bytes | None:
         if not ENTRY_ID.match(entry_id):
