@@ -108,10 +108,8 @@ class RecordStore(JournalStore):
     def __init__(self) -> None:
         self._bounds: tuple[int, float] | None = None
         self._bounds_lock = threading.Lock()
-        self._held = 0
-        """What the store held after the last prune (bytes)."""
-        self._written = 0
-        """What the changes recorded since added, estimated."""
+        self._held = 0  # what the store held after the last prune (bytes)
+        self._written = 0  # what the changes recorded since added, estimated
         self._pruned_ns = 0
         self._pruning = False
 
@@ -228,7 +226,7 @@ class RecordStore(JournalStore):
             self._pruning = True
         try:
             target = int(bounds[0] * AUTO_PRUNE_SHARE)
-            self._prune(bounds[0], bounds[1], now, target)
+            self._prune(bounds[1], now, target)
         except Exception:
             pass  # the next change tries again
         finally:
@@ -313,13 +311,12 @@ class RecordStore(JournalStore):
     # Pruning.
 
     def prune(self, max_bytes: int, max_age_seconds: float, now_ns: int) -> int:
-        return self._prune(max_bytes, max_age_seconds, now_ns, max_bytes)
+        return self._prune(max_age_seconds, now_ns, max_bytes)
 
-    def _prune(self, max_bytes: int, max_age_seconds: float, now_ns: int, target: int) -> int:
+    def _prune(self, max_age_seconds: float, now_ns: int, target: int) -> int:
         """Drop pre-images older than `max_age_seconds`, and oldest first while the store
-        holds more than `target` bytes (records included); when the records alone hold more
-        than `max_bytes`, the oldest entries go whole. Returns how many pre-images went."""
-        del max_bytes  # the bound `target` comes from (kept for the reader of a call)
+        holds more than `target` bytes (records included); when the records alone hold more,
+        the oldest entries go whole. Returns how many pre-images went."""
         with self._locked():
             entries, _ = self.entries()
             names = self._names()
@@ -333,6 +330,7 @@ class RecordStore(JournalStore):
                 if pre is None or not entry.undoable or not (too_old or total > target):
                     continue
                 self._drop_pre_image(entry.id, names)
+                del names[entry.id + ".pre"]
                 total -= pre.size
                 pruned += 1
             # Records count toward the bound: once no pre-image is left to drop, the oldest
@@ -344,8 +342,9 @@ class RecordStore(JournalStore):
                 record = names.get(entry.id + ".json")
                 if record is None:
                     continue
+                pre = names.pop(entry.id + ".pre", None)
                 self._remove(entry.id + ".pre", entry.id + ".json")
-                total -= record.size + (names[n].size if (n := entry.id + ".pre") in names else 0)
+                total -= record.size + (pre.size if pre is not None and pre.regular else 0)
             with self._bounds_lock:
                 self._held, self._written, self._pruned_ns = max(total, 0), 0, now_ns
             return pruned
