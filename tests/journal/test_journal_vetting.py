@@ -137,7 +137,7 @@ def test_a_negative_mode_is_damaged_and_never_publishes_the_file_07777(
     assert (root / "a.txt").read_text(encoding="utf-8") == "agent\n"
 
 
-def test_huge_counts_and_a_climbing_path_are_damaged(tmp_path: Path) -> None:
+def test_huge_counts_a_climbing_path_and_an_impossible_owner_are_damaged(tmp_path: Path) -> None:
     root, store = tmp_path / "root", tmp_path / "store"
     record = _one_write(root, store)
     _tamper(record, added=10**30)
@@ -148,6 +148,8 @@ def test_huge_counts_and_a_climbing_path_are_damaged(tmp_path: Path) -> None:
     assert _undo_everything(root, store) == [
         f"{record.name}: rel climbs out of its root (a '..' segment)"
     ]
+    _tamper(record, rel="a.txt", uid=-5)
+    assert _undo_everything(root, store) == [f"{record.name}: uid -5 is out of range"]
 
 
 def test_a_pre_image_that_is_not_a_regular_file_is_damaged_and_never_opened(

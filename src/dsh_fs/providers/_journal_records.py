@@ -140,7 +140,7 @@ def record_entry(record: dict[str, Any], has_pre: bool, stem: str | None = None)
     )
     path, rel, source = _text(record, "path"), _text(record, "rel"), _optional_text(record, "from")
     _vet_paths(record, path, rel, source)
-    mode = _optional_int(record, "mode", 0o7777)
+    mode, _, _ = record_owner(record)  # uid and gid vetted too: an undo gives them back
     return JournalEntry(
         id=entry_id,
         time=_text(record, "time"),
