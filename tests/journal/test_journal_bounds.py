@@ -5,7 +5,10 @@ pruning cannot make room."""
 from __future__ import annotations
 
 import errno
+import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -15,7 +18,7 @@ from dsh_fs.journal import JournalConfig
 from dsh_fs.providers import LocalJournalStore
 from dsh_fs.providers.local._journal_store import LocalReplaced
 
-pytestmark = pytest.mark.anyio
+_DSH_FS = str(Path(sys.executable).with_name("dsh-fs"))
 
 
 def _held(store: Path) -> int:
@@ -23,6 +26,7 @@ def _held(store: Path) -> int:
     return sum(p.stat().st_size for p in store.rglob("*") if p.is_file() and not p.is_symlink())
 
 
+@pytest.mark.anyio
 async def test_a_running_workspace_prunes_as_it_goes_and_stays_within_max_bytes(
     tmp_path: Path,
 ) -> None:
@@ -45,6 +49,7 @@ async def test_a_running_workspace_prunes_as_it_goes_and_stays_within_max_bytes(
     assert _held(store) <= bound
 
 
+@pytest.mark.anyio
 async def test_records_count_toward_max_bytes_and_a_huge_client_name_is_clipped(
     tmp_path: Path,
 ) -> None:
@@ -89,6 +94,7 @@ class _FullDisk:
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
 
+@pytest.mark.anyio
 async def test_a_full_store_filesystem_drops_the_oldest_pre_images_to_make_room(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -109,6 +115,7 @@ async def test_a_full_store_filesystem_drops_the_oldest_pre_images_to_make_room(
     assert (root / "a.txt").read_text() == "3" * 10_000
 
 
+@pytest.mark.anyio
 async def test_a_full_store_filesystem_refuses_the_change_naming_the_journal_when_nothing_can_go(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -126,3 +133,46 @@ async def test_a_full_store_filesystem_refuses_the_change_naming_the_journal_whe
         location = ws.journal.location
     assert f"the change journal at {location} failed (no space left on device)" in result.text
     assert (root / "a.txt").read_text() == "mine\n"
+
+
+def test_a_running_stdio_server_keeps_its_journal_within_the_bound(tmp_path: Path) -> None:
+    root, store = tmp_path / "root", tmp_path / "store"
+    root.mkdir()
+    messages: list[dict[str, object]] = [
+        {
+            "jsonrpc": "2.0",
+            "id": 0,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "c" * 100_000, "version": "1"},
+            },
+        },
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+    ]
+    for n in range(1, 61):  # 60 new files: records only, far more than the bound
+        arguments = {"file_path": f"f{n}.txt", "content": "x\n"}
+        messages.append(
+            {
+                "jsonrpc": "2.0",
+                "id": n,
+                "method": "tools/call",
+                "params": {"name": "write", "arguments": arguments},
+            }
+        )
+    env = {**os.environ, "HOME": str(tmp_path / "home"), "XDG_STATE_HOME": str(tmp_path / "xdg")}
+    done = subprocess.run(
+        [_DSH_FS, "mcp", str(root), "--journal", str(store), "--journal-max-bytes", "16K"],
+        input="".join(json.dumps(m) + "\n" for m in messages),
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+        timeout=120,
+    )
+    answers = [json.loads(line) for line in done.stdout.splitlines()]
+    assert len(answers) == 61
+    assert not any(a.get("result", {}).get("isError") for a in answers)
+    assert len(list(root.iterdir())) == 60
+    assert _held(store) <= 16 * 1024
