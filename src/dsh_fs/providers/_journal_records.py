@@ -129,35 +129,43 @@ def record_entry(record: dict[str, Any], has_pre: bool, stem: str | None = None)
         KeyError, TypeError, ValueError: a field is missing or of the wrong type, or the
             record's id is not its name (`Damaged` for an impossible value).
     """
-    entry_id = _text(record, "id")
+
+    def text(key: str) -> str:
+        return _text(record, key)
+
+    def optional_text(key: str) -> str | None:
+        return _text(record, key) if record.get(key) is not None else None
+
+    def optional_int(key: str) -> int | None:
+        return _optional_int(record, key)
+
+    entry_id = text("id")
     if stem is not None and entry_id != stem:
         raise ValueError("its id is not its name")
-    before = _optional_text(record, "before")
+    before = optional_text("before")
     pruned = record.get("pruned") is True
     kind = record_kind(record)
-    undoable = not pruned and (
-        has_pre if before is not None and kind is not ChangeKind.DIRECTORY else True
-    )
-    path, rel, source = _text(record, "path"), _text(record, "rel"), _optional_text(record, "from")
-    _vet_paths(record, path, rel, source)
+    directory = kind is ChangeKind.DIRECTORY
+    undoable = not pruned and (has_pre if before is not None and not directory else True)
+    _vet_paths(record, text("path"), text("rel"), optional_text("from"))
     mode, _, _ = record_owner(record)  # uid and gid vetted too: an undo gives them back
     return JournalEntry(
         id=entry_id,
-        time=_text(record, "time"),
-        session=_text(record, "session"),
-        tool=_text(record, "tool"),
-        path=path,
-        rel=rel,
-        source=source,
+        time=text("time"),
+        session=text("session"),
+        tool=text("tool"),
+        path=text("path"),
+        rel=text("rel"),
+        source=optional_text("from"),
         before=FsVersion(before) if before is not None else None,
-        after=FsVersion(a) if (a := _optional_text(record, "after")) is not None else None,
-        added=_optional_int(record, "added"),
-        removed=_optional_int(record, "removed"),
+        after=FsVersion(a) if (a := optional_text("after")) is not None else None,
+        added=optional_int("added"),
+        removed=optional_int("removed"),
         undoable=undoable,
-        undoes=_optional_text(record, "undoes"),
+        undoes=optional_text("undoes"),
         mode=mode,
-        size=_optional_int(record, "size"),
-        source_version=(FsVersion(v) if (v := _optional_text(record, "source_version")) else None),
+        size=optional_int("size"),
+        source_version=FsVersion(v) if (v := optional_text("source_version")) else None,
         kind=kind,
     )
 
@@ -199,10 +207,6 @@ def _text(record: dict[str, Any], key: str) -> str:
     if "\0" in value:
         raise Damaged(f"{key} holds a NUL character")
     return value
-
-
-def _optional_text(record: dict[str, Any], key: str) -> str | None:
-    return _text(record, key) if record.get(key) is not None else None
 
 
 def _optional_int(record: dict[str, Any], key: str, most: int = _MAX_INT) -> int | None:
