@@ -63,7 +63,7 @@ class StoredName:
     """One name in a store, as its listing shows it (nothing opened)."""
 
     size: int
-    """Its size in bytes."""
+    """Its size in bytes (0 when not asked, see `RecordStore._names`)."""
     regular: bool
     """A regular file (an object): anything else is damaged, never opened."""
 
@@ -116,8 +116,9 @@ class RecordStore(JournalStore):
     # The backend's primitives.
 
     @abstractmethod
-    def _names(self) -> dict[str, StoredName]:
-        """Every name in the store (not below it), without opening any."""
+    def _names(self, sized: bool = True) -> dict[str, StoredName]:
+        """Every name in the store (not below it), without opening any. Not `sized`: only
+        the pre-images' sizes are needed (a backend may leave the others 0)."""
 
     @abstractmethod
     def _read_records(self, names: list[str], listed: dict[str, StoredName]) -> dict[str, Any]:
@@ -236,7 +237,7 @@ class RecordStore(JournalStore):
     # Reading.
 
     def entries(self) -> tuple[list[JournalEntry], list[JournalProblem]]:
-        names = self._names()
+        names = self._names(sized=False)
         entries: list[JournalEntry] = []
         problems: list[JournalProblem] = []
         committed: list[str] = []

@@ -274,7 +274,8 @@ class FsspecJournalStore(RecordStore):
         prefix = self.root.rstrip("/") + "/"
         return url[len(prefix) :] if url.startswith(prefix) else url
 
-    def _names(self) -> dict[str, StoredName]:
+    def _names(self, sized: bool = True) -> dict[str, StoredName]:
+        # One listing gives every size: `sized` costs nothing here.
         return {
             entry.path: StoredName(size=entry.size, regular=entry.type is FsFileType.FILE)
             for entry in self._store.find(self._base)

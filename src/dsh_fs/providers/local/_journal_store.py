@@ -134,15 +134,16 @@ def _regular(fd: int, what: str) -> os.stat_result:
 
 
 def _read_exactly(fd: int, size: int, what: str) -> bytes:
-    """`size` bytes of `fd` in one read where it can (no chunks joined: one copy in memory);
-    a file that grew meanwhile is refused rather than read without end."""
-    os.set_blocking(fd, True)
-    parts = [os.read(fd, max(size, 1))]
+    """The `size` bytes of the regular file `fd` (its `O_NONBLOCK` means nothing for one),
+    in one read where it can (no chunks joined: one copy in memory); a file that grew
+    meanwhile is refused rather than read without end (the read asks one byte more)."""
+    parts = [os.read(fd, size + 1)]
     got = len(parts[0])
-    while got < size and (chunk := os.read(fd, size - got)):
+    # A short read of a regular file is its end; only an interrupted one reads on.
+    while got < size and (chunk := os.read(fd, size + 1 - got)):
         parts.append(chunk)
         got += len(chunk)
-    if os.read(fd, 1):
+    if got > size:
         raise OSError(errno.EINVAL, f"{what} grew while it was read")
     return parts[0] if len(parts) == 1 else b"".join(parts)
 
@@ -268,14 +269,21 @@ class LocalJournalStore(RecordStore):
 
     # Reading, undoing and pruning (the rest is `RecordStore`'s).
 
-    def _names(self) -> dict[str, StoredName]:
+    def _names(self, sized: bool = True) -> dict[str, StoredName]:
         names: dict[str, StoredName] = {}
-        for name in os.listdir(self._dir_fd):
-            try:
-                info = os.stat(name, dir_fd=self._dir_fd, follow_symlinks=False)
-            except FileNotFoundError:
-                continue
-            names[name] = StoredName(size=info.st_size, regular=st_mode.S_ISREG(info.st_mode))
+        # The directory's entry types tell a regular file without a stat (one system call
+        # per name saved on every `log`); a size is looked up only where it is needed.
+        with os.scandir(self._dir_fd) as found:
+            for entry in found:
+                try:
+                    regular = entry.is_file(follow_symlinks=False)
+                    if sized or entry.name.endswith(".pre"):
+                        size = entry.stat(follow_symlinks=False).st_size
+                    else:
+                        size = 0
+                except FileNotFoundError:
+                    continue
+                names[entry.name] = StoredName(size=size, regular=regular)
         return names
 
     def _read_records(self, names: list[str], listed: dict[str, StoredName]) -> dict[str, Any]:
