@@ -21,6 +21,11 @@ from dsh_fs.providers.local._journal_store import LocalReplaced
 _DSH_FS = str(Path(sys.executable).with_name("dsh-fs"))
 
 
+def _page(last: str, lines: int = 1024) -> str:
+    """A text of `lines` 8-byte lines whose last line is `last` (7 characters)."""
+    return "xxxxxxx\n" * (lines - 1) + last + "\n"
+
+
 def _held(store: Path) -> int:
     """The bytes of every regular file in the store's sub-stores."""
     return sum(p.stat().st_size for p in store.rglob("*") if p.is_file() and not p.is_symlink())
@@ -40,7 +45,9 @@ async def test_a_running_workspace_prunes_as_it_goes_and_stays_within_max_bytes(
         for n in range(40):  # 40 rewrites of an 8 KiB file: 320 KiB of pre-images
             if n:
                 await s.call("read", {"file_path": "a.txt"})
-            await s.call("write", {"file_path": "a.txt", "content": f"{n:08d}" * 1024})
+            # One line changes: each record (its forward delta that line) stays small, so
+            # what pruning drops is pre-images.
+            await s.call("write", {"file_path": "a.txt", "content": _page(f"{n:07d}")})
             assert _held(store) <= bound + 9 * 1024  # at most one change beyond, never more
         entries = await ws.journal.entries()
     assert len(entries) == 40  # every change listed
@@ -100,19 +107,20 @@ async def test_a_full_store_filesystem_drops_the_oldest_pre_images_to_make_room(
 ) -> None:
     root, store = tmp_path / "root", tmp_path / "store"
     root.mkdir()
-    (root / "a.txt").write_text("0" * 10_000)
+    (root / "a.txt").write_text(_page("0000000", 1250))  # 10 000 bytes
     async with Workspace.sandbox(root, journal=store) as ws:
         assert ws.journal is not None
         disk = _FullDisk(monkeypatch, store, capacity=25_000)  # two pre-images fit, not three
         s = ws.session(label="agent")
         for n in range(1, 4):
             await s.call("read", {"file_path": "a.txt"})
-            result = await s.call("write", {"file_path": "a.txt", "content": str(n) * 10_000})
+            content = _page(str(n) * 7, 1250)  # one line changes: a small record
+            result = await s.call("write", {"file_path": "a.txt", "content": content})
             assert not result.is_error, result.text
         entries = await ws.journal.entries()
     assert disk.refusals >= 1  # the disk was full once
     assert [e.undoable for e in entries] == [True, True, False]  # the oldest made room
-    assert (root / "a.txt").read_text() == "3" * 10_000
+    assert (root / "a.txt").read_text() == _page("3" * 7, 1250)
 
 
 @pytest.mark.anyio

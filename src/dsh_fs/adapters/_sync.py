@@ -198,11 +198,21 @@ class SyncJournal:
         session: str | None = None,
         since: str | None = None,
         dry_run: bool = False,
+        hunks: Iterable[int] = (),
+        merge: bool = False,
+        paths: Sequence[str] = (),
     ) -> list[UndoResult]:
-        """`Journal.undo`."""
+        """`Journal.undo` (a revert by hunk with `hunks` or `merge`)."""
         return self._portal.call(
             functools.partial(
-                self.journal.undo, ids=list(ids), session=session, since=since, dry_run=dry_run
+                self.journal.undo,
+                ids=list(ids),
+                session=session,
+                since=since,
+                dry_run=dry_run,
+                hunks=list(hunks),
+                merge=merge,
+                paths=paths,
             )
         )
 
@@ -252,6 +262,7 @@ class SyncWorkspace:
         max_image_bytes: int = MAX_IMAGE_BYTES,
         rules: Rules | None = _DEFAULT_RULES,
         journal: JournalOption = None,
+        placeholders: bool = True,
     ) -> Self:
         """A synchronous `Workspace.local` (same arguments)."""
         from dsh_fs.workspace import Workspace
@@ -266,6 +277,7 @@ class SyncWorkspace:
                 max_image_bytes=max_image_bytes,
                 rules=rules,
                 journal=journal,
+                placeholders=placeholders,
             )
         )
 
@@ -282,6 +294,7 @@ class SyncWorkspace:
         max_image_bytes: int = MAX_IMAGE_BYTES,
         rules: Rules | None = _DEFAULT_RULES,
         journal: JournalOption = None,
+        placeholders: bool = True,
     ) -> Self:
         """A synchronous `Workspace.sandbox` (same arguments).
 
@@ -303,6 +316,7 @@ class SyncWorkspace:
                 max_image_bytes=max_image_bytes,
                 rules=rules,
                 journal=journal,
+                placeholders=placeholders,
             )
         )
 
@@ -323,6 +337,7 @@ class SyncWorkspace:
         max_image_bytes: int = MAX_IMAGE_BYTES,
         rules: Rules | None = _DEFAULT_RULES,
         journal: JournalOption = None,
+        placeholders: bool = True,
         **storage_options: Any,
     ) -> Self:
         """A synchronous `Workspace.remote` (same arguments): any fsspec storage.
@@ -343,6 +358,7 @@ class SyncWorkspace:
                 max_image_bytes=max_image_bytes,
                 rules=rules,
                 journal=journal,
+                placeholders=placeholders,
                 **storage_options,
             )
         )

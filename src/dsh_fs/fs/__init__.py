@@ -40,6 +40,8 @@ from ._journal_contract import (
     JournalProblem,
     JournalStore,
     JournalUsage,
+    apply_delta,
+    forward_delta,
     line_counts,
 )
 from ._rules import DEFAULT_PROTECT, PathRules, RuleMatch, Rules
@@ -81,6 +83,7 @@ from ._types import (
     ReplaceIfVersion,
     WriteGuard,
 )
+from ._wrapper import PRIMITIVES, FenceOut, FsAccess, FsPrimitive, FsTouch, WrapperFileSystem
 
 __all__ = [
     "BEFORE_LIMIT",
@@ -94,12 +97,15 @@ __all__ = [
     "FS_MOVE_INTENT",
     "FS_OBSERVED",
     "FS_WRITE_INTENT",
+    "PRIMITIVES",
     "VCS_DIRECTORIES",
     "Absent",
     "ChangeKind",
     "CreateIfAbsent",
     "EncodedText",
+    "FenceOut",
     "FileSystem",
+    "FsAccess",
     "FsCapabilities",
     "FsCapture",
     "FsChangeMeta",
@@ -127,10 +133,12 @@ __all__ = [
     "FsPatchRequest",
     "FsPathInfo",
     "FsPreImage",
+    "FsPrimitive",
     "FsTarget",
     "FsTargetKey",
     "FsTextChunk",
     "FsTextStream",
+    "FsTouch",
     "FsVersion",
     "FsWalkEntry",
     "FsWriteOutcome",
@@ -146,10 +154,13 @@ __all__ = [
     "ReplaceIfVersion",
     "RuleMatch",
     "Rules",
+    "WrapperFileSystem",
     "WriteGuard",
     "apply_change",
+    "apply_delta",
     "apply_edit",
     "apply_edit_encoded",
     "delete_dir_journaled",
+    "forward_delta",
     "line_counts",
 ]

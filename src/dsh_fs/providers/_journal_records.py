@@ -6,6 +6,7 @@ records as files, the fsspec store as objects."""
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import json
 import secrets
 import threading
@@ -20,6 +21,7 @@ from dsh_fs.fs import (
     FsChangeStart,
     FsVersion,
     JournalEntry,
+    forward_delta,
     line_counts,
 )
 
@@ -35,8 +37,9 @@ __all__ = [
     "record_reason",
 ]
 
-COUNT_LIMIT = 4 * 1024 * 1024
-"""Line counts are computed for content up to this size on both sides (else null)."""
+COUNT_LIMIT = 16 * 1024 * 1024
+"""Line counts and the forward delta are computed for content up to this size on both
+sides (else null); counting is linear (`line_counts`)."""
 
 RECORD_LIMIT = 1 << 20
 """The largest record a store reads (a record holds paths and a clipped label: a few KiB);
@@ -47,6 +50,10 @@ _MAX_INT = 1 << 62
 
 _ID_MAX = (1 << 32) - 1
 """The largest user or group id."""
+
+_DELTA_MAX = 128 * 1024
+"""The longest middle a forward delta holds (`forward_delta` keeps at most this many
+bytes, so at most this many characters): a longer one was not written by a store."""
 
 
 class Damaged(ValueError):
@@ -101,15 +108,28 @@ def new_record(meta: FsChangeMeta, start: FsChangeStart, rel: str, key: str) -> 
 def count_lines(
     record: dict[str, Any], before: bytes | None, content: bytes | EncodedText | None
 ) -> None:
-    """Fill in the record's ``added`` and ``removed`` lines (as ``git diff --numstat``) from
-    the pre-image `before` and the published `content`, when each side that exists is known
-    and at most `COUNT_LIMIT` bytes; else they stay null."""
-    if content is not None and not isinstance(content, bytes):
-        content = content.to_bytes() if content.size <= COUNT_LIMIT else None
+    """Fill in what the record keeps of the published `content` (the pre-image being
+    `before`): ``added`` and ``removed`` lines (as ``git diff --numstat``) and the forward
+    ``delta`` when each side that exists is known and at most `COUNT_LIMIT` bytes, else they
+    stay null; the ``digest`` of `content` whenever it is at hand (SPEC §9.1's guard)."""
+    data: bytes | None
+    if content is None or isinstance(content, bytes):
+        data = content
+        if content is not None:
+            record["digest"] = hashlib.sha256(content).hexdigest()
+    else:
+        hasher = hashlib.sha256()
+        for part in content.parts:
+            hasher.update(part)
+        record["digest"] = hasher.hexdigest()
+        data = content.to_bytes() if content.size <= COUNT_LIMIT else None
     known_before = record["before"] is None or (before is not None and len(before) <= COUNT_LIMIT)
-    known_after = record["after"] is None or (content is not None and len(content) <= COUNT_LIMIT)
+    known_after = record["after"] is None or (data is not None and len(data) <= COUNT_LIMIT)
     if known_before and known_after:
-        record["added"], record["removed"] = line_counts(before, content)
+        record["added"], record["removed"] = line_counts(before, data)
+        if data is not None:
+            delta = forward_delta(before if record["before"] is not None else None, data)
+            record["delta"] = list(delta) if delta is not None else None
 
 
 def id_time_ns(entry_id: str) -> int:
@@ -167,6 +187,9 @@ def record_entry(record: dict[str, Any], has_pre: bool, stem: str | None = None)
         size=optional_int("size"),
         source_version=FsVersion(v) if (v := optional_text("source_version")) else None,
         kind=kind,
+        digest=_digest(record),
+        after_mode=_optional_int(record, "after_mode", 0o7777),
+        delta=_delta(record),
     )
 
 
@@ -218,6 +241,36 @@ def _optional_int(record: dict[str, Any], key: str, most: int = _MAX_INT) -> int
     if not 0 <= value <= most:
         raise Damaged(f"{key} {_shown(value)} is out of range")
     return value
+
+
+def _digest(record: dict[str, Any]) -> str | None:
+    """The record's ``digest``: 64 lowercase hex digits (a sha256), or None."""
+    value = record.get("digest")
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise TypeError("digest is not a string")
+    if len(value) != 64 or value.strip("0123456789abcdef"):
+        raise Damaged(f"digest {_shown(value)} is not a sha256")
+    return value
+
+
+def _delta(record: dict[str, Any]) -> tuple[int, int, str] | None:
+    """The record's forward ``delta`` ``[head, tail, middle]``, vetted: counts in range, a
+    middle no longer than `forward_delta` ever writes (its characters are at least bytes)."""
+    value = record.get("delta")
+    if value is None:
+        return None
+    match value:
+        case [int(head), int(tail), str(middle)] if type(head) is int and type(tail) is int:
+            pass  # bool is an int to `match`: true/false are no counts
+        case _:
+            raise TypeError("delta is not [head, tail, middle]")
+    if not (0 <= head <= _MAX_INT and 0 <= tail <= _MAX_INT):
+        raise Damaged("delta's head or tail is out of range")
+    if len(middle) > _DELTA_MAX:
+        raise Damaged(f"delta is longer than {_DELTA_MAX} characters")
+    return head, tail, middle
 
 
 def _shown(value: object) -> str:
