@@ -152,6 +152,32 @@ def test_huge_counts_a_climbing_path_and_an_impossible_owner_are_damaged(tmp_pat
     assert _undo_everything(root, store) == [f"{record.name}: uid -5 is out of range"]
 
 
+def test_the_undo_guards_fields_are_read_back_and_impossible_ones_are_damaged(
+    tmp_path: Path,
+) -> None:
+    root, store = tmp_path / "root", tmp_path / "store"
+    record = _one_write(root, store)
+    kept = json.loads(record.read_text(encoding="utf-8"))
+    assert len(kept["digest"]) == 64  # what the store wrote is read back as it wrote it
+    assert kept["delta"] == [0, 0, "agent\n"]
+    _tamper(record, digest="not a sha256")
+    assert _undo_everything(root, store) == [
+        f"{record.name}: digest 'not a sha256' is not a sha256"
+    ]
+    _tamper(record, digest=kept["digest"], after_mode=0o10000)
+    assert _undo_everything(root, store) == [f"{record.name}: after_mode 4096 is out of range"]
+    _tamper(record, after_mode=kept["after_mode"], delta=[0, True, "x"])
+    assert _undo_everything(root, store) == [f"{record.name}: delta is not [head, tail, middle]"]
+    _tamper(record, delta=[0, 0, "x" * (128 * 1024 + 1)])
+    assert _undo_everything(root, store) == [
+        f"{record.name}: delta is longer than 131072 characters"
+    ]
+    assert (root / "a.txt").read_text(encoding="utf-8") == "agent\n"  # never applied
+    _tamper(record, delta=kept["delta"])
+    assert _undo_everything(root, store) == ["undone"]  # the record as written is sound
+    assert (root / "a.txt").read_text(encoding="utf-8") == "mine\n"
+
+
 def test_a_pre_image_that_is_not_a_regular_file_is_damaged_and_never_opened(
     tmp_path: Path,
 ) -> None:
