@@ -69,6 +69,7 @@ SURFACES: dict[str, list[str]] = {
         "PRIMITIVES",
         "VCS_DIRECTORIES",
         "Absent",
+        "ChangeKind",
         "CreateIfAbsent",
         "EncodedText",
         "FenceOut",

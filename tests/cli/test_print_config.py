@@ -15,8 +15,14 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
 from dsh_fs.cli import main
+from dsh_fs.providers import default_journal_location
 
 SCRIPT = Path(sys.executable).parent / "dsh-fs"
+
+
+def _pinned() -> list[str]:
+    """The journal store every printed entry pins (SPEC §9.1): this user's default store."""
+    return ["--journal", default_journal_location()]
 
 
 def _printed(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[Any, str]:
@@ -31,7 +37,7 @@ def test_claude_config_names_this_interpreter_and_absolute_roots(
     (tmp_path / "project").mkdir()
     monkeypatch.chdir(tmp_path)
     config, hint = _printed(["mcp", "--print-config", "claude", "project"], capsys)
-    command = [sys.executable, "-m", "dsh_fs", "mcp", str(tmp_path / "project")]
+    command = [sys.executable, "-m", "dsh_fs", "mcp", *_pinned(), str(tmp_path / "project")]
     assert config == {
         "mcpServers": {"dsh-fs": {"type": "stdio", "command": command[0], "args": command[1:]}}
     }
@@ -52,6 +58,7 @@ def test_the_printed_config_keeps_the_path_rules(
         "*.pem",
         "--protect",
         "dist/",
+        *_pinned(),
         str(tmp_path),
     ]
 
@@ -62,7 +69,7 @@ def test_the_printed_config_keeps_the_client_roots_choice(
     argv = ["--client-roots", "strict", "--print-config", "claude", str(tmp_path)]
     config, _ = _printed(["mcp", *argv], capsys)
     args = config["mcpServers"]["dsh-fs"]["args"]
-    assert args[args.index("mcp") + 1 :] == ["--client-roots", "strict", str(tmp_path)]
+    assert args[args.index("mcp") + 1 :] == ["--client-roots", "strict", *_pinned(), str(tmp_path)]
 
 
 def test_cursor_and_vscode_configs_have_their_hosts_shapes(
@@ -70,7 +77,7 @@ def test_cursor_and_vscode_configs_have_their_hosts_shapes(
 ) -> None:
     cursor, _ = _printed(["mcp", "--print-config", "cursor", str(tmp_path)], capsys)
     vscode, hint = _printed(["mcp", "--print-config", "vscode", str(tmp_path)], capsys)
-    entry = {"command": sys.executable, "args": ["-m", "dsh_fs", "mcp", str(tmp_path)]}
+    entry = {"command": sys.executable, "args": ["-m", "dsh_fs", "mcp", *_pinned(), str(tmp_path)]}
     assert cursor == {"mcpServers": {"dsh-fs": entry}}
     assert vscode == {"servers": {"dsh-fs": {"type": "stdio", **entry}}}
     assert ".vscode/mcp.json" in hint
@@ -89,6 +96,7 @@ def test_the_printed_command_keeps_the_server_options(
         str(64 << 20),
         "--log-level",
         "info",
+        *_pinned(),
         "--tools",
         "grep,read",
         str(tmp_path),
@@ -106,7 +114,7 @@ def test_the_installed_script_prints_itself_as_the_command(tmp_path: Path) -> No
         check=True,
     )
     entry = json.loads(done.stdout)["mcpServers"]["dsh-fs"]
-    assert entry == {"command": str(SCRIPT), "args": ["mcp", str(tmp_path)]}
+    assert entry == {"command": str(SCRIPT), "args": ["mcp", *_pinned(), str(tmp_path)]}
 
 
 @pytest.mark.anyio
@@ -199,14 +207,17 @@ def test_the_http_hint_starts_the_server_on_the_same_absolute_folders_and_flags(
     monkeypatch.chdir(tmp_path)
     argv = ["mcp", "--http", "127.0.0.1:8765", "--read-only", "--print-config", "claude"]
     _, hint = _printed([*argv, "project"], capsys)
+    pinned = " ".join(_pinned())
     assert hint.rstrip().endswith(
-        f"mcp --http 127.0.0.1:8765 --read-only {tmp_path / 'project'}"
+        f"mcp --http 127.0.0.1:8765 --read-only {pinned} {tmp_path / 'project'}"
     ), hint
     _, hint = _printed(
         ["mcp", "--http", "127.0.0.1:8765", "--no-auth", "--print-config", "cursor", "project"],
         capsys,
     )
-    assert hint.rstrip().endswith(f"mcp --http 127.0.0.1:8765 --no-auth {tmp_path / 'project'}")
+    assert hint.rstrip().endswith(
+        f"mcp --http 127.0.0.1:8765 --no-auth {pinned} {tmp_path / 'project'}"
+    ), hint
 
 
 def test_the_printed_entry_of_a_venv_install_runs_with_an_empty_environment_and_another_home(
@@ -238,6 +249,9 @@ def test_the_printed_entry_of_a_venv_install_runs_with_an_empty_environment_and_
     )
     assert served.returncode == 0, served.stderr
     assert json.loads(served.stdout.splitlines()[0])["result"]["serverInfo"]["name"] == "dsh-fs"
+    # The store is the one this user's `dsh-fs log` reads, not one under the host's HOME.
+    assert f"dsh-fs: journal store {default_journal_location()}/" in served.stderr.decode()
+    assert not (tmp_path / "otherhome" / ".local").exists()
 
 
 @pytest.mark.skipif(
@@ -276,4 +290,4 @@ def test_the_printed_command_keeps_the_journal_options(
     off, _ = _printed(["mcp", "--no-journal", "--print-config", "cursor", str(tmp_path)], capsys)
     assert off["mcpServers"]["dsh-fs"]["args"][3:] == ["--no-journal", str(tmp_path)]
     default, _ = _printed(["mcp", "--print-config", "cursor", str(tmp_path)], capsys)
-    assert default["mcpServers"]["dsh-fs"]["args"][3:] == [str(tmp_path)]
+    assert default["mcpServers"]["dsh-fs"]["args"][3:] == [*_pinned(), str(tmp_path)]

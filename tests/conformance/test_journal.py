@@ -130,9 +130,9 @@ async def test_a_chain_of_edits_undoes_in_reverse_order_to_the_first_bytes(
 async def test_pruning_keeps_the_entries_listed_but_not_undoable(
     put: ProviderUnderTest, ws: Workspace
 ) -> None:
-    put.outside.write_bytes("a.txt", b"x" * 1000)
+    put.outside.write_bytes("a.txt", b"x" * 20_000)
     assert ws.journal is not None
-    ws.journal.max_bytes = 10
+    ws.journal.max_bytes = 10_000  # the records fit, the pre-image does not
     s = ws.session(label="agent")
     await _ok(s, "read", {"file_path": "a.txt"})
     await _ok(s, "write", {"file_path": "a.txt", "content": "y"})

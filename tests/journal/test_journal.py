@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 
 from dsh_fs import Workspace
-from dsh_fs.journal import JournalConfig
 
 
 def _sub_store(store: Path) -> Path:
@@ -211,8 +210,12 @@ async def test_a_tampered_entry_cannot_make_an_undo_write_outside_the_root(tmp_p
         record = json.loads(entry_file.read_text())
         record["path"] = str(outside)
         entry_file.write_text(json.dumps(record))
-        (result,) = await ws.journal.undo(session="agent")
-        assert result.result == "refused"
+        # The record's paths disagree: it is damaged, reported and never applied.
+        assert await ws.journal.undo(session="agent") == []
+        _, problems = await ws.journal.read()
+        assert [(p.name, p.reason) for p in problems] == [
+            (entry_file.name, "path lies outside its root (its paths disagree)")
+        ]
         assert outside.read_text() == "precious\n"
 
 
@@ -220,10 +223,10 @@ async def test_a_tampered_entry_cannot_make_an_undo_write_outside_the_root(tmp_p
 async def test_pruning_keeps_the_entries_listed_but_not_undoable(tmp_path: Path) -> None:
     root = tmp_path / "root"
     root.mkdir()
-    (root / "a.txt").write_text("x" * 1000)
-    config = JournalConfig(location=str(tmp_path / "store"), max_bytes=10)
-    async with Workspace.sandbox(root, journal=config) as ws:
+    (root / "a.txt").write_text("x" * 20_000)
+    async with Workspace.sandbox(root, journal=tmp_path / "store") as ws:
         assert ws.journal is not None
+        ws.journal.max_bytes = 10_000  # the records fit, the pre-image does not
         s = ws.session(label="agent")
         await s.call("read", {"file_path": "a.txt"})
         await s.call("write", {"file_path": "a.txt", "content": "y"})

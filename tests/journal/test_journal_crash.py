@@ -20,14 +20,20 @@ _CHILD = textwrap.dedent(
     """
     import os, sys, anyio
     from dsh_fs.fs import FsChangeMeta
-    from dsh_fs.journal._plugin import _Capture
+    from dsh_fs.fs import FsCapture
     from dsh_fs.providers import LocalJournalStore, SandboxFileSystem
 
     root, store_dir, when = sys.argv[1], sys.argv[2], sys.argv[3]
 
-    class Dying(_Capture):
+    class Dying(FsCapture):
+        def __init__(self, store, meta):
+            self.inner = store.capture(meta)
+
+        def abandon(self, ticket):
+            self.inner.abandon(ticket)
+
         def prepare(self, start):
-            ticket = super().prepare(start)
+            ticket = self.inner.prepare(start)
             if when == "before":
                 os._exit(9)
             return ticket

@@ -149,10 +149,10 @@ async def test_a_tampered_record_cannot_make_an_undo_write_outside_the_root(s3: 
         record = json.loads(_get(s3, bucket, key))
         record["path"] = record["key"] = f"s3://{bucket}/other/precious.txt"
         client.put_object(Bucket=bucket, Key=key, Body=json.dumps(record).encode())
-        (result,) = await ws.journal.undo(session="agent")
-        assert result.result == "refused"
-        assert result.reason is not None
-        assert "outside the workspace root" in result.reason
+        # Its paths disagree: the record is damaged, reported and never applied.
+        assert await ws.journal.undo(session="agent") == []
+        _, problems = await ws.journal.read()
+        assert [p.reason for p in problems] == ["path lies outside its root (its paths disagree)"]
     assert _get(s3, bucket, "other/precious.txt") == b"precious\n"
 
 
@@ -236,14 +236,20 @@ _CHILD = textwrap.dedent(
     """
     import json, os, sys, anyio
     from dsh_fs.fs import FsChangeMeta
-    from dsh_fs.journal._plugin import _Capture
+    from dsh_fs.fs import FsCapture
     from dsh_fs.providers import FsspecFileSystem
 
     url, options, when = sys.argv[1], json.loads(sys.argv[2]), sys.argv[3]
 
-    class Dying(_Capture):
+    class Dying(FsCapture):
+        def __init__(self, store, meta):
+            self.inner = store.capture(meta)
+
+        def abandon(self, ticket):
+            self.inner.abandon(ticket)
+
         def prepare(self, start):
-            ticket = super().prepare(start)
+            ticket = self.inner.prepare(start)
             if when == "before":
                 os._exit(9)
             return ticket

@@ -44,7 +44,10 @@ def test_the_printed_host_entry_keeps_allow_placeholders(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from dsh_fs.cli import main
+    from dsh_fs.providers import default_journal_location
 
     assert main(["mcp", "--allow-placeholders", "--print-config", "claude", str(tmp_path)]) == 0
     config = json.loads(capsys.readouterr().out)
-    assert config["mcpServers"]["dsh-fs"]["args"][3:] == ["--allow-placeholders", str(tmp_path)]
+    pinned = ["--journal", default_journal_location()]  # the store every entry pins
+    expected = ["--allow-placeholders", *pinned, str(tmp_path)]
+    assert config["mcpServers"]["dsh-fs"]["args"][3:] == expected

@@ -1,7 +1,8 @@
 """`dsh-fs mcp --print-config HOST`: the server entry an MCP host needs, ready to paste.
 
 Hosts start a stdio server with their own environment, where `dsh-fs` is often not on
-`PATH`; the entry therefore names the running launcher and the roots by absolute path.
+`PATH`, and with another `HOME` or without the user's `XDG_STATE_HOME`; the entry therefore
+names the running launcher, the roots and the journal's store by absolute path.
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ __all__ = [
     "inspector_http_command",
     "launcher",
     "paste_hint",
+    "pin_journal",
+    "store_line",
 ]
 
 Host = Literal["claude", "cursor", "vscode"]
@@ -49,6 +52,24 @@ def launcher() -> list[str]:
     if os.path.basename(script) == "dsh-fs" and os.path.isfile(script):
         return [os.path.abspath(script)]
     return [sys.executable, "-m", "dsh_fs"]
+
+
+def pin_journal(flags: list[str]) -> list[str]:
+    """The journal options `flags` with the store pinned (SPEC §9.1): ``--journal`` and the
+    absolute path of the store this user's `dsh-fs log` reads, when none is named, so that a
+    host's environment can't move it. Unchanged with ``--no-journal``."""
+    if "--no-journal" in flags or "--journal" in flags:
+        return flags
+    from dsh_fs.providers import default_journal_location
+
+    return ["--journal", default_journal_location(), *flags]
+
+
+def store_line(location: str | None) -> str:
+    """What a server writes to stderr at start: where it journals (None: it does not)."""
+    if location is None:
+        return "dsh-fs: not journaling (--no-journal)"
+    return f"dsh-fs: journal store {location}"
 
 
 def host_config(host: Host, command: list[str]) -> dict[str, Any]:

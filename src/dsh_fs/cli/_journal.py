@@ -334,13 +334,18 @@ async def _log(workspace: Workspace, args: argparse.Namespace, paths: list[str])
                 _, problems = await one.read()
                 for problem in problems if index == 0 else ():
                     print(
-                        f"dsh-fs log: unreadable record {printable(problem.name)}: "
+                        f"dsh-fs log: damaged record {printable(problem.name)}: "
                         f"{printable(problem.reason)}",
                         file=sys.stderr,
                     )
         finally:
             _close(journals)
         entries.sort(key=lambda entry: entry.id, reverse=True)
+        if not entries:  # the store it read, so a store elsewhere is found (SPEC §9.1)
+            print(
+                f"dsh-fs log: no changes in the journal store {printable(journal.location)}",
+                file=sys.stderr,
+            )
         if args.json:
             print(json.dumps([entry.to_json() for entry in entries], indent=2))
             return 0

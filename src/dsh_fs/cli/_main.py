@@ -22,7 +22,7 @@ import anyio
 from dsh_fs._version import __version__
 
 from ._client_roots import client_roots_mode
-from ._config import HOSTS, host_config, launcher, paste_hint
+from ._config import HOSTS, host_config, launcher, paste_hint, pin_journal, store_line
 from ._journal import (
     JournalUsageError,
     add_journal_commands,
@@ -370,7 +370,7 @@ def _server_flags(args: argparse.Namespace) -> list[str]:
         flags += ["--max-image-size", str(args.max_image_size)]
     if args.log_level != "warning":
         flags += ["--log-level", args.log_level]
-    flags += journal_flags(args)
+    flags += pin_journal(journal_flags(args))
     tools = _tools("mcp", args.tools)
     if tools != ALL_TOOLS:
         flags += ["--tools", ",".join(tools)]
@@ -426,6 +426,9 @@ def _run_mcp(args: argparse.Namespace) -> int:
         format="dsh-fs %(levelname)s %(name)s: %(message)s",
     )
     workspace = _mcp_workspace(args)
+    # The store is fixed now, whatever environment the host gave: said where a person looks.
+    store = workspace.journal.location if workspace.journal is not None else None
+    print(store_line(store), file=sys.stderr, flush=True)
     if address is None:
         from dsh_fs.mcp import serve_stdio
 

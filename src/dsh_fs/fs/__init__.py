@@ -29,8 +29,9 @@ from ._events import (
     FsIntent,
     FsObserved,
 )
-from ._journal import (
+from ._journal_contract import (
     ENTRY_ID,
+    ChangeKind,
     FsCapture,
     FsChangeMeta,
     FsChangeStart,
@@ -99,6 +100,7 @@ __all__ = [
     "PRIMITIVES",
     "VCS_DIRECTORIES",
     "Absent",
+    "ChangeKind",
     "CreateIfAbsent",
     "EncodedText",
     "FenceOut",

@@ -16,7 +16,7 @@ from anyio import to_thread
 from dsh_fs.errors import FsError, FsErrorCode
 
 from . import messages
-from ._journal import FsCapture, FsChangeStart, FsPreImage
+from ._journal_contract import ChangeKind, FsCapture, FsChangeStart, FsPreImage
 from ._search import FsGlobQuery, FsGrepHit, FsGrepQuery
 from ._text_stream import FsTextStream, derived_text_stream
 from ._types import (
@@ -527,7 +527,7 @@ async def delete_dir_journaled(
     fs: FileSystem, target: FsTarget, capture: FsCapture, before: FsVersion | None
 ) -> None:
     """`fs.delete_dir(target)` as a journaled change (SPEC §9): the pending record first
-    (`FsChangeStart.directory`, `before` the directory's version; an empty directory has no
+    (`ChangeKind.DIRECTORY`, `before` the directory's version; an empty directory has no
     content to keep), then the removal, committed absent or abandoned. Its undo makes the
     directory again where nothing is then.
 
@@ -536,7 +536,7 @@ async def delete_dir_journaled(
             removed then).
     """
     start = FsChangeStart(
-        target=target, verb="delete", before=before, pre_image=None, directory=True
+        target=target, verb="delete", before=before, pre_image=None, kind=ChangeKind.DIRECTORY
     )
     ticket = await to_thread.run_sync(capture.prepare, start)
     try:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from dsh_fs.runtime import ServiceKey, Signal, Waterfall
 
-from ._journal import FsCapture
+from ._journal_contract import FsCapture
 from ._types import FsTarget, FsTargetKey, FsVersion, Observation, WriteGuard
 
 if TYPE_CHECKING:

@@ -22,7 +22,7 @@ from typing import TypeVar
 
 from . import messages
 from ._contract import FileSystem
-from ._journal import FsCapture, FsPreImage
+from ._journal_contract import FsCapture, FsPreImage
 from ._search import FsGlobQuery, FsGrepHit, FsGrepQuery
 from ._text_stream import FsTextStream
 from ._types import (

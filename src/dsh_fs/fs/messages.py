@@ -193,6 +193,14 @@ def restore_stale(path: str) -> FsError:
     return _error(FsErrorCode.STALE_VERSION, "write", path, "file changed since the change")
 
 
+def restore_link_in_way(path: str) -> FsError:
+    """An undo that recreates a file found a link at its path, maybe dangling
+    (FS_STALE_VERSION): it never writes through one."""
+    return _error(
+        FsErrorCode.STALE_VERSION, "write", path, "a link is in the way (nothing was written)"
+    )
+
+
 def restore_exists(path: str) -> FsError:
     """An undo of a delete found something at the path now (FS_STALE_VERSION)."""
     return _error(FsErrorCode.STALE_VERSION, "write", path, "a file exists there now")

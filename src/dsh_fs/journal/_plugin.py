@@ -1,5 +1,6 @@
-"""The journal plugin: answers `fs/change-intent` with a capture bound to the tool and the
-session; decides nothing, records (SPEC §9)."""
+"""The journal plugin: answers `fs/change-intent` with the store's capture of the change,
+told who makes it (the tool and the session) where the call starts; decides nothing,
+records (SPEC §9)."""
 
 from __future__ import annotations
 
@@ -8,12 +9,9 @@ from dataclasses import dataclass
 
 from dsh_fs.fs import (
     FS_CHANGE_INTENT,
-    EncodedText,
     FsCapture,
     FsChangeMeta,
-    FsChangeStart,
     FsIntent,
-    FsVersion,
     JournalStore,
 )
 from dsh_fs.runtime import Next, Plugin, PluginScope, ToolExecution
@@ -48,35 +46,20 @@ class JournalConfig:
     max_age_seconds: float = DEFAULT_MAX_AGE_SECONDS
 
 
+LABEL_LIMIT = 200
+"""The most characters of a name a session label keeps: a label is in every record, and a
+client's name is whatever the client sends (a 1 MiB name must not make 1 MiB records)."""
+
+
 def session_label(name: str) -> str:
-    """`name` made unique across processes (a per-process suffix)."""
-    return f"{name}-{_PROCESS}"
-
-
-class _Capture(FsCapture):
-    """One mutation's capture: the store, told who makes the change."""
-
-    __slots__ = ("_meta", "_store")
-
-    def __init__(self, store: JournalStore, meta: FsChangeMeta) -> None:
-        self._store = store
-        self._meta = meta
-
-    def prepare(self, start: FsChangeStart) -> object:
-        return self._store.prepare(self._meta, start)
-
-    def commit(
-        self, ticket: object, after: FsVersion | None, content: bytes | EncodedText | None
-    ) -> None:
-        self._store.commit(ticket, after, content)
-
-    def abandon(self, ticket: object) -> None:
-        self._store.abandon(ticket)
+    """`name` (its first `LABEL_LIMIT` characters) made unique across processes (a
+    per-process suffix)."""
+    return f"{name[:LABEL_LIMIT]}-{_PROCESS}"
 
 
 def capture(store: JournalStore, meta: FsChangeMeta) -> FsCapture:
-    """A capture of one change described by `meta` into `store`."""
-    return _Capture(store, meta)
+    """The capture of one change described by `meta` into `store` (`store.capture`)."""
+    return store.capture(meta)
 
 
 class JournalPlugin(Plugin[None]):
@@ -103,7 +86,8 @@ class JournalPlugin(Plugin[None]):
                 if isinstance(actor, ToolExecution) and actor.session is not None
                 else "api"
             )
-            meta = FsChangeMeta(tool=tool, session=session_label(owner))
-            return _Capture(self.store, meta)
+            # The author is attached here, where the call starts: the provider's calls
+            # inside its critical section go straight to the store.
+            return self.store.capture(FsChangeMeta(tool=tool, session=session_label(owner)))
 
         scope.on_waterfall(FS_CHANGE_INTENT, answer)

@@ -1,5 +1,6 @@
-"""What every journal store shares (SPEC §9): entry ids, the JSON record of an entry and how
-it reads back, and a failure's reason as `log` reports it. No I/O: the local store keeps
+"""What every journal store shares about records (SPEC §9, §9.1): entry ids, the JSON record
+of an entry, how it reads back and is vetted (a tampered or damaged record is reported,
+never applied), and a failure's reason as `log` reports it. No I/O: the local store keeps
 records as files, the fsspec store as objects."""
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any
 
 from dsh_fs.errors import FsError
 from dsh_fs.fs import (
+    ChangeKind,
     EncodedText,
     FsChangeMeta,
     FsChangeStart,
@@ -25,6 +27,8 @@ from dsh_fs.fs import (
 
 __all__ = [
     "COUNT_LIMIT",
+    "RECORD_LIMIT",
+    "Damaged",
     "count_lines",
     "id_time_ns",
     "new_entry_id",
@@ -36,6 +40,25 @@ __all__ = [
 COUNT_LIMIT = 16 * 1024 * 1024
 """Line counts and the forward delta are computed for content up to this size on both
 sides (else null); counting is linear (`line_counts`)."""
+
+RECORD_LIMIT = 1 << 20
+"""The largest record a store reads (a record holds paths and a clipped label: a few KiB);
+a larger one is damaged, never read into memory."""
+
+_MAX_INT = 1 << 62
+"""No count, size or id field of a real record reaches this."""
+
+_ID_MAX = (1 << 32) - 1
+"""The largest user or group id."""
+
+_DELTA_MAX = 128 * 1024
+"""The longest middle a forward delta holds (`forward_delta` keeps at most this many
+bytes, so at most this many characters): a longer one was not written by a store."""
+
+
+class Damaged(ValueError):
+    """A record or pre-image the store will not use: its reason is what `log` reports."""
+
 
 _id_lock = threading.Lock()
 _last_us = 0
@@ -69,8 +92,7 @@ def new_record(meta: FsChangeMeta, start: FsChangeStart, rel: str, key: str) -> 
         "key": key,
         "from": meta.source or (start.source.display_path if start.source is not None else None),
         "source_version": start.source_version,
-        "directory": start.directory,
-        "link": start.link,
+        "kind": start.kind.value,
         "before": start.before,
         "after": None,
         "added": None,
@@ -78,6 +100,8 @@ def new_record(meta: FsChangeMeta, start: FsChangeStart, rel: str, key: str) -> 
         "undoes": meta.undoes,
         "mode": start.mode,
         "size": start.size,
+        "uid": start.uid,
+        "gid": start.gid,
     }
 
 
@@ -117,47 +141,34 @@ def id_time_ns(entry_id: str) -> int:
 
 
 def record_entry(record: dict[str, Any], has_pre: bool, stem: str | None = None) -> JournalEntry:
-    """The entry a stored record describes (`stem`: the name it was stored under).
+    """The entry a stored record describes (`stem`: the name it was stored under), vetted:
+    a field of the wrong type or an impossible value (a mode outside 0o7777, a negative or
+    huge number, a path with ``..`` or not where its other paths say) makes it damaged.
 
     Raises:
         KeyError, TypeError, ValueError: a field is missing or of the wrong type, or the
-            record's id is not its name.
+            record's id is not its name (`Damaged` for an impossible value).
     """
 
     def text(key: str) -> str:
-        value = record[key]
-        if not isinstance(value, str):
-            raise TypeError(f"{key} is not a string")
-        return value
+        return _text(record, key)
 
     def optional_text(key: str) -> str | None:
-        value = record.get(key)
-        if value is not None and not isinstance(value, str):
-            raise TypeError(f"{key} is not a string")
-        return value
-
-    def delta() -> tuple[int, int, str] | None:
-        value = record.get("delta")
-        if value is None:
-            return None
-        match value:
-            case [int(head), int(tail), str(middle)] if head >= 0 and tail >= 0:
-                return head, tail, middle
-        raise TypeError("delta is not [head, tail, middle]")
+        return _text(record, key) if record.get(key) is not None else None
 
     def optional_int(key: str) -> int | None:
-        value = record.get(key)
-        if value is not None and (not isinstance(value, int) or isinstance(value, bool)):
-            raise TypeError(f"{key} is not a number")
-        return value
+        return _optional_int(record, key)
 
     entry_id = text("id")
     if stem is not None and entry_id != stem:
         raise ValueError("its id is not its name")
     before = optional_text("before")
     pruned = record.get("pruned") is True
-    directory = record.get("directory") is True
+    kind = record_kind(record)
+    directory = kind is ChangeKind.DIRECTORY
     undoable = not pruned and (has_pre if before is not None and not directory else True)
+    _vet_paths(record, text("path"), text("rel"), optional_text("from"))
+    mode, _, _ = record_owner(record)  # uid and gid vetted too: an undo gives them back
     return JournalEntry(
         id=entry_id,
         time=text("time"),
@@ -172,15 +183,118 @@ def record_entry(record: dict[str, Any], has_pre: bool, stem: str | None = None)
         removed=optional_int("removed"),
         undoable=undoable,
         undoes=optional_text("undoes"),
-        mode=optional_int("mode"),
+        mode=mode,
         size=optional_int("size"),
         source_version=FsVersion(v) if (v := optional_text("source_version")) else None,
-        directory=directory,
-        link=record.get("link") is True,
-        digest=optional_text("digest"),
-        after_mode=optional_int("after_mode"),
-        delta=delta(),
+        kind=kind,
+        digest=_digest(record),
+        after_mode=_optional_int(record, "after_mode", 0o7777),
+        delta=_delta(record),
     )
+
+
+def record_kind(record: dict[str, Any]) -> ChangeKind:
+    """The record's change kind (``kind``; older records carry ``directory`` / ``link``).
+
+    Raises:
+        Damaged: an unknown kind.
+    """
+    kind = record.get("kind")
+    if kind is None:
+        if record.get("directory") is True:
+            return ChangeKind.DIRECTORY
+        return ChangeKind.LINK if record.get("link") is True else ChangeKind.FILE
+    try:
+        return ChangeKind(kind)
+    except ValueError:
+        raise Damaged(f"kind {_shown(kind)} is not a change kind") from None
+
+
+def record_owner(record: dict[str, Any]) -> tuple[int | None, int | None, int | None]:
+    """The recorded ``(mode, uid, gid)`` of the replaced file, vetted (None: not recorded).
+
+    Raises:
+        TypeError, Damaged: a field of the wrong type or out of range.
+    """
+    return (
+        _optional_int(record, "mode", 0o7777),
+        _optional_int(record, "uid", _ID_MAX),
+        _optional_int(record, "gid", _ID_MAX),
+    )
+
+
+def _text(record: dict[str, Any], key: str) -> str:
+    value = record[key]
+    if not isinstance(value, str):
+        raise TypeError(f"{key} is not a string")
+    if "\0" in value:
+        raise Damaged(f"{key} holds a NUL character")
+    return value
+
+
+def _optional_int(record: dict[str, Any], key: str, most: int = _MAX_INT) -> int | None:
+    value = record.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise TypeError(f"{key} is not a number")
+    if not 0 <= value <= most:
+        raise Damaged(f"{key} {_shown(value)} is out of range")
+    return value
+
+
+def _digest(record: dict[str, Any]) -> str | None:
+    """The record's ``digest``: 64 lowercase hex digits (a sha256), or None."""
+    value = record.get("digest")
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise TypeError("digest is not a string")
+    if len(value) != 64 or value.strip("0123456789abcdef"):
+        raise Damaged(f"digest {_shown(value)} is not a sha256")
+    return value
+
+
+def _delta(record: dict[str, Any]) -> tuple[int, int, str] | None:
+    """The record's forward ``delta`` ``[head, tail, middle]``, vetted: counts in range, a
+    middle no longer than `forward_delta` ever writes (its characters are at least bytes)."""
+    value = record.get("delta")
+    if value is None:
+        return None
+    match value:
+        case [int(head), int(tail), str(middle)] if type(head) is int and type(tail) is int:
+            pass  # bool is an int to `match`: true/false are no counts
+        case _:
+            raise TypeError("delta is not [head, tail, middle]")
+    if not (0 <= head <= _MAX_INT and 0 <= tail <= _MAX_INT):
+        raise Damaged("delta's head or tail is out of range")
+    if len(middle) > _DELTA_MAX:
+        raise Damaged(f"delta is longer than {_DELTA_MAX} characters")
+    return head, tail, middle
+
+
+def _shown(value: object) -> str:
+    """A field's value for a reason, short (a huge number is not printed whole)."""
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _vet_paths(record: dict[str, Any], path: str, rel: str, source: str | None) -> None:
+    """A record's paths agree and none climbs out: no ``..`` segment anywhere; a path
+    relative to the root (`rel`) is the tail of the display path and of the key.
+
+    Raises:
+        Damaged: they don't.
+    """
+    key = record.get("key")
+    for name, value in (("path", path), ("rel", rel), ("from", source), ("key", key)):
+        if isinstance(value, str) and ".." in value.split("/"):
+            raise Damaged(f"{name} climbs out of its root (a '..' segment)")
+    if rel in ("", ".") or rel.startswith("/"):
+        return
+    tail = "/" + rel
+    if not path.endswith(tail) or (isinstance(key, str) and not key.endswith(tail)):
+        raise Damaged("path lies outside its root (its paths disagree)")
 
 
 def record_reason(exc: BaseException) -> str:
@@ -189,6 +303,8 @@ def record_reason(exc: BaseException) -> str:
         return f"not valid JSON ({exc.msg})"
     if isinstance(exc, KeyError):
         return f"missing {exc.args[0]}"
+    if isinstance(exc, RecursionError):
+        return "nested too deeply"
     if isinstance(exc, FsError):
         return exc.message
     return str(exc)

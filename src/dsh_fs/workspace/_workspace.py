@@ -519,10 +519,9 @@ class Workspace:
 
 
 def _prune_now(store: JournalStore, config: JournalConfig) -> None:
-    """Apply the journal's bounds when a workspace opens it."""
-    import time
-
-    store.prune(config.max_bytes, config.max_age_seconds, time.time_ns())
+    """Apply the journal's bounds when a workspace opens it, and keep them while it serves
+    (the store prunes as it goes)."""
+    store.bound(config.max_bytes, config.max_age_seconds)
 
 
 class Session:

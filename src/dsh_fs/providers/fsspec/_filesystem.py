@@ -20,6 +20,7 @@ from anyio import to_thread
 from dsh_fs.errors import FsError, FsErrorCode
 from dsh_fs.fs import (
     BEFORE_LIMIT,
+    ChangeKind,
     CreateIfAbsent,
     FileSystem,
     FsCapabilities,
@@ -52,7 +53,7 @@ from .._oserrors import FramesDropped
 from .._text import check_usable_path, decode_or_none, decode_text, encode_text
 from ._digests import ContentDigests
 from ._errors import backend_error, map_backend_errors
-from ._journal import DEFAULT_DIRECTORY, FsspecJournalStore, FsspecKept, FsspecReplaced
+from ._journal_store import DEFAULT_DIRECTORY, FsspecJournalStore, FsspecKept, FsspecReplaced
 from ._paths import normalize
 from ._ranged import stream_text_from
 from ._store import DIRECTORY_VERSION, Blob, MemoryStore, Store, is_content_version
@@ -886,7 +887,11 @@ class FsspecFileSystem(FileSystem):
         ticket = None
         if capture is not None:
             start = FsChangeStart(
-                target=target, verb="mkdir", before=None, pre_image=None, directory=True
+                target=target,
+                verb="mkdir",
+                before=None,
+                pre_image=None,
+                kind=ChangeKind.DIRECTORY,
             )
             ticket = capture.prepare(start)
         try:

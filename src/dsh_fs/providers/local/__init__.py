@@ -5,7 +5,7 @@ symbolic links (`_realpath`), bytes through descriptors (`_io`), streamed and ra
 (`_stream`, `_ranged`), stat-based versions (`_versions`), staging and atomic publication
 (`_staging`, `_publish`), the write/edit/delete critical sections (`_mutations`),
 directories and walks (`_dirs`, `_walk`), the ``rg`` search engine (`_ripgrep`), and
-the journal's local store (`_journal`), and
+the journal's local store (`_journal_store`), and
 `LocalGuards`, the checks a wrapper (the sandbox) makes on what it really opens.
 `LocalFileSystem` is imported on first use, so importing this package costs almost nothing.
 """
@@ -27,7 +27,7 @@ __all__ = [
 
 if TYPE_CHECKING:
     from ._filesystem import LocalFileSystem
-    from ._journal import LocalJournalStore, default_journal_location
+    from ._journal_store import LocalJournalStore, default_journal_location
 
 
 def __getattr__(name: str) -> Any:
@@ -36,7 +36,7 @@ def __getattr__(name: str) -> Any:
 
         return LocalFileSystem
     if name in ("LocalJournalStore", "default_journal_location"):
-        from . import _journal
+        from . import _journal_store
 
-        return getattr(_journal, name)
+        return getattr(_journal_store, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -26,6 +26,7 @@ from typing import Protocol
 from dsh_fs._platform import renameat2, sync
 from dsh_fs.errors import FsError, FsErrorCode
 from dsh_fs.fs import (
+    ChangeKind,
     FsCapture,
     FsChangeStart,
     FsFileType,
@@ -42,13 +43,17 @@ from .._oserrors import map_os_errors
 from ._dirs import directory_lock, make_parents
 from ._guards import LocalGuards
 from ._io import LazyContent, read_fd
-from ._journal import LocalReplaced
+from ._journal_store import LocalReplaced
 from ._open import Opened, fd_path, open_existing
 from ._publish import Staged, publish
 from ._realpath import real_path
 from ._versions import VersionBook, digest
 
 __all__ = ["LocalManagement", "VersionCheck", "rename_no_replace"]
+
+_CHANGE_KINDS = {FsFileType.DIRECTORY: ChangeKind.DIRECTORY, FsFileType.SYMLINK: ChangeKind.LINK}
+"""The journal's kind of a moved entry that is not a regular file."""
+
 
 _RENAME_NOREPLACE = 1
 
@@ -294,8 +299,7 @@ class LocalManagement:
                 pre_image=None,
                 source=source,
                 source_version=moved_version,
-                directory=kind is FsFileType.DIRECTORY,
-                link=kind is FsFileType.SYMLINK,
+                kind=_CHANGE_KINDS.get(kind, ChangeKind.FILE),
             )
         return FsChangeStart(
             target=destination,
@@ -304,6 +308,8 @@ class LocalManagement:
             pre_image=LocalReplaced(dir_fd=dst_fd, name=dst_name, info=there),
             mode=st_mode.S_IMODE(there.st_mode),
             size=there.st_size,
+            uid=there.st_uid,
+            gid=there.st_gid,
             source=source,
             source_version=moved_version,
         )
@@ -353,8 +359,13 @@ class LocalManagement:
             copied = opened.info
         finally:
             os.close(opened.fd)
+        # The copy keeps the moved file's owner when the process may (else it loses its
+        # set-id bits): a move, and its undo, never hand another user's file to us.
         staged = Staged(
-            data=bytes(data), prior=there, new_file_mode=st_mode.S_IMODE(copied.st_mode)
+            data=bytes(data),
+            prior=there,
+            new_file_mode=st_mode.S_IMODE(copied.st_mode),
+            owner=(copied.st_uid, copied.st_gid),
         )
         try:
             published = publish(
@@ -417,7 +428,11 @@ class LocalManagement:
             ticket: object = None
             if capture is not None:
                 start = FsChangeStart(
-                    target=target, verb="mkdir", before=None, pre_image=None, directory=True
+                    target=target,
+                    verb="mkdir",
+                    before=None,
+                    pre_image=None,
+                    kind=ChangeKind.DIRECTORY,
                 )
                 ticket = capture.prepare(start)
             try:

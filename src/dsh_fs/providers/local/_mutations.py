@@ -47,7 +47,7 @@ from .._text import decode_or_none, encode_text
 from ._dirs import directory_lock, make_parents
 from ._guards import LocalGuards
 from ._io import LazyContent
-from ._journal import LocalKept, LocalReplaced, read_kept
+from ._journal_store import LocalKept, LocalReplaced, read_kept
 from ._open import Opened, fd_path, open_existing
 from ._publish import Staged, publish, writable_in_place
 from ._realpath import real_path
@@ -119,13 +119,26 @@ class LocalMutations:
             self.delete(target, expected, capture)
             return None
         assert isinstance(pre_image, LocalKept)
-        with map_os_errors("write", target.display_path):
+        display = target.display_path
+        owner = None
+        if expected is None:
+            # A file is recreated only where nothing is, not even a link: a dangling link
+            # now at the path resolves elsewhere (into `.git/`, out of a fence's sight), and
+            # writing through it would create what the link names.
+            with map_os_errors("write", display):
+                here = os.path.join(real_path(os.path.dirname(display)), os.path.basename(display))
+                if here != target.target_key or os.path.islink(here):
+                    raise messages.restore_link_in_way(display)
+            if pre_image.uid is not None and pre_image.gid is not None:
+                owner = (pre_image.uid, pre_image.gid)
+        with map_os_errors("write", display):
             data = read_kept(pre_image)
+        assert data is not None  # no limit asked
         guard: WriteGuard = CreateIfAbsent() if expected is None else ReplaceIfVersion(expected)
         # Kept as the provider's recent text only when small (decoding 100 MB costs more
         # than the restore's write).
         text = decode_or_none(data) if len(data) <= BEFORE_LIMIT else None
-        _, version, _ = self._write_data(target, data, text, guard, capture, mode)
+        _, version, _ = self._write_data(target, data, text, guard, capture, mode, owner)
         return version
 
     def _write_data(
@@ -136,6 +149,7 @@ class LocalMutations:
         expected: WriteGuard | None,
         capture: FsCapture | None,
         mode: int | None = None,
+        owner: tuple[int, int] | None = None,
     ) -> tuple[Literal["create", "update"], FsVersion, str | None]:
         key, display = target.target_key, target.display_path
         data_digest = _Digest(data, self._hasher)
@@ -145,7 +159,7 @@ class LocalMutations:
             with directory_lock(parent) as dir_fd:
                 prior = self._prior_for_write(key, display, dir_fd, expected)
                 published, ticket = self._publish(
-                    "write", target, dir_fd, parent, name, data, prior, capture, mode
+                    "write", target, dir_fd, parent, name, data, prior, capture, mode, owner
                 )
         version = self._versions.remember(published, data_digest.result())
         if capture is not None:
@@ -300,6 +314,7 @@ class LocalMutations:
         prior: _Prior,
         capture: FsCapture | None,
         mode: int | None = None,
+        owner: tuple[int, int] | None = None,
     ) -> tuple[os.stat_result, object]:
         """Let the guards look at the locked directory before anything in it changes, sweep
         dead writers' staging residue once per directory (through its descriptor), then
@@ -324,7 +339,9 @@ class LocalMutations:
             if capture is not None:
                 tickets.append(capture.prepare(self._start(verb, target, dir_fd, name, prior.info)))
 
-        staged = Staged(data=data, prior=prior.info, new_file_mode=self._new_file_mode, mode=mode)
+        staged = Staged(
+            data=data, prior=prior.info, new_file_mode=self._new_file_mode, mode=mode, owner=owner
+        )
         try:
             published = publish(dir_fd, name, staged, display, check)
         except BaseException:
@@ -353,6 +370,8 @@ class LocalMutations:
             pre_image=LocalReplaced(dir_fd=dir_fd, name=name, info=info) if regular else None,
             mode=st_mode.S_IMODE(info.st_mode),
             size=info.st_size if regular else None,
+            uid=info.st_uid,
+            gid=info.st_gid,
         )
 
     def _check_directory(

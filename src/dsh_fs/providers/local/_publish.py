@@ -53,6 +53,9 @@ class Staged:
     """Permission bits of a new file (0o666 less the umask)."""
     mode: int | None = None
     """Permission bits to publish with instead (an undo restores the recorded mode)."""
+    owner: tuple[int, int] | None = None
+    """The owner and group a new file is given back when the process may (an undo that
+    recreates a file, a copy across filesystems); None: the process's own."""
 
 
 def publish(
@@ -129,11 +132,15 @@ def _fill(fd: int, staged: Staged) -> None:
     """Write the content, give it its owner and mode, and fsync it."""
     write_all(fd, staged.data)
     if staged.prior is None:
-        os.fchmod(fd, staged.new_file_mode if staged.mode is None else staged.mode)
+        mode = staged.new_file_mode if staged.mode is None else staged.mode
+        if staged.owner is None:
+            os.fchmod(fd, mode)
+        else:
+            _give_owner_and_mode(fd, *staged.owner, mode)
     else:
-        _keep_owner_and_mode(fd, staged.prior)
-        if staged.mode is not None:
-            os.fchmod(fd, staged.mode)
+        prior = staged.prior
+        mode = st_mode.S_IMODE(prior.st_mode) if staged.mode is None else staged.mode
+        _give_owner_and_mode(fd, prior.st_uid, prior.st_gid, mode)
     sync(fd)
 
 
@@ -175,16 +182,23 @@ def writable_in_place(name: str, dir_fd: int) -> bool:
     return os.access(name, os.W_OK, dir_fd=dir_fd, effective_ids=True)
 
 
-def _keep_owner_and_mode(fd: int, prior: os.stat_result) -> None:
-    """Give the staged file the prior file's owner (when allowed) and permission bits."""
-    if (prior.st_uid, prior.st_gid) != (os.geteuid(), os.getegid()):
+def _give_owner_and_mode(fd: int, uid: int, gid: int, mode: int) -> None:
+    """Give the staged file the owner `uid` and group `gid` (when allowed) and the
+    permission bits `mode`, less a set-user-ID (set-group-ID) bit when the file could not be
+    given that owner (group): a set-id file of someone else's is never made ours."""
+    if (uid, gid) != (os.geteuid(), os.getegid()):
         try:
-            os.fchown(fd, prior.st_uid, prior.st_gid)
+            os.fchown(fd, uid, gid)
         except OSError:
             with contextlib.suppress(OSError):  # not root: the group alone, if we belong to it
-                os.fchown(fd, -1, prior.st_gid)
+                os.fchown(fd, -1, gid)
+    now = os.fstat(fd)
+    if now.st_uid != uid:
+        mode &= ~st_mode.S_ISUID
+    if now.st_gid != gid:
+        mode &= ~st_mode.S_ISGID
     # After fchown, which clears set-id bits.
-    os.fchmod(fd, st_mode.S_IMODE(prior.st_mode))
+    os.fchmod(fd, mode)
 
 
 def _link_no_replace(stage_fd: int, name: str, dir_fd: int, display: str) -> None:

@@ -16,7 +16,8 @@ writer is gone is settled by the next reader, as on the local disk: the file mov
 its `before` (published: the entry is kept with the version found) or not (the record and
 its pre-image go). Whether the writer is gone: in this process, it is not in flight; on this
 machine, its process id no longer runs (with the same start time); from another machine,
-the record is older than `LEASE_SECONDS`.
+the record is older than `LEASE_SECONDS`. Nothing in the store is trusted: a record that is
+not an object or is larger than `RECORD_LIMIT` is damaged and never read whole.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ import os
 import socket
 import threading
 import time
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,23 +39,21 @@ from dsh_fs.fs import (
     EncodedText,
     FsChangeMeta,
     FsChangeStart,
+    FsFileType,
     FsPreImage,
     FsVersion,
-    JournalEntry,
-    JournalProblem,
-    JournalStore,
-    JournalUsage,
     messages,
 )
 
 from .._journal_records import (
     COUNT_LIMIT,
+    RECORD_LIMIT,
+    Damaged,
     count_lines,
     id_time_ns,
     new_record,
-    record_entry,
-    record_reason,
 )
+from .._journal_store import RecordStore, StoredName, no_lock, parse_record
 from ._errors import backend_error
 from ._store import Store
 
@@ -105,7 +105,7 @@ class _Ticket:
     before: bytes | None
 
 
-class FsspecJournalStore(JournalStore):
+class FsspecJournalStore(RecordStore):
     """The journal of one root URL, in a sub-store of the URL `location` on the same storage.
 
     Args:
@@ -116,6 +116,7 @@ class FsspecJournalStore(JournalStore):
     """
 
     def __init__(self, store: Store, location: str, path: str, root: str) -> None:
+        super().__init__()
         self.root = root
         self._store = store
         digest = hashlib.sha256(root.encode()).hexdigest()[:32]
@@ -131,7 +132,7 @@ class FsspecJournalStore(JournalStore):
 
     # The capture: inside the provider's critical section.
 
-    def prepare(self, meta: FsChangeMeta, start: FsChangeStart) -> object:
+    def _prepare(self, meta: FsChangeMeta, start: FsChangeStart) -> object:
         target = start.target
         record = new_record(
             meta, start, self._relative(target.display_path), str(target.target_key)
@@ -152,18 +153,16 @@ class FsspecJournalStore(JournalStore):
             self._store.put(
                 self._path(entry_id + ".pending"), json.dumps(record).encode(), if_absent=True
             )
-        except BaseException as exc:
+        except BaseException:
             self._forget(entry_id, kept)
-            if isinstance(exc, Exception):
-                what = _what(exc, start.verb, target.display_path)
-                raise messages.journal_failed(
-                    start.verb, target.display_path, self.location, what
-                ) from exc
             raise
         before = replaced.data if replaced is not None else None
         return _Ticket(entry_id, record, kept, before)
 
-    def commit(
+    def _failure(self, exc: Exception, start: FsChangeStart) -> str:
+        return _what(exc, start.verb, start.target.display_path)
+
+    def _commit(
         self, ticket: object, after: FsVersion | None, content: bytes | EncodedText | None
     ) -> None:
         assert isinstance(ticket, _Ticket)
@@ -183,48 +182,32 @@ class FsspecJournalStore(JournalStore):
             with _in_flight_lock:
                 _in_flight.discard(ticket.id)
 
-    def abandon(self, ticket: object) -> None:
+    def _abandon(self, ticket: object) -> None:
         assert isinstance(ticket, _Ticket)
         self._forget(ticket.id, ticket.kept)
 
     # Reading, undoing and pruning.
 
-    def entries(self) -> tuple[list[JournalEntry], list[JournalProblem]]:
-        names = self._names()
-        entries: list[JournalEntry] = []
-        problems: list[JournalProblem] = []
-        committed: list[str] = []
-        for name in sorted(names):
-            stem, _, suffix = name.rpartition(".")
-            if suffix == "pending" and stem + ".json" not in names and ENTRY_ID.match(stem):
-                record = self._settle(stem)
-                if record is not None:
-                    names[stem + ".json"] = 0
-                    with contextlib.suppress(KeyError, TypeError, ValueError):
-                        entries.append(record_entry(record, stem + ".pre" in names))
-                continue
-            if suffix != "json":
-                continue
-            if not ENTRY_ID.match(stem):
-                problems.append(JournalProblem(name=name, reason="not an entry's name"))
-                continue
-            committed.append(name)
-        fetched = self._records(committed, names)
-        for name in committed:
-            stem = name.rpartition(".")[0]
+    def _read_records(self, names: list[str], listed: dict[str, StoredName]) -> dict[str, Any]:
+        sized = {n: listed[n].size for n in names if n in listed}
+        out: dict[str, Any] = {}
+        fit = []
+        for name in names:
+            if sized.get(name, 0) > RECORD_LIMIT:
+                out[name] = Damaged(f"larger than {RECORD_LIMIT} bytes")
+            else:
+                fit.append(name)
+        fetched = self._records(fit, sized)
+        for name in fit:
             data = fetched.get(name)
             if data is None:
-                problems.append(JournalProblem(name=name, reason="it could not be read"))
+                out[name] = ValueError("it could not be read")
                 continue
             try:
-                record = json.loads(data)
-                if not isinstance(record, dict):
-                    raise ValueError("not a JSON object")
-                entries.append(record_entry(record, stem + ".pre" in names, stem))
-            except (ValueError, KeyError, TypeError) as exc:
-                problems.append(JournalProblem(name=name, reason=record_reason(exc)))
-        entries.sort(key=lambda entry: entry.id)
-        return entries, problems
+                out[name] = parse_record(data)
+            except (ValueError, RecursionError) as exc:
+                out[name] = exc
+        return out
 
     def _records(self, wanted: list[str], names: dict[str, int]) -> dict[str, bytes]:
         """The bytes of the committed records `wanted`: the ones read before at the same
@@ -250,7 +233,16 @@ class FsspecJournalStore(JournalStore):
         if not ENTRY_ID.match(entry_id):
             return None
         path = self._path(entry_id + ".pre")
-        return FsspecKept(path) if self._store.stat(path) is not None else None
+        kept = self._store.stat(path)
+        if kept is None or kept.type is not FsFileType.FILE:
+            return None  # none, or not an object of its own: never applied
+        try:
+            size = self._read_json(entry_id + ".json").get("size")
+        except Exception:
+            return None  # its record is damaged or gone: never applied
+        if isinstance(size, int) and kept.size != size:
+            return None
+        return FsspecKept(path)
 
     def pre_image_bytes(self, entry_id: str, limit: int) -> bytes | None:
         if not ENTRY_ID.match(entry_id):
@@ -261,35 +253,18 @@ class FsspecJournalStore(JournalStore):
             return None
         return blob.data if blob is not None else None
 
-    def usage(self) -> JournalUsage:
-        names = self._names()
-        return JournalUsage(
-            location=self.location,
-            entries=sum(1 for name in names if name.endswith(".json")),
-            pre_images=sum(1 for name in names if name.endswith(".pre")),
-            bytes=sum(names.values()),
-        )
+    def _replace_record(self, entry_id: str, record: dict[str, Any]) -> None:
+        self._store.put(self._path(entry_id + ".json"), json.dumps(record).encode())
 
-    def prune(self, max_bytes: int, max_age_seconds: float, now_ns: int) -> int:
-        # No lock across machines: two pruners do the same idempotent steps (mark the entry
-        # pruned, then remove its pre-image), so racing ones agree.
-        entries, _ = self.entries()
-        names = self._names()
-        sizes = {e.id: names[e.id + ".pre"] for e in entries if e.id + ".pre" in names}
-        total = sum(sizes.values())
-        oldest = now_ns - int(max_age_seconds * 1_000_000_000)
-        pruned = 0
-        for entry in entries:  # oldest first
-            too_old = id_time_ns(entry.id) < oldest
-            if not (too_old or total > max_bytes) or not entry.undoable:
-                continue
-            record = self._read_json(entry.id + ".json")
-            record["pruned"] = True
-            self._store.put(self._path(entry.id + ".json"), json.dumps(record).encode())
-            self._store.discard(self._path(entry.id + ".pre"))
-            total -= sizes.get(entry.id, 0)
-            pruned += 1
-        return pruned
+    def _remove(self, *names: str | None) -> None:
+        for name in names:
+            if name is not None:
+                self._store.discard(self._path(name))
+
+    def _locked(self) -> AbstractContextManager[None]:
+        # No lock across machines: two pruners do the same idempotent steps (remove the
+        # pre-image, mark the entry pruned), so racing ones agree.
+        return no_lock()
 
     # Helpers.
 
@@ -299,10 +274,10 @@ class FsspecJournalStore(JournalStore):
         prefix = self.root.rstrip("/") + "/"
         return url[len(prefix) :] if url.startswith(prefix) else url
 
-    def _names(self) -> dict[str, int]:
-        """The store's record names and their sizes."""
+    def _names(self, sized: bool = True) -> dict[str, StoredName]:
+        # One listing gives every size: `sized` costs nothing here.
         return {
-            entry.path: entry.size
+            entry.path: StoredName(size=entry.size, regular=entry.type is FsFileType.FILE)
             for entry in self._store.find(self._base)
             if "/" not in entry.path
         }
@@ -311,13 +286,12 @@ class FsspecJournalStore(JournalStore):
         self._store.put(self._path(name), json.dumps(record).encode(), if_absent=True)
 
     def _read_json(self, name: str) -> dict[str, Any]:
-        blob = self._store.read(self._path(name), None)
-        if blob is None or blob.data is None:
+        blob = self._store.read(self._path(name), RECORD_LIMIT)
+        if blob is None:
             raise FileNotFoundError(name)
-        record = json.loads(blob.data)
-        if not isinstance(record, dict):
-            raise ValueError("not a JSON object")
-        return record
+        if blob.data is None:
+            raise Damaged(f"larger than {RECORD_LIMIT} bytes")
+        return parse_record(blob.data)
 
     def _forget(self, entry_id: str, kept: bool) -> None:
         """Remove a change's pending record and pre-image (nothing was published)."""
@@ -330,10 +304,13 @@ class FsspecJournalStore(JournalStore):
             with _in_flight_lock:
                 _in_flight.discard(entry_id)
 
-    def _settle(self, stem: str) -> dict[str, Any] | None:
+    def _settle(self, stem: str, names: dict[str, StoredName]) -> dict[str, Any] | None:
         """A pending record whose writer is gone: published (the file is no longer at its
         `before`) becomes an entry at the version found; else it goes with its pre-image.
-        A record whose writer may still be at work is left alone (None)."""
+        A record whose writer may still be at work is left alone (None), and so is one whose
+        entry exists (its writer removes it)."""
+        if stem + ".json" in names:
+            return None
         try:
             record = self._read_json(stem + ".pending")
         except FileNotFoundError:

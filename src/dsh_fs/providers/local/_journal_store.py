@@ -11,7 +11,9 @@ record and the commit leaves the pending record unlocked: the next reader comple
 (the file changed from its `before`: published, the entry is kept with the version found)
 or drops it with its pre-image and staged entry (not published: no
 entry, no stray). Several processes append safely: every name is new (``O_EXCL``), ids
-carry a random suffix, and pruning holds ``lock``.
+carry a random suffix, and pruning holds ``lock``. Nothing in the store is trusted: every
+name is opened without following links and without blocking (a FIFO put there is refused,
+not waited on), checked to be a regular file and read within a bound.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import json
 import os
 import secrets
 import stat as st_mode
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -38,20 +41,17 @@ from dsh_fs.fs import (
     FsPreImage,
     FsVersion,
     JournalEntry,
-    JournalProblem,
-    JournalStore,
-    JournalUsage,
-    messages,
 )
 
 from .._journal_records import (
     COUNT_LIMIT,
+    RECORD_LIMIT,
+    Damaged,
     count_lines,
-    id_time_ns,
     new_record,
-    record_entry,
-    record_reason,
+    record_owner,
 )
+from .._journal_store import RecordStore, StoredName, parse_record
 from ._io import write_all
 from ._versions import VersionBook, same_inode
 
@@ -65,6 +65,9 @@ __all__ = [
 
 _OPEN_NEW = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 _OPEN_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
+_OPEN_READ = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+"""How anything in the store is opened for reading: a link is refused (ELOOP) and a FIFO
+or device does not block the open; `fstat` then refuses what is not a regular file."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -79,9 +82,20 @@ class LocalReplaced(FsPreImage):
 
 @dataclass(frozen=True, slots=True)
 class LocalKept(FsPreImage):
-    """A pre-image in the store: the file an undo copies its bytes from."""
+    """A pre-image in the store: the file an undo copies its bytes from, and the replaced
+    file's recorded size, mode and owner (an undo that recreates the file gives them back
+    when it may)."""
 
     path: str
+    """The pre-image's path in the store."""
+    size: int | None = None
+    """Its recorded size (another size: damaged, refused)."""
+    mode: int | None = None
+    """The replaced file's permission bits."""
+    uid: int | None = None
+    """The replaced file's owner."""
+    gid: int | None = None
+    """The replaced file's group."""
 
 
 def default_journal_location() -> str:
@@ -92,25 +106,47 @@ def default_journal_location() -> str:
     return os.path.join(os.path.abspath(state), "dsh-fs", "journal")
 
 
-def read_kept(kept: LocalKept) -> bytes:
-    """The bytes of a kept pre-image (a regular file; a link put there is refused).
+def read_kept(kept: LocalKept, limit: int | None = None) -> bytes | None:
+    """The bytes of a kept pre-image: a regular file of its recorded size (a link, a FIFO
+    or another size put in its place is refused); None when larger than `limit`.
 
     Raises:
-        OSError: from the system calls (ELOOP for a symbolic link put in its place).
+        OSError: from the system calls (ELOOP for a symbolic link put in its place, EINVAL
+            for what is not a regular file of its recorded size).
     """
-    fd = os.open(kept.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    fd = os.open(kept.path, _OPEN_READ)
     try:
-        info = os.fstat(fd)
-        if not st_mode.S_ISREG(info.st_mode):
-            raise OSError(errno.EINVAL, "the kept pre-image is not a regular file")
-        # One read of the whole size (no chunks joined: one copy in memory), then whatever
-        # a short read left.
-        parts = [os.read(fd, min(max(info.st_size, 1), 1 << 30))]
-        while chunk := os.read(fd, 1 << 20):
-            parts.append(chunk)
-        return parts[0] if len(parts) == 1 else b"".join(parts)
+        info = _regular(fd, "the kept pre-image")
+        if kept.size is not None and info.st_size != kept.size:
+            raise OSError(errno.EINVAL, "the kept pre-image is not of its recorded size")
+        if limit is not None and info.st_size > limit:
+            return None
+        return _read_exactly(fd, info.st_size, "the kept pre-image")
     finally:
         os.close(fd)
+
+
+def _regular(fd: int, what: str) -> os.stat_result:
+    """The stat of `fd`, a regular file (else EINVAL: never read)."""
+    info = os.fstat(fd)
+    if not st_mode.S_ISREG(info.st_mode):
+        raise OSError(errno.EINVAL, f"{what} is not a regular file")
+    return info
+
+
+def _read_exactly(fd: int, size: int, what: str) -> bytes:
+    """The `size` bytes of the regular file `fd` (its `O_NONBLOCK` means nothing for one),
+    in one read where it can (no chunks joined: one copy in memory); a file that grew
+    meanwhile is refused rather than read without end (the read asks one byte more)."""
+    parts = [os.read(fd, size + 1)]
+    got = len(parts[0])
+    # A short read of a regular file is its end; only an interrupted one reads on.
+    while got < size and (chunk := os.read(fd, size + 1 - got)):
+        parts.append(chunk)
+        got += len(chunk)
+    if got > size:
+        raise OSError(errno.EINVAL, f"{what} grew while it was read")
+    return parts[0] if len(parts) == 1 else b"".join(parts)
 
 
 @dataclass(slots=True)
@@ -123,7 +159,7 @@ class _Ticket:
     kept: bool
 
 
-class LocalJournalStore(JournalStore):
+class LocalJournalStore(RecordStore):
     """The journal of one canonical root, in a sub-store of `location`.
 
     Args:
@@ -135,6 +171,7 @@ class LocalJournalStore(JournalStore):
     """
 
     def __init__(self, location: str, root: str) -> None:
+        super().__init__()
         self.root = root
         base = os.path.abspath(location)
         _make_private_dirs(base)
@@ -154,7 +191,7 @@ class LocalJournalStore(JournalStore):
 
     # The capture: inside the provider's critical section.
 
-    def prepare(self, meta: FsChangeMeta, start: FsChangeStart) -> object:
+    def _prepare(self, meta: FsChangeMeta, start: FsChangeStart) -> object:
         target = start.target
         record = new_record(meta, start, self._relative(target.target_key), target.target_key)
         entry_id = record["id"]
@@ -176,14 +213,6 @@ class LocalJournalStore(JournalStore):
                 sync(self._dir_fd)
             finally:
                 synced.result()
-        except OSError as exc:
-            if fd >= 0:
-                os.close(fd)
-            self._remove(entry_id + ".pending", entry_id + ".pre" if kept else None)
-            what = (exc.strerror or str(exc)).lower()
-            raise messages.journal_failed(
-                start.verb, target.display_path, self.location, what
-            ) from exc
         except BaseException:
             if fd >= 0:
                 os.close(fd)
@@ -191,14 +220,22 @@ class LocalJournalStore(JournalStore):
             raise
         return _Ticket(entry_id, fd, record, kept)
 
-    def commit(
+    def _failure(self, exc: Exception, start: FsChangeStart) -> str:
+        if isinstance(exc, OSError):
+            return (exc.strerror or str(exc)).lower()
+        return str(exc) or type(exc).__name__
+
+    def _commit(
         self, ticket: object, after: FsVersion | None, content: bytes | EncodedText | None
     ) -> None:
         assert isinstance(ticket, _Ticket)
         try:
             record = ticket.record
             record["after"] = after
-            before = self.pre_image_bytes(ticket.id, COUNT_LIMIT) if ticket.kept else None
+            before = None
+            if ticket.kept:  # its record is not committed yet: the pre-image read as is
+                kept = LocalKept(os.path.join(self.location, ticket.id + ".pre"))
+                before = read_kept(kept, COUNT_LIMIT)
             count_lines(record, before, content)
             record["after_mode"] = self._published_mode(record["key"], after)
             self._write_entry(ticket.id, record)
@@ -225,110 +262,107 @@ class LocalJournalStore(JournalStore):
         except RuntimeError:  # the store is closed
             finish()
 
-    def abandon(self, ticket: object) -> None:
+    def _abandon(self, ticket: object) -> None:
         assert isinstance(ticket, _Ticket)
         try:
             self._remove(ticket.id + ".pending", ticket.id + ".pre" if ticket.kept else None)
         finally:
             os.close(ticket.fd)
 
-    # Reading, undoing and pruning.
+    # Reading, undoing and pruning (the rest is `RecordStore`'s).
 
-    def entries(self) -> tuple[list[JournalEntry], list[JournalProblem]]:
-        names = set(os.listdir(self._dir_fd))
-        entries: list[JournalEntry] = []
-        problems: list[JournalProblem] = []
-        for name in sorted(names):
-            stem, _, suffix = name.rpartition(".")
-            if suffix == "pending" and ENTRY_ID.match(stem):
-                record = self._settle(stem, names)
-                if record is not None and stem + ".json" not in names:
-                    names.add(stem + ".json")
-                    entries.append(record_entry(record, stem + ".pre" in names))
-                continue
-            if suffix != "json":
-                continue
-            if not ENTRY_ID.match(stem):
-                problems.append(JournalProblem(name=name, reason="not an entry's name"))
-                continue
+    def _names(self, sized: bool = True) -> dict[str, StoredName]:
+        names: dict[str, StoredName] = {}
+        # The directory's entry types tell a regular file without a stat (one system call
+        # per name saved on every `log`); a size is looked up only where it is needed.
+        with os.scandir(self._dir_fd) as found:
+            for entry in found:
+                try:
+                    regular = entry.is_file(follow_symlinks=False)
+                    if sized or entry.name.endswith(".pre"):
+                        size = entry.stat(follow_symlinks=False).st_size
+                    else:
+                        size = 0
+                except FileNotFoundError:
+                    continue
+                names[entry.name] = StoredName(size=size, regular=regular)
+        return names
+
+    def _read_records(self, names: list[str], listed: dict[str, StoredName]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for name in names:
             try:
-                record = self._read_json(name)
-                entries.append(record_entry(record, stem + ".pre" in names, stem))
-            except (OSError, ValueError, KeyError, TypeError) as exc:
-                problems.append(JournalProblem(name=name, reason=record_reason(exc)))
-        entries.sort(key=lambda entry: entry.id)
-        return entries, problems
+                out[name] = self._read_json(name)
+            except (OSError, ValueError, RecursionError) as exc:
+                out[name] = exc
+        return out
 
     def pre_image(self, entry_id: str) -> FsPreImage | None:
         if not ENTRY_ID.match(entry_id):
             return None
         path = os.path.join(self.location, entry_id + ".pre")
-        return LocalKept(path) if os.path.lexists(path) else None
+        try:
+            info = os.lstat(path)
+            record = self._read_json(entry_id + ".json")
+            size = record.get("size")
+            mode, uid, gid = record_owner(record)
+        except (OSError, ValueError, TypeError):
+            return None  # no pre-image, or one whose record is damaged: never applied
+        if not st_mode.S_ISREG(info.st_mode) or (isinstance(size, int) and info.st_size != size):
+            return None
+        return LocalKept(
+            path, size=size if isinstance(size, int) else None, mode=mode, uid=uid, gid=gid
+        )
 
     def pre_image_bytes(self, entry_id: str, limit: int) -> bytes | None:
         kept = self.pre_image(entry_id)
         if not isinstance(kept, LocalKept):
             return None
         try:
-            info = os.lstat(kept.path)
-            if not st_mode.S_ISREG(info.st_mode) or info.st_size > limit:
-                return None
-            return read_kept(kept)
+            return read_kept(kept, limit)
         except OSError:
             return None
 
-    def usage(self) -> JournalUsage:
-        entries = pre_images = total = 0
-        for name in os.listdir(self._dir_fd):
-            try:
-                info = os.stat(name, dir_fd=self._dir_fd, follow_symlinks=False)
-            except FileNotFoundError:
-                continue
-            if name.endswith(".json"):
-                entries += 1
-            elif name.endswith(".pre"):
-                pre_images += 1
-            total += info.st_size
-        return JournalUsage(
-            location=self.location, entries=entries, pre_images=pre_images, bytes=total
-        )
+    def _replace_record(self, entry_id: str, record: dict[str, Any]) -> None:
+        self._write_entry(entry_id, record, replace=True)
 
-    def prune(self, max_bytes: int, max_age_seconds: float, now_ns: int) -> int:
-        lock = os.open("lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600, dir_fd=self._dir_fd)
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[None]:
+        lock = self._open_lock()
         try:
             fcntl.flock(lock, fcntl.LOCK_EX)
-            entries, _ = self.entries()
-            # A pruner killed mid-way left its staged entry: no pending record owns it.
-            names = set(os.listdir(self._dir_fd))
-            self._remove(
-                *(
-                    n
-                    for n in names
-                    if n.endswith(".tmp") and f"{n.rsplit('.', 2)[0]}.pending" not in names
-                )
-            )
-            sizes: dict[str, int] = {}
-            for entry in entries:
-                with contextlib.suppress(FileNotFoundError):
-                    info = os.stat(entry.id + ".pre", dir_fd=self._dir_fd, follow_symlinks=False)
-                    sizes[entry.id] = info.st_size
-            total = sum(sizes.values())
-            oldest = now_ns - int(max_age_seconds * 1_000_000_000)
-            pruned = 0
-            for entry in entries:  # oldest first
-                too_old = id_time_ns(entry.id) < oldest
-                if not (too_old or total > max_bytes) or not entry.undoable:
-                    continue
-                record = self._read_json(entry.id + ".json")
-                record["pruned"] = True
-                self._write_entry(entry.id, record, replace=True)
-                with contextlib.suppress(FileNotFoundError):
-                    os.unlink(entry.id + ".pre", dir_fd=self._dir_fd)
-                total -= sizes.get(entry.id, 0)
-                pruned += 1
-            return pruned
+            yield
         finally:
             os.close(lock)
+
+    def _open_lock(self) -> int:
+        """``lock``, a regular file: opened without following a link or blocking on a
+        FIFO; anything else found there is removed (nobody can hold a lock on it) and the
+        file made anew."""
+        flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+        for _ in range(3):
+            try:
+                lock = os.open("lock", flags, 0o600, dir_fd=self._dir_fd)
+            except OSError as exc:
+                if exc.errno != errno.ELOOP:
+                    raise
+            else:
+                if st_mode.S_ISREG(os.fstat(lock).st_mode):
+                    return lock
+                os.close(lock)
+            self._remove("lock")
+            flags |= os.O_EXCL
+        raise OSError(errno.EAGAIN, "the journal's lock keeps being replaced")
+
+    def _sweep(self, names: dict[str, StoredName]) -> None:
+        # A pruner killed mid-way left its staged entry: no pending record owns it.
+        self._remove(
+            *(
+                n
+                for n in names
+                if n.endswith(".tmp") and f"{n.rsplit('.', 2)[0]}.pending" not in names
+            )
+        )
 
     def as_published(self, entry: JournalEntry, now: FsVersion) -> bool:
         if entry.after == now:
@@ -485,27 +519,39 @@ class LocalJournalStore(JournalStore):
             os.unlink(temp, dir_fd=self._dir_fd)
 
     def _read_json(self, name: str) -> dict[str, Any]:
-        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=self._dir_fd)
+        """A record, vetted before it is read: a regular file (a link or a FIFO put there is
+        refused, not followed or waited on) of at most `RECORD_LIMIT` bytes.
+
+        Raises:
+            OSError, ValueError (`Damaged`): it can't be read or is not a record.
+        """
+        fd = os.open(name, _OPEN_READ, dir_fd=self._dir_fd)
         try:
-            data = b"".join(iter(lambda: os.read(fd, 1 << 16), b""))
+            info = os.fstat(fd)
+            if not st_mode.S_ISREG(info.st_mode):
+                raise Damaged("not a regular file")
+            if info.st_size > RECORD_LIMIT:
+                raise Damaged(f"larger than {RECORD_LIMIT} bytes")
+            data = _read_exactly(fd, info.st_size, "the record")
         finally:
             os.close(fd)
-        record = json.loads(data)
-        if not isinstance(record, dict):
-            raise ValueError("not a JSON object")
-        return record
+        return parse_record(data)
 
-    def _settle(self, stem: str, names: set[str]) -> dict[str, Any] | None:
+    def _settle(self, stem: str, names: dict[str, StoredName]) -> dict[str, Any] | None:
         """A pending record whose writer died: published (the file is no longer at its
         `before`) becomes an entry at the version found; else it goes with its pre-image.
         A record still locked is in flight: left alone (None). The dead writer's staged
         entry (``<id>.*.tmp``) goes too; a record whose entry exists (the writer died
         between the two) is only removed."""
         try:
-            fd = os.open(stem + ".pending", os.O_RDONLY | os.O_CLOEXEC, dir_fd=self._dir_fd)
+            fd = os.open(stem + ".pending", _OPEN_READ, dir_fd=self._dir_fd)
         except FileNotFoundError:
             return None
+        except OSError as exc:
+            raise Damaged("not a regular file") from exc  # a link put there
         try:
+            if not st_mode.S_ISREG(os.fstat(fd).st_mode):
+                raise Damaged("not a regular file")
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
@@ -518,7 +564,7 @@ class LocalJournalStore(JournalStore):
                 return None
             try:
                 record = self._read_json(stem + ".pending")
-            except (OSError, ValueError):
+            except (OSError, ValueError, RecursionError):
                 self._remove(stem + ".pending", stem + ".pre")
                 return None
             key = record.get("key")
@@ -543,7 +589,9 @@ class LocalJournalStore(JournalStore):
         finally:
             os.close(fd)
 
-    def _first_later(self, stem: str, key: object, names: set[str]) -> dict[str, Any] | None:
+    def _first_later(
+        self, stem: str, key: object, names: dict[str, StoredName]
+    ) -> dict[str, Any] | None:
         """The first record after `stem` (committed or pending) of the file `key`."""
         later = sorted(
             name

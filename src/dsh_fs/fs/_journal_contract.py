@@ -2,17 +2,19 @@
 critical section, the store a backend keeps entries and pre-images in, and the entry value.
 
 A mutation that is journaled receives an `FsCapture` from its caller (as it receives its
-guard): right before publication, inside the critical section, the provider hands it the
-replaced content (`FsChangeStart`, with a backend-specific `FsPreImage`); the capture makes
-the pre-image and a pending record durable, then the provider publishes and calls `commit`
-with the new version. A failure between the two calls `abandon`. No I/O here: stores live
-with the providers (they touch the disk or the bucket), the journal plugin above decides
-nothing and only records.
+guard). The store makes it (`JournalStore.capture`) where the call starts, already told who
+makes the change (`FsChangeMeta`), so nothing inside the critical section calls back up to
+ask. Right before publication the provider hands it the replaced content (`FsChangeStart`,
+with a backend-specific `FsPreImage`); the capture makes the pre-image and a pending record
+durable, then the provider publishes and calls `commit` with the new version. A failure
+between the two calls `abandon`. No I/O here: stores live with the providers (they touch the
+disk or the bucket), the journal plugin above decides nothing and only records.
 """
 
 from __future__ import annotations
 
 import difflib
+import enum
 import re
 from abc import ABC, abstractmethod
 from collections import Counter
@@ -26,6 +28,7 @@ from .messages import Verb
 
 __all__ = [
     "ENTRY_ID",
+    "ChangeKind",
     "FsCapture",
     "FsChangeMeta",
     "FsChangeStart",
@@ -47,6 +50,18 @@ sort by time across processes, ties broken at random)."""
 RestoreKind = Literal["delete", "create", "replace"]
 """What an undo does to the file: delete a created file, recreate a deleted one, or put the
 replaced content back."""
+
+
+class ChangeKind(enum.Enum):
+    """What a change publishes, removes or moves (one explicit kind, never a set of flags)."""
+
+    FILE = "file"
+    """A regular file: its content is kept (the pre-image) and restored."""
+    DIRECTORY = "directory"
+    """A directory (`mkdir`, a directory's `delete` or `move`, their undos): no content; an
+    undo removes it again only while it is empty, makes it again, or moves it back."""
+    LINK = "link"
+    """A symbolic link itself, moved (its `target` and `source` name the link)."""
 
 
 class FsPreImage:
@@ -91,11 +106,13 @@ class FsChangeStart:
     """A move's source (the change's `target` is its destination); None otherwise."""
     source_version: FsVersion | None = None
     """The version the moved file had at its source."""
-    directory: bool = False
-    """The change makes, removes or moves a directory, not a file: `mkdir`, a directory's
-    `delete` or `move`, and their undos."""
-    link: bool = False
-    """The change moves a symbolic link itself (its `target` and `source` name the link)."""
+    kind: ChangeKind = ChangeKind.FILE
+    """What the change publishes, removes or moves."""
+    uid: int | None = None
+    """The replaced file's owner, when the backend has one (an undo that recreates the file
+    gives it back)."""
+    gid: int | None = None
+    """The replaced file's group, when the backend has one."""
 
 
 class FsCapture(ABC):
@@ -156,11 +173,8 @@ class JournalEntry:
     source_version: FsVersion | None = None
     """A move's file version at its source before the move (what an older change of the
     source left), so undoing a chain that ends in a move finds it again."""
-    directory: bool = False
-    """The change made, removed or moved a directory: an undo removes it again only while
-    it is empty, makes it again, or moves it back."""
-    link: bool = False
-    """The change moved a symbolic link (the link itself; an undo moves it back)."""
+    kind: ChangeKind = ChangeKind.FILE
+    """What the change published, removed or moved."""
     digest: str | None = None
     """The sha256 (hex) of the bytes the change published, when the provider had them at
     hand (None: a delete, a move, an older record): what tells a file still as the change
@@ -172,6 +186,16 @@ class JournalEntry:
     """The forward delta ``(head, tail, middle)``: the after-image is the pre-image's first
     `head` bytes, then `middle` (whole lines), then its last `tail` bytes; what `diff`
     shows once the file moved on (None: not text, too large, or not a content change)."""
+
+    @property
+    def directory(self) -> bool:
+        """The change made, removed or moved a directory (`ChangeKind.DIRECTORY`)."""
+        return self.kind is ChangeKind.DIRECTORY
+
+    @property
+    def link(self) -> bool:
+        """The change moved a symbolic link itself (`ChangeKind.LINK`)."""
+        return self.kind is ChangeKind.LINK
 
     def to_json(self) -> dict[str, object]:
         """The keys of `log --json` (SPEC §9)."""
@@ -193,11 +217,13 @@ class JournalEntry:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class JournalProblem:
-    """A record the store could not read (corrupt, truncated): reported, never fatal."""
+    """A damaged record or pre-image (corrupt, truncated, not a regular file, too large, an
+    impossible field): reported by `log`, never opened again, followed or applied."""
 
     name: str
     """The record's name in the store."""
     reason: str
+    """Why it is damaged."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -213,8 +239,8 @@ class JournalUsage:
 class JournalStore(ABC):
     """Where one served root's journal lives; implemented per backend by the providers.
 
-    The methods are synchronous (the local store runs them in worker threads, inside the
-    provider's critical section for `capture`'s calls).
+    The methods are synchronous (the local store runs them in worker threads; a capture's
+    calls run inside the provider's critical section).
     """
 
     location: str
@@ -223,18 +249,9 @@ class JournalStore(ABC):
     """The canonical root whose changes it records."""
 
     @abstractmethod
-    def prepare(self, meta: FsChangeMeta, start: FsChangeStart) -> object:
-        """`FsCapture.prepare` for a change described by `meta`."""
-
-    @abstractmethod
-    def commit(
-        self, ticket: object, after: FsVersion | None, content: bytes | EncodedText | None
-    ) -> None:
-        """`FsCapture.commit`."""
-
-    @abstractmethod
-    def abandon(self, ticket: object) -> None:
-        """`FsCapture.abandon`."""
+    def capture(self, meta: FsChangeMeta) -> FsCapture:
+        """The capture of one change described by `meta` (who makes it), handed down to the
+        provider with the call: its calls go straight to this store."""
 
     @abstractmethod
     def entries(self) -> tuple[list[JournalEntry], list[JournalProblem]]:
@@ -255,8 +272,13 @@ class JournalStore(ABC):
 
     @abstractmethod
     def prune(self, max_bytes: int, max_age_seconds: float, now_ns: int) -> int:
-        """Drop pre-images, oldest first, older than `max_age_seconds` or beyond
-        `max_bytes` in all; their entries stay, not undoable. Returns how many."""
+        """Drop pre-images, oldest first, older than `max_age_seconds` or while the store
+        (records included) holds more than `max_bytes`; their entries stay, not undoable.
+        Returns how many."""
+
+    def bound(self, max_bytes: int, max_age_seconds: float) -> None:  # noqa: B027 - optional
+        """Keep the store within these bounds while it records (it prunes as it goes, and
+        makes room when its filesystem is full). The default: no bounds kept."""
 
     def as_published(self, entry: JournalEntry, now: FsVersion) -> bool:
         """Whether the file, found at version `now`, is still exactly what `entry` published
