@@ -107,12 +107,15 @@ async def test_an_edit_not_found_at_any_position_changes_no_file_and_names_its_p
     edits = [one(name, "old_name", "new_name") for name in NAMES]
     missing = NAMES[position - 1]
     edits[position - 1] = one(missing, "no such text", "new_name")
+    alone = await session.call("edit", edits[position - 1])
     result = await edit_files(session, *edits)
-    assert result.is_error
-    assert result.code == "FS_EDIT_NOT_FOUND"
-    assert result.text.startswith(
-        f'Error: edit {position} of 3 ("{root / missing}"): cannot edit "{root / missing}": '
+    assert result.code == alone.code == "FS_EDIT_NOT_FOUND"
+    assert result.text == (
+        f'Error: edit {position} of 3 ("{root / missing}"): ' + alone.text.removeprefix("Error: ")
     )
+    assert result.error is not None
+    assert alone.error is not None
+    assert result.error["details"] == alone.error["details"]
     assert on_disk(root) == before
 
 
@@ -124,9 +127,13 @@ async def test_an_ambiguous_edit_at_any_position_changes_no_file(
     before = await three_read_files(root, session)
     edits = [one(name, "old_name", "new_name") for name in NAMES]
     edits[position - 1] = one(NAMES[position - 1], "e", "E")
+    alone = await session.call("edit", edits[position - 1])
     result = await edit_files(session, *edits)
-    assert result.code == "FS_AMBIGUOUS_EDIT"
-    assert result.text.startswith(f'Error: edit {position} of 3 ("{root / NAMES[position - 1]}")')
+    assert result.code == alone.code == "FS_AMBIGUOUS_EDIT"
+    assert result.text == (
+        f'Error: edit {position} of 3 ("{root / NAMES[position - 1]}"): '
+        + alone.text.removeprefix("Error: ")
+    )
     assert on_disk(root) == before
 
 
@@ -172,11 +179,16 @@ async def test_a_placeholder_in_a_later_edit_refuses_the_whole_set(
     make_workspace: WorkspaceFactory, root: Path
 ) -> None:
     session = make_workspace().session()
+    body = "".join(f"    step_{n}()\n" for n in range(8))
+    (root / "b.py").write_text(f"def b():\n{body}", encoding="utf-8")
     before = await three_read_files(root, session)
+    before["b.py"] = f"def b():\n{body}"
+    (root / "b.py").write_text(before["b.py"], encoding="utf-8")
+    ok(await session.call("read", {"file_path": "b.py"}))
     result = await edit_files(
         session,
         one("a.py", "old_name", "new_name"),
-        one("b.py", "def b():\n    return old_name\n", "def b():\n    # ... existing code ...\n"),
+        one("b.py", body, "    # ... existing code ...\n    step_8()\n"),
     )
     assert result.code == "FS_PLACEHOLDER"
     assert result.text.startswith(f'Error: edit 2 of 2 ("{root / "b.py"}"): ')
@@ -222,7 +234,7 @@ async def test_a_set_over_the_size_bound_is_invalid_args_naming_the_limit(root: 
         await workspace.aclose()
     assert result.code == "INVALID_ARGS"
     assert result.text == (
-        "Error: the files edit_files would write total 84 bytes, over the limit of 40 bytes"
+        "Error: the files edit_files would write total 87 bytes, over the limit of 40 bytes"
     )
     assert on_disk(root) == before
 

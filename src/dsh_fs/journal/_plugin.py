@@ -103,7 +103,7 @@ class JournalPlugin(Plugin[None]):
                 if isinstance(actor, ToolExecution) and actor.session is not None
                 else "api"
             )
-            meta = FsChangeMeta(tool=tool, session=session_label(owner))
+            meta = FsChangeMeta(tool=tool, session=session_label(owner), group=intent.group)
             return _Capture(self.store, meta)
 
         scope.on_waterfall(FS_CHANGE_INTENT, answer)

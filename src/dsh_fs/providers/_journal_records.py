@@ -76,6 +76,7 @@ def new_record(meta: FsChangeMeta, start: FsChangeStart, rel: str, key: str) -> 
         "added": None,
         "removed": None,
         "undoes": meta.undoes,
+        "group": meta.group,
         "mode": start.mode,
         "size": start.size,
     }
@@ -180,6 +181,7 @@ def record_entry(record: dict[str, Any], has_pre: bool, stem: str | None = None)
         digest=optional_text("digest"),
         after_mode=optional_int("after_mode"),
         delta=delta(),
+        group=optional_text("group"),
     )
 
 

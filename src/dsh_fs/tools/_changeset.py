@@ -20,6 +20,7 @@ guarantees what each step needs (an atomic, version-guarded replace).
 
 from __future__ import annotations
 
+import secrets
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -103,6 +104,10 @@ class ChangeSet:
     """The bound on the UTF-8 bytes of every file the set would write."""
     files: dict[str, StagedFile] = field(default_factory=dict)
     """The staged files by target key, in the order first named."""
+    group: str = field(default_factory=lambda: f"set-{secrets.token_hex(8)}")
+    """The set's id: each file's journal entry carries it (`dsh-fs undo ROOT GROUP_ID`)."""
+    journaled: bool = False
+    """Whether the journal captured the set's publication (then `group` names entries)."""
 
     @property
     def fs(self) -> FileSystem:
@@ -180,7 +185,10 @@ class ChangeSet:
         changed = [staged for staged in self.files.values() if staged.after != staged.before]
         for staged in changed:
             try:
-                capture = await capture_for(self.context, self.execution, staged.target)
+                capture = await capture_for(
+                    self.context, self.execution, staged.target, group=self.group
+                )
+                self.journaled = self.journaled or capture is not None
                 staged.published = await self.fs.write_text(
                     staged.target, staged.after, ReplaceIfVersion(staged.version), capture=capture
                 )
@@ -211,6 +219,8 @@ class ChangeSet:
             if published is None:
                 continue
             try:
+                # The roll-back is journaled as a change of its own (no group): undoing the
+                # set then finds its files not as it left them, and refuses, all of them.
                 capture = await capture_for(self.context, self.execution, staged.target)
                 restored = await self.fs.write_text(
                     staged.target,

@@ -109,7 +109,8 @@ class EditFilesTool(FsTool[EditFilesArguments, EditFilesValue]):
             )
             await changes.stage(index, edit.file_path, request)
         changes.check_size()
-        return EditFilesValue(files=await changes.publish())
+        files = await changes.publish()
+        return EditFilesValue(files=files, group=changes.group if changes.journaled else None)
 
     def render(self, value: EditFilesValue) -> str:
         """``Edited <k> files (<m> replacements)`` and one ``- <p>`` line per file."""
