@@ -58,6 +58,7 @@ def test_anthropic_tools_validate_as_tool_params(tmp_path: Path) -> None:
         "read",
         "write",
         "edit",
+        "edit_files",
         "glob",
         "grep",
         "list",

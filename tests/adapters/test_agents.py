@@ -81,6 +81,7 @@ def test_the_tools_are_function_tools_with_our_schemas_plus_apply_patch(root: Pa
     schemas = {s["name"]: s for s in workspace.tool_schemas()}
     assert [tool.name for tool in functions] == [
         "read",
+        "edit_files",
         "glob",
         "grep",
         "list",
@@ -100,6 +101,7 @@ def test_the_tools_are_function_tools_with_our_schemas_plus_apply_patch(root: Pa
         "read",
         "write",
         "edit",
+        "edit_files",
         "glob",
         "grep",
         "list",

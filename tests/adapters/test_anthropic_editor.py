@@ -44,6 +44,7 @@ def test_the_text_editor_replaces_read_write_edit_in_the_tool_list(root: Path) -
         "read",
         "write",
         "edit",
+        "edit_files",
         "glob",
         "grep",
         "list",

@@ -74,6 +74,7 @@ def test_responses_tools_validate_and_apply_patch_replaces_write_and_edit(root: 
         TypeAdapter(FunctionToolParam).validate_python(tool)
     assert [t.get("name") for t in tools[:-1]] == [
         "read",
+        "edit_files",
         "glob",
         "grep",
         "list",
@@ -86,6 +87,7 @@ def test_responses_tools_validate_and_apply_patch_replaces_write_and_edit(root: 
         "read",
         "write",
         "edit",
+        "edit_files",
         "glob",
         "grep",
         "list",

@@ -68,6 +68,7 @@ async def test_the_toolset_offers_our_tools_with_our_schemas(session: Session) -
         "read",
         "write",
         "edit",
+        "edit_files",
         "glob",
         "grep",
         "list",

@@ -31,6 +31,7 @@ def test_sync_session_reads_and_edits_from_synchronous_code(tmp_path: Path) -> N
             "read",
             "write",
             "edit",
+            "edit_files",
             "glob",
             "grep",
             "list",

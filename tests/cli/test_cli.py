@@ -97,6 +97,7 @@ def test_schema_mcp_is_tools_list_tools(capsys: pytest.CaptureFixture[str]) -> N
         "read",
         "write",
         "edit",
+        "edit_files",
         "glob",
         "grep",
         "list",

@@ -61,6 +61,7 @@ def test_example_claude_views_then_edits_with_its_own_tool(
     offered = requests[0]["tools"]
     assert offered[0] == {"type": "text_editor_20250728", "name": EDITOR}
     assert [tool["name"] for tool in offered[1:]] == [
+        "edit_files",
         "glob",
         "grep",
         "list",

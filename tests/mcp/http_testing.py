@@ -28,7 +28,18 @@ TOKEN = "test-token-0123456789abcdef"
 TIMEOUT = 20
 """Seconds any one step against the server may take."""
 
-TOOLS = ["read", "write", "edit", "glob", "grep", "list", "move", "delete", "mkdir"]
+TOOLS = [
+    "read",
+    "write",
+    "edit",
+    "edit_files",
+    "glob",
+    "grep",
+    "list",
+    "move",
+    "delete",
+    "mkdir",
+]
 """What `tools/list` names, in order, for a server with the default tools."""
 
 ACCEPT = "application/json, text/event-stream"

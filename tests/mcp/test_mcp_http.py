@@ -28,7 +28,7 @@ async def url(root: Path) -> AsyncIterator[str]:
         yield server.url
 
 
-async def test_http_server_lists_the_nine_tools_on_loopback(url: str) -> None:
+async def test_http_server_lists_the_ten_tools_on_loopback(url: str) -> None:
     assert url.startswith("http://127.0.0.1:")
     with anyio.fail_after(TIMEOUT):
         async with client(url) as mcp:
@@ -37,6 +37,7 @@ async def test_http_server_lists_the_nine_tools_on_loopback(url: str) -> None:
         "read",
         "write",
         "edit",
+        "edit_files",
         "glob",
         "grep",
         "list",

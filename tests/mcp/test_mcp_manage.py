@@ -63,3 +63,28 @@ async def test_a_client_moves_deletes_and_makes_directories_with_the_rules_appli
     assert sorted(os.listdir(root)) == [".env", ".git"]
     assert (root / ".env").read_text(encoding="utf-8") == "SECRET=1\n"
     assert (root / ".git" / "HEAD").exists()
+
+
+@BOTH_ERAS
+async def test_a_client_edits_two_files_in_one_set_and_a_failing_set_changes_none(
+    root: Path, era: Era
+) -> None:
+    (root / "a.py").write_text("old_name()\n", encoding="utf-8")
+    (root / "b.py").write_text("old_name()\n", encoding="utf-8")
+    rename = [
+        {"file_path": name, "old_string": "old_name", "new_string": "new_name"}
+        for name in ("a.py", "b.py")
+    ]
+    with anyio.fail_after(TIMEOUT):
+        async with Client(stdio_server(str(root)), mode=era) as client:
+            await client.call_tool("read", {"file_path": "a.py"})
+            await client.call_tool("read", {"file_path": "b.py"})
+            missing = {"file_path": "b.py", "old_string": "absent", "new_string": "x"}
+            refused = await client.call_tool("edit_files", {"edits": [*rename, missing]})
+            untouched = (root / "a.py").read_text(encoding="utf-8")
+            edited = await client.call_tool("edit_files", {"edits": rename})
+    assert code_of(refused) == "FS_EDIT_NOT_FOUND"
+    assert text_of(refused).startswith(f'Error: edit 3 of 3 ("{root}/b.py"): ')
+    assert untouched == "old_name()\n"
+    assert text_of(edited) == f"Edited 2 files (2 replacements)\n- {root}/a.py\n- {root}/b.py"
+    assert (root / "b.py").read_text(encoding="utf-8") == "new_name()\n"

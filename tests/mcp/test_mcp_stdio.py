@@ -40,7 +40,7 @@ def code_of(result: CallToolResult) -> Any:
 
 
 @BOTH_ERAS
-async def test_tools_are_the_nine_file_tools_with_the_workspace_schemas(
+async def test_tools_are_the_ten_file_tools_with_the_workspace_schemas(
     root: Path, era: Era
 ) -> None:
     workspace = Workspace.local(root)
@@ -53,6 +53,7 @@ async def test_tools_are_the_nine_file_tools_with_the_workspace_schemas(
         "read",
         "write",
         "edit",
+        "edit_files",
         "glob",
         "grep",
         "list",
@@ -81,6 +82,7 @@ async def test_tools_are_the_nine_file_tools_with_the_workspace_schemas(
         "read": ("Read file", "Read file", True, None, None, False),
         "write": ("Write file", "Write file", False, True, True, False),
         "edit": ("Edit file", "Edit file", False, True, False, False),
+        "edit_files": ("Edit files", "Edit files", False, False, False, False),
         "glob": ("Find files", "Find files", True, None, None, False),
         "grep": ("Search file contents", "Search file contents", True, None, None, False),
         "list": ("List directory", "List directory", True, None, None, False),

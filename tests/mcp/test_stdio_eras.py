@@ -62,7 +62,18 @@ def test_a_handshake_era_session_never_imports_the_sdk_or_pydantic(tmp_path: Pat
     by_id = {answer["id"]: answer for answer in answers}
     assert sorted(by_id) == [1, 2, 3, 4]
     tools = [tool["name"] for tool in by_id[2]["result"]["tools"]]
-    assert tools == ["read", "write", "edit", "glob", "grep", "list", "move", "delete", "mkdir"]
+    assert tools == [
+        "read",
+        "write",
+        "edit",
+        "edit_files",
+        "glob",
+        "grep",
+        "list",
+        "move",
+        "delete",
+        "mkdir",
+    ]
     assert "1: alpha" in by_id[3]["result"]["content"][0]["text"]
     assert by_id[4]["error"]["code"] == -32601
     assert loaded == "[]"

@@ -113,6 +113,35 @@ EDIT_SCHEMA = {
     },
 }
 
+EDIT_FILES_SCHEMA = {
+    "name": "edit_files",
+    "description": (
+        "Make several literal replacements, in one file or across several UTF-8 text files, "
+        "all or nothing: each edit is as for edit (old_string must match exactly and, unless "
+        "replace_all is true, appear exactly once), edits to the same file apply in order, "
+        "and if any edit fails no file changes. Read every file first in this session (a file "
+        "you have not read, or that changed since you read it, is refused), unless you just "
+        "created or edited it."
+    ),
+    "parameters": {
+        "type": "object",
+        "properties": {
+            "edits": {
+                "type": "array",
+                "description": "The edits, applied all or none: edits to the same file apply "
+                "in order, each to the result of the previous one. Every file must have been "
+                "read (as for edit).",
+                "minItems": 1,
+                "maxItems": 100,
+                "items": EDIT_SCHEMA["parameters"],
+            },
+        },
+        "required": ["edits"],
+        "additionalProperties": False,
+    },
+}
+"""SPEC §13's tool; the three §6 schemas above stay as they were."""
+
 PROMPTS = {
     "tools:read": (
         "Use the read tool — not shell commands like cat — to inspect text files. Results "
@@ -130,6 +159,12 @@ PROMPTS = {
         "replace_all to true. Read the file first (the default fs-observation-policy requires "
         "it), unless you just created or edited it in this session."
     ),
+    "tools:edit_files": (
+        "Use the edit_files tool for one logical change across several places (a rename "
+        "across files, a signature and its callers): it applies every edit or none. Each edit "
+        "is as for edit; edits to the same file apply in order, each to the result of the "
+        "previous one. Read each file first (the default fs-observation-policy requires it)."
+    ),
 }
 
 
@@ -141,7 +176,7 @@ def context() -> Context:
 
 
 def test_the_tool_schemas_are_exactly_the_snapshot(context: Context) -> None:
-    assert context.tools.schemas() == [READ_SCHEMA, WRITE_SCHEMA, EDIT_SCHEMA]
+    assert context.tools.schemas() == [READ_SCHEMA, WRITE_SCHEMA, EDIT_SCHEMA, EDIT_FILES_SCHEMA]
 
 
 def test_schemas_carry_no_pydantic_titles(context: Context) -> None:

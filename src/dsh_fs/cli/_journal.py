@@ -133,7 +133,8 @@ def add_journal_commands(commands: argparse._SubParsersAction) -> None:  # type:
         description="Undo the chosen changes under ROOT (or several ROOTs), newest first. A "
         "file changed since (by you, another agent) is refused with the reason, and nothing "
         "of it changes. --session and --since put each file back as it was before the "
-        "earliest chosen change still in force, and find nothing the second time. "
+        "earliest chosen change still in force, and find nothing the second time. An ID "
+        "may be a change set's GROUP_ID (edit_files): all its files, or none. "
         "Exit 0: all undone; 1: something refused; 2: usage, or no such entry.",
     )
     undo.add_argument("operands", nargs="+", metavar="ROOT [ROOT ...] [ID ...]")

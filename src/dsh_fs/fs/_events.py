@@ -42,6 +42,9 @@ class FsIntent:
     """The resolved target."""
     actor: object
     """The tool execution (opaque to the contract)."""
+    group: str | None = None
+    """The change set the mutation belongs to (SPEC §13: every file of an `edit_files`
+    call); None for a change of its own."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

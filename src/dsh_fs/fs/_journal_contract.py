@@ -84,6 +84,8 @@ class FsChangeMeta:
     """A move's source path (display); None otherwise."""
     undoes: str | None = None
     """For an undo, the id of the entry it reverts."""
+    group: str | None = None
+    """The change set the change belongs to (SPEC §13); None for a change of its own."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -186,6 +188,9 @@ class JournalEntry:
     """The forward delta ``(head, tail, middle)``: the after-image is the pre-image's first
     `head` bytes, then `middle` (whole lines), then its last `tail` bytes; what `diff`
     shows once the file moved on (None: not text, too large, or not a content change)."""
+    group: str | None = None
+    """The change set the change belongs to (SPEC §13: `undo GROUP_ID` undoes all of it);
+    None for a change of its own."""
 
     @property
     def directory(self) -> bool:
@@ -198,8 +203,8 @@ class JournalEntry:
         return self.kind is ChangeKind.LINK
 
     def to_json(self) -> dict[str, object]:
-        """The keys of `log --json` (SPEC §9)."""
-        return {
+        """The keys of `log --json` (SPEC §9), and ``group`` for a change of a set."""
+        item: dict[str, object] = {
             "id": self.id,
             "time": self.time,
             "session": self.session,
@@ -213,6 +218,9 @@ class JournalEntry:
             "undoable": self.undoable,
             "undoes": self.undoes,
         }
+        if self.group is not None:
+            item["group"] = self.group
+        return item
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -3,6 +3,7 @@ provider and fence the tools use."""
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import difflib
 import hashlib
@@ -156,13 +157,15 @@ class Journal:
         )
 
     async def entry(self, entry_id: str) -> JournalEntry:
-        """The entry `entry_id` (a unique prefix will do).
+        """The entry `entry_id` (a unique prefix will do); for the id of a change set
+        (SPEC §13), the set's first change.
 
         Raises:
             KeyError: no such entry (or the prefix is not unique).
         """
         entries, _ = await self.read()
-        return _find(entries, entry_id)
+        members = [entry for entry in entries if entry.group == entry_id]
+        return members[0] if members else _find(entries, entry_id)
 
     async def diff(self, entry_id: str) -> str:
         """The unified diff of one change (`--- a/<rel>` / `+++ b/<rel>`; `/dev/null` for a
@@ -223,6 +226,10 @@ class Journal:
 
         `paths` narrows a selection to these files and folders (as `entries` takes them).
 
+        An id may name a change set (SPEC §13: the `group` its entries carry): every change
+        of the set is undone, each guarded, all or none (one that would be refused refuses
+        them all, and nothing is undone).
+
         A selection (`session`, `since`) puts each selected file back as it was before the
         earliest selected change still in force (SPEC §9.1): undo entries in it are
         skipped, and so are changes already undone, whoever undid them; run twice, it finds
@@ -240,7 +247,28 @@ class Journal:
             raise ValueError("a revert by hunk names one change, by its id")
         entries, _ = await self.read()
         history = _History(entries)
-        chosen = [_find(entries, entry_id) for entry_id in ids]
+        members = {
+            entry_id: [entry for entry in entries if entry.group == entry_id] for entry_id in ids
+        }
+        sets = [entry_id for entry_id in ids if members[entry_id]]
+        if sets and not dry_run and not (numbers or merge):
+            # A change set is undone whole or not at all (SPEC §13): every file is tried
+            # first, and one that would be refused refuses the set.
+            trial = await self.undo(ids=ids, dry_run=True, label=label, paths=paths)
+            refused = [result for result in trial if result.result != "undone"]
+            if refused:
+                why = f"{refused[0].path}: {refused[0].reason}"
+                return [
+                    result
+                    if result.result != "undone"
+                    else dataclasses.replace(
+                        result, result="refused", reason=f"the change set is refused ({why})"
+                    )
+                    for result in trial
+                ]
+        chosen = [
+            entry for entry_id in ids for entry in (members[entry_id] or [_find(entries, entry_id)])
+        ]
         if numbers or merge:
             owner = session_label(label)
             return [await self._revert_hunks(chosen[0], history, owner, numbers, dry_run)]

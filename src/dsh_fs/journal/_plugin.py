@@ -88,6 +88,7 @@ class JournalPlugin(Plugin[None]):
             )
             # The author is attached here, where the call starts: the provider's calls
             # inside its critical section go straight to the store.
-            return self.store.capture(FsChangeMeta(tool=tool, session=session_label(owner)))
+            meta = FsChangeMeta(tool=tool, session=session_label(owner), group=intent.group)
+            return self.store.capture(meta)
 
         scope.on_waterfall(FS_CHANGE_INTENT, answer)

@@ -98,6 +98,7 @@ def new_record(meta: FsChangeMeta, start: FsChangeStart, rel: str, key: str) -> 
         "added": None,
         "removed": None,
         "undoes": meta.undoes,
+        "group": meta.group,
         "mode": start.mode,
         "size": start.size,
         "uid": start.uid,
@@ -190,6 +191,7 @@ def record_entry(record: dict[str, Any], has_pre: bool, stem: str | None = None)
         digest=_digest(record),
         after_mode=_optional_int(record, "after_mode", 0o7777),
         delta=_delta(record),
+        group=optional_text("group"),
     )
 
 

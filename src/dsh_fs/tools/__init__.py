@@ -1,6 +1,6 @@
-"""The tools layer: `read`, `write` and `edit` (SPEC §6), `move`, `delete`, `mkdir` (§10),
-the internal `insert`, `patch` and `delete_file` the vendor dialect adapters call, and the
-public API for writing a tool.
+"""The tools layer: `read`, `write` and `edit` (SPEC §6), `edit_files` (§13), `move`,
+`delete`, `mkdir` (§10), the internal `insert`, `patch` and `delete_file` the vendor dialect
+adapters call, and the public API for writing a tool.
 
 Argument checks and schemas, read paging (`tools.paging`), rendering, remedies, and the
 executors that call the context's `fs` service and dispatch the fs/* events. It sits on the
@@ -39,6 +39,7 @@ from ._arguments import (
     string_param,
 )
 from ._base import FsTool, capture_for, guarded_edit, observe, session_cwd
+from ._changeset import MAX_SET_BYTES
 from ._dialects import (
     DeleteFileTool,
     DialectGrants,
@@ -48,6 +49,7 @@ from ._dialects import (
     PatchTool,
 )
 from ._edit import EditTool
+from ._edit_files import EditFilesTool
 from ._image import IMAGE_FORMATS, MAX_IMAGE_BYTES
 from ._manage import MANAGEMENT_TOOLS, DeleteTool, FileManagementPlugin, MkdirTool, MoveTool
 from ._plugin import FsToolsPlugin
@@ -55,6 +57,8 @@ from ._read import ReadTool
 from ._render import REMEDIES, message_with_remedy, render_edit, render_read, render_write
 from ._values import (
     DeleteValue,
+    EditedFile,
+    EditFilesValue,
     EditValue,
     ImageValue,
     MkdirValue,
@@ -69,6 +73,7 @@ __all__ = [
     "JS_SPACE",
     "MANAGEMENT_TOOLS",
     "MAX_IMAGE_BYTES",
+    "MAX_SET_BYTES",
     "REMEDIES",
     "DeleteFileTool",
     "DeleteTool",
@@ -76,8 +81,11 @@ __all__ = [
     "DialectGrants",
     "DialectOperation",
     "DialectToolsPlugin",
+    "EditFilesTool",
+    "EditFilesValue",
     "EditTool",
     "EditValue",
+    "EditedFile",
     "FileManagementPlugin",
     "FsTool",
     "FsToolsPlugin",

@@ -32,11 +32,14 @@ from dsh_fs.runtime import ToolArgumentError
 from .paging import MAX_LINES
 
 __all__ = [
+    "EDIT_FILES_PARAMS",
     "EDIT_PARAMS",
     "JS_SPACE",
+    "MAX_SET_EDITS",
     "READ_PARAMS",
     "WRITE_PARAMS",
     "EditArguments",
+    "EditFilesArguments",
     "JsonType",
     "Param",
     "ReadArguments",
@@ -148,6 +151,28 @@ EDIT_PARAMS: Final = (
 """`edit`'s parameters."""
 
 
+MAX_SET_EDITS: Final = 100
+"""The most edits one `edit_files` call takes (SPEC §13)."""
+
+EDIT_FILES_PARAMS: Final = (
+    Param(
+        name="edits",
+        type="array",
+        required=True,
+        schema={
+            "type": "array",
+            "description": "The edits, applied all or none: edits to the same file apply in "
+            "order, each to the result of the previous one. Every file must have been read "
+            "(as for edit).",
+            "minItems": 1,
+            "maxItems": MAX_SET_EDITS,
+            "items": object_schema(EDIT_PARAMS),
+        },
+    ),
+)
+"""`edit_files`'s parameters: one array of `edit`'s arguments."""
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ReadArguments:
     """Arguments of `read`, checked."""
@@ -184,6 +209,14 @@ class EditArguments:
     """Its replacement."""
     replace_all: bool = False
     """Replace every occurrence instead of exactly one."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EditFilesArguments:
+    """Arguments of `edit_files`, checked."""
+
+    edits: tuple[EditArguments, ...]
+    """The edits, in the order they apply (1 to `MAX_SET_EDITS`)."""
 
 
 def check_shape(raw: Mapping[str, Any], params: tuple[Param, ...]) -> None:

@@ -117,11 +117,12 @@ async def guarded_edit(
 
 
 async def capture_for(
-    context: Context, execution: ToolExecution, target: FsTarget
+    context: Context, execution: ToolExecution, target: FsTarget, *, group: str | None = None
 ) -> FsCapture | None:
     """The journal's capture of the mutation `execution` is about to make of `target`
-    (`fs/change-intent`); None when nothing journals. Pass it to the provider only when it
-    is not None (a provider without journaling need not take the keyword)."""
+    (`fs/change-intent`; `group`: the change set it belongs to, SPEC §13); None when nothing
+    journals. Pass it to the provider only when it is not None (a provider without
+    journaling need not take the keyword)."""
     return await context.events.waterfall(
-        FS_CHANGE_INTENT, FsIntent(target=target, actor=execution), None
+        FS_CHANGE_INTENT, FsIntent(target=target, actor=execution, group=group), None
     )

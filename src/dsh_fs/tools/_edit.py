@@ -21,7 +21,7 @@ from ._edit_memory import EditMemory
 from ._render import render_edit
 from ._values import EditValue
 
-__all__ = ["DESCRIPTION", "PROMPT", "EditTool"]
+__all__ = ["DESCRIPTION", "PROMPT", "EditTool", "edit_arguments"]
 
 DESCRIPTION = (
     "Replace literal text in an existing UTF-8 text file. old_string must match the file "
@@ -39,6 +39,27 @@ PROMPT = (
     "just created or edited it in this session."
 )
 """The tool's guidance section (SPEC §6, verbatim)."""
+
+
+def edit_arguments(raw: Mapping[str, Any]) -> EditArguments:
+    """`edit`'s value rules on arguments of the right shape (`edit_files` checks each of
+    its edits with them too).
+
+    Raises:
+        ToolArgumentError: the first rule broken.
+    """
+    file_path = non_blank(raw["file_path"], "file_path")
+    old, new = raw["old_string"], raw["new_string"]
+    if not old:
+        raise ToolArgumentError("old_string must be a non-empty string")
+    if old == new:
+        raise ToolArgumentError("old_string and new_string must differ")
+    return EditArguments(
+        file_path=file_path,
+        old_string=old,
+        new_string=new,
+        replace_all=raw.get("replace_all", False),
+    )
 
 
 class EditTool(FsTool[EditArguments, EditValue]):
@@ -61,18 +82,7 @@ class EditTool(FsTool[EditArguments, EditValue]):
         Raises:
             ToolArgumentError: the first rule broken.
         """
-        file_path = non_blank(raw["file_path"], "file_path")
-        old, new = raw["old_string"], raw["new_string"]
-        if not old:
-            raise ToolArgumentError("old_string must be a non-empty string")
-        if old == new:
-            raise ToolArgumentError("old_string and new_string must differ")
-        return EditArguments(
-            file_path=file_path,
-            old_string=old,
-            new_string=new,
-            replace_all=raw.get("replace_all", False),
-        )
+        return edit_arguments(raw)
 
     async def run(
         self, context: Context, execution: ToolExecution, args: EditArguments

@@ -1,17 +1,18 @@
-"""`FsToolsPlugin`: registers read, write and edit and their guidance sections."""
+"""`FsToolsPlugin`: registers read, write, edit and edit_files and their guidance sections."""
 
 from __future__ import annotations
 
 from dsh_fs.runtime import Plugin, PluginScope, PromptSection
 
-from . import _edit, _read, _write
+from . import _edit, _edit_files, _read, _write
+from ._changeset import MAX_SET_BYTES
 from ._image import MAX_IMAGE_BYTES
 
 __all__ = ["FsToolsPlugin"]
 
 
 class FsToolsPlugin(Plugin[None]):
-    """The three file tools over the context's `fs` service.
+    """The file tools (read, write, edit, edit_files) over the context's `fs` service.
 
     Apply with ``context.use(FsToolsPlugin(), None)`` after providing `FS`. The tools work
     with or without a policy plugin; without one they are unconstrained.
@@ -21,10 +22,11 @@ class FsToolsPlugin(Plugin[None]):
 
     def __init__(
         self,
-        names: tuple[str, ...] = ("read", "write", "edit"),
+        names: tuple[str, ...] = ("read", "write", "edit", "edit_files"),
         *,
         max_image_bytes: int = MAX_IMAGE_BYTES,
         placeholders: bool = True,
+        max_set_bytes: int = MAX_SET_BYTES,
     ) -> None:
         self.names = names
         """The tools registered."""
@@ -33,6 +35,8 @@ class FsToolsPlugin(Plugin[None]):
         self.placeholders = placeholders
         """`write` and `edit` refuse new text that stands for the lines it deletes
         (`FS_PLACEHOLDER`, SPEC §8.3); False turns the guard off."""
+        self.max_set_bytes = max_set_bytes
+        """The most UTF-8 bytes the files of one `edit_files` call may hold once edited."""
 
     def apply(self, scope: PluginScope, config: None) -> None:
         """Register the tools and their prompt sections (ids ``tools:<name>``)."""
@@ -40,6 +44,12 @@ class FsToolsPlugin(Plugin[None]):
             (_read.ReadTool(max_image_bytes=self.max_image_bytes), _read.PROMPT),
             (_write.WriteTool(placeholders=self.placeholders), _write.PROMPT),
             (_edit.EditTool(placeholders=self.placeholders), _edit.PROMPT),
+            (
+                _edit_files.EditFilesTool(
+                    placeholders=self.placeholders, max_bytes=self.max_set_bytes
+                ),
+                _edit_files.PROMPT,
+            ),
         ):
             if tool.name not in self.names:
                 continue

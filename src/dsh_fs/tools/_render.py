@@ -5,13 +5,14 @@ from __future__ import annotations
 
 from dsh_fs.errors import FsError, FsErrorCode
 
-from ._values import EditValue, ImageValue, ReadValue, WriteValue
+from ._values import EditFilesValue, EditValue, ImageValue, ReadValue, WriteValue
 
 __all__ = [
     "REMEDIES",
     "message_with_remedy",
     "read_footer",
     "render_edit",
+    "render_edit_files",
     "render_image",
     "render_read",
     "render_write",
@@ -57,6 +58,12 @@ def render_edit(value: EditValue) -> str:
             f"The file {value.path} has been updated. All occurrences were successfully replaced."
         )
     return f"The file {value.path} has been updated successfully."
+
+
+def render_edit_files(value: EditFilesValue) -> str:
+    """``Edited <k> files (<m> replacements)``, then ``- <p>`` for each file (SPEC §13)."""
+    head = f"Edited {len(value.files)} files ({value.replacements} replacements)"
+    return "\n".join([head, *(f"- {file.path}" for file in value.files)])
 
 
 def render_image(value: ImageValue) -> str:

@@ -13,7 +13,9 @@ from dsh_fs.fs import EncodedText
 
 __all__ = [
     "DeleteValue",
+    "EditFilesValue",
     "EditValue",
+    "EditedFile",
     "ImageValue",
     "MkdirValue",
     "MoveValue",
@@ -223,3 +225,51 @@ class MkdirValue:
     def to_json(self) -> dict[str, Any]:
         """``{path, created}``."""
         return {"path": self.path, "created": self.created}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EditedFile:
+    """One file of a change set, as published."""
+
+    path: str
+    """The display path."""
+    before: str
+    """The text before the set."""
+    after: str
+    """The text the set published."""
+    replacements: int
+    """How many occurrences the set's edits of this file replaced, together."""
+
+    def to_json(self) -> dict[str, Any]:
+        """``{path, before, after, replacements}``."""
+        return {
+            "path": self.path,
+            "before": self.before,
+            "after": self.after,
+            "replacements": self.replacements,
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EditFilesValue:
+    """A successful `edit_files` (SPEC §13): every file it changed, in the order first
+    named, with the set's journal group."""
+
+    files: tuple[EditedFile, ...]
+    """The files changed, in the order the edits first named them."""
+    group: str | None = None
+    """The set's id (each file's journal entry carries it as `group`); None when nothing
+    journals."""
+
+    @property
+    def replacements(self) -> int:
+        """How many occurrences the set replaced, over every file."""
+        return sum(file.replacements for file in self.files)
+
+    def to_json(self) -> dict[str, Any]:
+        """``{files: [{path, before, after, replacements}], replacements, group}``."""
+        return {
+            "files": [file.to_json() for file in self.files],
+            "replacements": self.replacements,
+            "group": self.group,
+        }

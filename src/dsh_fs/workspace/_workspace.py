@@ -33,6 +33,7 @@ from dsh_fs.runtime import (
 )
 from dsh_fs.tools import (
     MANAGEMENT_TOOLS,
+    MAX_SET_BYTES,
     DialectGrants,
     DialectToolsPlugin,
     FileManagementPlugin,
@@ -116,6 +117,7 @@ ALL_TOOLS: tuple[str, ...] = (
     "read",
     "write",
     "edit",
+    "edit_files",
     "glob",
     "grep",
     "list",
@@ -125,7 +127,7 @@ ALL_TOOLS: tuple[str, ...] = (
 )
 """Every tool a workspace can offer, in the order it offers them (all by default)."""
 
-_FILE_TOOLS = ("read", "write", "edit")
+_FILE_TOOLS = ("read", "write", "edit", "edit_files")
 _DISCOVERY_TOOLS = ("glob", "grep", "list")
 
 
@@ -191,8 +193,8 @@ class Workspace:
             None leaves them to the provider's default base.
         policy: Apply the `fs-observation-policy` (default). Without it the tools are
             unconstrained: any file can be overwritten or edited without a read.
-        tools: The tools to offer, among `ALL_TOOLS` (default: all nine, ``read``,
-            ``write``, ``edit``, ``glob``, ``grep``, ``list``, ``move``, ``delete``,
+        tools: The tools to offer, among `ALL_TOOLS` (default: all ten, ``read``,
+            ``write``, ``edit``, ``edit_files``, ``glob``, ``grep``, ``list``, ``move``, ``delete``,
             ``mkdir``); a comma-separated string works too.
         discovery: How glob and grep search (time budget, native searcher or not).
         max_image_bytes: The largest image `read` returns (default 5 MiB); a larger one is
@@ -206,6 +208,8 @@ class Workspace:
         journal_store: The change journal's store (None: no journal); it is fenced out of
             every tool's reach (`FenceOut`).
         journal_config: The journal's bounds.
+        max_set_bytes: The most UTF-8 bytes the files of one `edit_files` call may hold
+            once edited (default 64 MiB); a larger set is `INVALID_ARGS`, nothing written.
 
     The workspace's `fs` is the provider given behind the journal store's fence and the
     path rules (a `RuledFileSystem`): what every tool, dialect and adapter reads and
@@ -246,6 +250,7 @@ class Workspace:
         journal_store: JournalStore | None = None,
         journal_config: JournalConfig | None = None,
         placeholders: bool = True,
+        max_set_bytes: int = MAX_SET_BYTES,
     ) -> None:
         chosen = _chosen(tools)
         compiled = _compiled(rules, fs, cwd)
@@ -271,7 +276,10 @@ class Workspace:
         file_tools = tuple(name for name in chosen if name in _FILE_TOOLS)
         if file_tools:
             plugin_tools = FsToolsPlugin(
-                file_tools, max_image_bytes=max_image_bytes, placeholders=placeholders
+                file_tools,
+                max_image_bytes=max_image_bytes,
+                placeholders=placeholders,
+                max_set_bytes=max_set_bytes,
             )
             self._disposers.append(self.context.use(plugin_tools, None).dispose)
         found_tools = tuple(name for name in chosen if name in _DISCOVERY_TOOLS)
