@@ -16,6 +16,15 @@ from ._contract import FileSystem, delete_dir_journaled
 from ._edit import apply_edit
 from ._edit_encoded import apply_edit_encoded
 from ._encoded import EncodedText
+from ._encodings import (
+    UTF8,
+    EncodingRules,
+    Encodings,
+    FsDecoded,
+    FsEncoding,
+    bom_encoding,
+    canonical_codec,
+)
 from ._events import (
     FS,
     FS_CHANGE_INTENT,
@@ -93,21 +102,26 @@ __all__ = [
     "FS_MOVE_INTENT",
     "FS_OBSERVED",
     "FS_WRITE_INTENT",
+    "UTF8",
     "VCS_DIRECTORIES",
     "Absent",
     "CreateIfAbsent",
     "EncodedText",
+    "EncodingRules",
+    "Encodings",
     "FileSystem",
     "FsCapabilities",
     "FsCapture",
     "FsChangeMeta",
     "FsChangeStart",
+    "FsDecoded",
     "FsDeleteOutcome",
     "FsDirEntry",
     "FsDirListing",
     "FsEdit",
     "FsEditOutcome",
     "FsEditRequest",
+    "FsEncoding",
     "FsError",
     "FsErrorCode",
     "FsFileType",
@@ -148,6 +162,8 @@ __all__ = [
     "apply_change",
     "apply_edit",
     "apply_edit_encoded",
+    "bom_encoding",
+    "canonical_codec",
     "delete_dir_journaled",
     "line_counts",
 ]

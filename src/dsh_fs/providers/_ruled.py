@@ -20,6 +20,7 @@ from dsh_fs.fs import (
     FileSystem,
     FsCapabilities,
     FsCapture,
+    FsDecoded,
     FsDeleteOutcome,
     FsDirEntry,
     FsDirListing,
@@ -151,6 +152,10 @@ class RuledFileSystem(FileSystem):
     async def read_text(self, target: FsTarget) -> str:
         self._read(target)
         return await self._inner.read_text(target)
+
+    async def read_decoded(self, target: FsTarget) -> FsDecoded:
+        self._read(target)
+        return await self._inner.read_decoded(target)
 
     def stream_text(self, target: FsTarget) -> AbstractAsyncContextManager[AsyncIterator[str]]:
         return self._checked(target, lambda: self._inner.stream_text(target))

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 
+from dsh_fs.errors import FsError
 from dsh_fs.fs import EncodedText, messages
 
 from .._oserrors import map_os_errors
@@ -81,7 +82,13 @@ class LazyContent:
             FsError: `FS_NOT_TEXT`.
         """
         if self._data is None:
-            self._data = read_checked_fd(self._fd, verb, display)
+            try:
+                self._data = read_checked_fd(self._fd, verb, display)
+            except FsError:
+                # The file's offset is past the refused chunk: a caller that goes on to
+                # read it in another encoding (SPEC §12) gets all of it.
+                os.lseek(self._fd, 0, os.SEEK_SET)
+                raise
         else:
             check_text(self._data, verb, display)
         return self._data

@@ -15,9 +15,11 @@ from typing import Literal, TypeAlias, TypeVar, get_args
 
 from dsh_fs.errors import FsError
 from dsh_fs.fs import (
+    EncodingRules,
     FileSystem,
     FsCapabilities,
     FsCapture,
+    FsDecoded,
     FsDeleteOutcome,
     FsDirEntry,
     FsDirListing,
@@ -171,6 +173,7 @@ class SandboxFileSystem(FileSystem):
         mode: SandboxMode = "workspace-write",
         confine_reads: bool = True,
         timestamp_granularity_ns: int = 1,
+        encodings: EncodingRules | None = None,
     ) -> None:
         """Fence a new `LocalFileSystem` in to `roots`.
 
@@ -179,6 +182,7 @@ class SandboxFileSystem(FileSystem):
             mode: ``read-only``, ``workspace-write`` (default) or ``full-access``.
             confine_reads: Refuse reads outside the roots (default True).
             timestamp_granularity_ns: Passed to the inner `LocalFileSystem`.
+            encodings: The declared encodings (SPEC §12), passed to it too.
 
         Raises:
             ValueError: No roots, a root that does not exist or is not a directory, or an
@@ -192,6 +196,7 @@ class SandboxFileSystem(FileSystem):
             raise ValueError(f"unknown sandbox mode {mode!r}; expected one of {_MODES}")
         self._fence = _Fence(tuple(canonical_root(root) for root in roots), mode, confine_reads)
         self._granularity = timestamp_granularity_ns
+        self._encodings = encodings
         self._views: weakref.WeakSet[SandboxFileSystem] = weakref.WeakSet()
         if mode == "read-only":
             self.capabilities = dataclasses.replace(self.capabilities, read_only=True)
@@ -204,7 +209,10 @@ class SandboxFileSystem(FileSystem):
     ) -> LocalFileSystem:
         """The local provider this sandbox wraps, built with the fence as its guards."""
         return LocalFileSystem(
-            base, guards=guards, timestamp_granularity_ns=timestamp_granularity_ns
+            base,
+            guards=guards,
+            timestamp_granularity_ns=timestamp_granularity_ns,
+            encodings=self._encodings,
         )
 
     @property
@@ -379,6 +387,11 @@ class SandboxFileSystem(FileSystem):
         """The local `read_text`, confined."""
         self._check_read(target)
         return await self._inner.read_text(target)
+
+    async def read_decoded(self, target: FsTarget) -> FsDecoded:
+        """The local `read_decoded`, confined."""
+        self._check_read(target)
+        return await self._inner.read_decoded(target)
 
     def stream_text(self, target: FsTarget) -> AbstractAsyncContextManager[AsyncIterator[str]]:
         """The local `stream_text`, confined (checked when the block is entered)."""
