@@ -201,7 +201,9 @@ ENCODINGS = Encodings(
 use match them, so every other test runs with rules present and unmatched."""
 
 
-def _encodings(*roots: str) -> EncodingRules:
+def _encodings(root: str | Path) -> EncodingRules:
+    """`ENCODINGS` against `root` (a URL, or a directory as spelled and as its real path)."""
+    roots = [str(root)] if isinstance(root, str) else [str(root), os.path.realpath(root)]
     return EncodingRules.compile(ENCODINGS, dict.fromkeys(roots))
 
 
@@ -210,7 +212,7 @@ async def local_backend(scratch: Path) -> AsyncIterator[ProviderUnderTest]:
     """`LocalFileSystem` over a fresh directory."""
     root = scratch / "workspace"
     root.mkdir()
-    fs = LocalFileSystem(root, encodings=_encodings(str(root), os.path.realpath(root)))
+    fs = LocalFileSystem(root, encodings=_encodings(root))
     try:
         yield ProviderUnderTest(fs=fs, base=str(root), outside=LocalOutside(root))
     finally:
@@ -228,7 +230,7 @@ def sandbox_backend(
     async def factory(scratch: Path) -> AsyncIterator[ProviderUnderTest]:
         root = scratch / "workspace"
         root.mkdir()
-        encodings = _encodings(str(root), os.path.realpath(root))
+        encodings = _encodings(root)
         fs = SandboxFileSystem([root], mode=mode, encodings=encodings)
         try:
             yield ProviderUnderTest(fs=fs, base=fs.roots[0], outside=LocalOutside(root))
