@@ -470,10 +470,12 @@ class LocalFileSystem(FileSystem):
         self, root: FsTarget, query: FsGrepQuery
     ) -> AbstractAsyncContextManager[AsyncIterator[list[FsGrepHit]]] | None:
         """ripgrep from the ``ripgrep`` wheel, run in `root` (see `_ripgrep`); None without
-        the binary."""
+        the binary, or when encodings are declared (SPEC §12): ripgrep decodes one codec per
+        run and knows no round-trip proof, so the pure engine, which reads each file as a
+        read does, searches then. (ripgrep transcodes a file with a UTF-16 BOM itself.)"""
         binary = find_rg()
         self._alive("search", root.display_path)
-        if binary is None:
+        if binary is None or (self._encodings is not None and not self._encodings.empty):
             return None
         found = rg_grep(binary, root.target_key, root.display_path, query, self._guards)
         return None if found is None else closing(found)
