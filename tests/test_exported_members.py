@@ -130,6 +130,8 @@ SURFACES: dict[str, list[str]] = {
         "canonical_codec",
         "delete_dir_journaled",
         "line_counts",
+        "proven_text",
+        "utf16_as_utf8",
     ],
     "dsh_fs.fs.diagnosis": [
         "Diagnosis",

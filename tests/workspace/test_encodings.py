@@ -130,3 +130,23 @@ def test_an_unknown_codec_is_an_error_at_start_naming_it(root: Path) -> None:
         Workspace.local(root, encodings={"*.txt": "klingon"})
     with pytest.raises(ValueError, match="unknown encoding 'nope'"):
         Workspace.sandbox(root, encoding_fallback=["nope"])
+
+
+async def test_the_journal_shows_a_utf16_edit_as_decoded_text_and_undoes_it_byte_for_byte(
+    root: Path, tmp_path: Path
+) -> None:
+    before = (root / "u.txt").read_bytes()
+    async with Workspace.sandbox(root, journal=tmp_path / "store") as workspace:
+        assert workspace.journal is not None
+        session = workspace.session(label="agent")
+        await session.call("read", {"file_path": "u.txt"})
+        await session.call(
+            "edit", {"file_path": "u.txt", "old_string": "wörld", "new_string": "Welt"}
+        )
+        (entry,) = await workspace.journal.entries()
+        diff = await workspace.journal.diff(entry.id)
+        assert "-wörld\n+Welt\n" in diff
+        assert (entry.added, entry.removed) == (1, 1)
+        (undone,) = await workspace.journal.undo(ids=[entry.id])
+    assert undone.result == "undone"
+    assert (root / "u.txt").read_bytes() == before

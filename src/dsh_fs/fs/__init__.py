@@ -24,6 +24,8 @@ from ._encodings import (
     FsEncoding,
     bom_encoding,
     canonical_codec,
+    proven_text,
+    utf16_as_utf8,
 )
 from ._events import (
     FS,
@@ -166,4 +168,6 @@ __all__ = [
     "canonical_codec",
     "delete_dir_journaled",
     "line_counts",
+    "proven_text",
+    "utf16_as_utf8",
 ]

@@ -26,6 +26,8 @@ __all__ = [
     "FsEncoding",
     "bom_encoding",
     "canonical_codec",
+    "proven_text",
+    "utf16_as_utf8",
 ]
 
 _BOMS: tuple[tuple[bytes, str], ...] = (
@@ -80,6 +82,35 @@ def bom_encoding(head: bytes | bytearray | memoryview) -> FsEncoding | None:
         if start.startswith(mark):
             return FsEncoding(codec=codec, bom=True)
     return None
+
+
+def proven_text(data: bytes | bytearray, codec: str) -> str | None:
+    """The text of `data` in `codec` if that is the proof of SPEC §12 (it decodes strictly,
+    has no U+0000, and encodes back to exactly `data`), else None."""
+    try:
+        text = codecs.decode(data, codec)
+    except UnicodeDecodeError:
+        return None
+    if "\0" in text:
+        return None
+    try:
+        again = text.encode(codec)
+    except UnicodeEncodeError:
+        return None
+    return text if again == data else None
+
+
+def utf16_as_utf8(data: bytes | None) -> bytes | None:
+    """`data` as UTF-8 when it is text with a UTF-16 BOM (the BOM kept, as U+FEFF in
+    UTF-8), else `data` itself: what a consumer of UTF-8 bytes (the journal's diffs and
+    counts) is given for a UTF-16 file."""
+    if data is None:
+        return None
+    bom = bom_encoding(data)
+    if bom is None or bom.utf8:
+        return data
+    text = proven_text(data, bom.codec)
+    return data if text is None else text.encode("utf-8")
 
 
 def canonical_codec(name: str) -> str:

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from ._encoded import EncodedText
+from ._encodings import utf16_as_utf8
 from ._types import FsTarget, FsVersion
 from .messages import Verb
 
@@ -262,7 +263,9 @@ _DIFF_LINES = 20_000
 
 def line_counts(before: bytes | None, after: bytes | None) -> tuple[int | None, int | None]:
     """``(added, removed)`` as `git diff --numstat` counts them; ``(None, None)`` when a side
-    is not UTF-8 text. None stands for absent (a create or a delete)."""
+    is not UTF-8 text (a side with a UTF-16 BOM is counted as its text, SPEC §12). None
+    stands for absent (a create or a delete)."""
+    before, after = utf16_as_utf8(before), utf16_as_utf8(after)
     if not (_is_text(before) and _is_text(after)):
         return None, None
     # The whole lines both sides share at the start and the end are trimmed on the bytes

@@ -26,6 +26,7 @@ from dsh_fs.fs import (
     JournalStore,
     JournalUsage,
     delete_dir_journaled,
+    utf16_as_utf8,
 )
 
 from ._plugin import DEFAULT_MAX_AGE_SECONDS, DEFAULT_MAX_BYTES, capture, session_label
@@ -517,6 +518,8 @@ def _kind_name(kind: FsFileType) -> str:
 
 
 def _text(data: bytes | None) -> str | None:
+    # SPEC §12: a file with a UTF-16 BOM is shown as its text.
+    data = utf16_as_utf8(data)
     if data is None or b"\0" in data:
         return None
     try:

@@ -11,7 +11,7 @@ import codecs
 from typing import Literal
 
 from dsh_fs.errors import FsError
-from dsh_fs.fs import UTF8, FsEncoding, bom_encoding, messages
+from dsh_fs.fs import UTF8, FsEncoding, bom_encoding, messages, proven_text
 
 __all__ = [
     "CHECK_SLICE",
@@ -143,17 +143,7 @@ class ChunkDecoder:
 def round_trip(data: bytes | bytearray, codec: str) -> str | None:
     """The text of `data` in `codec` if that is the proof of SPEC §12 (it decodes strictly,
     has no U+0000, and encodes back to exactly `data`), else None. `codec` is not UTF-8."""
-    try:
-        text = codecs.decode(data, codec)
-    except UnicodeDecodeError:
-        return None
-    if "\0" in text:
-        return None
-    try:
-        again = text.encode(codec)
-    except UnicodeEncodeError:
-        return None
-    return text if again == data else None
+    return proven_text(data, codec)
 
 
 def decode_file(
