@@ -8,6 +8,7 @@ file into text without U+0000 whose encoding reproduces the file's bytes exactly
 from __future__ import annotations
 
 import codecs
+import sys
 from typing import Literal
 
 from dsh_fs.errors import FsError
@@ -276,6 +277,31 @@ def _ascii_safe(codec: str) -> bool:
         return False
 
 
+def _bijective_table(codec: str) -> str | None:
+    """The decoding table of a single-byte (charmap) `codec` in which every defined byte
+    decodes to its own character and encodes back to itself, else None.
+
+    For such a codec a strict decode is already the round-trip proof: each byte decodes on
+    its own, to a character no other byte has, whose encoding is that byte. Then the
+    encoding back, the costliest step of the proof (a third of the time of reading a
+    cp1252 file went to it), is not needed.
+    """
+    info = codecs.lookup(codec)
+    module = sys.modules.get(type(getattr(info.decode, "__self__", None)).__module__)
+    table = getattr(module, "decoding_table", None)
+    if not isinstance(table, str) or len(table) != 256:
+        return None
+    defined = [(byte, char) for byte, char in enumerate(table) if char != "\ufffe"]
+    if len({char for _, char in defined}) != len(defined):
+        return None
+    try:
+        if any(char.encode(codec) != bytes([byte]) for byte, char in defined):
+            return None
+    except UnicodeEncodeError:
+        return None
+    return table
+
+
 class CodecDecoder:
     """Decodes a stream in a codec other than UTF-8 chunk by chunk, proving the round trip
     as it goes (SPEC §12): each chunk's text, encoded again, must be exactly the next bytes
@@ -285,7 +311,16 @@ class CodecDecoder:
     the stream's first offset plus the `consumed` before it.
     """
 
-    __slots__ = ("_ascii", "_codec", "_decoder", "_display", "_pending", "_trusted", "consumed")
+    __slots__ = (
+        "_ascii",
+        "_codec",
+        "_decoder",
+        "_display",
+        "_pending",
+        "_table",
+        "_trusted",
+        "consumed",
+    )
 
     def __init__(self, codec: str, display: str) -> None:
         self._codec = codec
@@ -294,6 +329,7 @@ class CodecDecoder:
         self._ascii = _ascii_safe(codec)
         # Latin-1 maps every byte to one character and back: there is nothing to prove.
         self._trusted = codec == "iso8859-1"
+        self._table = None if self._trusted else _bijective_table(codec)
         self._pending = b""  # bytes read whose text the decoder still holds
         self.consumed = 0
 
@@ -303,6 +339,16 @@ class CodecDecoder:
         Raises:
             FsError: `FS_NOT_TEXT` (U+0000, or bytes that do not round-trip).
         """
+        if self._table is not None:
+            # A single-byte codec whose table is a bijection: decoding is the proof.
+            if memoryview(data).tobytes().find(b"\0") != -1:
+                raise messages.binary_file("read", self._display)
+            try:
+                text, used = codecs.charmap_decode(data, "strict", self._table)
+            except UnicodeDecodeError as exc:
+                raise messages.invalid_utf8("read", self._display) from exc
+            self.consumed += used
+            return text
         if not self._pending and self._ascii and (chunk := bytes(data)).isascii():
             if b"\0" in chunk:
                 raise messages.binary_file("read", self._display)
