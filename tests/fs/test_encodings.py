@@ -55,3 +55,26 @@ def test_only_utf8_and_utf16_byte_order_marks_are_recognised() -> None:
     assert bom_encoding(b"\xff\xfex\x00") == FsEncoding(codec="utf-16-le", bom=True)
     assert bom_encoding(b"\xfe\xff\x00x") == FsEncoding(codec="utf-16-be", bom=True)
     assert bom_encoding(b"plain") is None
+
+
+def test_editorconfig_section_globs_match_as_editorconfig_reads_them() -> None:
+    from dsh_fs.providers.local._editorconfig import parse
+
+    root, sections = parse(
+        "root = true\n[*.py]\ncharset = latin1\n[lib/**]\ncharset = utf-16be\n"
+        "[{a,b}.c]\ncharset = utf-8-bom\n[f{1..3}.txt]\ncharset = unset\n[*.md]\nindent = 2\n"
+    )
+    assert root
+    found = {
+        path: [charset for pattern, charset in sections if pattern.fullmatch(path)]
+        for path in ("x.py", "deep/x.py", "lib/a/b.txt", "b.c", "f2.txt", "f4.txt", "r.md")
+    }
+    assert found == {
+        "x.py": ["iso8859-1"],
+        "deep/x.py": ["iso8859-1"],
+        "lib/a/b.txt": ["utf-16-be"],
+        "b.c": ["utf-8-sig"],
+        "f2.txt": [None],
+        "f4.txt": [],
+        "r.md": [],
+    }

@@ -150,3 +150,34 @@ async def test_the_journal_shows_a_utf16_edit_as_decoded_text_and_undoes_it_byte
         (undone,) = await workspace.journal.undo(ids=[entry.id])
     assert undone.result == "undone"
     assert (root / "u.txt").read_bytes() == before
+
+
+async def test_editorconfig_charset_declares_encodings_and_a_rule_given_wins(root: Path) -> None:
+    (root / ".editorconfig").write_text(
+        "root = true\n\n[*]\ncharset = utf-8\n\n[legacy/**.txt]\ncharset = latin1\n\n"
+        "[*.{u16,utf16}]\ncharset = utf-16le\n",
+        encoding="utf-8",
+    )
+    (root / "legacy" / "deeper").mkdir()
+    (root / "legacy" / "deeper" / ".editorconfig").write_text(
+        "[x.txt]\ncharset = utf-8-bom\n", encoding="utf-8"
+    )
+    (root / "legacy" / "l.txt").write_bytes("Grüße €\n".encode("latin-1", "replace"))
+    (root / "w.u16").write_bytes("wide\n".encode("utf-16-le"))
+    async with Workspace.sandbox(root, editorconfig=True) as workspace:
+        session = workspace.session()
+        latin = await session.call("read", {"file_path": "legacy/l.txt"})
+        wide = await session.call("read", {"file_path": "w.u16"})
+        await session.call("write", {"file_path": "legacy/deeper/x.txt", "content": "x\n"})
+    assert latin.value is not None
+    assert wide.value is not None
+    assert (latin.value["encoding"], latin.value["lines"][0]["text"]) == ("iso8859-1", "Grüße ?")
+    assert (wide.value["encoding"], wide.value["lines"][0]["text"]) == ("utf-16-le", "wide")
+    assert (root / "legacy" / "deeper" / "x.txt").read_bytes() == codecs.BOM_UTF8 + b"x\n"
+    async with Workspace.sandbox(root, encodings={"legacy/": "cp1252"}) as workspace:
+        ruled = await workspace.session().call("read", {"file_path": "legacy/l.txt"})
+    assert ruled.value is not None
+    assert ruled.value["encoding"] == "cp1252"
+    async with Workspace.sandbox(root) as workspace:
+        ignored = await workspace.session().call("read", {"file_path": "legacy/l.txt"})
+    assert ignored.code == "FS_NOT_TEXT"

@@ -133,6 +133,12 @@ def _build_parser() -> _Parser:
         "shift_jis, utf-16-le, ...), byte for byte; BOMs are recognised without it",
     )
     mcp.add_argument(
+        "--editorconfig",
+        action="store_true",
+        help="honour charset in .editorconfig files under the roots (on with any --encoding "
+        "or --encoding-fallback; an --encoding rule wins)",
+    )
+    mcp.add_argument(
         "--encoding-fallback",
         default=None,
         metavar="CODEC[,CODEC...]",
@@ -320,6 +326,7 @@ def _server_flags(args: argparse.Namespace) -> list[str]:
             ("--no-policy", args.no_policy),
             ("--structured", args.structured),
             ("--no-default-rules", args.no_default_rules),
+            ("--editorconfig", args.editorconfig),
         )
         if on
     ]
@@ -398,6 +405,7 @@ def _mcp_workspace(args: argparse.Namespace) -> Workspace:
             journal=journal_config(args),
             encodings=Encodings(rules=encodings) if encodings else None,
             encoding_fallback=fallback,
+            editorconfig=args.editorconfig,
         )
     except ValueError as exc:
         raise UsageError(f"dsh-fs mcp: {exc}") from exc

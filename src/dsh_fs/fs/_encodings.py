@@ -203,8 +203,9 @@ class EncodingRules:
 
     @property
     def empty(self) -> bool:
-        """No rule and no fallback: every file is UTF-8 unless its BOM says otherwise."""
-        return not self.patterns and not self.fallback
+        """No rule, no fallback, no ``.editorconfig``: every file is UTF-8 unless its BOM
+        says otherwise."""
+        return not self.patterns and not self.fallback and not self.editorconfig
 
     def codec_for(self, paths: Iterable[str]) -> str | None:
         """The codec the last matching pattern names for any of `paths` (the path as

@@ -160,15 +160,19 @@ names (``{"legacy/**": "cp1252"}``); None: none declared."""
 
 
 def _encoding_rules(
-    encodings: EncodingsOption, fallback: Sequence[str], roots: Iterable[str]
+    encodings: EncodingsOption,
+    fallback: Sequence[str],
+    roots: Iterable[str],
+    editorconfig: bool = False,
 ) -> EncodingRules | None:
     """The declared encodings compiled against `roots` (as given and as real paths, but
-    URLs); None when nothing is declared (BOMs are recognised all the same).
+    URLs); None when nothing is declared (BOMs are recognised all the same). ``charset``
+    of ``.editorconfig`` files counts with any declaration, or `editorconfig` alone.
 
     Raises:
         ValueError: an unknown codec or a bad pattern (the message names it).
     """
-    if encodings is None and not fallback:
+    if encodings is None and not fallback and not editorconfig:
         return None
     given = encodings if isinstance(encodings, Encodings) else Encodings(rules=encodings or {})
     if fallback:
@@ -310,13 +314,15 @@ class Workspace:
         journal: JournalOption = None,
         encodings: EncodingsOption = None,
         encoding_fallback: Sequence[str] = (),
+        editorconfig: bool = False,
     ) -> Workspace:
         """The host filesystem, relative paths resolved against `cwd` (default: the
         process's working directory). `tools`, `discovery`, `max_image_bytes` and `rules`
         (relative to the base) as for the constructor; `journal` turns the change journal on
         (its root: `cwd`). `encodings` (patterns relative to the base → codec) and
         `encoding_fallback` (codecs for files that are not UTF-8 and have no rule) declare
-        files in other encodings (SPEC §12).
+        files in other encodings (SPEC §12); ``.editorconfig`` ``charset`` counts with them,
+        or with `editorconfig` alone.
 
         Raises:
             ValueError: a named journal store inside `cwd`, or one that cannot be opened; an
@@ -325,7 +331,8 @@ class Workspace:
         from dsh_fs.providers import LocalFileSystem
 
         base = os.path.abspath(os.fspath(cwd)) if cwd is not None else os.getcwd()
-        fs = LocalFileSystem(cwd, encodings=_encoding_rules(encodings, encoding_fallback, (base,)))
+        declared = _encoding_rules(encodings, encoding_fallback, (base,), editorconfig)
+        fs = LocalFileSystem(cwd, encodings=declared)
         config = _journal_config(journal)
         store = None
         if config is not None:
@@ -358,13 +365,15 @@ class Workspace:
         journal: JournalOption = None,
         encodings: EncodingsOption = None,
         encoding_fallback: Sequence[str] = (),
+        editorconfig: bool = False,
     ) -> Workspace:
         """Local folders behind a fence (`SandboxFileSystem`); relative paths resolve against
         `root`. Mutations follow `mode`: ``read-only`` (none), ``workspace-write`` (inside
         the roots) or ``full-access`` (anywhere); reads stay inside the roots unless
         `confine_reads` is False. A refusal is `FS_SANDBOX_DENIED`. `tools`, `discovery`,
         `max_image_bytes` and `rules` (relative to each root) as for the constructor;
-        `encodings` and `encoding_fallback` (relative to each root) as for `local`.
+        `encodings`, `encoding_fallback` and `editorconfig` (relative to each root) as for
+        `local`.
 
         Raises:
             ValueError: A root does not exist or is not a directory, or the mode is unknown;
@@ -377,7 +386,7 @@ class Workspace:
             [root, *more_roots],
             mode=mode,
             confine_reads=confine_reads,
-            encodings=_encoding_rules(encodings, encoding_fallback, places),
+            encodings=_encoding_rules(encodings, encoding_fallback, places, editorconfig),
         )
         config = _journal_config(journal)
         store = None

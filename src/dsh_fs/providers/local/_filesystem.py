@@ -55,6 +55,7 @@ from .._locks import TargetLocks
 from .._oserrors import FramesDropped, map_os_errors
 from .._text import check_usable_path, decode_file
 from ._dirs import list_dir, list_dir_first
+from ._editorconfig import EditorConfigs
 from ._guards import UNGUARDED, LocalGuards
 from ._io import read_bytes_capped, read_bytes_within, read_fd, read_head
 from ._manage import LocalManagement
@@ -149,8 +150,13 @@ class LocalFileSystem(FileSystem):
         self._versions = VersionBook(timestamp_granularity_ns, clock)
         self._encodings = encodings
         self._fallbacks = FallbackBook()
+        self._editorconfigs = EditorConfigs()
         self._mutations = LocalMutations(
-            self._versions, guards, 0o666 & ~process_umask(), encodings
+            self._versions,
+            guards,
+            0o666 & ~process_umask(),
+            encodings,
+            self._rule_for if encodings is not None else None,
         )
         self._manage = LocalManagement(
             self._versions, guards, self._mutations.is_current_opened, (self._base,)
@@ -251,12 +257,25 @@ class LocalFileSystem(FileSystem):
         """The declared encodings this provider reads and writes by (SPEC §12)."""
         return self._encodings
 
+    def _rule_for(self, target: FsTarget) -> str | None:
+        """The codec declared for `target`: by a rule, else (when they count) by the
+        ``.editorconfig`` files between its root and it; None when neither says."""
+        if self._encodings is None:
+            return None
+        rule = self._encodings.codec_for((target.display_path, target.target_key))
+        if rule is None and self._encodings.editorconfig:
+            for path in dict.fromkeys((target.display_path, str(target.target_key))):
+                root = self._encodings.root_of(path)
+                if root is not None:
+                    return self._editorconfigs.charset(path, root)
+        return rule
+
     def _decode(self, target: FsTarget, data: bytes) -> tuple[str, FsEncoding]:
         """`data` of `target` as text (SPEC §12: BOM, rule, UTF-8, fallbacks)."""
         rule: str | None = None
         fallback: tuple[str, ...] = ()
         if self._encodings is not None:
-            rule = self._encodings.codec_for((target.display_path, target.target_key))
+            rule = self._rule_for(target)
             fallback = self._encodings.fallback
         return decode_file(data, rule, fallback, "read", target.display_path)
 
@@ -295,8 +314,7 @@ class LocalFileSystem(FileSystem):
         """What the encoding rules say of `target` (None: no rules at all)."""
         if self._encodings is None:
             return None
-        rule = self._encodings.codec_for((target.display_path, target.target_key))
-        return Declared(rule, self._encodings.fallback, self._fallbacks)
+        return Declared(self._rule_for(target), self._encodings.fallback, self._fallbacks)
 
     async def sweep_staging(self, directory: str | os.PathLike[str]) -> int:
         """Remove staging directories in `directory` left by writers that died mid-write.

@@ -109,10 +109,12 @@ class LocalMutations:
         guards: LocalGuards,
         new_file_mode: int,
         encodings: EncodingRules | None = None,
+        rule_for: Callable[[FsTarget], str | None] | None = None,
     ) -> None:
         self._versions = versions
         self._guards = guards
         self._encodings = encodings
+        self._rule_for = rule_for
         self._new_file_mode = new_file_mode
         self._recent = RecentlyPublished()
         # Started on first use; its idle thread ends when the provider is collected.
@@ -145,7 +147,9 @@ class LocalMutations:
         return FsWriteOutcome(operation=operation, version=version, before=before, after=written)
 
     def _rule(self, target: FsTarget) -> str | None:
-        """The codec a rule declares for `target`, if any."""
+        """The codec a rule (or an ``.editorconfig``) declares for `target`, if any."""
+        if self._rule_for is not None:
+            return self._rule_for(target)
         if self._encodings is None:
             return None
         return self._encodings.codec_for((target.display_path, target.target_key))
