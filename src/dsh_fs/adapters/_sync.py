@@ -14,14 +14,14 @@ import os
 import threading
 import warnings
 import weakref
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 import anyio
 from anyio.from_thread import BlockingPortal
 
-from dsh_fs.fs import Rules
+from dsh_fs.fs import Encodings, Rules
 from dsh_fs.tools import MAX_IMAGE_BYTES
 from dsh_fs.workspace import ALL_TOOLS
 
@@ -252,6 +252,9 @@ class SyncWorkspace:
         max_image_bytes: int = MAX_IMAGE_BYTES,
         rules: Rules | None = _DEFAULT_RULES,
         journal: JournalOption = None,
+        encodings: Encodings | Mapping[str, str] | None = None,
+        encoding_fallback: Sequence[str] = (),
+        editorconfig: bool = False,
     ) -> Self:
         """A synchronous `Workspace.local` (same arguments)."""
         from dsh_fs.workspace import Workspace
@@ -266,6 +269,9 @@ class SyncWorkspace:
                 max_image_bytes=max_image_bytes,
                 rules=rules,
                 journal=journal,
+                encodings=encodings,
+                encoding_fallback=encoding_fallback,
+                editorconfig=editorconfig,
             )
         )
 
@@ -282,6 +288,9 @@ class SyncWorkspace:
         max_image_bytes: int = MAX_IMAGE_BYTES,
         rules: Rules | None = _DEFAULT_RULES,
         journal: JournalOption = None,
+        encodings: Encodings | Mapping[str, str] | None = None,
+        encoding_fallback: Sequence[str] = (),
+        editorconfig: bool = False,
     ) -> Self:
         """A synchronous `Workspace.sandbox` (same arguments).
 
@@ -303,6 +312,9 @@ class SyncWorkspace:
                 max_image_bytes=max_image_bytes,
                 rules=rules,
                 journal=journal,
+                encodings=encodings,
+                encoding_fallback=encoding_fallback,
+                editorconfig=editorconfig,
             )
         )
 
@@ -323,6 +335,8 @@ class SyncWorkspace:
         max_image_bytes: int = MAX_IMAGE_BYTES,
         rules: Rules | None = _DEFAULT_RULES,
         journal: JournalOption = None,
+        encodings: Encodings | Mapping[str, str] | None = None,
+        encoding_fallback: Sequence[str] = (),
         **storage_options: Any,
     ) -> Self:
         """A synchronous `Workspace.remote` (same arguments): any fsspec storage.
@@ -343,6 +357,8 @@ class SyncWorkspace:
                 max_image_bytes=max_image_bytes,
                 rules=rules,
                 journal=journal,
+                encodings=encodings,
+                encoding_fallback=encoding_fallback,
                 **storage_options,
             )
         )
