@@ -181,3 +181,25 @@ async def test_editorconfig_charset_declares_encodings_and_a_rule_given_wins(roo
     async with Workspace.sandbox(root) as workspace:
         ignored = await workspace.session().call("read", {"file_path": "legacy/l.txt"})
     assert ignored.code == "FS_NOT_TEXT"
+
+
+async def test_a_large_remote_file_in_a_fallback_codec_is_resumed_in_it() -> None:
+    import uuid
+
+    from fsspec.implementations.memory import MemoryFileSystem
+
+    lines = [f"{n:07d} café crème brûlée" for n in range(200_000)]  # past a 4 MiB chunk
+    root = f"/enc-{uuid.uuid4().hex}"
+    MemoryFileSystem().pipe(f"{root}/old.txt", ("\n".join(lines) + "\n").encode("cp1252"))
+    try:
+        url = f"memory://{root}"
+        async with Workspace.remote(url, encoding_fallback=["cp1252"]) as workspace:
+            session = workspace.session()
+            first = await session.call("read", {"file_path": "old.txt", "offset": 2, "limit": 1})
+            last = await session.call("read", {"file_path": "old.txt", "offset": 199_999})
+        assert first.value is not None
+        assert last.value is not None
+        assert [line["text"] for line in last.value["lines"]] == lines[199_998:]
+        assert last.value["encoding"] == "cp1252"
+    finally:
+        MemoryFileSystem().rm(root, recursive=True)

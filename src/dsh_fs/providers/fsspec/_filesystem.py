@@ -69,7 +69,7 @@ from ._journal import DEFAULT_DIRECTORY, FsspecJournalStore, FsspecKept, FsspecR
 from ._paths import normalize
 from ._ranged import stream_text_from
 from ._store import DIRECTORY_VERSION, Blob, MemoryStore, Store, is_content_version
-from ._stream import Declared, TextChunks
+from ._stream import Declared, FallbackBook, TextChunks
 from ._walk import batches_by_directory
 
 __all__ = ["STREAM_CHUNK_SIZE", "FsspecFileSystem"]
@@ -144,6 +144,7 @@ class FsspecFileSystem(FileSystem):
     def __init__(self, fs: Any, root: str, *, encodings: EncodingRules | None = None) -> None:
         self._store: Store = store_for(fs)
         self._encodings = encodings
+        self._fallbacks = FallbackBook()
         self._fs = fs
         self._protocols = (fs.protocol,) if isinstance(fs.protocol, str) else tuple(fs.protocol)
         scheme, sep, rest = root.partition("://")
@@ -664,6 +665,7 @@ class FsspecFileSystem(FileSystem):
             STREAM_CHUNK_SIZE,
             self._declared(target),
             partial(self._cat_head, self._path(target), 3),
+            self._fallbacks,
         )
 
     def walk(

@@ -12,7 +12,7 @@ import anyio
 from dsh_fs.fs import FsEncoding, FsTextChunk, FsTextStream, FsVersion
 
 from ._store import Store
-from ._stream import BackendCall, Declared, TextChunks
+from ._stream import BackendCall, Declared, FallbackBook, TextChunks
 
 __all__ = ["RangedText", "stream_text_from"]
 
@@ -27,10 +27,12 @@ async def stream_text_from(
     chunk_size: int,
     declared: Declared | None = None,
     read_head: Callable[[], bytes] | None = None,
+    fallbacks: FallbackBook | None = None,
 ) -> AsyncIterator[FsTextStream]:
     """Open `path` at byte `start` through `call` (worker thread, errors mapped) and stream
     its text; leaving the block closes the backend file. Past byte 0, `read_head` gives the
-    file's first bytes (its BOM, SPEC §12)."""
+    file's first bytes (its BOM, SPEC §12); `fallbacks` keeps the fallback codec a stream
+    from byte 0 settled on per version, for the ranged reads of that version."""
     if start < 0:
         raise ValueError("start must be at least 0")
     head = None
@@ -40,6 +42,18 @@ async def stream_text_from(
         "read", display, store.open_from, path, chunk_size, start
     )
     stream, version = opened
+    if declared is not None and fallbacks is not None and version is not None:
+        if start > 0:
+            settled = fallbacks.known(version)
+            if settled is not None:
+                declared = Declared(settled, ())
+        else:
+            pinned = version
+            declared = Declared(
+                declared.rule,
+                declared.fallback,
+                lambda codec: fallbacks.remember(pinned, codec),
+            )
     chunks = TextChunks(call, stream, display, chunk_size, start, declared=declared, head=head)
     try:
         yield RangedText(chunks, version)

@@ -2,30 +2,60 @@
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from typing import IO, Any
 
 from dsh_fs.errors import FsError
-from dsh_fs.fs import UTF8, FsEncoding, bom_encoding
+from dsh_fs.fs import UTF8, FsEncoding, FsVersion, bom_encoding
 
 from .._text import ChunkDecoder, CodecDecoder
 
-__all__ = ["BackendCall", "Declared", "TextChunks"]
+__all__ = ["BackendCall", "Declared", "FallbackBook", "TextChunks"]
 
 BackendCall = Callable[..., Awaitable[Any]]
 """The provider's door to the backend: ``call(verb, display, func, *args)`` runs `func` in a
 worker thread and maps its exceptions."""
 
 
+class FallbackBook:
+    """The fallback codec a scan settled on per version (bounded), so a stream resumed
+    past the file's start decodes in the codec the scan proved."""
+
+    def __init__(self, size: int = 256) -> None:
+        self._size = size
+        self._codecs: OrderedDict[FsVersion, str] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def remember(self, version: FsVersion, codec: str) -> None:
+        with self._lock:
+            self._codecs[version] = codec
+            self._codecs.move_to_end(version)
+            while len(self._codecs) > self._size:
+                self._codecs.popitem(last=False)
+
+    def known(self, version: FsVersion) -> str | None:
+        with self._lock:
+            return self._codecs.get(version)
+
+
 class Declared:
     """What the encoding rules say of one file (SPEC §12): its rule's codec (None: no rule)
-    and the fallback codecs for a file that is not UTF-8 and has no rule."""
+    and the fallback codecs for a file that is not UTF-8 and has no rule. `settled` is told
+    the fallback a stream settles on (so a ranged read of the same version decodes in it)."""
 
-    __slots__ = ("fallback", "rule")
+    __slots__ = ("fallback", "rule", "settled")
 
-    def __init__(self, rule: str | None, fallback: tuple[str, ...]) -> None:
+    def __init__(
+        self,
+        rule: str | None,
+        fallback: tuple[str, ...],
+        settled: Callable[[str], None] | None = None,
+    ) -> None:
         self.rule = None if rule in ("utf-8", "utf-8-sig") else rule
         self.fallback = fallback if rule is None else ()
+        self.settled = settled
 
 
 class TextChunks:
@@ -128,5 +158,7 @@ class TextChunks:
             except FsError:
                 continue
             self._decoder, self.encoding = decoder, FsEncoding(codec=codec)
+            if self._declared is not None and self._declared.settled is not None:
+                self._declared.settled(codec)
             return text
         return None
