@@ -74,6 +74,12 @@ class LazyContent:
             self._data = read_fd(self._fd, self._size_hint)
         return self._data
 
+    def head(self, size: int) -> bytes:
+        """The first `size` bytes (read on their own: the content may never be read whole)."""
+        if self._data is not None:
+            return bytes(self._data[:size])
+        return os.pread(self._fd, size, 0)
+
     def checked(self, verb: messages.Verb, display: str) -> bytes | bytearray:
         """The content, checked as text. Read now, it fails at the first binary or
         non-UTF-8 chunk: an edit of a 5 GiB sparse file must not load 5 GiB of NULs first.

@@ -63,6 +63,10 @@ __all__ = ["BACKGROUND_DIGEST_BYTES", "LocalMutations"]
 BACKGROUND_DIGEST_BYTES = 512 * 1024
 """Published content larger than this is hashed in a helper thread (see `_Digest`)."""
 
+_SNIFF = 64 * 1024
+"""Bytes of a prior file looked at before it is read whole to try fallback codecs: a NUL in
+them makes it binary in every one (SPEC §12), so a huge binary file is never read."""
+
 _SWEPT_DIRECTORIES = 4096
 """How many directories a provider remembers having swept for staging residue."""
 
@@ -387,7 +391,7 @@ class LocalMutations:
         rule = self._rule(target)
         if rule is not None:
             return UTF8 if rule in ("utf-8", "utf-8-sig") else FsEncoding(codec=rule)
-        if not self._fallback():
+        if not self._fallback() or b"\0" in content.head(_SNIFF):
             return UTF8
         try:
             _, encoding = decode_file(content(), None, self._fallback(), "write", "")
@@ -444,11 +448,13 @@ class LocalMutations:
 
     def _fallen_back(self, target: FsTarget, content: LazyContent) -> _Foreign | None:
         """For a file that is not UTF-8 and has no rule: its text by its UTF-16 BOM or the
-        first fallback codec that proves it, else None (the UTF-8 refusal stands)."""
+        first fallback codec that proves it, else None (the UTF-8 refusal stands). The file
+        is read whole only when one of those may apply (a 5 GiB sparse file is not)."""
+        head = content.head(_SNIFF)
+        bom = bom_encoding(head)
+        if (bom is None or bom.utf8) and (not self._fallback() or b"\0" in head):
+            return None  # a NUL is binary in every fallback codec
         data = content()
-        bom = bom_encoding(data)
-        if (bom is None or bom.utf8) and not self._fallback():
-            return None
         try:
             text, encoding = decode_file(data, None, self._fallback(), "edit", target.display_path)
         except FsError:
