@@ -63,6 +63,28 @@ def _short(text: str) -> tuple[str, str]:
     return "\treturn x", "x"
 
 
+def _stitched(text: str) -> tuple[str, str]:
+    """Two handlers' first lines, 200 handlers apart (issue 41, pattern 1): each line of
+    old_string is in the file, not adjacent."""
+    start = text.rfind("\ndef ", 0, len(text) // 3) + 1
+    far = text.rfind("\ndef ", 0, 2 * len(text) // 3) + 1
+    first = text[start : text.index("\n", start) + 1]
+    second = text[far : text.index("\n", far) + 1]
+    return first + second, "x"
+
+
+def _loosely(text: str) -> tuple[str, str]:
+    """A handler recalled with another signature and an invented body (pattern 3)."""
+    name = _middle_block(text, 1).split("(", 1)[0].removeprefix("def ")
+    return f"def {name}(req, timeout):\n    return cache.lookup(req.key) or fallback(req)\n", "x"
+
+
+def _applied_reindented(text: str) -> tuple[str, str]:
+    """new_string is the middle block dedented (pattern 2: applied apart from indentation)."""
+    block = _middle_block(text, 4)
+    return block.replace("retries=3", "tries=3"), block.replace("\n    ", "\n")
+
+
 MISSES: dict[str, Callable[[str], tuple[str, str]]] = {
     "indentation (4 lines)": _dedent,
     "one token (1 line)": _token,
@@ -71,6 +93,9 @@ MISSES: dict[str, Callable[[str], tuple[str, str]]] = {
     "already applied": _applied,
     "first line verbatim": _anchored,
     "short needle (tab)": _short,
+    "stitched pieces": _stitched,
+    "loosely similar (name)": _loosely,
+    "applied, reindented": _applied_reindented,
 }
 """Each kind of miss, built from the file's text as (old_string, new_string)."""
 

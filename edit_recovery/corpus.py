@@ -562,6 +562,113 @@ CASES: tuple[Case, ...] = (
         new="            return sent; // total\n        }",
         kind="exact",
     ),
+    # --- issue 41: written after the code and run once, never tuned on ----------------------
+    Case(
+        name="py-stitched-two-methods",
+        file="cart.py",
+        old="    def add(self, item: Item) -> None:\n        for existing in self.items:\n"
+        '    def subtotal(self) -> Decimal:\n        total = Decimal("0")\n',
+        new="    pass\n",
+        kind="near_miss",
+        cause="left_out_lines",
+        meant="".join(
+            line + "\n"
+            for line in (
+                "    def add(self, item: Item) -> None:",
+                "        for existing in self.items:",
+                "            if existing.name == item.name:",
+                "                existing.quantity += item.quantity",
+                "                return",
+                "        self.items.append(item)",
+                "",
+                "    def subtotal(self) -> Decimal:",
+                '        total = Decimal("0")',
+            )
+        ),
+    ),
+    Case(
+        name="js-stitched-two-routes",
+        file="server.js",
+        old="route('GET', '/health', (req, res) => {\nroute('GET', '/users', async (req, res) => {",
+        new="route('GET', '/users', (req, res) => {",
+        kind="near_miss",
+        cause="left_out_lines",
+        meant="route('GET', '/health', (req, res) => {\n"
+        "  res.writeHead(200, { 'Content-Type': 'application/json' });\n"
+        "  res.end(JSON.stringify({ status: 'ok' }));\n"
+        "});\n\n"
+        "route('GET', '/users', async (req, res) => {",
+    ),
+    Case(
+        name="go-stitched-three-pieces",
+        file="main.go",
+        old='\tcfg := &Config{Retries: 3}\n\tif cfg.Name == "" {\n\t\treturn nil, ErrEmptyName\n',
+        new="\tcfg := &Config{Retries: 5}\n",
+        kind="near_miss",
+        cause="left_out_lines",
+        meant="\tcfg := &Config{Retries: 3}\n"
+        "\tfor _, arg := range args {\n"
+        "\t\tswitch {\n"
+        '\t\tcase strings.HasPrefix(arg, "--name="):\n'
+        '\t\t\tcfg.Name = strings.TrimPrefix(arg, "--name=")\n'
+        '\t\tcase arg == "--verbose":\n'
+        "\t\t\tcfg.Verbose = true\n"
+        "\t\t}\n"
+        "\t}\n"
+        '\tif cfg.Name == "" {\n'
+        "\t\treturn nil, ErrEmptyName\n",
+    ),
+    Case(
+        name="py-applied-apart-from-indentation",
+        file="cart.py",
+        old="    if not self.items:\n        return 'Empty.'",
+        new='if not self.items:\n    return "The cart is empty."\n'
+        'names = ", ".join(item.name for item in self.items)',
+        kind="applied",
+        cause="already_applied",
+        meant='        if not self.items:\n            return "The cart is empty."\n'
+        '        names = ", ".join(item.name for item in self.items)',
+    ),
+    Case(
+        name="js-applied-beside-a-near-copy",
+        file="server.js",
+        old="  res.writeHead(200, { 'Content-Type': 'application/json' });\n"
+        "  res.end(JSON.stringify(result));",
+        new="  res.writeHead(200, { 'Content-Type': 'application/json' });\n"
+        "  res.end(JSON.stringify({ status: 'ok' }));",
+        kind="applied",
+        cause="already_applied",
+        meant="  res.writeHead(200, { 'Content-Type': 'application/json' });\n"
+        "  res.end(JSON.stringify({ status: 'ok' }));",
+    ),
+    Case(
+        name="rust-stale-signature-invented-body",
+        file="cache.rs",
+        old="    pub fn get(&mut self, name: String) -> Vec<u8> {\n"
+        "        let hit = self.lookup_and_touch(name);\n"
+        "        hit.map(|entry| entry.clone()).unwrap_or_default()\n    }",
+        new="    pub fn get(&self, key: &str) -> Option<Vec<u8>> {\n        None\n    }",
+        kind="near_miss",
+        cause="loosely_similar",
+        meant="    pub fn get(&self, key: &str) -> Option<&Vec<u8>> {\n"
+        "        self.entries.get(key)\n    }",
+    ),
+    Case(
+        name="py-stale-def-invented-body",
+        file="cart.py",
+        old="def parse_quantity(raw, *, strict=True):\n"
+        "    cleaned = raw.replace(',', '').strip()\n"
+        "    if strict and not cleaned.isdigit():\n"
+        "        raise InvalidQuantity(raw)\n",
+        new="def parse_quantity(raw):\n    return int(raw)\n",
+        kind="near_miss",
+        cause="loosely_similar",
+        meant="def parse_quantity(text: str) -> int:\n"
+        "    value = int(text.strip())\n"
+        "    if value < 0:\n"
+        '        raise ValueError("quantity must not be negative")\n'
+        "    return value",
+    ),
     # --- genuinely absent (controls: no line may be named) -----------------------------------
     Case(
         name="py-absent",

@@ -1,6 +1,6 @@
 """A deep agent (LangChain's `deepagents`) works on a folder through dsh-fs's backend.
 
-    pip install 'dsh-fs[deepagents]' langchain-anthropic
+    pip install '.[deepagents]' langchain-anthropic   # in a checkout, Python 3.11+
     ANTHROPIC_API_KEY=... python examples/deep_agent.py ./project "Fix the typo"
 
 Its own file tools (ls, read_file, write_file, edit_file, glob, grep) run through dsh-fs:

@@ -1,6 +1,6 @@
 """A LangGraph agent works on a folder through dsh-fs's tools as LangChain tools.
 
-    pip install 'dsh-fs[langchain]' langchain langchain-openai
+    pip install '.[langchain]' langchain langchain-openai   # in a checkout
     OPENAI_API_KEY=... python examples/langchain_agent.py ./project "Fix the typo"
 
 The tools carry dsh-fs's schemas and descriptions; a refused call (a stale edit, a write

@@ -55,6 +55,10 @@ class FsErrorCode(str, enum.Enum):
     """A move's destination exists and was not read at its current version (SPEC §10)."""
     NOT_EMPTY = "FS_NOT_EMPTY"
     """A delete named a directory that still has entries (SPEC §10)."""
+    PLACEHOLDER = "FS_PLACEHOLDER"
+    """A write or edit would replace lines with a line that stands for omitted code
+    (``// ... existing code ...``, a ``[truncated]`` marker): refused, nothing changed
+    (SPEC §8.3)."""
     SEARCH_INVALID_PATTERN = "SEARCH_INVALID_PATTERN"
     """A search's regular expression or glob pattern is not valid (SPEC §8.1)."""
     SEARCH_ABORTED = "SEARCH_ABORTED"

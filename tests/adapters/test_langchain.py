@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-pytest.importorskip("langchain_core", reason="the LangChain integration needs Python 3.11+")
-pytest.importorskip("langgraph", reason="the LangChain integration needs Python 3.11+")
+pytest.importorskip("langchain_core", reason="the langchain extra is not installed")
+pytest.importorskip("langgraph", reason="the langchain extra is not installed")
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.tools import BaseTool

@@ -56,6 +56,15 @@ def test_the_printed_config_keeps_the_path_rules(
     ]
 
 
+def test_the_printed_config_keeps_the_client_roots_choice(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["--client-roots", "strict", "--print-config", "claude", str(tmp_path)]
+    config, _ = _printed(["mcp", *argv], capsys)
+    args = config["mcpServers"]["dsh-fs"]["args"]
+    assert args[args.index("mcp") + 1 :] == ["--client-roots", "strict", str(tmp_path)]
+
+
 def test_cursor_and_vscode_configs_have_their_hosts_shapes(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

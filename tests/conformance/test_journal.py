@@ -262,9 +262,10 @@ async def test_an_empty_directorys_delete_is_recorded_and_undo_makes_it_again(
     assert not put.outside.exists("gone")
     assert [r.result for r in await ws.journal.undo(ids=[entry.id])] == ["undone"]
     assert put.outside.exists("gone")
-    # The whole run: the directory made again is removed again, then the mkdir undone.
+    # The whole run (SPEC §9.1): the undone delete is skipped, the mkdir undone (the
+    # directory made again is removed again).
     put.outside.write_bytes("other.txt", b"untouched\n")
     results = await ws.journal.undo(session="agent")
-    assert [(r.id, r.result) for r in results] == [(entry.id, "refused"), (made.id, "undone")]
+    assert [(r.id, r.result) for r in results] == [(made.id, "undone")]
     assert not put.outside.exists("gone")
     assert put.outside.read_bytes("other.txt") == b"untouched\n"

@@ -8,7 +8,7 @@ import pytest
 
 from dsh_fs.errors import FsErrorCode
 from dsh_fs.fs import FsFileType, FsWalkEntry
-from dsh_fs.fs._walk import walk_by_listing
+from dsh_fs.fs._contract import walk_by_listing
 
 from .backends import ProviderUnderTest, fails, require
 

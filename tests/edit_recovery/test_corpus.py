@@ -26,6 +26,8 @@ CAUSES = {
     "extra_line",
     "edge_line_break",
     "already_applied",
+    "left_out_lines",
+    "loosely_similar",
 }
 
 

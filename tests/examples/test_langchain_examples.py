@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("langgraph", reason="the LangChain integration needs Python 3.11+")
+pytest.importorskip("langgraph", reason="the langchain extra is not installed")
 pytest.importorskip("deepagents", reason="deepagents supports Python 3.11+ only")
 
 from ..scripted_chat import ScriptedChatModel, call, say, tool_messages

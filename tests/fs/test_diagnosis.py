@@ -528,3 +528,175 @@ def test_ambiguous_matches_on_one_line_are_grouped_with_their_count() -> None:
     assert diagnosis.details["lines"] == [1, 1, 1, 1, 2, 2, 3]
     one = diagnose_ambiguous("x = x + x\n", "x", 3, crlf=False)
     assert one.text == "The matches start at line 1 (3 matches)."
+
+
+# --- issue 41: stitched pieces, applied by evidence, loosely similar ----------------------------
+# These are the cases the patterns were built on; the held-out ones are corpus cases
+# (edit_recovery/corpus.py, "issue 41"), run once after the code was written.
+
+METHODS = "class C:\n" + "".join(
+    f"    def m{i}(self, value):\n        if value is None:\n"
+    f"            return self.default_{i}\n        return self.convert_{i}(value)\n\n"
+    for i in range(1, 40)
+)
+
+
+def test_old_string_stitched_from_pieces_far_apart_names_the_span_and_what_it_leaves_out() -> None:
+    old = (
+        "    def m3(self, value):\n        if value is None:\n"
+        "    def m30(self, value):\n        if value is None:\n"
+    )
+    error = edit_error(METHODS, old)
+    assert error.details["closest"] == {"start": 12, "end": 148}
+    assert causes(error) == ["left_out_lines"]
+    assert error.message == MISS + (
+        "The closest text in the file is at lines 12-148, in pieces; it differs from "
+        "old_string:\n"
+        "- pieces: every line of old_string is in the file, in order, but as lines 12-13 and "
+        "147-148, which are not adjacent: old_string leaves out lines 14-146 (133 lines) "
+        "between them\n"
+        "12:     def m3(self, value):\n"
+        "13:         if value is None:\n"
+        "14:             return self.default_3\n"
+        "15:         return self.convert_3(value)\n"
+        "16: \n"
+        "147:     def m30(self, value):\n"
+        "148:         if value is None:\n"
+        "Edit each piece with its own old_string, or copy old_string from these lines exactly "
+        'with the lines between the pieces, without the "<n>: " prefixes.'
+    )
+
+
+def test_pieces_that_occur_twice_are_not_taken_for_a_stitched_old_string() -> None:
+    text = "a = compute(1)\nb = compute(2)\nc = 3\na = compute(1)\nd = 4\nb = compute(2)\n"
+    error = edit_error(text, "a = compute(1)\nb = compute(2)\nd = 4")
+    assert "left_out_lines" not in causes(error)
+
+
+def test_applied_where_old_string_s_kept_lines_are_even_if_a_near_copy_is_a_word_away() -> None:
+    text = (
+        "def first(items):\n    total = sum(items)\n    count = len(items)\n"
+        "    return total / count\n\n\n"
+        "def second(values):\n    total = sum(values)\n    count = len(values)\n"
+        "    return total\n"
+    )
+    old = "    total = sum(items)\n    count = len(items)\n    return total\n"
+    new = "    total = sum(items)\n    count = len(items)\n    return total / count\n"
+    error = edit_error(text, old, new)
+    assert error.details["new_string_at"] == {"start": 2, "end": 4}
+    assert error.message == MISS + (
+        "new_string is already in the file at lines 2-4, and old_string is not: the edit looks "
+        "already applied.\n"
+        "2:     total = sum(items)\n"
+        "3:     count = len(items)\n"
+        "4:     return total / count\n"
+        "Read the file to check before editing it again."
+    )
+
+
+def test_not_applied_while_the_lines_to_remove_are_still_there_even_if_new_string_is() -> None:
+    text = (
+        "import logging\nlog = logging.getLogger()\nlog.info('start')\n\n\n"
+        "def run():\n    x = load()\n    return x\n"
+    )
+    error = edit_error(text, "def run():\n    x = load( )\n    return x\n", "log.info('start')")
+    assert "new_string_at" not in error.details
+    assert error.details["closest"] == {"start": 6, "end": 8}
+    assert causes(error) == ["spacing"]
+
+
+def test_new_string_present_apart_from_indentation_looks_applied() -> None:
+    text = (
+        "class A:\n    def run(self):\n        try:\n            x = load()\n"
+        "            return x\n        except OSError:\n            return None\n"
+    )
+    old = "def run(self):\n    x = load()\n    return x\n"
+    new = (
+        "def run(self):\n    try:\n        x = load()\n        return x\n"
+        "    except OSError:\n        return None"
+    )
+    error = edit_error(text, old, new)
+    assert error.details["new_string_at"] == {"start": 2, "end": 7}
+    assert error.message.split("\n")[1] == (
+        "new_string is already in the file at lines 2-7 apart from indentation, and old_string "
+        "is not: the edit looks already applied."
+    )
+
+
+CACHE = (
+    "class Cache:\n"
+    "    def fetch_entry(self, key: str, default: Any = None) -> Any:\n"
+    "        if key in self.items:\n"
+    "            return self.items[key]\n"
+    "        return default\n"
+    "\n"
+    "    def store(self, key: str, value: Any) -> None:\n"
+    "        self.items[key] = value\n"
+)
+
+
+def test_a_stale_signature_with_an_invented_body_is_named_loosely_by_its_unique_name() -> None:
+    old = (
+        "    def fetch_entry(self, key):\n        value = self._lookup(key)\n"
+        "        if value is MISSING:\n            raise KeyError(key)\n        return value\n"
+    )
+    error = edit_error(CACHE, old)
+    assert error.details["closest"] == {"start": 2, "end": 5}
+    assert causes(error) == ["loosely_similar"]
+    assert error.message == MISS + (
+        "Nothing in the file is close to old_string; the most similar text is at lines 2-5, "
+        "loosely:\n"
+        "- loosely similar: nothing in the file is close to old_string, but line 2 defines "
+        "'fetch_entry', as old_string's line 1 does, and no other line does; old_string may be "
+        "stale or partly invented\n"
+        "2:     def fetch_entry(self, key: str, default: Any = None) -> Any:\n"
+        "3:         if key in self.items:\n"
+        "4:             return self.items[key]\n"
+        "5:         return default\n"
+        "Read these lines, then copy old_string from the read output exactly."
+    )
+
+
+def test_a_name_the_file_defines_twice_anchors_nothing() -> None:
+    text = CACHE + "\n\ndef fetch_entry(key):\n    return None\n"
+    old = "    def fetch_entry(self, key):\n        raise NotImplementedError('invented')\n"
+    error = edit_error(text, old)
+    assert error.details["closest"] is None
+    assert causes(error) == ["nothing_close"]
+
+
+def test_an_alignment_short_of_close_is_named_as_loosely_similar() -> None:
+    text = (
+        "def handle(request):\n    user = request.user\n    if not user.is_active:\n"
+        "        return forbidden()\n    return render(user)\n"
+    )
+    old = (
+        "    user = request.user_or_none\n    if user is None or user.banned:\n"
+        "        return forbidden()\n    return render_page(user, theme)\n"
+    )
+    error = edit_error(text, old)
+    assert error.details["closest"] == {"start": 2, "end": 5}
+    assert error.details["reasons"][0]["message"] == (
+        "loosely similar: nothing in the file is close to old_string, but lines 2-5 have about "
+        "61% of its text; old_string may be stale or partly invented"
+    )
+
+
+def test_a_line_said_missing_here_that_the_file_has_elsewhere_says_where_it_is() -> None:
+    text = (
+        "".join(
+            f"def func_{i}(value):\n    total = value + {i * 7}\n    return total * {i}\n\n"
+            for i in range(30)
+        )
+        + "report.write(final_summary)\n"
+    )
+    old = (
+        "def func_3(value):\n    total = value + 21\n    report.write(final_summary)\n"
+        "    return total * 3\n"
+    )
+    error = edit_error(text, old)
+    missing = [r["message"] for r in error.details["reasons"] if r["cause"] == "missing_line"]
+    assert missing == [
+        "old_string's line 4 ('return total * 3') is line 15 of the file, not here (after line 121)"
+    ]
+    assert " is not in the file here " not in error.message

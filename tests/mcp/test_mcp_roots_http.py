@@ -1,8 +1,8 @@
-"""MCP roots (SPEC §10) over streamable HTTP, with the real MCP SDK client declaring roots
-(`list_roots_callback`): each MCP session is fenced in to its own client's roots (two
-clients of one server do not share a fence), narrowed when the server got ROOTs, asked again
-after ``notifications/roots/list_changed``, which drops only what was seen under a removed
-root."""
+"""MCP roots (SPEC §10, §10.1) over streamable HTTP, with the real MCP SDK client declaring
+roots (`list_roots_callback`): each MCP session is fenced in to its own client's roots (two
+clients of one server do not share a fence), narrowed when the server got ROOTs and they
+overlap, left out (logged once) when they are empty or elsewhere, asked again after
+``notifications/roots/list_changed``, which drops only what was seen under a removed root."""
 
 from __future__ import annotations
 
@@ -139,3 +139,46 @@ async def test_a_client_over_http_that_names_no_roots_gets_every_path_refused(tr
             result = await read(c, "f.txt")
     assert code_of(result) == "FS_SANDBOX_DENIED"
     assert "the MCP client named no roots" in text_of(result)
+
+
+async def test_with_roots_given_empty_or_disjoint_client_roots_over_http_leave_them_in_force(
+    tree: Path,
+) -> None:
+    (tree / "given" / "f.txt").write_text("given\n", encoding="utf-8")
+    elsewhere = Roots((tree / "a").as_uri())
+    with anyio.fail_after(TIMEOUT):
+        async with (
+            http_server(tree / "given", env=WAIT) as served,
+            client(served.url, options=declaring(Roots())) as empty,
+            client(served.url, options=declaring(elsewhere)) as other,
+        ):
+            seen = await read(empty, tree / "given" / "f.txt")
+            edited = await empty.call_tool("edit", edit(tree / "given" / "f.txt"))
+            other_read = await read(other, "inner/f.txt")
+            other_again = await read(other, "f.txt")
+            its_own = await read(other, tree / "a" / "f.txt")
+    assert "1: given" in text_of(seen)
+    assert not edited.is_error, text_of(edited)
+    assert (tree / "given" / "f.txt").read_text(encoding="utf-8") == "z\n"
+    assert "1: given/inner" in text_of(other_read)
+    assert "1: z" in text_of(other_again)
+    assert code_of(its_own) == "FS_SANDBOX_DENIED"
+    assert "outside the sandbox" in text_of(its_own)
+    # Logged once per change of the client's roots (here: once per session), naming them.
+    assert served.stderr.count("the client named no roots: ") == 1
+    assert served.stderr.count(f"the client's roots ({tree}/a) overlap no served ROOT") == 1
+
+
+async def test_a_refusal_over_http_caused_by_overlapping_client_roots_names_them(
+    tree: Path,
+) -> None:
+    (tree / "given" / "f.txt").write_text("given\n", encoding="utf-8")
+    roots = Roots((tree / "given" / "inner").as_uri())
+    with anyio.fail_after(TIMEOUT):
+        async with (
+            http_server(tree / "given", env=WAIT) as served,
+            client(served.url, options=declaring(roots)) as c,
+        ):
+            beside = await read(c, tree / "given" / "f.txt")
+    assert code_of(beside) == "FS_SANDBOX_DENIED"
+    assert f"outside the client's roots ({tree}/given/inner)" in text_of(beside)

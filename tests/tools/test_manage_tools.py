@@ -88,6 +88,32 @@ async def test_a_move_never_clobbers_an_unread_destination_and_replaces_a_read_o
     assert (root / "b.txt").read_text(encoding="utf-8") == "a\n"
 
 
+async def test_a_move_of_a_read_file_someone_else_deleted_is_stale_with_the_remedy_as_delete(
+    root: Path,
+) -> None:
+    (root / "a.txt").write_text("a\n", encoding="utf-8")
+    (root / "b.txt").write_text("b\n", encoding="utf-8")
+    async with Workspace.sandbox(root) as ws:
+        session = ws.session()
+        await session.call("read", {"file_path": "a.txt"})
+        await session.call("read", {"file_path": "b.txt"})
+        (root / "a.txt").unlink()
+        (root / "b.txt").unlink()
+        moved = await session.call("move", {"source_path": "a.txt", "destination_path": "c.txt"})
+        deleted = await session.call("delete", {"file_path": "b.txt"})
+        never_read = await session.call(
+            "move", {"source_path": "never.txt", "destination_path": "c.txt"}
+        )
+    assert (moved.code, moved.text) == (
+        "FS_STALE_VERSION",
+        f'Error: cannot move "{root}/a.txt": file no longer exists — re-read the file, then retry',
+    )
+    assert deleted.code == "FS_STALE_VERSION"
+    assert deleted.text.endswith("file no longer exists — re-read the file, then retry")
+    assert never_read.code == "FS_NOT_FOUND"
+    assert not (root / "c.txt").exists()
+
+
 async def test_a_directory_moves_and_is_deleted_empty_without_a_read(root: Path) -> None:
     (root / "pkg").mkdir()
     (root / "pkg" / "m.py").write_text("x\n", encoding="utf-8")

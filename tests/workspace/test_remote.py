@@ -8,6 +8,7 @@ import uuid
 import pytest
 
 from dsh_fs import Workspace
+from dsh_fs.fs import WrapperFileSystem
 from dsh_fs.providers import FsspecFileSystem
 from tests.s3_server import S3Server, shared_server
 
@@ -36,7 +37,8 @@ def stored(s3: S3Server, bucket: str, key: str) -> bytes:
 async def test_read_write_and_edit_through_a_session_on_s3(s3: S3Server, bucket: str) -> None:
     url = f"s3://{bucket}/repo/src/app.py"
     async with remote(s3, bucket) as workspace:
-        assert isinstance(workspace.fs, FsspecFileSystem)
+        assert isinstance(workspace.fs, WrapperFileSystem)
+        assert isinstance(workspace.fs.wrapped, FsspecFileSystem)
         assert workspace.cwd == f"s3://{bucket}/repo"
         session = workspace.session()
         write = await session.call("write", {"file_path": "src/app.py", "content": "x = 1\n"})
@@ -138,7 +140,8 @@ async def test_a_memory_workspace_behaves_the_same(s3: S3Server) -> None:
             "edit", {"file_path": "a.txt", "old_string": "alpha", "new_string": "beta"}
         )
         assert edit.text == f"The file {url}/a.txt has been updated successfully."
-        workspace.fs.fs.pipe_file(f"{url}/a.txt", b"gamma\n")  # type: ignore[attr-defined]
+        assert isinstance(workspace.fs, WrapperFileSystem)
+        workspace.fs.wrapped.fs.pipe_file(f"{url}/a.txt", b"gamma\n")  # type: ignore[attr-defined]
         stale = await session.call(
             "edit", {"file_path": "a.txt", "old_string": "beta", "new_string": "delta"}
         )

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from dsh_fs import Workspace
+from dsh_fs.fs import WrapperFileSystem
 from dsh_fs.providers import SandboxFileSystem
 
 pytestmark = pytest.mark.anyio
@@ -31,7 +32,8 @@ def listing(top: Path) -> list[str]:
 
 async def test_a_sandbox_workspace_reads_writes_and_edits_inside_its_root(tree: Path) -> None:
     async with Workspace.sandbox(tree / "root") as workspace:
-        assert isinstance(workspace.fs, SandboxFileSystem)
+        assert isinstance(workspace.fs, WrapperFileSystem)
+        assert isinstance(workspace.fs.wrapped, SandboxFileSystem)
         assert workspace.cwd == str(tree / "root")
         session = workspace.session()
         read = await session.call("read", {"file_path": "notes.txt"})

@@ -1,6 +1,6 @@
-"""`Session.set_roots` (SPEC §10, MCP roots): a session's own fence beside the workspace's
-and the other sessions', the rules relative to its roots, and a removed root forgetting only
-what was observed under it."""
+"""`Session.set_roots` (SPEC §10, §10.1, MCP roots): a session's own fence beside the
+workspace's and the other sessions', roots that leave the given ones in force, the rules
+relative to its roots, and a removed root forgetting only what was observed under it."""
 
 from __future__ import annotations
 
@@ -51,6 +51,28 @@ async def test_narrowing_keeps_only_what_lies_inside_the_given_roots(tree: Path)
         widened = session.set_roots([str(tree)], replace=False)
     assert kept == (str(tree / "given" / "inner"),)
     assert widened == (str(tree / "given"),)
+
+
+async def test_not_strict_roots_that_overlap_none_leave_the_given_roots_in_force(
+    tree: Path,
+) -> None:
+    async with Workspace.sandbox(tree / "given") as workspace:
+        session = workspace.session()
+        disjoint = session.set_roots([str(tree / "a")], replace=False, strict=False)
+        disjoint_client = session.client_roots
+        read = await session.call("read", {"file_path": "inner/f.txt"})
+        empty = session.set_roots([], replace=False, strict=False)
+        narrowed = session.set_roots([str(tree / "given" / "inner")], replace=False, strict=False)
+        beside = await session.call("read", {"file_path": str(tree / "given" / "x.txt")})
+        strict = session.set_roots([str(tree / "a")], replace=False)
+        refused = await session.call("read", {"file_path": str(tree / "given/inner/f.txt")})
+    assert disjoint == empty == (str(tree / "given"),)
+    assert disjoint_client is None
+    assert "1: given/inner" in read.text
+    assert narrowed == (str(tree / "given" / "inner"),)
+    assert f"outside the client's roots ({tree}/given/inner)" in beside.text
+    assert strict == ()
+    assert f"outside the client's roots ({tree}/a)" in refused.text
 
 
 async def test_no_root_left_refuses_every_path_saying_so(tree: Path) -> None:

@@ -9,6 +9,7 @@ integrations load their framework on first use.
 """
 
 import importlib
+import sys
 from typing import TYPE_CHECKING, Any
 
 from ._anthropic import AnthropicTool, AnthropicToolResult, anthropic_tool_results, anthropic_tools
@@ -49,10 +50,24 @@ _LAZY = {
 }
 
 
+_NEEDS_3_11 = {"WorkspaceBackend": "deepagents", "WorkspaceToolset": "pydantic-ai"}
+"""The names whose framework supports Python 3.11+ only (their extra installs nothing on
+3.10), by the extra that brings it."""
+
+
 def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    extra = _NEEDS_3_11.get(name)
+    if extra is not None and sys.version_info < (3, 11):
+        # Not the framework's own ModuleNotFoundError: installing it again would not help.
+        raise ImportError(
+            f"dsh_fs.adapters.{name} needs Python 3.11+ ({extra} supports no older Python; "
+            f"the {extra} extra installs it only there); this is Python "
+            f"{sys.version_info.major}.{sys.version_info.minor}",
+            name=f"{__name__}.{name}",
+        )
     return getattr(importlib.import_module(module, __name__), name)
 
 

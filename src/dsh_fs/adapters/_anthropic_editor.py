@@ -235,7 +235,7 @@ async def _view(call: _Caller, path: str, raw_range: object) -> EditorOutcome:
 async def _view_directory(session: Session, path: str, raw_range: object) -> EditorOutcome | None:
     """The directory at `path`, two levels deep, hidden entries left out; None when `path`
     is not a directory (the read's failure then stands)."""
-    fs = session.workspace.fs
+    fs = session.fs
     try:
         target = await fs.resolve(path, session.cwd)
         info = await fs.stat(target)
@@ -275,7 +275,7 @@ async def _tree(session: Session, directory: FsTarget) -> tuple[list[str], int, 
     The total is exact, and only shown entries (and hidden names) are looked at: a top level
     with more than `TREE_ENTRIES` visible children is shown alone, counted by its names.
     """
-    fs = session.workspace.fs
+    fs = session.fs
     top, top_total = await _visible_first(fs, directory, TREE_ENTRIES)
     if top_total > TREE_ENTRIES:
         return [await _child(fs, directory, entry.name) for entry in top], top_total, False

@@ -119,7 +119,7 @@ class WorkspaceBackend(BackendProtocol):
     async def _root_path(self) -> str:
         """The working directory's display path (what our messages call it)."""
         if self._root is None:
-            target = await self.session.workspace.fs.resolve(".", self.session.cwd)
+            target = await self.session.fs.resolve(".", self.session.cwd)
             self._root = target.display_path
         return self._root
 
@@ -411,7 +411,7 @@ class WorkspaceBackend(BackendProtocol):
         return await self._on_loop(functools.partial(self._download, paths))
 
     async def _download(self, paths: list[str]) -> list[FileDownloadResponse]:
-        fs = self.session.workspace.fs
+        fs = self.session.fs
         responses: list[FileDownloadResponse] = []
         for path in paths:
             target: FsTarget | None = None

@@ -198,11 +198,21 @@ class SyncJournal:
         session: str | None = None,
         since: str | None = None,
         dry_run: bool = False,
+        hunks: Iterable[int] = (),
+        merge: bool = False,
+        paths: Sequence[str] = (),
     ) -> list[UndoResult]:
-        """`Journal.undo`."""
+        """`Journal.undo` (a revert by hunk with `hunks` or `merge`)."""
         return self._portal.call(
             functools.partial(
-                self.journal.undo, ids=list(ids), session=session, since=since, dry_run=dry_run
+                self.journal.undo,
+                ids=list(ids),
+                session=session,
+                since=since,
+                dry_run=dry_run,
+                hunks=list(hunks),
+                merge=merge,
+                paths=paths,
             )
         )
 
@@ -255,6 +265,7 @@ class SyncWorkspace:
         encodings: Encodings | Mapping[str, str] | None = None,
         encoding_fallback: Sequence[str] = (),
         editorconfig: bool = False,
+        placeholders: bool = True,
     ) -> Self:
         """A synchronous `Workspace.local` (same arguments)."""
         from dsh_fs.workspace import Workspace
@@ -272,6 +283,7 @@ class SyncWorkspace:
                 encodings=encodings,
                 encoding_fallback=encoding_fallback,
                 editorconfig=editorconfig,
+                placeholders=placeholders,
             )
         )
 
@@ -291,6 +303,7 @@ class SyncWorkspace:
         encodings: Encodings | Mapping[str, str] | None = None,
         encoding_fallback: Sequence[str] = (),
         editorconfig: bool = False,
+        placeholders: bool = True,
     ) -> Self:
         """A synchronous `Workspace.sandbox` (same arguments).
 
@@ -315,6 +328,7 @@ class SyncWorkspace:
                 encodings=encodings,
                 encoding_fallback=encoding_fallback,
                 editorconfig=editorconfig,
+                placeholders=placeholders,
             )
         )
 
@@ -337,6 +351,7 @@ class SyncWorkspace:
         journal: JournalOption = None,
         encodings: Encodings | Mapping[str, str] | None = None,
         encoding_fallback: Sequence[str] = (),
+        placeholders: bool = True,
         **storage_options: Any,
     ) -> Self:
         """A synchronous `Workspace.remote` (same arguments): any fsspec storage.
@@ -359,6 +374,7 @@ class SyncWorkspace:
                 journal=journal,
                 encodings=encodings,
                 encoding_fallback=encoding_fallback,
+                placeholders=placeholders,
                 **storage_options,
             )
         )

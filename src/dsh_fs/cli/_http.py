@@ -19,6 +19,7 @@ import stat
 import sys
 from typing import TYPE_CHECKING, Final
 
+from ._client_roots import client_roots_mode
 from ._config import (
     HOSTS,
     Host,
@@ -209,8 +210,8 @@ def run_http(args: argparse.Namespace, workspace: Workspace, host: str, port: in
                     structured=args.structured,
                     log_level=args.log_level,
                     on_ready=ready,
-                    # A client's MCP roots fence its own session, or narrow the ROOTs given.
-                    client_roots="narrow" if args.roots else "replace",
+                    # A client's MCP roots fence its own session (SPEC §10.1).
+                    client_roots=client_roots_mode(args),
                 )
 
         run_until_interrupted(http)

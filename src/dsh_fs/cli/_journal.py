@@ -7,6 +7,7 @@ import argparse
 import json
 import os
 import re
+import stat
 import sys
 from typing import TYPE_CHECKING
 
@@ -15,7 +16,8 @@ import anyio
 from ._usage import size_type
 
 if TYPE_CHECKING:
-    from dsh_fs.journal import JournalConfig
+    from dsh_fs.fs import JournalEntry
+    from dsh_fs.journal import Journal, JournalConfig, UndoResult
     from dsh_fs.workspace import Workspace
 
 __all__ = [
@@ -110,7 +112,7 @@ def add_journal_commands(commands: argparse._SubParsersAction) -> None:  # type:
         description="List the changes the journal recorded under ROOT (default: the current "
         "directory), newest first: id, time, session, tool, +/- lines, path.",
     )
-    log.add_argument("paths", nargs="*", metavar="[ROOT] [PATH ...]")
+    log.add_argument("paths", nargs="*", metavar="[ROOT ...] [PATH ...]")
     log.add_argument("--json", action="store_true", help="one JSON array of entries")
     log.add_argument("--session", help="only this session's changes")
     log.add_argument("--since", help="only changes since TIME (RFC 3339, or 90s, 10m, 2h, 1d)")
@@ -119,27 +121,48 @@ def add_journal_commands(commands: argparse._SubParsersAction) -> None:  # type:
     diff = commands.add_parser(
         "diff",
         help="show one recorded change as a unified diff",
-        description="Print the unified diff of change ID under ROOT.",
+        description="Print the unified diff of change ID under ROOT (several ROOTs: the "
+        "changes under any of them, as 'dsh-fs mcp' serves several).",
     )
-    diff.add_argument("root", metavar="ROOT")
-    diff.add_argument("id", metavar="ID")
+    diff.add_argument("operands", nargs="+", metavar="ROOT [ROOT ...] ID")
     add_journal_options(diff, switch=False)
 
     undo = commands.add_parser(
         "undo",
         help="undo recorded changes, each only if its file is still as the change left it",
-        description="Undo the chosen changes under ROOT, newest first. A file changed since "
-        "(by you, another agent) is refused with the reason, and nothing of it changes. "
+        description="Undo the chosen changes under ROOT (or several ROOTs), newest first. A "
+        "file changed since (by you, another agent) is refused with the reason, and nothing "
+        "of it changes. --session and --since put each file back as it was before the "
+        "earliest chosen change still in force, and find nothing the second time. "
         "Exit 0: all undone; 1: something refused; 2: usage, or no such entry.",
     )
-    undo.add_argument("root", metavar="ROOT")
-    undo.add_argument("ids", nargs="*", metavar="ID")
+    undo.add_argument("operands", nargs="+", metavar="ROOT [ROOT ...] [ID ...]")
     undo.add_argument("--session", help="every change of this session")
     undo.add_argument("--since", help="every change since TIME (RFC 3339, or 10m, 2h, 1d)")
     undo.add_argument(
+        "--hunk",
+        action="append",
+        type=int,
+        default=[],
+        metavar="N",
+        help="revert only hunk N of change ID (from 1, as 'dsh-fs diff' numbers them; "
+        "repeatable), in the file as it is now",
+    )
+    undo.add_argument(
+        "--merge",
+        action="store_true",
+        help="revert every hunk of change ID that is still as the change left it; the file "
+        "keeps the others (each refused with the reason)",
+    )
+    undo.add_argument(
         "--dry-run", action="store_true", help="say what would happen; change nothing"
     )
-    undo.add_argument("--json", action="store_true", help="[{id, path, result, reason}]")
+    undo.add_argument(
+        "--json",
+        action="store_true",
+        help="[{id, path, result, reason}] (and hunks: [{n, result, reason}] with --hunk or "
+        "--merge)",
+    )
     add_journal_options(undo, switch=False)
 
     journal = commands.add_parser("journal", help="maintain the journal store")
@@ -151,16 +174,107 @@ def add_journal_commands(commands: argparse._SubParsersAction) -> None:  # type:
     add_journal_options(prune, switch=False)
 
 
-def _workspace(root: str | None, args: argparse.Namespace) -> Workspace:
+def _workspace(roots: list[str], args: argparse.Namespace) -> Workspace:
+    """A sandbox over `roots` (default: the current directory) with the journal the options
+    name."""
     from dsh_fs.workspace import Workspace
 
-    path = os.path.abspath(root or os.getcwd())
-    if not os.path.isdir(path):
-        raise JournalUsageError(f"dsh-fs {args.command}: {path}: not a directory")
+    paths = [os.path.abspath(root) for root in roots] or [os.getcwd()]
+    for path in paths:
+        if not os.path.isdir(path):
+            raise JournalUsageError(f"dsh-fs {args.command}: {path}: not a directory")
     try:
-        return Workspace.sandbox(path, journal=journal_config(args))
+        return Workspace.sandbox(paths[0], *paths[1:], journal=journal_config(args))
     except ValueError as exc:
         raise JournalUsageError(f"dsh-fs {args.command}: {exc}") from exc
+
+
+def _leading_roots(operands: list[str]) -> tuple[list[str], list[str]]:
+    """The leading operands that are folders (each outside the ones before it: a folder
+    inside a ROOT is a PATH), and the rest."""
+    roots: list[str] = []
+    for index, operand in enumerate(operands):
+        real = os.path.realpath(operand)
+        inside = any(
+            real == r or real.startswith(r.rstrip("/") + "/") for r in map(os.path.realpath, roots)
+        )
+        if not os.path.isdir(operand) or inside:
+            return roots, operands[index:]
+        roots.append(operand)
+    return roots, []
+
+
+def _journals(workspace: Workspace) -> list[Journal]:
+    """The workspace's journal, then the journal of every other root kept in the same store
+    directory (a server with several ROOTs records under its first, one with client roots
+    under the folder it started in): their entries count only inside the served roots."""
+    from dsh_fs.journal import Journal
+    from dsh_fs.providers import LocalJournalStore
+
+    primary = workspace.journal
+    assert primary is not None
+    journals = [primary]
+    base = os.path.dirname(primary.store.location)
+    try:
+        names = sorted(os.listdir(base))
+    except OSError:
+        return journals
+    for name in names:
+        sub = os.path.join(base, name)
+        root = _sub_store_root(sub)
+        if sub == primary.store.location or root is None:
+            continue
+        try:
+            store = LocalJournalStore(base, root)
+        except OSError:
+            continue
+        if store.location != sub:  # a root file that does not name its sub-store
+            store.close()
+            continue
+        journals.append(
+            Journal(
+                workspace.fs,
+                store,
+                max_bytes=primary.max_bytes,
+                max_age_seconds=primary.max_age_seconds,
+            )
+        )
+    return journals
+
+
+def _sub_store_root(sub: str) -> str | None:
+    """The canonical root a sub-store records (its ``root`` file: a small regular file,
+    never followed through a link), or None."""
+    try:
+        fd = os.open(os.path.join(sub, "root"), os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > 64 * 1024:
+            return None
+        data = os.read(fd, 64 * 1024)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    root = os.fsdecode(data.rstrip(b"\n"))
+    return root if root.startswith("/") and "\0" not in root and "\n" not in root else None
+
+
+def _close(journals: list[Journal]) -> None:
+    """Close the stores `_journals` opened (the workspace closes its own)."""
+    for journal in journals[1:]:
+        journal.store.close()
+
+
+def _served(workspace: Workspace, entry: JournalEntry) -> bool:
+    """Whether `entry` changed a file inside the workspace's roots."""
+    roots = [root.rstrip("/") + "/" for root in workspace.fs.roots]
+    return any(
+        path is not None and (path + "/").startswith(tuple(roots))
+        for path in (entry.path, entry.source)
+    )
 
 
 def _human(size: int) -> str:
@@ -174,25 +288,33 @@ def _human(size: int) -> str:
 def run_journal(args: argparse.Namespace) -> int:
     """Run `log`, `diff`, `undo` or `journal prune`; returns the exit status."""
     if args.command == "log":
-        positional = list(args.paths)
-        root = None
-        if positional and os.path.isdir(positional[0]):
-            root = positional.pop(0)
-        workspace = _workspace(root, args)
-        return anyio.run(_log, workspace, args, positional)
+        roots, paths = _leading_roots(list(args.paths))
+        return anyio.run(_log, _workspace(roots, args), args, paths)
     if args.command == "diff":
-        return anyio.run(_diff, _workspace(args.root, args), args)
+        if len(args.operands) < 2:
+            raise JournalUsageError("dsh-fs diff: name a ROOT and the change's ID")
+        args.id = args.operands[-1]
+        return anyio.run(_diff, _workspace(args.operands[:-1], args), args)
     if args.command == "undo":
+        roots, args.ids = _leading_roots(list(args.operands))
+        if not roots:
+            raise JournalUsageError(f"dsh-fs undo: {args.operands[0]}: not a directory")
         if not args.ids and args.session is None and args.since is None:
             raise JournalUsageError(
                 "dsh-fs undo: name the changes to undo: IDs, --session S or --since TIME"
             )
-        return anyio.run(_undo, _workspace(args.root, args), args)
-    return anyio.run(_prune, _workspace(args.root, args))
+        if (args.hunk or args.merge) and (
+            len(args.ids) != 1 or args.session is not None or args.since is not None
+        ):
+            raise JournalUsageError(
+                "dsh-fs undo: --hunk and --merge revert one change: name its ID"
+            )
+        return anyio.run(_undo, _workspace(roots, args), args)
+    return anyio.run(_prune, _workspace([args.root] if args.root else [], args))
 
 
 async def _log(workspace: Workspace, args: argparse.Namespace, paths: list[str]) -> int:
-    from dsh_fs.journal import parse_since
+    from dsh_fs.journal import parse_since, printable
 
     async with workspace:
         journal = workspace.journal
@@ -202,24 +324,37 @@ async def _log(workspace: Workspace, args: argparse.Namespace, paths: list[str])
                 parse_since(args.since)
             except ValueError as exc:
                 raise JournalUsageError(f"dsh-fs log: {exc}") from exc
-        wanted = [_relative(workspace, path) for path in paths]
-        entries = await journal.entries(session=args.session, since=args.since, paths=wanted)
-        _, problems = await journal.read()
-        for problem in problems:
-            print(
-                f"dsh-fs log: unreadable record {problem.name}: {problem.reason}", file=sys.stderr
-            )
+        wanted = _wanted(workspace, paths)
+        journals = _journals(workspace)
+        try:
+            entries: list[JournalEntry] = []
+            for index, one in enumerate(journals):
+                found = await one.entries(session=args.session, since=args.since, paths=wanted)
+                entries += found if index == 0 else [e for e in found if _served(workspace, e)]
+                _, problems = await one.read()
+                for problem in problems if index == 0 else ():
+                    print(
+                        f"dsh-fs log: unreadable record {printable(problem.name)}: "
+                        f"{printable(problem.reason)}",
+                        file=sys.stderr,
+                    )
+        finally:
+            _close(journals)
+        entries.sort(key=lambda entry: entry.id, reverse=True)
         if args.json:
             print(json.dumps([entry.to_json() for entry in entries], indent=2))
             return 0
         usage = await journal.usage()
         if not entries:
-            print(f"No changes are recorded for {workspace.cwd} (journal: {usage.location}).")
+            print(
+                f"No changes are recorded for {printable(str(workspace.cwd))} "
+                f"(journal: {printable(usage.location)})."
+            )
             return 0
         print(
             f"{len(entries)} change{'s' if len(entries) != 1 else ''} shown; the journal at "
-            f"{usage.location} holds {usage.entries} entries and {usage.pre_images} "
-            f"pre-images ({_human(usage.bytes)})"
+            f"{printable(usage.location)} holds {usage.entries} entries and "
+            f"{usage.pre_images} pre-images ({_human(usage.bytes)})"
         )
         for entry in entries:
             if entry.directory or entry.link:
@@ -228,14 +363,30 @@ async def _log(workspace: Workspace, args: argparse.Namespace, paths: list[str])
                 counts = f"+{entry.added} -{entry.removed}"
             else:
                 counts = "-"  # not text, too big to count, or a move (no content change)
-            moved = f" (from {entry.source})" if entry.source else ""
+            moved = f" (from {printable(entry.source)})" if entry.source else ""
             notes = "" if entry.undoable else "  [not undoable]"
-            undoes = f"  [undoes {entry.undoes}]" if entry.undoes else ""
+            undoes = f"  [undoes {printable(entry.undoes)}]" if entry.undoes else ""
             print(
-                f"{entry.id}  {entry.time[:19]}Z  {entry.session}  {entry.tool:<6} "
-                f"{counts:>9}  {entry.rel}{moved}{undoes}{notes}"
+                f"{printable(entry.id)}  {printable(entry.time[:19])}Z  "
+                f"{printable(entry.session)}  {printable(entry.tool):<6} "
+                f"{counts:>9}  {printable(_shown(workspace, entry))}{moved}{undoes}{notes}"
             )
         return 0
+
+
+def _shown(workspace: Workspace, entry: JournalEntry) -> str:
+    """The entry's path as `log` lists it: relative to the first ROOT when inside it, else
+    absolute (a change recorded under another root)."""
+    root = (workspace.cwd or "").rstrip("/") + "/"
+    if entry.path.startswith(root):
+        return entry.path[len(root) :]
+    return entry.rel if not os.path.isabs(entry.rel) and entry.path == entry.rel else entry.path
+
+
+def _wanted(workspace: Workspace, paths: list[str]) -> list[str]:
+    """The PATHs of `log` as the entries may name them: relative to the first ROOT, and
+    absolute (a change recorded under another root)."""
+    return [_relative(workspace, path) for path in paths] + [os.path.abspath(p) for p in paths]
 
 
 def _relative(workspace: Workspace, path: str) -> str:
@@ -247,21 +398,54 @@ def _relative(workspace: Workspace, path: str) -> str:
 
 async def _diff(workspace: Workspace, args: argparse.Namespace) -> int:
     async with workspace:
-        journal = workspace.journal
-        assert journal is not None
+        journals = _journals(workspace)
         try:
-            sys.stdout.write(await journal.diff(args.id))
-        except KeyError:
-            print(
-                f"dsh-fs diff: no change {args.id!r} is recorded for {workspace.cwd}",
-                file=sys.stderr,
-            )
-            return 2
+            found = await _owner(workspace, journals, args.id)
+            if isinstance(found, KeyError):
+                print(_no_such("diff", found, workspace), file=sys.stderr)
+                return 2
+            sys.stdout.write(await found.diff(args.id))
+        finally:
+            _close(journals)
         return 0
 
 
+async def _owner(
+    workspace: Workspace, journals: list[Journal], entry_id: str
+) -> Journal | KeyError:
+    """The journal that holds the change `entry_id` names (inside the served roots), or
+    why none does (no such change; a prefix too short, or naming several changes)."""
+    owners: list[Journal] = []
+    refusal: KeyError | None = None
+    for index, journal in enumerate(journals):
+        try:
+            entry = await journal.entry(entry_id)
+        except KeyError as exc:
+            refusal = exc if len(exc.args) > 1 else refusal
+            continue
+        if index == 0 or _served(workspace, entry):
+            owners.append(journal)
+    if len(owners) == 1 and refusal is None:
+        return owners[0]
+    if len(owners) > 1:
+        return KeyError(entry_id, f"{entry_id!r} names changes in {len(owners)} journals")
+    return refusal or KeyError(entry_id)
+
+
+def _no_such(command: str, exc: KeyError, workspace: Workspace) -> str:
+    """The line for an id that names no entry (or too many)."""
+    from dsh_fs.journal import printable
+
+    if len(exc.args) > 1:
+        return f"dsh-fs {command}: {printable(str(exc.args[1]))}"
+    return (
+        f"dsh-fs {command}: no change {printable(repr(exc.args[0]))} is recorded for "
+        f"{printable(str(workspace.cwd))}"
+    )
+
+
 async def _undo(workspace: Workspace, args: argparse.Namespace) -> int:
-    from dsh_fs.journal import parse_since
+    from dsh_fs.journal import parse_since, printable
 
     async with workspace:
         journal = workspace.journal
@@ -271,29 +455,73 @@ async def _undo(workspace: Workspace, args: argparse.Namespace) -> int:
                 parse_since(args.since)
             except ValueError as exc:
                 raise JournalUsageError(f"dsh-fs undo: {exc}") from exc
+        journals = _journals(workspace)
         try:
-            results = await journal.undo(
-                ids=args.ids,
-                session=args.session,
-                since=args.since,
-                dry_run=args.dry_run,
-                label="cli",
-            )
+            results = await _undo_in(workspace, journals, args)
         except KeyError as exc:
-            print(
-                f"dsh-fs undo: no change {exc.args[0]!r} is recorded for {workspace.cwd}",
-                file=sys.stderr,
-            )
+            print(_no_such("undo", exc, workspace), file=sys.stderr)
             return 2
+        except ValueError as exc:
+            raise JournalUsageError(f"dsh-fs undo: {exc}") from exc
+        finally:
+            _close(journals)
         if args.json:
             print(json.dumps([result.to_json() for result in results], indent=2))
         elif not results:
             print("Nothing to undo.")
         for result in results if not args.json else ():
             verb = "would undo" if args.dry_run and result.result == "undone" else result.result
-            reason = f": {result.reason}" if result.reason else ""
-            print(f"{verb} {result.id} {result.path}{reason}")
-        return 1 if any(result.result == "refused" for result in results) else 0
+            reason = f": {printable(result.reason)}" if result.reason else ""
+            print(f"{verb} {result.id} {printable(result.path)}{reason}")
+            for hunk in result.hunks or ():
+                outcome = hunk.result
+                if args.dry_run and outcome == "reverted":
+                    outcome = "would revert"
+                why = f": {printable(hunk.reason)}" if hunk.reason else ""
+                print(f"  hunk {hunk.n}: {outcome}{why}")
+        refused = any(
+            result.result == "refused"
+            or any(hunk.result == "refused" for hunk in result.hunks or ())
+            for result in results
+        )
+        return 1 if refused else 0
+
+
+async def _undo_in(
+    workspace: Workspace, journals: list[Journal], args: argparse.Namespace
+) -> list[UndoResult]:
+    """The undo the command asks for, in each journal that holds some of it: ids where they
+    are, a selection in every journal (narrowed to the served roots but for the first).
+
+    Raises:
+        KeyError: an id names no change (or too many).
+        ValueError: a bad selection or hunk.
+    """
+    options = {
+        "dry_run": args.dry_run,
+        "label": "cli",
+        "hunks": args.hunk,
+        "merge": args.merge,
+    }
+    results: list[UndoResult] = []
+    by_journal: dict[int, list[str]] = {}
+    for entry_id in args.ids:
+        found = await _owner(workspace, journals, entry_id)
+        if isinstance(found, KeyError):
+            raise found
+        by_journal.setdefault(journals.index(found), []).append(entry_id)
+    for index, ids in by_journal.items():
+        results += await journals[index].undo(ids=ids, **options)
+    if args.session is not None or args.since is not None:
+        served = list(workspace.fs.roots)
+        for index, journal in enumerate(journals):
+            results += await journal.undo(
+                session=args.session,
+                since=args.since,
+                paths=() if index == 0 else served,
+                **options,
+            )
+    return results
 
 
 async def _prune(workspace: Workspace) -> int:

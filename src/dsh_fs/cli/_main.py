@@ -10,6 +10,7 @@ import argparse
 import json
 import logging
 import os
+import re
 import shlex
 import sys
 from collections.abc import Sequence
@@ -19,6 +20,7 @@ import anyio
 
 from dsh_fs._version import __version__
 
+from ._client_roots import client_roots_mode
 from ._config import HOSTS, host_config, launcher, paste_hint
 from ._journal import (
     JournalUsageError,
@@ -49,6 +51,24 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         raise UsageError(f"{self.prog}: {message} (see '{self.prog} --help')")
+
+
+_INTERMIXED = ("log", "diff", "undo")
+"""Commands whose options may come anywhere among their positional arguments (SPEC §9:
+``dsh-fs undo ws --journal j ID``)."""
+
+
+def _parse(parser: _Parser, argv: list[str]) -> argparse.Namespace:
+    """The command line parsed; a journal command's by its own parser, intermixed (argparse
+    consumes a run of positionals once: an ID after an option was "unrecognized")."""
+    if argv and argv[0] in _INTERMIXED:
+        subparsers = next(
+            action for action in parser._actions if isinstance(action, argparse._SubParsersAction)
+        )
+        args: argparse.Namespace = subparsers.choices[argv[0]].parse_intermixed_args(argv[1:])
+        args.command = argv[0]
+        return args
+    return parser.parse_args(argv)
 
 
 def _build_parser() -> _Parser:
@@ -101,6 +121,12 @@ def _build_parser() -> _Parser:
         help="UNSAFE for agents: no observation policy, so writes and edits need no prior read "
         "and stale edits are not refused",
     )
+    mcp.add_argument(
+        "--allow-placeholders",
+        action="store_true",
+        help="let a write or edit replace lines with a placeholder such as "
+        "'// ... existing code ...' or '...[truncated]' (refused by default: FS_PLACEHOLDER)",
+    )
     _add_tools_option(mcp)
     mcp.add_argument(
         "--deny",
@@ -144,6 +170,14 @@ def _build_parser() -> _Parser:
         metavar="CODEC[,CODEC...]",
         help="codecs to try, in order, for a file that is not valid UTF-8 and that no "
         "--encoding names (each only if the whole file round-trips through it)",
+    )
+    mcp.add_argument(
+        "--client-roots",
+        choices=("strict", "off"),
+        help="what the MCP roots a client sends do: by default roots that overlap the ROOTs "
+        "narrow them and others leave them in force (with no ROOT, the client's roots are "
+        "the fence); strict: only the overlap is served, none refusing every path; off: "
+        "ignored",
     )
     mcp.add_argument(
         "--plugin",
@@ -283,7 +317,20 @@ def _parse_http(value: str) -> tuple[str, int]:
     return host, port
 
 
+_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
+"""A ROOT spelled as a URL (``s3://bucket/x``), which the command line does not serve yet."""
+
+
 def _mcp_roots(args: argparse.Namespace) -> list[str]:
+    for root in args.roots:
+        if _URL.match(root):
+            # Else it is a relative path ("…/s3:/bucket/x: does not exist"), which hides
+            # what the user meant and what works.
+            raise UsageError(
+                f"dsh-fs mcp: {root}: remote roots are not served by the command line yet; "
+                "serve them from Python: dsh_fs.mcp.serve_stdio(Workspace.remote(URL)) "
+                "(see docs/providers.md)"
+            )
     roots = [os.path.abspath(root) for root in (args.roots or [os.getcwd()])]
     for root in roots:
         if not os.path.exists(root):
@@ -324,12 +371,15 @@ def _server_flags(args: argparse.Namespace) -> list[str]:
             ("--full-access", args.full_access),
             ("--read-anywhere", args.read_anywhere),
             ("--no-policy", args.no_policy),
+            ("--allow-placeholders", args.allow_placeholders),
             ("--structured", args.structured),
             ("--no-default-rules", args.no_default_rules),
             ("--editorconfig", args.editorconfig),
         )
         if on
     ]
+    if args.client_roots is not None:
+        flags += ["--client-roots", args.client_roots]
     for pattern in args.deny:
         flags += ["--deny", pattern]
     for pattern in args.protect:
@@ -406,6 +456,7 @@ def _mcp_workspace(args: argparse.Namespace) -> Workspace:
             encodings=Encodings(rules=encodings) if encodings else None,
             encoding_fallback=fallback,
             editorconfig=args.editorconfig,
+            placeholders=not args.allow_placeholders,
         )
     except ValueError as exc:
         raise UsageError(f"dsh-fs mcp: {exc}") from exc
@@ -436,8 +487,7 @@ def _run_mcp(args: argparse.Namespace) -> int:
                     workspace,
                     structured=args.structured,
                     max_message_size=args.max_message_size,
-                    # A client's MCP roots are the fence, or narrow the ROOTs given.
-                    client_roots="narrow" if args.roots else "replace",
+                    client_roots=client_roots_mode(args),
                 )
 
         run_until_interrupted(stdio)
@@ -474,7 +524,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status (2 for a bad command line)."""
     parser = _build_parser()
     try:
-        args = parser.parse_args(argv)
+        args = _parse(parser, list(sys.argv[1:] if argv is None else argv))
         if args.command is None:
             parser.print_help()
             return 0

@@ -8,8 +8,8 @@ they report is an `FsError` with one of the stable codes.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator, Callable
-from contextlib import AbstractAsyncContextManager
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 
 from anyio import to_thread
 
@@ -40,7 +40,6 @@ from ._types import (
     ReplaceIfVersion,
     WriteGuard,
 )
-from ._walk import walk_by_listing
 
 __all__ = ["FileSystem", "delete_dir_journaled"]
 
@@ -65,6 +64,13 @@ class FileSystem(ABC):
     """What this provider supports (read by the conformance suite and by adapters). A class
     attribute for most providers; one whose abilities depend on its backend sets it per
     instance."""
+
+    @property
+    def roots(self) -> tuple[str, ...]:
+        """The places relative paths and path rules are relative to, the first being the
+        default base: a sandbox's roots, a local provider's base, a remote root's URL. The
+        default: none (rules then apply relative to a workspace's `cwd`)."""
+        return ()
 
     @abstractmethod
     async def resolve(self, path: str, cwd: str | None = None) -> FsTarget:
@@ -195,8 +201,8 @@ class FileSystem(ABC):
         """Atomically create or replace `target` with `content` (UTF-8).
 
         `capture`: the journal's seam (SPEC §9); the provider hands it the replaced content
-        inside its critical section, before publication. Callers pass it only when they
-        journal (a provider without journaling support need not accept it).
+        inside its critical section, before publication; None when nobody journals the call.
+        Every provider accepts the keyword (callers always pass it, wrappers forward it).
 
         `expected`: None writes unconditionally; `CreateIfAbsent()` only creates (an existing
         file, even one that appears during the call, is `FS_NOT_OBSERVED`);
@@ -340,10 +346,7 @@ class FileSystem(ABC):
         text = await self.read_text(source)
         guard: WriteGuard = CreateIfAbsent() if replace is None else replace
         try:
-            if capture is None:
-                written = await self.write_text(destination, text, guard)
-            else:
-                written = await self.write_text(destination, text, guard, capture=capture)
+            written = await self.write_text(destination, text, guard, capture=capture)
         except FsError as error:
             if error.code is FsErrorCode.NOT_OBSERVED:
                 raise messages.move_exists(src, dst) from error
@@ -353,10 +356,7 @@ class FileSystem(ABC):
         if await self.read_text(destination) != text:
             raise messages.move_left_both(src, dst, "the copy does not match")
         try:
-            if capture is None:
-                await self.delete(source, info.version)
-            else:
-                await self.delete(source, info.version, capture=capture)
+            await self.delete(source, info.version, capture=capture)
         except FsError as error:
             raise messages.move_left_both(src, dst, error.message) from error
         return FsMoveOutcome(
@@ -482,6 +482,60 @@ class FileSystem(ABC):
             ValueError: a negative `start`.
         """
         return derived_text_stream(self.stream_text(target), target, start)
+
+
+# The default walk (`FileSystem.walk`): depth first over `list_dir`, for providers without
+# their own. It lives beside the contract it is built from (a module of its own would import
+# `FileSystem` back: a circle).
+
+
+@asynccontextmanager
+async def walk_by_listing(
+    fs: FileSystem, root: FsTarget, descend: Callable[[str], bool] | None
+) -> AsyncIterator[AsyncIterator[list[FsWalkEntry]]]:
+    """`FileSystem.walk` from `stat`, `resolve` and `list_dir` (see there)."""
+    info = await fs.stat(root)
+    if info is None:
+        raise messages.not_found("search", root.display_path)
+    if info.type is not FsFileType.DIRECTORY:
+        raise messages.not_a_directory("search", root.display_path)
+    batches = _batches(fs, root, descend)
+    try:
+        yield batches
+    finally:
+        await batches.aclose()
+
+
+async def _batches(
+    fs: FileSystem, root: FsTarget, descend: Callable[[str], bool] | None
+) -> AsyncGenerator[list[FsWalkEntry], None]:
+    pending: list[tuple[str, FsTarget]] = [("", root)]
+    while pending:
+        rel, target = pending.pop()
+        if rel and descend is not None and not descend(rel):
+            continue
+        try:
+            children = await fs.list_dir(target)
+        except FsError:
+            if not rel:
+                raise
+            continue  # vanished or refused since its parent was listed: skipped
+        batch: list[FsWalkEntry] = []
+        subdirectories: list[tuple[str, FsTarget]] = []
+        for child in children:
+            path = f"{rel}/{child.name}" if rel else child.name
+            size, mtime = child.size, child.mtime_ns
+            if child.type in (FsFileType.DIRECTORY, FsFileType.SYMLINK):
+                size, mtime = 0, None
+            if child.type is FsFileType.DIRECTORY:
+                subdirectories.append((path, await fs.resolve(child.name, target.display_path)))
+            elif mtime is None and child.type is FsFileType.FILE:
+                found = await fs.stat(await fs.resolve(child.name, target.display_path))
+                mtime = None if found is None else found.mtime_ns
+            batch.append(FsWalkEntry(path=path, type=child.type, size=size, mtime_ns=mtime))
+        pending.extend(reversed(subdirectories))
+        if batch:
+            yield batch
 
 
 async def delete_dir_journaled(

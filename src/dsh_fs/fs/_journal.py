@@ -15,6 +15,7 @@ from __future__ import annotations
 import difflib
 import re
 from abc import ABC, abstractmethod
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
@@ -35,6 +36,8 @@ __all__ = [
     "JournalStore",
     "JournalUsage",
     "RestoreKind",
+    "apply_delta",
+    "forward_delta",
     "line_counts",
 ]
 
@@ -159,6 +162,17 @@ class JournalEntry:
     it is empty, makes it again, or moves it back."""
     link: bool = False
     """The change moved a symbolic link (the link itself; an undo moves it back)."""
+    digest: str | None = None
+    """The sha256 (hex) of the bytes the change published, when the provider had them at
+    hand (None: a delete, a move, an older record): what tells a file still as the change
+    left it from a same-size rewrite whose mtime was put back (SPEC §9.1)."""
+    after_mode: int | None = None
+    """The permission bits of the file the change published (None: unknown): a later
+    ``chmod`` is a change an undo must not undo past."""
+    delta: tuple[int, int, str] | None = None
+    """The forward delta ``(head, tail, middle)``: the after-image is the pre-image's first
+    `head` bytes, then `middle` (whole lines), then its last `tail` bytes; what `diff`
+    shows once the file moved on (None: not text, too large, or not a content change)."""
 
     def to_json(self) -> dict[str, object]:
         """The keys of `log --json` (SPEC §9)."""
@@ -245,6 +259,14 @@ class JournalStore(ABC):
         """Drop pre-images, oldest first, older than `max_age_seconds` or beyond
         `max_bytes` in all; their entries stay, not undoable. Returns how many."""
 
+    def as_published(self, entry: JournalEntry, now: FsVersion) -> bool:
+        """Whether the file, found at version `now`, is still exactly what `entry` published
+        (content, size, mode and identity), where `now` differs from `entry.after` only by
+        what `unchanged` allows. The store compares the content and the mode with what the
+        entry recorded (`digest`, `after_mode`); without them it can't tell, and says no.
+        The default: equal tokens only."""
+        return entry.after == now
+
     def unchanged(self, recorded: FsVersion, now: FsVersion) -> bool:
         """Whether a file at `now` is still the file a change left at `recorded`, where the
         two tokens differ only by what the journal itself does to a file (the local store's
@@ -257,50 +279,92 @@ class JournalStore(ABC):
         """Release what the store holds open."""
 
 
-_DIFF_LINES = 20_000
-"""Beyond this many differing lines in the middle, counts are the lines on each side."""
+_EXACT_LINES = 100
+"""Middles of at most this many lines on each side are counted as `git diff` would (a
+longest common subsequence); longer ones by the lines each side has that the other lacks
+(a multiset difference: linear, exact unless lines were reordered)."""
+
+DELTA_LIMIT = 128 * 1024
+"""The largest middle a forward delta keeps (bytes); a larger change keeps none. The delta
+lives in the entry's record, which must stay small (a store reads records whole, and
+refuses one over its bound: 1 MiB, even with every character escaped in JSON)."""
 
 
 def line_counts(before: bytes | None, after: bytes | None) -> tuple[int | None, int | None]:
     """``(added, removed)`` as `git diff --numstat` counts them; ``(None, None)`` when a side
     is not UTF-8 text (a side with a UTF-16 BOM is counted as its text, SPEC §12). None
-    stands for absent (a create or a delete)."""
+    stands for absent (a create or a delete).
+
+    Linear in the size of the change: the shared lines at both ends are trimmed at C speed
+    on the bytes, a small middle is matched exactly, a large one counted as multisets (a
+    quadratic matcher took seconds on a 19 KiB rewrite of repetitive lines)."""
     before, after = utf16_as_utf8(before), utf16_as_utf8(after)
     if not (_is_text(before) and _is_text(after)):
         return None, None
-    # The whole lines both sides share at the start and the end are trimmed on the bytes
-    # (C speed) before any decoding: a one-line edit of a large file decodes one line. A cut
-    # right after a b"\n" splits the text as `splitlines` would.
     old_bytes, new_bytes = before or b"", after or b""
+    head, tail = _trim(old_bytes, new_bytes)
+    old_middle = _lines(old_bytes[head : len(old_bytes) - tail])
+    new_middle = _lines(new_bytes[head : len(new_bytes) - tail])
+    if not old_middle or not new_middle:
+        return len(new_middle), len(old_middle)
+    if len(old_middle) <= _EXACT_LINES and len(new_middle) <= _EXACT_LINES:
+        added = removed = 0
+        matcher = difflib.SequenceMatcher(None, old_middle, new_middle, autojunk=False)
+        for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+            if tag != "equal":
+                removed += i2 - i1
+                added += j2 - j1
+        return added, removed
+    # The lines both sides keep, as multisets, counted by C loops only (sets, then the
+    # counts of repeated lines through `map`): a Python loop per line costs seconds at 10 MB.
+    old_set, new_set = set(old_middle), set(new_middle)
+    common = old_set & new_set
+    if len(old_set) == len(old_middle) and len(new_set) == len(new_middle):
+        kept = len(common)
+    else:
+        old_count, new_count = Counter(old_middle), Counter(new_middle)
+        kept = sum(map(min, map(old_count.__getitem__, common), map(new_count.__getitem__, common)))
+    return len(new_middle) - kept, len(old_middle) - kept
+
+
+def forward_delta(before: bytes | None, after: bytes) -> tuple[int, int, str] | None:
+    """What turns `before` (None: absent) into `after`: ``(head, tail, middle)`` as
+    `JournalEntry.delta` keeps it; None when a side is not UTF-8 text or the middle is over
+    `DELTA_LIMIT`. Linear: one trim at C speed, one decode of the middle."""
+    if not (_is_text(before) and _is_text(after)):
+        return None
+    old_bytes = before or b""
+    head, tail = _trim(old_bytes, after)
+    middle = after[head : len(after) - tail]
+    if len(middle) > DELTA_LIMIT:
+        return None
+    return head, tail, middle.decode("utf-8")
+
+
+def apply_delta(before: bytes, delta: tuple[int, int, str]) -> bytes | None:
+    """The after-image `delta` makes of `before`; None when it does not fit (a damaged
+    record, another pre-image)."""
+    head, tail, middle = delta
+    if head < 0 or tail < 0 or head + tail > len(before):
+        return None
+    return before[:head] + middle.encode("utf-8") + before[len(before) - tail :]
+
+
+def _trim(old_bytes: bytes, new_bytes: bytes) -> tuple[int, int]:
+    """The bytes of whole lines both sides share at the start and at the end (C speed, no
+    decoding: a one-line edit of a large file decodes one line). A cut right after a
+    b"\n" splits the text as `splitlines` would."""
     head = _common_prefix(old_bytes, new_bytes)
     head = old_bytes.rfind(b"\n", 0, head) + 1
     tail = _common_suffix(old_bytes, new_bytes, min(len(old_bytes), len(new_bytes)) - head)
     cut = old_bytes.find(b"\n", len(old_bytes) - tail) + 1 if tail else 0
     tail = len(old_bytes) - cut if cut else 0
-    old = _lines(old_bytes[head : len(old_bytes) - tail])
-    new = _lines(new_bytes[head : len(new_bytes) - tail])
-    start = 0
-    limit = min(len(old), len(new))
-    while start < limit and old[start] == new[start]:
-        start += 1
-    end_old, end_new = len(old), len(new)
-    while end_old > start and end_new > start and old[end_old - 1] == new[end_new - 1]:
-        end_old -= 1
-        end_new -= 1
-    old_middle, new_middle = old[start:end_old], new[start:end_new]
-    if not old_middle or not new_middle or len(old_middle) + len(new_middle) > _DIFF_LINES:
-        return len(new_middle), len(old_middle)
-    added = removed = 0
-    matcher = difflib.SequenceMatcher(None, old_middle, new_middle, autojunk=False)
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-        if tag != "equal":
-            removed += i2 - i1
-            added += j2 - j1
-    return added, removed
+    return head, tail
 
 
-def _lines(data: bytes) -> list[str]:
-    return data.decode("utf-8").splitlines(keepends=True)
+def _lines(data: bytes) -> list[bytes]:
+    """The lines of UTF-8 `data` (each with its end), split on the bytes: no decoding."""
+    return data.splitlines(keepends=True)
 
 
 def _is_text(data: bytes | None) -> bool:
@@ -320,15 +384,14 @@ def _is_text(data: bytes | None) -> bool:
 
 def _common_prefix(a: bytes, b: bytes) -> int:
     """How many leading bytes `a` and `b` share: slices compared by memcmp, doubling while
-    they agree, then a binary search in the first slice that differs."""
-    return _shared(lambda lo, hi: a[lo:hi] == b[lo:hi], min(len(a), len(b)))
+    they agree, then a binary search in the first slice that differs. Only `b`'s slice is
+    copied (`startswith` compares `a` in place): half the copying of two slices."""
+    return _shared(lambda lo, hi: a.startswith(b[lo:hi], lo), min(len(a), len(b)))
 
 
 def _common_suffix(a: bytes, b: bytes, limit: int) -> int:
     """How many trailing bytes `a` and `b` share, at most `limit`."""
-    return _shared(
-        lambda lo, hi: a[len(a) - hi : len(a) - lo] == b[len(b) - hi : len(b) - lo], limit
-    )
+    return _shared(lambda lo, hi: a.endswith(b[len(b) - hi : len(b) - lo], 0, len(a) - lo), limit)
 
 
 def _shared(same: Callable[[int, int], bool], limit: int) -> int:

@@ -13,6 +13,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
+from dsh_fs.errors import FsError
+
+from . import messages
+
 if TYPE_CHECKING:
     from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern
 
@@ -127,6 +131,14 @@ class PathRules:
             self._decided.clear()
         self._decided[key] = found
         return found
+
+    def refusal(self, verb: messages.Verb, path: str, found: RuleMatch) -> FsError:
+        """The refusal of a change naming `path` that `found` decided (FS_SANDBOX_DENIED):
+        ``cannot <verb> "<path>": denied by rule "<pattern>"`` or ``… protected by rule
+        "<pattern>"`` (the provider wrapper and the rules plugin both refuse with it)."""
+        if found.kind == "deny":
+            return messages.rule_denied(verb, path, found.pattern)
+        return messages.rule_protected(verb, path, found.pattern)
 
     @property
     def denies_nothing(self) -> bool:

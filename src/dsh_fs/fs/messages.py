@@ -7,7 +7,7 @@ message. `verb` is the operation the model asked for, as the message names it.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal, TypeAlias
 
 from dsh_fs.errors import FsError, FsErrorCode
@@ -24,6 +24,7 @@ __all__ = [
     "edit_gone",
     "edit_not_found",
     "edit_stale",
+    "fenced_out",
     "hunk_not_found",
     "image_too_large",
     "insert_out_of_range",
@@ -56,6 +57,9 @@ __all__ = [
     "overwrite_unobserved",
     "parent_not_directory",
     "permission_denied",
+    "placeholder",
+    "repeated_miss",
+    "replaced_by_edit",
     "restore_exists",
     "restore_stale",
     "restore_unsupported",
@@ -242,6 +246,15 @@ def sandbox_denied(verb: Verb, path: str, reason: str, mode: str) -> FsError:
     )
 
 
+def outside_client_roots(roots: Sequence[str], *, roots_given: bool) -> str:
+    """Why the fence an MCP client's roots make refuses a path (SPEC §10.1), as the reason
+    of `sandbox_denied`: `outside the client's roots (<r1>, …)`, or, when the client named
+    none and the server was given no ROOT, `the MCP client named no roots`."""
+    if not roots and not roots_given:
+        return "the MCP client named no roots"
+    return f"outside the client's roots ({', '.join(roots) or 'none named'})"
+
+
 def outside_root(path: str, root: str) -> FsError:
     """A remote path outside the workspace's root URL (FS_SANDBOX_DENIED)."""
     return _error(FsErrorCode.SANDBOX_DENIED, "access", path, f"outside the workspace root {root}")
@@ -307,6 +320,53 @@ def ambiguous_edit(
     if diagnosis:
         message += "\n" + diagnosis
     return FsError(FsErrorCode.AMBIGUOUS_EDIT, message, path=path, details=details)
+
+
+def placeholder(
+    verb: Literal["write", "edit"], path: str, line: int, text: str, removed: int
+) -> FsError:
+    """`cannot <verb> "<p>": line <n> of the new text ("<line>") looks like a placeholder for
+    omitted code, and the change would remove <k> lines — …` (FS_PLACEHOLDER, SPEC §8.3)."""
+    what = (
+        f'line {line} of the new text ("{shown(text)}") looks like a placeholder for omitted '
+        f"code, and the change would remove {removed} lines \u2014 write the full text, or use "
+        "edit for a partial change"
+    )
+    details = {"line": line, "text": text, "removed": removed}
+    return _error(FsErrorCode.PLACEHOLDER, verb, path, what, details)
+
+
+def repeated_miss(error: FsError, read_call: str, offset: int, limit: int) -> FsError:
+    """An `FS_EDIT_NOT_FOUND` the session already had, with the same old_string, on the
+    unchanged file (SPEC §8.3): its first line, then ``This old_string failed the same way
+    before; the file has not changed since.`` and the read call to make, then the rest of
+    its diagnosis."""
+    first, _, rest = error.message.partition("\n")
+    note = (
+        "This old_string failed the same way before; the file has not changed since. "
+        f"Read the lines again before another edit: {read_call}"
+    )
+    message = "\n".join(part for part in (first, note, rest) if part)
+    details = {**error.details, "repeated": True, "read": {"offset": offset, "limit": limit}}
+    return FsError(FsErrorCode.EDIT_NOT_FOUND, message, path=error.path, details=details)
+
+
+def replaced_by_edit(
+    error: FsError, clock: str, start: int, end: int, lines: list[tuple[int, str]]
+) -> FsError:
+    """An `FS_EDIT_NOT_FOUND` whose old_string is text the session's own edit at `clock`
+    (``HH:MM`` UTC) replaced: its first line, then ``Your edit at <clock> replaced these
+    lines; they now read (lines a-b):`` and the lines as read shows them, then the rest of
+    its diagnosis (which may name a near-copy of the old text)."""
+    first, _, rest = error.message.partition("\n")
+    span = f"line {start}" if start == end else f"lines {start}-{end}"
+    note = [f"Your edit at {clock} UTC replaced these lines; they now read ({span}):"]
+    note += [f"{number}: {text[:160]}" for number, text in lines]
+    if lines and lines[-1][0] < end:
+        note.append(f"(showing lines {lines[0][0]}-{lines[-1][0]} of {start}-{end})")
+    message = "\n".join([first, *note, *([rest] if rest else [])])
+    details = {**error.details, "your_edit": {"start": start, "end": end, "at": clock}}
+    return FsError(FsErrorCode.EDIT_NOT_FOUND, message, path=error.path, details=details)
 
 
 def delete_stale(path: str) -> FsError:
@@ -526,3 +586,9 @@ def rule_protected(verb: Verb, path: str, pattern: str) -> FsError:
         f'protected by rule "{pattern}"',
         {"rule": pattern, "kind": "protect"},
     )
+
+
+def fenced_out(verb: Verb, path: str, what: str) -> FsError:
+    """A change naming a place no tool may reach (FS_SANDBOX_DENIED): `cannot write
+    "<p>": inside the change journal's store, which no tool may reach`."""
+    return _error(FsErrorCode.SANDBOX_DENIED, verb, path, f"inside {what}, which no tool may reach")

@@ -6,7 +6,8 @@ Stores live with the providers (`dsh_fs.providers.LocalJournalStore`); this pack
 I/O of its own.
 """
 
-from ._journal import DIFF_LIMIT, Journal, UndoResult, parse_since
+from ._hunks import HunkResult
+from ._journal import DIFF_LIMIT, SHORT_ID, Journal, UndoResult, parse_since, printable
 from ._plugin import (
     DEFAULT_MAX_AGE_SECONDS,
     DEFAULT_MAX_BYTES,
@@ -19,10 +20,13 @@ __all__ = [
     "DEFAULT_MAX_AGE_SECONDS",
     "DEFAULT_MAX_BYTES",
     "DIFF_LIMIT",
+    "SHORT_ID",
+    "HunkResult",
     "Journal",
     "JournalConfig",
     "JournalPlugin",
     "UndoResult",
     "parse_since",
+    "printable",
     "session_label",
 ]

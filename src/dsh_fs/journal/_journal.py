@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import difflib
+import hashlib
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -13,7 +14,6 @@ from anyio import to_thread
 
 from dsh_fs.errors import FsError, FsErrorCode
 from dsh_fs.fs import (
-    ENTRY_ID,
     CreateIfAbsent,
     FileSystem,
     FsChangeMeta,
@@ -25,16 +25,27 @@ from dsh_fs.fs import (
     JournalProblem,
     JournalStore,
     JournalUsage,
+    ReplaceIfVersion,
+    apply_delta,
     delete_dir_journaled,
     utf16_as_utf8,
 )
 
+from . import _hunks
+from ._hunks import HunkResult
 from ._plugin import DEFAULT_MAX_AGE_SECONDS, DEFAULT_MAX_BYTES, capture, session_label
 
-__all__ = ["DIFF_LIMIT", "Journal", "UndoResult", "parse_since"]
+__all__ = ["DIFF_LIMIT", "SHORT_ID", "Journal", "UndoResult", "parse_since", "printable"]
 
 DIFF_LIMIT = 16 * 1024 * 1024
 """The largest side a `diff` shows (bigger: a line saying so)."""
+
+HUNK_TOOL = "undo-hunks"
+"""The tool of a revert by hunk's entry (its `undoes` names the change): an undo that did
+not put the file back as it was before the change."""
+
+SHORT_ID = 8
+"""The fewest characters of an id that name an entry (a unique prefix)."""
 
 _DURATION = re.compile(r"\A([0-9]+)([smhd])\Z")
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
@@ -48,10 +59,21 @@ class UndoResult:
     path: str
     result: str
     reason: str | None
+    hunks: tuple[HunkResult, ...] | None = None
+    """For a revert by hunk, what became of each hunk asked for (None otherwise)."""
 
     def to_json(self) -> dict[str, object]:
-        """``{id, path, result, reason}``."""
-        return {"id": self.id, "path": self.path, "result": self.result, "reason": self.reason}
+        """``{id, path, result, reason}``, and ``hunks: [{n, result, reason}]`` for a revert
+        by hunk."""
+        item: dict[str, object] = {
+            "id": self.id,
+            "path": self.path,
+            "result": self.result,
+            "reason": self.reason,
+        }
+        if self.hunks is not None:
+            item["hunks"] = [hunk.to_json() for hunk in self.hunks]
+        return item
 
 
 def parse_since(text: str, now: dt.datetime | None = None) -> str:
@@ -152,14 +174,16 @@ class Journal:
         """
         entries, _ = await self.read()
         entry = _find(entries, entry_id)
-        old_name = "/dev/null" if entry.before is None else f"a/{entry.rel}"
-        new_name = "/dev/null" if entry.after is None else f"b/{entry.rel}"
+        rel = printable(entry.rel)
+        old_name = "/dev/null" if entry.before is None else f"a/{rel}"
+        new_name = "/dev/null" if entry.after is None else f"b/{rel}"
         if entry.directory or entry.link:
             what = "a directory" if entry.directory else "a symbolic link"
-            moved = f" moved from {entry.source}" if entry.source is not None else ""
+            moved = f" moved from {printable(entry.source)}" if entry.source is not None else ""
             return f"--- {old_name}\n+++ {new_name}\n({what}{moved}: no text to diff)\n"
-        before = await self._before_text(entry)
-        after = await self._after_text(entry, entries)
+        before_bytes = await self._before_bytes(entry)
+        before = _text(before_bytes)
+        after = await self._after_text(entry, entries, before_bytes)
         if before is None or after is None:
             missing = "before" if before is None else "after"
             return (
@@ -185,30 +209,51 @@ class Journal:
         since: str | None = None,
         dry_run: bool = False,
         label: str = "api",
+        hunks: Iterable[int] = (),
+        merge: bool = False,
+        paths: Sequence[str] = (),
     ) -> list[UndoResult]:
         """Undo the selected changes, newest first, each only if its file is exactly where
         the change left it; the undos are journaled under session `label`.
+
+        `hunks` (numbers from 1, in `diff`'s order) or `merge` (every hunk) revert one text
+        change named by id hunk by hunk in a file that changed since (SPEC §9.1): a hunk is
+        reverted only where the lines the change wrote are still exactly there with their
+        context, found once; the others are refused and kept. The result is published
+        guarded by the file's version now and journaled as an undo of the change.
+
+        `paths` narrows a selection to these files and folders (as `entries` takes them).
+
+        A selection (`session`, `since`) puts each selected file back as it was before the
+        earliest selected change still in force (SPEC §9.1): undo entries in it are
+        skipped, and so are changes already undone, whoever undid them; run twice, it finds
+        nothing the second time. Only an explicit id may name an undo (a redo).
 
         Raises:
             KeyError: an id names no entry.
             ValueError: nothing selects the changes, or a bad `since`.
         """
         ids = list(ids)
+        numbers = sorted(set(hunks))
         if not ids and session is None and since is None:
             raise ValueError("name the changes to undo: ids, a session or a time")
+        if (numbers or merge) and (len(ids) != 1 or session is not None or since is not None):
+            raise ValueError("a revert by hunk names one change, by its id")
         entries, _ = await self.read()
+        history = _History(entries)
         chosen = [_find(entries, entry_id) for entry_id in ids]
+        if numbers or merge:
+            owner = session_label(label)
+            return [await self._revert_hunks(chosen[0], history, owner, numbers, dry_run)]
         if session is not None or since is not None:
-            chosen += _select(entries, session=session, since=since, paths=())
+            chosen += [
+                entry
+                for entry in _select(entries, session=session, since=since, paths=paths)
+                if entry.undoes is None and entry.id not in history.undone_by
+            ]
         unique = {entry.id: entry for entry in chosen}
-        undone_by = {e.undoes: e for e in entries if e.undoes is not None}
-        # The version a file has after an undo, for the older change it exposes again.
-        restored: dict[FsVersion | None, FsVersion | None] = {}
-        for undo_entry in entries:
-            if undo_entry.undoes is not None and undo_entry.id not in undone_by:
-                original = next((e for e in entries if e.id == undo_entry.undoes), None)
-                if original is not None:
-                    restored[original.before] = undo_entry.after
+        undone_by = history.undone_by
+        restored = history.restored
         owner = session_label(label)
         results: list[UndoResult] = []
         for entry in sorted(unique.values(), key=lambda e: e.id, reverse=True):
@@ -224,19 +269,93 @@ class Journal:
                     restored[entry.before] = new_version  # a delete's undo made it again
                 continue
             if entry.source is not None:
-                result, new_version = await self._undo_move(
-                    entry, undone_by, restored, owner, dry_run
-                )
+                result, new_version = await self._undo_move(entry, history, owner, dry_run)
                 if result.result == "undone" and entry.source_version is not None:
                     # The older change of the source left the file at `source_version`.
                     restored[entry.source_version] = new_version
                 results.append(result)
                 continue
-            result, new_version = await self._undo_one(entry, undone_by, restored, owner, dry_run)
+            result, new_version = await self._undo_one(entry, history, owner, dry_run)
             results.append(result)
             if result.result == "undone":
                 restored[entry.before] = new_version
         return results
+
+    async def _revert_hunks(
+        self,
+        entry: JournalEntry,
+        history: _History,
+        owner: str,
+        numbers: list[int],
+        dry_run: bool,
+    ) -> UndoResult:
+        """The hunks `numbers` of `entry` (every hunk when empty) reverted in its file as it
+        is now; the file published guarded by the version read, journaled as an undo.
+
+        Raises:
+            ValueError: a hunk number the change does not have.
+        """
+
+        def refused(reason: str, done: list[HunkResult] | None = None) -> UndoResult:
+            return UndoResult(
+                id=entry.id,
+                path=entry.path,
+                result="refused",
+                reason=reason,
+                hunks=tuple(done) if done is not None else (),
+            )
+
+        if entry.id in history.undone_by:
+            return refused(f"already undone by {history.undone_by[entry.id].id}")
+        if entry.directory or entry.link or entry.source is not None or entry.after is None:
+            return refused("only a change of a file's text has hunks; undo it whole")
+        before_bytes = await self._before_bytes(entry)
+        before = _text(before_bytes)
+        after = await self._after_text(entry, history.entries, before_bytes)
+        if before is None or after is None:
+            return refused("the text of this change is no longer kept, or is not text")
+        found = _hunks.hunks(before.splitlines(keepends=True), after.splitlines(keepends=True))
+        wanted = numbers or [hunk.n for hunk in found]
+        unknown = [n for n in wanted if not 1 <= n <= len(found)]
+        if unknown:
+            raise ValueError(
+                f"change {entry.id} has {len(found)} hunk{'s' if len(found) != 1 else ''}; "
+                f"no hunk {unknown[0]}"
+            )
+        target: FsTarget | None = None
+        try:
+            target = await self.fs.resolve(entry.path)
+            info = await self.fs.stat(target)
+            if info is None:
+                return refused("the file is gone")
+            current = _text(await self.fs.read_bytes(target, DIFF_LIMIT))
+            if current is None:
+                return refused("the file is not text now")
+            lines, done = _hunks.revert(
+                current.splitlines(keepends=True), [found[n - 1] for n in wanted]
+            )
+            if not any(hunk.result == "reverted" for hunk in done):
+                return refused("no hunk could be reverted", done)
+            if dry_run:
+                return UndoResult(
+                    id=entry.id, path=entry.path, result="undone", reason=None, hunks=tuple(done)
+                )
+            meta = FsChangeMeta(tool=HUNK_TOOL, session=owner, undoes=entry.id)
+            # The version read before the content: a change in between (or during the
+            # write) fails the guard and refuses the whole revert.
+            await self.fs.write_text(
+                target,
+                "".join(lines),
+                ReplaceIfVersion(info.version),
+                capture=capture(self.store, meta),
+            )
+        except FsError as error:
+            if error.code in (FsErrorCode.STALE_VERSION, FsErrorCode.NOT_OBSERVED):
+                return refused(await self._changed_since(entry, await self._now(target)))
+            return refused(error.message)
+        return UndoResult(
+            id=entry.id, path=entry.path, result="undone", reason=None, hunks=tuple(done)
+        )
 
     async def _undo_directory(
         self,
@@ -271,7 +390,7 @@ class Journal:
                 return _verdict(entry), made.version if made is not None else None
             if info is None or info.type is not FsFileType.DIRECTORY:
                 return result("the directory is gone" if info is None else "a file is there now")
-            expected = self._expected(entry.after, restored)
+            expected = _expected_exactly(entry.after, restored)
             if info.version != expected:
                 return result(await self._changed_since(entry, info.version))
             if dry_run:
@@ -337,12 +456,7 @@ class Journal:
         return _verdict(entry)
 
     async def _undo_move(
-        self,
-        entry: JournalEntry,
-        undone_by: dict[str, JournalEntry],
-        restored: dict[FsVersion | None, FsVersion | None],
-        owner: str,
-        dry_run: bool,
+        self, entry: JournalEntry, history: _History, owner: str, dry_run: bool
     ) -> tuple[UndoResult, FsVersion | None]:
         """A file's move moved back (only if the destination is still exactly what the move
         left and nothing is at the source), then the file it replaced, if any, recreated
@@ -352,16 +466,17 @@ class Journal:
             return _verdict(entry, reason), None
 
         assert entry.source is not None
-        ready = await self._ready(entry, undone_by, restored, moved=True)
+        ready = await self._ready(entry, history, moved=True)
         if isinstance(ready, str):
             return refused(ready)
         expected, pre_image = ready
+        destination: FsTarget | None = None
         try:
             destination = await self.fs.resolve(entry.path)
             source = await self.fs.resolve(entry.source)
             info = await self.fs.stat(destination)
             current = info.version if info is not None else None
-            expected = self._guard(expected, current)
+            expected = await self._guard(expected, current, history)
             if current != expected:
                 return refused(await self._changed_since(entry, current))
             if await self.fs.stat(source) is not None:
@@ -382,32 +497,28 @@ class Journal:
                 )
         except FsError as error:
             if error.code in (FsErrorCode.STALE_VERSION, FsErrorCode.NOT_OBSERVED):
-                return refused(await self._changed_since(entry, None))
+                return refused(await self._changed_since(entry, await self._now(destination)))
             if error.code is FsErrorCode.ALREADY_EXISTS:
                 return refused(f"a file exists at {entry.source} now")
             return refused(error.message)
         return _verdict(entry), outcome.version
 
     async def _undo_one(
-        self,
-        entry: JournalEntry,
-        undone_by: dict[str, JournalEntry],
-        restored: dict[FsVersion | None, FsVersion | None],
-        owner: str,
-        dry_run: bool,
+        self, entry: JournalEntry, history: _History, owner: str, dry_run: bool
     ) -> tuple[UndoResult, FsVersion | None]:
         def refused(reason: str) -> tuple[UndoResult, FsVersion | None]:
             return _verdict(entry, reason), None
 
-        ready = await self._ready(entry, undone_by, restored)
+        ready = await self._ready(entry, history)
         if isinstance(ready, str):
             return refused(ready)
         expected, pre_image = ready
+        target: FsTarget | None = None
         try:
             target = await self.fs.resolve(entry.path)
             info = await self.fs.stat(target)
             current = info.version if info is not None else None
-            expected = self._guard(expected, current)
+            expected = await self._guard(expected, current, history)
             if current != expected:
                 return refused(await self._changed_since(entry, current))
             if dry_run:
@@ -418,23 +529,18 @@ class Journal:
             )
         except FsError as error:
             if error.code in (FsErrorCode.STALE_VERSION, FsErrorCode.NOT_OBSERVED):
-                return refused(await self._changed_since(entry, None))
+                return refused(await self._changed_since(entry, await self._now(target)))
             return refused(error.message)
         return _verdict(entry), version
 
     async def _ready(
-        self,
-        entry: JournalEntry,
-        undone_by: dict[str, JournalEntry],
-        restored: dict[FsVersion | None, FsVersion | None],
-        *,
-        moved: bool = False,
+        self, entry: JournalEntry, history: _History, *, moved: bool = False
     ) -> tuple[FsVersion | None, FsPreImage | None] | str:
         """What undoing `entry` starts from: the version its file should be at now and its
         pre-image (None for a change that created the file); or why it can't be undone (a
         move, `moved`, also when it left nothing to move back)."""
-        if entry.id in undone_by:
-            return f"already undone by {undone_by[entry.id].id}"
+        if entry.id in history.undone_by:
+            return f"already undone by {history.undone_by[entry.id].id}"
         if not entry.undoable or (moved and entry.after is None):
             return "its pre-image was pruned or never kept; it can't be undone"
         pre_image = None
@@ -442,56 +548,97 @@ class Journal:
             pre_image = await to_thread.run_sync(self.store.pre_image, entry.id)
             if pre_image is None:
                 return "its pre-image is missing from the journal"
-        return self._expected(entry.after, restored), pre_image
+        return await self._expected(entry, history), pre_image
 
-    def _guard(self, expected: FsVersion | None, current: FsVersion | None) -> FsVersion | None:
-        """The version an undo is guarded on: `current` when the store tells it apart from
-        `expected` only by what its own pre-images move (the ctime), else `expected`."""
-        if (
-            expected is not None
-            and current is not None
-            and current != expected
-            and self.store.unchanged(expected, current)
+    async def _guard(
+        self, expected: FsVersion | None, current: FsVersion | None, history: _History
+    ) -> FsVersion | None:
+        """The version an undo is guarded on: `current` when the store proves the file
+        there still exactly what the change that published `expected` left (content, size,
+        mode, identity: only what the journal's own pre-image links move, the ctime,
+        differs), else `expected`."""
+        if expected is None or current is None or current == expected:
+            return expected
+        publisher = history.published.get(expected)
+        if publisher is not None and await to_thread.run_sync(
+            self.store.as_published, publisher, current
         ):
             return current  # the guard is the file as it is now
         return expected
 
-    def _expected(
-        self, after: FsVersion | None, restored: dict[FsVersion | None, FsVersion | None]
-    ) -> FsVersion | None:
-        """Where the file of a change that left it at `after` should be now: there, or where
-        a later change's undo put it back (`restored`, keyed by that change's `before`)."""
+    async def _expected(self, entry: JournalEntry, history: _History) -> FsVersion | None:
+        """Where the file `entry` left at its `after` should be now: there, or where a
+        later change's undo put it back (`restored`, keyed by that change's `before`)."""
+        after, restored = entry.after, history.restored
         if after is None:
             return None
         if after in restored:
             return restored[after]
-        for before, now in restored.items():
-            if before is not None and self.store.unchanged(after, before):
-                return now
+        for later in history.entries:
+            if (
+                later.id > entry.id
+                and later.before is not None
+                and later.before in restored
+                and self.store.unchanged(after, later.before)
+                and await self._same_content(entry, later)
+            ):
+                return restored[later.before]
         return after
+
+    async def _same_content(self, entry: JournalEntry, later: JournalEntry) -> bool:
+        """Whether the file `later` replaced is exactly what `entry` published, though its
+        version moved in between (a ctime): the same mode and the same bytes, else the
+        move was a change (a chmod, a rewrite whose mtime was put back)."""
+        if entry.digest is None or entry.after_mode is None or later.mode != entry.after_mode:
+            return False
+        data = await to_thread.run_sync(self.store.pre_image_bytes, later.id, DIFF_LIMIT)
+        return data is not None and hashlib.sha256(data).hexdigest() == entry.digest
+
+    async def _now(self, target: FsTarget | None) -> FsVersion | None:
+        """The version of `target` now (None: absent, or unknown)."""
+        if target is None:
+            return None
+        try:
+            info = await self.fs.stat(target)
+        except FsError:
+            return None
+        return info.version if info is not None else None
 
     async def _changed_since(self, entry: JournalEntry, current: FsVersion | None) -> str:
         entries, _ = await self.read()
         later = [
-            e for e in entries if e.id > entry.id and e.rel == entry.rel and e.after == current
+            e for e in entries if e.id > entry.id and (e.rel == entry.rel or e.source == entry.path)
         ]
         if entry.after is None:
             base = "a file exists there now"
         else:
             base = "the file changed since" if current is not None else "the file is gone"
+        by = [e for e in later if e.after == current and e.rel == entry.rel]
+        if by:
+            return f"{base} (by {by[-1].session}, entry {by[-1].id})"
         if later:
-            return f"{base} (by {later[-1].session}, entry {later[-1].id})"
+            last = later[-1]
+            return f"{base} (last journaled by {last.session}, entry {last.id}; then outside it)"
         return f"{base} (not by a journaled change)"
 
-    async def _before_text(self, entry: JournalEntry) -> str | None:
+    async def _before_bytes(self, entry: JournalEntry) -> bytes | None:
+        """The content before `entry` (empty for a create; None: not kept)."""
         if entry.before is None:
-            return ""
-        data = await to_thread.run_sync(self.store.pre_image_bytes, entry.id, DIFF_LIMIT)
-        return _text(data)
+            return b""
+        return await to_thread.run_sync(self.store.pre_image_bytes, entry.id, DIFF_LIMIT)
 
-    async def _after_text(self, entry: JournalEntry, entries: list[JournalEntry]) -> str | None:
+    async def _after_text(
+        self, entry: JournalEntry, entries: list[JournalEntry], before: bytes | None
+    ) -> str | None:
+        """The content `entry` published: its forward delta applied to the pre-image (so
+        the diff outlives the file: format-on-save, the user's edits), else the pre-image
+        of the next change that found it, else the file while still at `after`."""
         if entry.after is None:
             return ""
+        if entry.delta is not None and before is not None:
+            made = apply_delta(before, entry.delta)
+            if made is not None:
+                return _text(made)
         for later in entries:
             if later.id > entry.id and later.rel == entry.rel and later.before == entry.after:
                 data = await to_thread.run_sync(self.store.pre_image_bytes, later.id, DIFF_LIMIT)
@@ -505,6 +652,57 @@ class Journal:
             return _text(await self.fs.read_bytes(target, DIFF_LIMIT))
         except FsError:
             return None
+
+
+class _History:
+    """What the entries say of each other: which changes are in force, who undid the others,
+    and where undos put files back.
+
+    Args:
+        entries: Every entry, oldest first.
+    """
+
+    def __init__(self, entries: list[JournalEntry]) -> None:
+        self.entries = entries
+        undoers: dict[str, list[JournalEntry]] = {}
+        for entry in entries:
+            if entry.undoes is not None:
+                undoers.setdefault(entry.undoes, []).append(entry)
+        # A change is in force unless an undo in force reverted it; an undo is newer than
+        # what it reverts, so newest first decides every undo before what it reverted (an
+        # undone undo is a redo: its change is in force again).
+        in_force: dict[str, bool] = {}
+        self.undone_by: dict[str, JournalEntry] = {}
+        """The id of each change no longer in force, and the undo in force that reverted it."""
+        for entry in reversed(entries):
+            reverted = [u for u in undoers.get(entry.id, ()) if in_force.get(u.id, False)]
+            in_force[entry.id] = not reverted
+            if reverted:
+                self.undone_by[entry.id] = reverted[-1]
+        by_id = {entry.id: entry for entry in entries}
+        self.restored: dict[FsVersion | None, FsVersion | None] = {}
+        """The version a file has after an undo in force, keyed by the version the undone
+        change found (the older change's `after` it exposes again)."""
+        for entry in entries:
+            # A revert by hunk did not put the file back as it was: no older change's
+            # `after` is exposed again by it.
+            if entry.undoes is not None and in_force[entry.id] and entry.tool != HUNK_TOOL:
+                original = by_id.get(entry.undoes)
+                if original is not None:
+                    self.restored[original.before] = entry.after
+        self.published: dict[FsVersion, JournalEntry] = {
+            entry.after: entry for entry in entries if entry.after is not None
+        }
+        """The change that published each version."""
+
+
+def _expected_exactly(
+    after: FsVersion | None, restored: dict[FsVersion | None, FsVersion | None]
+) -> FsVersion | None:
+    """Where a directory a change left at `after` should be now (no content to compare)."""
+    if after is None:
+        return None
+    return restored.get(after, after)
 
 
 def _verdict(entry: JournalEntry, reason: str | None = None) -> UndoResult:
@@ -529,13 +727,50 @@ def _text(data: bytes | None) -> str | None:
 
 
 def _find(entries: list[JournalEntry], entry_id: str) -> JournalEntry:
-    matches = [entry for entry in entries if entry.id.startswith(entry_id)] if entry_id else []
-    if len(matches) == 1 and (ENTRY_ID.match(entry_id) or len(entry_id) >= 8):
-        return matches[0]
-    exact = [entry for entry in matches if entry.id == entry_id]
+    """The entry `entry_id` names: its whole id, or a unique prefix of at least 8
+    characters.
+
+    Raises:
+        KeyError: none; with a second argument saying why when the prefix is too short or
+            names several entries.
+    """
+    exact = [entry for entry in entries if entry.id == entry_id]
     if exact:
         return exact[0]
+    matches = [entry for entry in entries if entry.id.startswith(entry_id)] if entry_id else []
+    if matches and len(entry_id) < SHORT_ID:
+        raise KeyError(
+            entry_id, f"{entry_id!r} is too short: give at least {SHORT_ID} characters of an id"
+        )
+    if len(matches) > 1:
+        shown = ", ".join(entry.id for entry in matches[:3])
+        more = ", …" if len(matches) > 3 else ""
+        raise KeyError(
+            entry_id,
+            f"{entry_id!r} names {len(matches)} changes ({shown}{more}): give more of the id",
+        )
+    if matches:
+        return matches[0]
     raise KeyError(entry_id)
+
+
+_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def printable(text: str) -> str:
+    """`text` safe to print on a line of its own (SPEC §9.1): control characters and line
+    breaks escaped (``\\n``, ``\\x1b``, ``\\u2028``), so no file or client name can forge a
+    line or reach the terminal."""
+
+    def escape(match: re.Match[str]) -> str:
+        char = match.group()
+        if char in _NAMED:
+            return _NAMED[char]
+        code = ord(char)
+        return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
+
+    return _UNSAFE.sub(escape, text)
 
 
 def _select(
@@ -553,7 +788,10 @@ def _select(
             continue
         if wanted and not (
             {entry.path, entry.rel, entry.source} & wanted
-            or any(entry.rel.startswith(path + "/") for path in wanted)
+            or any(
+                entry.rel.startswith(path + "/") or entry.path.startswith(path + "/")
+                for path in wanted
+            )
         ):
             continue
         chosen.append(entry)

@@ -31,7 +31,7 @@ from ._definitions import (
     tool_result,
 )
 from ._progress import progress_notifier
-from ._roots import ANSWER_SECONDS, RootsMode, fence_session, roots_of
+from ._roots import ANSWER_SECONDS, RootsMode, fence_session, roots_of, withhold
 
 if TYPE_CHECKING:
     from dsh_fs.runtime import ToolResult
@@ -132,7 +132,17 @@ class _Owners:
         connection = connection_of(ctx)
         session: Session | None = connection.state.get(_OWNER_KEY)
         if session is None:
-            session = self._workspace.session(id=connection.session_id)
+            # The client's name labels the session's changes in the journal (so `dsh-fs
+            # undo --session <client>` finds them), then the start of its session id (two
+            # connections of one client stay apart); the session id when it gave no name.
+            params = connection.client_params
+            name = params.client_info.name if params is not None else None
+            label = (
+                f"{name}-http-{(connection.session_id or '')[:8]}".rstrip("-")
+                if isinstance(name, str) and name
+                else connection.session_id
+            )
+            session = self._workspace.session(id=label)
             connection.state[_OWNER_KEY] = session
         return session
 
@@ -149,7 +159,7 @@ class _Owners:
         self, ctx: _Context, session: Session, params: _CallParams
     ) -> types.InputRequiredResult | None:
         """Fence `session` in to its client's roots when the client declares the roots
-        capability: until it answers (or when it names none) no path is inside.
+        capability (`fence_session`; until it answers, `withhold`).
 
         A handshake-era client is asked with a ``roots/list`` request (at most
         `ANSWER_SECONDS`). A 2026-07-28 client can't be (no server-initiated requests):
@@ -161,8 +171,7 @@ class _Owners:
         async with known.lock:  # concurrent calls wait for one answer
             if not known.stale:
                 return None
-            if session.roots is None:
-                fence_session(session, (), self._mode)
+            withhold(session, self._mode)
             if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
                 answer = (params.input_responses or {}).get(_ROOTS_KEY)
                 if answer is None:
@@ -234,9 +243,10 @@ def create_server(
             model instead of the rendered text, and a write's value carries the file twice.
             A failure's code is always in `_meta` under `CODE_META_KEY`.
         client_roots: What the MCP roots of a client that declares the capability do to
-            its session's fence (`_roots`): nothing (``off``), replace it (``replace``: no
-            ROOT was given), or narrow it (``narrow``). Asked before a client's first call
-            and again after ``notifications/roots/list_changed``.
+            its session's fence (`_roots.RootsMode`): nothing (``off``), replace it
+            (``replace``: no ROOT was given), narrow it where they overlap (``narrow``), or
+            strictly (``strict``). Asked before a client's first call and again after
+            ``notifications/roots/list_changed``.
 
     Raises:
         RuntimeError: With one owner per connection, the installed MCP SDK no longer lets

@@ -51,11 +51,8 @@ class RulesPlugin(Plugin[None]):
         def check(intent: FsIntent, verb: messages.Verb) -> None:
             target = intent.target
             found = rules.match((target.display_path, str(target.target_key)))
-            if found is None:
-                return
-            if found.kind == "deny":
-                raise messages.rule_denied(verb, target.display_path, found.pattern)
-            raise messages.rule_protected(verb, target.display_path, found.pattern)
+            if found is not None:
+                raise rules.refusal(verb, target.display_path, found)
 
         def listener(default: messages.Verb) -> Any:
             async def decide(intent: FsIntent, next: Next[Any]) -> Any:

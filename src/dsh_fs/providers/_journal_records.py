@@ -5,6 +5,7 @@ records as files, the fsspec store as objects."""
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import json
 import secrets
 import threading
@@ -18,6 +19,7 @@ from dsh_fs.fs import (
     FsChangeStart,
     FsVersion,
     JournalEntry,
+    forward_delta,
     line_counts,
 )
 
@@ -31,8 +33,9 @@ __all__ = [
     "record_reason",
 ]
 
-COUNT_LIMIT = 4 * 1024 * 1024
-"""Line counts are computed for content up to this size on both sides (else null)."""
+COUNT_LIMIT = 16 * 1024 * 1024
+"""Line counts and the forward delta are computed for content up to this size on both
+sides (else null); counting is linear (`line_counts`)."""
 
 _id_lock = threading.Lock()
 _last_us = 0
@@ -81,15 +84,28 @@ def new_record(meta: FsChangeMeta, start: FsChangeStart, rel: str, key: str) -> 
 def count_lines(
     record: dict[str, Any], before: bytes | None, content: bytes | EncodedText | None
 ) -> None:
-    """Fill in the record's ``added`` and ``removed`` lines (as ``git diff --numstat``) from
-    the pre-image `before` and the published `content`, when each side that exists is known
-    and at most `COUNT_LIMIT` bytes; else they stay null."""
-    if content is not None and not isinstance(content, bytes):
-        content = content.to_bytes() if content.size <= COUNT_LIMIT else None
+    """Fill in what the record keeps of the published `content` (the pre-image being
+    `before`): ``added`` and ``removed`` lines (as ``git diff --numstat``) and the forward
+    ``delta`` when each side that exists is known and at most `COUNT_LIMIT` bytes, else they
+    stay null; the ``digest`` of `content` whenever it is at hand (SPEC §9.1's guard)."""
+    data: bytes | None
+    if content is None or isinstance(content, bytes):
+        data = content
+        if content is not None:
+            record["digest"] = hashlib.sha256(content).hexdigest()
+    else:
+        hasher = hashlib.sha256()
+        for part in content.parts:
+            hasher.update(part)
+        record["digest"] = hasher.hexdigest()
+        data = content.to_bytes() if content.size <= COUNT_LIMIT else None
     known_before = record["before"] is None or (before is not None and len(before) <= COUNT_LIMIT)
-    known_after = record["after"] is None or (content is not None and len(content) <= COUNT_LIMIT)
+    known_after = record["after"] is None or (data is not None and len(data) <= COUNT_LIMIT)
     if known_before and known_after:
-        record["added"], record["removed"] = line_counts(before, content)
+        record["added"], record["removed"] = line_counts(before, data)
+        if data is not None:
+            delta = forward_delta(before if record["before"] is not None else None, data)
+            record["delta"] = list(delta) if delta is not None else None
 
 
 def id_time_ns(entry_id: str) -> int:
@@ -119,6 +135,15 @@ def record_entry(record: dict[str, Any], has_pre: bool, stem: str | None = None)
         if value is not None and not isinstance(value, str):
             raise TypeError(f"{key} is not a string")
         return value
+
+    def delta() -> tuple[int, int, str] | None:
+        value = record.get("delta")
+        if value is None:
+            return None
+        match value:
+            case [int(head), int(tail), str(middle)] if head >= 0 and tail >= 0:
+                return head, tail, middle
+        raise TypeError("delta is not [head, tail, middle]")
 
     def optional_int(key: str) -> int | None:
         value = record.get(key)
@@ -152,6 +177,9 @@ def record_entry(record: dict[str, Any], has_pre: bool, stem: str | None = None)
         source_version=FsVersion(v) if (v := optional_text("source_version")) else None,
         directory=directory,
         link=record.get("link") is True,
+        digest=optional_text("digest"),
+        after_mode=optional_int("after_mode"),
+        delta=delta(),
     )
 
 

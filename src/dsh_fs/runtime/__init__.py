@@ -5,14 +5,13 @@ keys defined here; the tools and the policy plug into a `Context` through `Plugi
 `dsh_fs.errors` sits below it.
 """
 
-from ._context import Context, Plugin, PluginHandle, PluginScope, ServiceKey
+from ._context import Context, Plugin, PluginHandle, PluginScope, ServiceKey, Tool, ToolRegistry
 from ._events import Dispose, EventBus, Next, Signal, Waterfall, WaterfallListener
 from ._json import parse_json
 from ._prompts import PromptRegistry, PromptSection
-from ._registry import ToolRegistry
 from ._result import ToolResult
 from ._session import AgentSession, ProgressReporter, ToolExecution
-from ._tool import Tool, ToolAnnotations, ToolArgumentError, ToolError
+from ._tool import ToolAnnotations, ToolArgumentError, ToolError
 
 __all__ = [
     "AgentSession",

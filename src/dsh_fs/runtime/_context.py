@@ -1,26 +1,35 @@
 """The context: services by key, events, tools, prompt sections, disposable plugins, and the
-one place a tool call is executed."""
+one place a tool call is executed; the tool seam (`Tool`, whose `run` takes the context) and
+the registry of a context's tools, here beside it (apart, each would import the other)."""
 
 from __future__ import annotations
 
 import logging
 import math
+import re
 from abc import ABC, abstractmethod
 from collections import ChainMap
 from collections.abc import Callable, Mapping, MutableMapping
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Any, ClassVar, Generic, TypeVar
 
 from dsh_fs.errors import FsError, ToolErrorCode
 
 from ._events import Dispose, EventBus, Signal, Waterfall, WaterfallListener
 from ._prompts import PromptRegistry, PromptSection
-from ._registry import ToolRegistry
 from ._result import ToolResult
 from ._session import ToolExecution
-from ._tool import Tool, ToolArgumentError, ToolError
+from ._tool import ToolAnnotations, ToolArgumentError, ToolError
 
-__all__ = ["Context", "Plugin", "PluginHandle", "PluginScope", "ServiceKey"]
+__all__ = [
+    "Context",
+    "Plugin",
+    "PluginHandle",
+    "PluginScope",
+    "ServiceKey",
+    "Tool",
+    "ToolRegistry",
+]
 
 logger = logging.getLogger("dsh_fs.tools")
 
@@ -28,6 +37,113 @@ T = TypeVar("T")
 P = TypeVar("P")
 R = TypeVar("R")
 C = TypeVar("C")
+A = TypeVar("A")
+V = TypeVar("V")
+
+
+class Tool(ABC, Generic[A, V]):
+    """A model-facing tool: schema, argument parsing, execution and rendering.
+
+    Type parameters: `A` is the parsed arguments, `V` the canonical value of a success.
+    """
+
+    name: str
+    """Unique in a registry; matches ``[A-Za-z0-9_-]{1,64}``."""
+    description: str
+    """What the model reads about the tool."""
+    annotations: ClassVar[ToolAnnotations] = ToolAnnotations()
+    """What a host may assume about the tool's effects (the default assumes the worst)."""
+    internal: ClassVar[bool] = False
+    """An internal tool runs like any other (same events, same policy) but is not offered
+    to models: `ToolRegistry.schemas` leaves it out. Adapters call internal tools to carry
+    out a vendor dialect's operations (an insert, a patch, a delete)."""
+
+    @abstractmethod
+    def parameters_schema(self) -> dict[str, Any]:
+        """The JSON Schema of the arguments (an object schema)."""
+
+    @abstractmethod
+    def parse_arguments(self, raw: Mapping[str, Any]) -> A:
+        """Validate the model's arguments.
+
+        Raises:
+            ToolArgumentError: with the exact model-facing message.
+        """
+
+    @abstractmethod
+    async def run(self, context: Context, execution: ToolExecution, args: A) -> V:
+        """Do the work and return the canonical value.
+
+        Raises:
+            FsError: a filesystem failure (the result carries its code).
+            ToolError: any other expected failure.
+        """
+
+    @abstractmethod
+    def render(self, value: V) -> str:
+        """The text the model sees for `value`; a pure function of it."""
+
+    @abstractmethod
+    def to_json(self, value: V) -> dict[str, Any]:
+        """The canonical value as plain JSON data (what `ToolResult.value` returns)."""
+
+    def error_message(self, error: FsError) -> str:
+        """The model-facing message for `error` (override to append a remedy)."""
+        return error.message
+
+
+_TOOL_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+
+
+class ToolRegistry:
+    """The tools of one context, by name, in registration order."""
+
+    __slots__ = ("_tools",)
+
+    def __init__(self) -> None:
+        self._tools: dict[str, Tool[Any, Any]] = {}
+
+    def register(self, tool: Tool[Any, Any]) -> Dispose:
+        """Add `tool`; returns its disposer.
+
+        Raises:
+            ValueError: the name is invalid or taken, the description is missing, or the
+                schema is not an object schema; the message names the tool.
+        """
+        name = getattr(tool, "name", None)
+        if not isinstance(name, str) or not _TOOL_NAME.match(name):
+            raise ValueError(f"tool {tool!r} has an invalid name {name!r}")
+        if name in self._tools:
+            raise ValueError(f"a tool named {name!r} is already registered")
+        if not isinstance(getattr(tool, "description", None), str):
+            raise ValueError(f"tool {name!r} has no description")
+        schema = tool.parameters_schema()
+        if not isinstance(schema, dict) or schema.get("type") != "object":
+            raise ValueError(f"tool {name!r} must declare an object schema for its parameters")
+        self._tools[name] = tool
+
+        def dispose() -> None:
+            if self._tools.get(name) is tool:
+                del self._tools[name]
+
+        return dispose
+
+    def get(self, name: str) -> Tool[Any, Any] | None:
+        """The tool named `name`, if registered."""
+        return self._tools.get(name)
+
+    def names(self) -> list[str]:
+        """Registered tool names, in registration order (internal tools included)."""
+        return list(self._tools)
+
+    def schemas(self) -> list[dict[str, Any]]:
+        """``[{"name", "description", "parameters"}]`` for every tool offered to models, in
+        order (internal tools are left out)."""
+        return [
+            {"name": t.name, "description": t.description, "parameters": t.parameters_schema()}
+            for t in self._tools.values()
+            if not t.internal
+        ]
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,23 +1,14 @@
-"""The tool seam: what a model-facing tool is, and the failures it may report."""
+"""What the tool seam shares below the context: the failures a tool may report, and what a
+host may assume of its effects. (`Tool` itself is defined with the `Context` its `run`
+takes, in `_context`: apart, each would import the other.)"""
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
-from dsh_fs.errors import FsError, ToolErrorCode
+from dsh_fs.errors import ToolErrorCode
 
-from ._session import ToolExecution
-
-if TYPE_CHECKING:
-    from ._context import Context
-
-__all__ = ["Tool", "ToolAnnotations", "ToolArgumentError", "ToolError"]
-
-A = TypeVar("A")
-V = TypeVar("V")
+__all__ = ["ToolAnnotations", "ToolArgumentError", "ToolError"]
 
 
 class ToolError(Exception):
@@ -59,54 +50,3 @@ class ToolAnnotations:
     """Repeating a call with the same arguments has no further effect (when not read-only)."""
     open_world: bool = False
     """The tool reaches beyond a closed domain (the web, other services)."""
-
-
-class Tool(ABC, Generic[A, V]):
-    """A model-facing tool: schema, argument parsing, execution and rendering.
-
-    Type parameters: `A` is the parsed arguments, `V` the canonical value of a success.
-    """
-
-    name: str
-    """Unique in a registry; matches ``[A-Za-z0-9_-]{1,64}``."""
-    description: str
-    """What the model reads about the tool."""
-    annotations: ClassVar[ToolAnnotations] = ToolAnnotations()
-    """What a host may assume about the tool's effects (the default assumes the worst)."""
-    internal: ClassVar[bool] = False
-    """An internal tool runs like any other (same events, same policy) but is not offered
-    to models: `ToolRegistry.schemas` leaves it out. Adapters call internal tools to carry
-    out a vendor dialect's operations (an insert, a patch, a delete)."""
-
-    @abstractmethod
-    def parameters_schema(self) -> dict[str, Any]:
-        """The JSON Schema of the arguments (an object schema)."""
-
-    @abstractmethod
-    def parse_arguments(self, raw: Mapping[str, Any]) -> A:
-        """Validate the model's arguments.
-
-        Raises:
-            ToolArgumentError: with the exact model-facing message.
-        """
-
-    @abstractmethod
-    async def run(self, context: Context, execution: ToolExecution, args: A) -> V:
-        """Do the work and return the canonical value.
-
-        Raises:
-            FsError: a filesystem failure (the result carries its code).
-            ToolError: any other expected failure.
-        """
-
-    @abstractmethod
-    def render(self, value: V) -> str:
-        """The text the model sees for `value`; a pure function of it."""
-
-    @abstractmethod
-    def to_json(self, value: V) -> dict[str, Any]:
-        """The canonical value as plain JSON data (what `ToolResult.value` returns)."""
-
-    def error_message(self, error: FsError) -> str:
-        """The model-facing message for `error` (override to append a remedy)."""
-        return error.message

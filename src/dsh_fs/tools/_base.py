@@ -25,6 +25,7 @@ from dsh_fs.fs import (
 from dsh_fs.runtime import Context, Tool, ToolExecution
 
 from ._arguments import Param, check_shape, object_schema
+from ._placeholders import change_texts, refuse_placeholder
 from ._render import message_with_remedy
 
 __all__ = ["FsTool", "capture_for", "guarded_edit", "observe", "session_cwd"]
@@ -84,27 +85,33 @@ def observe(
 
 
 async def guarded_edit(
-    context: Context, execution: ToolExecution, file_path: str, change: FsEdit
+    context: Context,
+    execution: ToolExecution,
+    file_path: str,
+    change: FsEdit,
+    *,
+    placeholders: bool = True,
 ) -> tuple[FsTarget, FsEditOutcome]:
     """Resolve `file_path`, ask the edit-intent for the version guard, apply `change` in the
     provider's critical section, and record the new version (`edit` and the dialects'
-    internal changes share this).
+    internal changes share this). With `placeholders`, a change whose new text stands for
+    lines it deletes is refused first (SPEC §8.3; the change itself holds both texts).
 
     Raises:
         FsError: the edit-intent's refusals (`FS_NOT_OBSERVED`, `FS_NOT_FOUND`),
-            `FS_STALE_VERSION`, the change's own (`FS_EDIT_NOT_FOUND`, …), and the
-            provider's errors.
+            `FS_PLACEHOLDER`, `FS_STALE_VERSION`, the change's own (`FS_EDIT_NOT_FOUND`,
+            …), and the provider's errors.
     """
     fs = context.get(FS)
     target = await fs.resolve(file_path, session_cwd(execution))
     expected = await context.events.waterfall(
         FS_EDIT_INTENT, FsIntent(target=target, actor=execution), None
     )
+    texts = change_texts(change) if placeholders else None
+    if texts is not None:
+        refuse_placeholder("edit", target.display_path, *texts)
     capture = await capture_for(context, execution, target)
-    if capture is None:
-        outcome = await fs.edit_text(target, change, expected)
-    else:
-        outcome = await fs.edit_text(target, change, expected, capture=capture)
+    outcome = await fs.edit_text(target, change, expected, capture=capture)
     observe(context, execution, target, Present(outcome.version))
     return target, outcome
 

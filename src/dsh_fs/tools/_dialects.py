@@ -193,6 +193,12 @@ class _ChangeTool(FsTool[Any, EditValue]):
     annotations = ToolAnnotations(destructive=True, idempotent=False)
     internal = True
 
+    def __init__(self, *, placeholders: bool = True) -> None:
+        super().__init__()
+        self.placeholders = placeholders
+        """Refuse a patch whose new lines stand for lines it deletes (SPEC §8.3; an insert
+        deletes nothing)."""
+
     async def run(self, context: Context, execution: ToolExecution, args: Any) -> EditValue:
         """Ask the edit-intent for a version guard, change the text, record the new version.
 
@@ -201,7 +207,9 @@ class _ChangeTool(FsTool[Any, EditValue]):
                 `FS_NOT_FOUND` (an insert past the end), and the provider's errors.
         """
         file_path, change = args
-        target, outcome = await guarded_edit(context, execution, file_path, change)
+        target, outcome = await guarded_edit(
+            context, execution, file_path, change, placeholders=self.placeholders
+        )
         return EditValue(
             path=target.display_path,
             before=outcome.before,
@@ -341,10 +349,7 @@ class DeleteFileTool(FsTool[DeleteArguments, DeleteValue]):
             FS_DELETE_INTENT, FsIntent(target=target, actor=execution), None
         )
         capture = await capture_for(context, execution, target)
-        if capture is None:
-            await fs.delete(target, expected)
-        else:
-            await fs.delete(target, expected, capture=capture)
+        await fs.delete(target, expected, capture=capture)
         # A symbolic link is removed itself, never its target: the path now names the link's
         # own (absent) entry, and the target keeps whatever the session observed of it.
         try:
@@ -376,12 +381,16 @@ class DialectToolsPlugin(Plugin[DialectGrants | None]):
 
     name = "fs-dialect-tools"
 
+    def __init__(self, *, placeholders: bool = True) -> None:
+        self.placeholders = placeholders
+        """`patch` refuses new lines that stand for the lines it deletes (SPEC §8.3)."""
+
     def apply(self, scope: PluginScope, config: DialectGrants | None) -> None:
         """Register the granted internal tools (no prompt sections: models never see them)."""
         grants = ALL_GRANTED if config is None else config
         tools: list[FsTool[Any, Any]] = []
         if grants.allows("change"):
-            tools += [InsertTool(), PatchTool()]
+            tools += [InsertTool(), PatchTool(placeholders=self.placeholders)]
         if grants.allows("delete"):
             tools.append(DeleteFileTool())
         for tool in tools:

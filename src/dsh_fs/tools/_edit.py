@@ -5,11 +5,19 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from dsh_fs.fs import FsEditRequest
-from dsh_fs.runtime import Context, ToolAnnotations, ToolArgumentError, ToolExecution
+from dsh_fs.errors import FsError, FsErrorCode
+from dsh_fs.fs import FS, FsEditRequest
+from dsh_fs.runtime import (
+    AgentSession,
+    Context,
+    ToolAnnotations,
+    ToolArgumentError,
+    ToolExecution,
+)
 
 from ._arguments import EDIT_PARAMS, EditArguments, non_blank
 from ._base import FsTool, guarded_edit
+from ._edit_memory import EditMemory
 from ._render import render_edit
 from ._values import EditValue
 
@@ -41,6 +49,12 @@ class EditTool(FsTool[EditArguments, EditValue]):
     annotations = ToolAnnotations(title="Edit file", destructive=True, idempotent=False)
     params = EDIT_PARAMS
 
+    def __init__(self, *, placeholders: bool = True) -> None:
+        super().__init__()
+        self.placeholders = placeholders
+        """Refuse a new_string that stands for lines it deletes (SPEC §8.3)."""
+        self._memory = EditMemory()
+
     def parse_values(self, raw: Mapping[str, Any]) -> EditArguments:
         """`file_path` not blank, `old_string` not empty, and the two strings different.
 
@@ -67,13 +81,24 @@ class EditTool(FsTool[EditArguments, EditValue]):
 
         Raises:
             FsError: `FS_NOT_OBSERVED`, `FS_NOT_FOUND` (from the policy),
-                `FS_STALE_VERSION`, `FS_EDIT_NOT_FOUND`, `FS_AMBIGUOUS_EDIT`, and the
-                provider's read and write errors.
+                `FS_PLACEHOLDER`, `FS_STALE_VERSION`, `FS_EDIT_NOT_FOUND`,
+                `FS_AMBIGUOUS_EDIT`, and the provider's read and write errors.
         """
         request = FsEditRequest(
             old_string=args.old_string, new_string=args.new_string, replace_all=args.replace_all
         )
-        target, outcome = await guarded_edit(context, execution, args.file_path, request)
+        try:
+            target, outcome = await guarded_edit(
+                context, execution, args.file_path, request, placeholders=self.placeholders
+            )
+        except FsError as error:
+            if error.code is not FsErrorCode.EDIT_NOT_FOUND or execution.session is None:
+                raise
+            # The session's history explains what one file and one old_string cannot: the
+            # same miss again, or text the session's own edit replaced (SPEC §8.3).
+            raise await self._explained(context, execution.session, args, error) from None
+        if execution.session is not None:
+            self._memory.edited(execution.session, target, args.old_string, args.new_string)
         return EditValue(
             path=target.display_path,
             before=outcome.lazy_before,
@@ -81,6 +106,20 @@ class EditTool(FsTool[EditArguments, EditValue]):
             replacements=outcome.replacements,
             replace_all=args.replace_all,
         )
+
+    async def _explained(
+        self, context: Context, session: AgentSession, args: EditArguments, error: FsError
+    ) -> FsError:
+        """`error` with what the session's edits say about it; `error` itself when looking
+        fails (the file went away meanwhile): the explanation never replaces the miss."""
+        fs = context.get(FS)
+        try:
+            target = await fs.resolve(args.file_path, session.cwd)
+            return await self._memory.missed(
+                fs, session, target, args.file_path, args.old_string, error
+            )
+        except FsError:
+            return error
 
     def render(self, value: EditValue) -> str:
         """One sentence (the replace_all variant when asked for every occurrence)."""

@@ -24,6 +24,7 @@ from dsh_fs.fs import (
     CreateIfAbsent,
     FsFileType,
     FsIntent,
+    FsTarget,
     Present,
     delete_dir_journaled,
     messages,
@@ -117,6 +118,21 @@ def _entry_type(kind: FsFileType) -> _EntryType:
     return "file"
 
 
+async def _missing_source(context: Context, execution: ToolExecution, source: FsTarget) -> FsError:
+    """Why a move's source is not there: a file this session read was removed by someone
+    else since (FS_STALE_VERSION with the remedy, as a delete answers), else it is simply
+    not found (never read, read absent, hidden by a rule, or no policy asks for reads)."""
+    try:
+        seen = await context.events.waterfall(
+            FS_MOVE_INTENT, FsIntent(target=source, actor=execution), None
+        )
+    except FsError:
+        seen = None  # the policy's or a rule's refusal of a missing file says no more
+    if seen is not None:
+        return messages.move_gone(source.display_path)
+    return messages.not_found("move", source.display_path)
+
+
 class MoveTool(FsTool[MoveArguments, MoveValue]):
     """`move(source_path, destination_path)`."""
 
@@ -161,7 +177,7 @@ class MoveTool(FsTool[MoveArguments, MoveValue]):
         destination = await fs.resolve(args.destination_path, cwd)
         info = await fs.lstat(args.source_path, cwd)
         if info is None:
-            raise messages.not_found("move", source.display_path)
+            raise await _missing_source(context, execution, source)
         # The destination first: its intent never asks for a read, so a rule refusing it
         # speaks before the policy asks to read the source.
         guard = await context.events.waterfall(
@@ -174,10 +190,7 @@ class MoveTool(FsTool[MoveArguments, MoveValue]):
             )
         guard = guard or CreateIfAbsent()
         capture = await capture_for(context, execution, destination)
-        if capture is None:
-            outcome = await fs.move(source, destination, expected, guard)
-        else:
-            outcome = await fs.move(source, destination, expected, guard, capture=capture)
+        outcome = await fs.move(source, destination, expected, guard, capture=capture)
         if outcome.type is FsFileType.FILE:
             observe(context, execution, source, Absent())
             if outcome.version is not None:
@@ -252,10 +265,7 @@ class DeleteTool(FsTool[PathArgument, DeleteValue]):
         )
         # A file's delete is journaled (undo brings it back from its pre-image).
         capture = await capture_for(context, execution, target)
-        if capture is None:
-            await fs.delete(target, expected)
-        else:
-            await fs.delete(target, expected, capture=capture)
+        await fs.delete(target, expected, capture=capture)
         observe(context, execution, target, Absent())
         return DeleteValue(path=target.display_path, type="file")
 
@@ -304,10 +314,7 @@ class MkdirTool(FsTool[PathArgument, MkdirValue]):
                 raise messages.mkdir_blocked(error.path) from error
             raise
         capture = await capture_for(context, execution, target)
-        if capture is None:
-            outcome = await fs.mkdir(target)
-        else:
-            outcome = await fs.mkdir(target, capture=capture)
+        outcome = await fs.mkdir(target, capture=capture)
         return MkdirValue(path=target.display_path, created=outcome.created)
 
     def render(self, value: MkdirValue) -> str:

@@ -5,11 +5,25 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from dsh_fs.fs import FS, FS_WRITE_INTENT, FsIntent, Present
+from dsh_fs.errors import FsError
+from dsh_fs.fs import (
+    BEFORE_LIMIT,
+    FS,
+    FS_WRITE_INTENT,
+    CreateIfAbsent,
+    FileSystem,
+    FsFileType,
+    FsIntent,
+    FsTarget,
+    Present,
+    ReplaceIfVersion,
+    WriteGuard,
+)
 from dsh_fs.runtime import Context, ToolAnnotations, ToolExecution
 
 from ._arguments import WRITE_PARAMS, WriteArguments, non_blank
 from ._base import FsTool, capture_for, observe, session_cwd
+from ._placeholders import might_hold_placeholder, refuse_placeholder
 from ._render import render_write
 from ._values import WriteValue
 
@@ -38,6 +52,11 @@ class WriteTool(FsTool[WriteArguments, WriteValue]):
     annotations = ToolAnnotations(title="Write file", destructive=True, idempotent=True)
     params = WRITE_PARAMS
 
+    def __init__(self, *, placeholders: bool = True) -> None:
+        super().__init__()
+        self.placeholders = placeholders
+        """Refuse a content that stands for lines it deletes (SPEC §8.3)."""
+
     def parse_values(self, raw: Mapping[str, Any]) -> WriteArguments:
         """`file_path` not blank (any `content` is fine, the empty string included).
 
@@ -53,19 +72,20 @@ class WriteTool(FsTool[WriteArguments, WriteValue]):
         """Ask the write-intent for a guard, write, and record the new version.
 
         Raises:
-            FsError: `FS_NOT_OBSERVED`, `FS_STALE_VERSION` (from the guard), and the
-                provider's write errors.
+            FsError: `FS_NOT_OBSERVED`, `FS_PLACEHOLDER`, `FS_STALE_VERSION` (from the
+                guard), and the provider's write errors.
         """
         fs = context.get(FS)
         target = await fs.resolve(args.file_path, session_cwd(execution))
         guard = await context.events.waterfall(
             FS_WRITE_INTENT, FsIntent(target=target, actor=execution), None
         )
+        if self.placeholders and might_hold_placeholder(args.content):
+            prior = await _prior_text(fs, target, guard)
+            if prior is not None:
+                refuse_placeholder("write", target.display_path, prior, args.content)
         capture = await capture_for(context, execution, target)
-        if capture is None:
-            outcome = await fs.write_text(target, args.content, guard)
-        else:
-            outcome = await fs.write_text(target, args.content, guard, capture=capture)
+        outcome = await fs.write_text(target, args.content, guard, capture=capture)
         observe(context, execution, target, Present(outcome.version))
         return WriteValue(
             path=target.display_path,
@@ -81,3 +101,27 @@ class WriteTool(FsTool[WriteArguments, WriteValue]):
     def to_json(self, value: WriteValue) -> dict[str, Any]:
         """``{path, operation, before, after}``."""
         return value.to_json()
+
+
+async def _prior_text(fs: FileSystem, target: FsTarget, guard: WriteGuard | None) -> str | None:
+    """The text a write is about to replace, for the placeholder guard: None when there is
+    none to compare with (a create, a file over `BEFORE_LIMIT`, one that is not text or not
+    readable here) or when the guard will refuse the write anyway (a file the session has
+    not read, or no longer at the version it read: the write reports that, as it would
+    without the placeholder guard).
+
+    Only a content with a candidate line pays for this read (`might_hold_placeholder`).
+    It happens before the provider's critical section: a change in between is what the
+    write's version guard is for, and without one the guard looks at the text of a moment
+    ago, which is all a heuristic needs."""
+    if isinstance(guard, CreateIfAbsent):
+        return None  # only a create may go through: an existing file is refused unread
+    info = await fs.stat(target)
+    if info is None or info.type is not FsFileType.FILE or info.size > BEFORE_LIMIT:
+        return None
+    if isinstance(guard, ReplaceIfVersion) and guard.version != info.version:
+        return None
+    try:
+        return await fs.read_text(target)
+    except FsError:
+        return None

@@ -13,6 +13,7 @@ from dsh_fs.fs import (
     FS_FORGET,
     EncodingRules,
     Encodings,
+    FenceOut,
     FileSystem,
     FsForget,
     FsTargetKey,
@@ -133,20 +134,39 @@ _DISCOVERY_TOOLS = ("glob", "grep", "list")
 _DEFAULT_RULES = Rules()
 """Protect ``.git/`` (SPEC §10)."""
 
+_STORE = "the change journal's store"
+
+
+def _store_places(store: JournalStore) -> tuple[str, ...]:
+    """Where no tool may reach while `store` journals: for the local store the whole store
+    directory (every root's sub-store: one root's model must not read another's history),
+    canonical; for another store its own location (a remote provider fences its storage's
+    store itself, and a root never reaches outside its URL)."""
+    from dsh_fs.providers import LocalJournalStore
+
+    if isinstance(store, LocalJournalStore):
+        return (os.path.realpath(os.path.dirname(store.location)),)
+    return (store.location,)
+
+
+def _behind(fs: FileSystem, fenced_out: tuple[str, ...], rules: PathRules | None) -> FileSystem:
+    """`fs` as every tool, dialect and adapter reaches it: the journal's store fenced out
+    (whatever the mode: `--read-anywhere` and `--full-access` included), then the path
+    rules."""
+    service = FenceOut(fs, fenced_out, _STORE) if fenced_out else fs
+    if rules is not None:
+        from dsh_fs.providers import RuledFileSystem
+
+        service = RuledFileSystem(service, rules)
+    return service
+
 
 def _compiled(rules: Rules | None, fs: FileSystem, cwd: StrPath | None) -> PathRules | None:
     """`rules` compiled against the provider's roots (a sandbox's roots, a local base, a
     remote root URL, else `cwd`), both as given and as real paths; None without rules."""
     if rules is None:
         return None
-    roots: list[str] = []
-    found = getattr(fs, "roots", None)
-    if isinstance(found, tuple):
-        roots += [str(root) for root in found]
-    for name in ("base", "root"):
-        value = getattr(fs, name, None)
-        if isinstance(value, str):
-            roots.append(value)
+    roots = list(fs.roots)
     if not roots and cwd is not None:
         roots.append(os.fspath(cwd))
     roots += [os.path.realpath(root) for root in roots if "://" not in root]
@@ -212,9 +232,18 @@ class Workspace:
         max_image_bytes: The largest image `read` returns (default 5 MiB); a larger one is
             `FS_TOO_LARGE`.
         rules: Path rules (`Rules`: denied and protected gitignore patterns, relative to
-            each root); the default protects ``.git/``. None applies no rule. The `fs`
-            service the tools use is then `fs` wrapped in a `RuledFileSystem` (`fs` itself
-            stays the provider given, unruled, for the caller's own use).
+            each root); the default protects ``.git/``. None applies no rule.
+        placeholders: Refuse a write or edit whose new text has a line standing for omitted
+            code (``// ... existing code ...``, a ``[truncated]`` marker) while it deletes
+            at least 5 lines (`FS_PLACEHOLDER`, SPEC §8.3; default). False turns the guard
+            off.
+        journal_store: The change journal's store (None: no journal); it is fenced out of
+            every tool's reach (`FenceOut`).
+        journal_config: The journal's bounds.
+
+    The workspace's `fs` is the provider given behind the journal store's fence and the
+    path rules (a `RuledFileSystem`): what every tool, dialect and adapter reads and
+    changes through, so none of them can reveal a denied file.
 
     Raises:
         ValueError: an unknown tool name, or a rule pattern that cannot be parsed.
@@ -227,6 +256,8 @@ class Workspace:
     __slots__ = (
         "_closed",
         "_disposers",
+        "_fenced_out",
+        "_provider",
         "context",
         "cwd",
         "dialects",
@@ -248,11 +279,16 @@ class Workspace:
         rules: Rules | None = _DEFAULT_RULES,
         journal_store: JournalStore | None = None,
         journal_config: JournalConfig | None = None,
+        placeholders: bool = True,
     ) -> None:
         chosen = _chosen(tools)
         compiled = _compiled(rules, fs, cwd)
-        self.fs = fs
-        """The provider behind the `fs` service."""
+        self._provider = fs
+        self._fenced_out = _store_places(journal_store) if journal_store is not None else ()
+        service = _behind(fs, self._fenced_out, compiled)
+        self.fs: FileSystem = service
+        """The `fs` service the tools use: the provider given, behind the journal store's
+        fence and the path rules."""
         self.cwd = os.fspath(cwd) if cwd is not None else None
         """Default working directory of new sessions (None: the provider's base)."""
         self.tools = chosen
@@ -265,15 +301,12 @@ class Workspace:
         self._closed = False
         self.rules = compiled
         """The path rules the tools obey (None: none)."""
-        service = fs
-        if compiled is not None:
-            from dsh_fs.providers import RuledFileSystem
-
-            service = RuledFileSystem(fs, compiled)
         self._disposers: list[Dispose] = [self.context.provide(FS, service)]
         file_tools = tuple(name for name in chosen if name in _FILE_TOOLS)
         if file_tools:
-            plugin_tools = FsToolsPlugin(file_tools, max_image_bytes=max_image_bytes)
+            plugin_tools = FsToolsPlugin(
+                file_tools, max_image_bytes=max_image_bytes, placeholders=placeholders
+            )
             self._disposers.append(self.context.use(plugin_tools, None).dispose)
         found_tools = tuple(name for name in chosen if name in _DISCOVERY_TOOLS)
         if found_tools:
@@ -283,7 +316,9 @@ class Workspace:
         if managed:
             plugin_ = FileManagementPlugin(managed)
             self._disposers.append(self.context.use(plugin_, None).dispose)
-        self._disposers.append(self.context.use(DialectToolsPlugin(), self.dialects).dispose)
+        self._disposers.append(
+            self.context.use(DialectToolsPlugin(placeholders=placeholders), self.dialects).dispose
+        )
         if compiled is not None:
             self._disposers.append(self.context.use(RulesPlugin(compiled), None).dispose)
         if policy:
@@ -292,8 +327,10 @@ class Workspace:
         """The change journal (entries, diff, undo), or None when not journaling."""
         if journal_store is not None:
             config = journal_config or JournalConfig()
+            # An undo changes files through the store's fence, not the path rules (it puts
+            # back what a tool changed, wherever the rules say now).
             self.journal = Journal(
-                fs,
+                FenceOut(fs, self._fenced_out, _STORE),
                 journal_store,
                 max_bytes=config.max_bytes,
                 max_age_seconds=config.max_age_seconds,
@@ -315,14 +352,15 @@ class Workspace:
         encodings: EncodingsOption = None,
         encoding_fallback: Sequence[str] = (),
         editorconfig: bool = False,
+        placeholders: bool = True,
     ) -> Workspace:
         """The host filesystem, relative paths resolved against `cwd` (default: the
-        process's working directory). `tools`, `discovery`, `max_image_bytes` and `rules`
-        (relative to the base) as for the constructor; `journal` turns the change journal on
-        (its root: `cwd`). `encodings` (patterns relative to the base → codec) and
-        `encoding_fallback` (codecs for files that are not UTF-8 and have no rule) declare
-        files in other encodings (SPEC §12); ``.editorconfig`` ``charset`` counts with them,
-        or with `editorconfig` alone.
+        process's working directory). `tools`, `discovery`, `max_image_bytes`,
+        `placeholders` and `rules` (relative to the base) as for the constructor;
+        `journal` turns the change journal on (its root: `cwd`). `encodings` (patterns
+        relative to the base → codec) and `encoding_fallback` (codecs for files that are not
+        UTF-8 and have no rule) declare files in other encodings (SPEC §12);
+        ``.editorconfig`` ``charset`` counts with them, or with `editorconfig` alone.
 
         Raises:
             ValueError: a named journal store inside `cwd`, or one that cannot be opened; an
@@ -348,6 +386,7 @@ class Workspace:
             rules=rules,
             journal_store=store,
             journal_config=config,
+            placeholders=placeholders,
         )
 
     @classmethod
@@ -366,14 +405,15 @@ class Workspace:
         encodings: EncodingsOption = None,
         encoding_fallback: Sequence[str] = (),
         editorconfig: bool = False,
+        placeholders: bool = True,
     ) -> Workspace:
         """Local folders behind a fence (`SandboxFileSystem`); relative paths resolve against
         `root`. Mutations follow `mode`: ``read-only`` (none), ``workspace-write`` (inside
         the roots) or ``full-access`` (anywhere); reads stay inside the roots unless
         `confine_reads` is False. A refusal is `FS_SANDBOX_DENIED`. `tools`, `discovery`,
-        `max_image_bytes` and `rules` (relative to each root) as for the constructor;
-        `encodings`, `encoding_fallback` and `editorconfig` (relative to each root) as for
-        `local`.
+        `max_image_bytes`, `placeholders` and `rules` (relative to each root) as for the
+        constructor; `encodings`, `encoding_fallback` and `editorconfig` (relative to each
+        root) as for `local`.
 
         Raises:
             ValueError: A root does not exist or is not a directory, or the mode is unknown;
@@ -405,6 +445,7 @@ class Workspace:
             rules=rules,
             journal_store=store,
             journal_config=config,
+            placeholders=placeholders,
         )
 
     @classmethod
@@ -420,13 +461,15 @@ class Workspace:
         journal: JournalOption = None,
         encodings: EncodingsOption = None,
         encoding_fallback: Sequence[str] = (),
+        placeholders: bool = True,
         **storage_options: Any,
     ) -> Workspace:
         """Any fsspec storage under the root `url` (``s3://bucket/prefix``,
         ``memory://name``, ``sftp://host/dir``, …) through `FsspecFileSystem`;
         `storage_options` go to fsspec (credentials, ``endpoint_url``, …). Display paths are
-        URLs under the root; ``/a.py`` means the root's ``a.py``. `tools`, `discovery` and
-        `max_image_bytes` as for the constructor, and `rules` (relative to the root URL).
+        URLs under the root; ``/a.py`` means the root's ``a.py``. `tools`, `discovery`,
+        `max_image_bytes` and `placeholders` as for the constructor, and `rules` (relative to
+        the root URL).
         `journal` keeps the change journal on the same storage: True in a hidden sibling
         prefix of the root (``s3://bucket/.dsh-fs-journal`` for ``s3://bucket/ws``; fenced
         out when the root is a bucket's top), a URL or a `JournalConfig` to name another.
@@ -471,6 +514,7 @@ class Workspace:
             rules=rules,
             journal_store=store,
             journal_config=config,
+            placeholders=placeholders,
         )
 
     def use(self, plugin: Plugin[C], config: C) -> None:
@@ -532,7 +576,7 @@ class Workspace:
         await self.aclose()
 
     def __repr__(self) -> str:
-        return f"Workspace({type(self.fs).__name__}, cwd={self.cwd!r})"
+        return f"Workspace({type(self._provider).__name__}, cwd={self.cwd!r})"
 
 
 def _prune_now(store: JournalStore, config: JournalConfig) -> None:
@@ -564,17 +608,34 @@ class Session:
     def roots(self) -> tuple[str, ...] | None:
         """The roots of this session's own fence (`set_roots`), or None when it has none
         (the workspace's provider decides)."""
+        return self._fence.roots if self._fence is not None else None
+
+    @property
+    def fs(self) -> FileSystem:
+        """The provider this session's tools use (its own fence, the store's fence, the
+        path rules): what an adapter reads through, never around."""
+        return self._context.get(FS)
+
+    @property
+    def client_roots(self) -> tuple[str, ...] | None:
+        """The MCP client's roots that shape this session's fence (`set_roots`); None when
+        no client's roots do (none were set, or they were left out: `strict`)."""
         fence = self._fence
-        roots = getattr(fence, "roots", None) if fence is not None else None
+        roots = getattr(fence, "client_roots", None) if fence is not None else None
         return roots if isinstance(roots, tuple) else None
 
-    def set_roots(self, roots: Sequence[str], *, replace: bool) -> tuple[str, ...] | None:
-        """Fence this session in to an MCP client's roots (SPEC §10); returns the roots now
-        in force, or None when the workspace's provider is not a sandbox (nothing changes).
+    def set_roots(
+        self, roots: Sequence[str], *, replace: bool, strict: bool = True
+    ) -> tuple[str, ...] | None:
+        """Fence this session in to an MCP client's roots (SPEC §10, §10.1); returns the
+        roots now in force, or None when the workspace's provider is not a sandbox (nothing
+        changes).
 
         The session gets its own sandbox (`SandboxFileSystem.narrowed`): `replace` makes
         `roots` the fence, else they only narrow the workspace's roots; no root left refuses
-        every path. The workspace and its other sessions keep their fences. The path rules
+        every path, unless `strict` is False: then roots of which none overlaps the
+        workspace's (or none at all) leave the workspace's roots in force (SPEC §10.1; see
+        `client_roots`). The workspace and its other sessions keep their fences. The path rules
         apply relative to these roots too, and the first root is the base of relative
         paths. What the session observed under a root it no longer has is forgotten (only
         that: the rest stays observed).
@@ -582,21 +643,21 @@ class Session:
         `roots` are existing local directories (see `dsh_fs.mcp`'s checks of a client's
         URIs); a root that cannot be resolved any more is dropped.
         """
-        from dsh_fs.providers import RuledFileSystem, SandboxFileSystem
+        from dsh_fs.providers import SandboxFileSystem
 
-        fs = self.workspace.fs
+        workspace = self.workspace
+        fs = workspace._provider
         if not isinstance(fs, SandboxFileSystem):
             return None
         before = self._fence if isinstance(self._fence, SandboxFileSystem) else fs
-        fenced = fs.narrowed(roots, replace=replace)
-        service: FileSystem = fenced
-        rules = self.workspace.rules
+        fenced = fs.narrowed(roots, replace=replace, strict=strict)
+        rules = workspace.rules
         if rules is not None:
             places = [*fenced.roots, *fs.roots]
             places += [os.path.realpath(place) for place in places]
-            service = RuledFileSystem(
-                fenced, PathRules.compile(rules.source, dict.fromkeys(places))
-            )
+            rules = PathRules.compile(rules.source, dict.fromkeys(places))
+        # The client's roots may contain the journal's store: it stays fenced out.
+        service = _behind(fenced, workspace._fenced_out, rules)
         self._fence = fenced
         self._context = self.workspace.context.overlay({FS: service})
         self.agent.cwd = fenced.roots[0] if fenced.roots else None

@@ -97,6 +97,10 @@ class Haystack:
         """Whether one full scan of the text fits in the remaining budget."""
         return len(self.text) <= self._remaining
 
+    def charge(self, characters: int) -> None:
+        """Count `characters` scanned by a caller's own pass over the text."""
+        self._remaining -= characters
+
     def affords(self, scans: int) -> int:
         """How many of `scans` further full scans of the text fit in the remaining budget."""
         return max(0, min(scans, self._remaining // max(len(self.text), 1)))

@@ -35,14 +35,18 @@ from ._alignment import (
 )
 from ._differences import explain
 from ._lookalikes import fold_key
+from ._names import named_place
+from ._stitched import Stitched, stitched
 
 __all__ = ["Diagnosis", "diagnose_ambiguous", "diagnose_block", "diagnose_not_found"]
 
 _BOM = "\ufeff"
 _MAX_MATCH_LINES = 20
 _MAX_OTHERS = 3
-_NEARLY_EXACT = 0.95
 _ANCHOR_MARGIN = 0.15
+_LOOSE = 0.55  # an alignment this close, though not close, is named with a hedge
+_LOOSE_WEIGHT = 24  # and only for a needle with this many non-whitespace characters
+_HOLDS = 0.9  # a line paired this closely is still there, nearly as written
 _TRUSTED = 0.9  # an alignment this close is not second-guessed by anchors elsewhere
 _ANCHOR_KEY = 6  # a verbatim line anchors only with this many non-whitespace characters
 _ANCHOR_WEIGHT = 10
@@ -129,7 +133,7 @@ def _diagnose_miss(
     if not hay.searchable:
         message, reason = text_.too_large(subject, len(text), budget)
         return _failure(message, reason)
-    applied = _applied_at(hay, old, new)
+    applied = _applied_at(hay, old, new) or _applied_reindented(hay, old, new)
     variants = _variants(old, subject)
     for needle, transforms in variants[1:]:
         exact = hay.first_spans(needle, 1)
@@ -159,22 +163,28 @@ def _diagnose_miss(
                 transforms=transforms,
             )
     close = best is not None and is_close(best.alignment)
+    loose = best if best is not None and not close else None
     if best is not None and not close:
         best = None
     anchored = None
     if best is None or best.alignment.score < _TRUSTED:
         anchored = _anchored(hay, Query.of(old, whole_lines=whole_lines), subject)
-    if applied is not None and (
-        best is None or not _apart(best.alignment, applied) or _wins(applied, best)
-    ):
+    if applied is not None and _applied_by_evidence(hay, old, new, applied, best):
         similar = None
         if best is not None and _apart(best.alignment, applied):
             similar = (best.alignment.start, best.alignment.end)
         return _already_applied(hay, subject, applied, similar)
+    pieces = stitched(hay, Query.of(old, whole_lines=whole_lines))
+    if pieces is not None and (best is None or not _covers(best.alignment, pieces)):
+        return _stitched(subject, pieces)
     if anchored is not None and (best is None or _anchor_wins(anchored, best)):
         return anchored.diagnosis
     if best is not None:
         return _near_miss(hay, subject, best)
+    if not hay.exhausted:
+        loosely = _loosely(hay, subject, Query.of(old, whole_lines=whole_lines), loose)
+        if loosely is not None:
+            return loosely
     if hay.exhausted:
         message, reason = text_.nothing_close_bounded(subject, len(text))
     elif crowded is not None:
@@ -208,10 +218,153 @@ class _Anchored:
     diagnosis: Diagnosis
 
 
-def _wins(applied: _Place, best: _Best) -> bool:
-    """new_string once in the file, old_string nowhere: the edit looks applied, unless the
-    close block elsewhere is nearly old_string itself."""
-    return applied.places == 1 and best.alignment.score < _NEARLY_EXACT
+def _placed(
+    hay: Haystack, query: Query, alignment: Alignment, reasons: list[text_.Reason]
+) -> list[text_.Reason]:
+    """`reasons`, with a line said to be "not in the file here" that the file has, once, as
+    a whole line outside the closest text said to be there instead (never a false "not in
+    the file" of a line that is further on)."""
+    missing = next(
+        (
+            p.query
+            for p in alignment.pairs
+            if p.query is not None and p.line is None and p.moved is None
+        ),
+        None,
+    )
+    if missing is None:
+        return reasons
+    line = query.lines[missing]
+    if not _distinctive(line):
+        return reasons
+    found = hay.spans("\n" + line + "\n", cap=1)
+    if not found or len(found) != 1:
+        return reasons
+    number = hay.line_numbers([found[0][0] + 1])[0]
+    if alignment.start <= number <= alignment.end:
+        return reasons
+    return [
+        text_.missing_here(reason, number) if reason.cause == "missing_line" else reason
+        for reason in reasons
+    ]
+
+
+def _loosely(
+    hay: Haystack, subject: text_.Subject, query: Query, loose: _Best | None
+) -> Diagnosis | None:
+    """Nothing is close, but the file defines (or imports from) a name old_string's line
+    does, once; else an alignment short of close yet well above chance: named, hedged."""
+    named = named_place(hay, query)
+    if named is not None:
+        start, end = named.start, named.end
+        clause = text_.defines_once(subject, start, named.what, named.name, named.index + 1)
+        shown = [(start + k, line) for k, line in enumerate(named.lines[:8])]
+    elif (
+        loose is not None
+        and loose.alignment.score >= _LOOSE
+        and loose.alignment.weight >= _LOOSE_WEIGHT
+        and not loose.others
+    ):
+        alignment = loose.alignment
+        start, end = alignment.start, alignment.end
+        clause = text_.shares_text(start, end, round(alignment.score * 100))
+        shown = [(n, alignment.file_lines[n]) for n in range(start, min(end, start + 7) + 1)]
+    else:
+        return None
+    reason = text_.loosely_similar(subject, start, clause)
+    message = text_.loose(subject, start, end, reason, shown)
+    return _result(message, start, end, [reason])
+
+
+def _covers(alignment: Alignment, pieces: Stitched) -> bool:
+    """The alignment already spans every piece (a gap of a line or two, named as extra
+    lines): it explains the miss as well."""
+    return alignment.start <= pieces.start and pieces.end <= alignment.end
+
+
+def _stitched(subject: text_.Subject, pieces: Stitched) -> Diagnosis:
+    spans = [(piece.start, piece.end) for piece in pieces.pieces]
+    reason = text_.left_out_lines(subject, spans, pieces.gaps())
+    shown = list(pieces.lines.items())
+    message = text_.stitched(subject, pieces.start, pieces.end, reason, shown)
+    return _result(message, pieces.start, pieces.end, [reason])
+
+
+def _applied_by_evidence(
+    hay: Haystack, old: str, new: str | None, applied: _Place, best: _Best | None
+) -> bool:
+    """Whether new_string's place `applied` says the edit was made, decided by what the
+    file holds rather than by how close old_string came elsewhere. new_string adds lines of
+    its own and old_string's kept lines (those new_string has too) are found once in the
+    file, inside new_string's place: it was. Else the lines the edit would remove, still
+    there together where old_string is closest (or anywhere, a block of them), or every one
+    of them nearly as written in the closest text: it was not. Without either, new_string
+    once in the file wins."""
+    if new is None:
+        return False
+    old_lines, new_lines = old.split("\n"), new.split("\n")
+    had = {line.strip() for line in old_lines}
+    kept = {line.strip() for line in new_lines}
+    added = "".join(line for line in new_lines if line.strip() not in had)
+    if _distinctive(added):
+        for line in old_lines:
+            key = line.strip()
+            if key in kept and _distinctive(key):
+                found = hay.spans(key, cap=1)
+                if found and len(found) == 1:
+                    number = hay.line_numbers([found[0][0]])[0]
+                    if applied.first <= number <= applied.last:
+                        return True
+    removed = _longest_run(old_lines, kept)
+    if removed and _distinctive("".join(removed)):
+        found = hay.spans("\n".join(removed), cap=8)
+        if found:
+            numbers = hay.line_numbers([start for start, _ in found])
+            if best is None:
+                if len(removed) > 1:
+                    return False
+            elif any(best.alignment.start <= n <= best.alignment.end for n in numbers):
+                return False
+    if best is not None and _apart(best.alignment, applied) and _holds(best, kept):
+        return False
+    # No score bar: a block elsewhere a word away from old_string, whose lines to remove are
+    # not there, does not outrank the one place new_string stands.
+    return best is None or not _apart(best.alignment, applied) or applied.places == 1
+
+
+def _holds(best: _Best, kept: set[str]) -> bool:
+    """Every line the edit would remove is in the closest text, nearly as written."""
+    removed = {
+        index
+        for index, line in enumerate(best.query.lines)
+        if line.strip() and line.strip() not in kept
+    }
+    if not removed:
+        return False
+    paired = {
+        pair.query: pair.similarity
+        for pair in best.alignment.pairs
+        if pair.query is not None and pair.line is not None
+    }
+    return all(paired.get(index, 0.0) >= _HOLDS for index in removed)
+
+
+def _longest_run(lines: list[str], kept: set[str]) -> list[str]:
+    """The longest run of adjacent `lines` not in `kept` (compared stripped)."""
+    best: list[str] = []
+    run: list[str] = []
+    for line in lines:
+        if line.strip() and line.strip() not in kept:
+            run.append(line)
+            if len(run) > len(best):
+                best = list(run)
+        else:
+            run = []
+    return best
+
+
+def _distinctive(text: str) -> bool:
+    return len(fold_key(text)) >= _ANCHOR_KEY
 
 
 def _anchor_wins(anchored: _Anchored, best: _Best) -> bool:
@@ -235,6 +388,8 @@ class _Place:
     """Where it starts in the text."""
     places: int
     """How many times it occurs."""
+    reindented: bool = False
+    """Its lines are there indented otherwise (new_string itself is not)."""
 
 
 def _applied_at(hay: Haystack, old: str, new: str | None) -> _Place | None:
@@ -250,6 +405,37 @@ def _applied_at(hay: Haystack, old: str, new: str | None) -> _Place | None:
     return _Place(
         first=first, last=first + _breaks(hay.text, start, stop), offset=start, places=len(found)
     )
+
+
+def _applied_reindented(hay: Haystack, old: str, new: str | None) -> _Place | None:
+    """Where new_string's lines are, once, each indented otherwise (a block moved into or
+    out of a function after the edit), when it has lines of its own that old_string lacks."""
+    if new is None:
+        return None
+    wanted = [line.strip() for line in new.split("\n") if line.strip()]
+    had = {line.strip() for line in old.split("\n")}
+    if len(wanted) < 2 or all(line in had for line in wanted):
+        return None
+    if not _distinctive("".join(line for line in wanted if line not in had)):
+        return None
+    head = max(wanted, key=len)
+    found = hay.spans(head, cap=8)
+    if not found:
+        return None
+    places: list[tuple[int, int, int]] = []
+    at = wanted.index(head)
+    for start, _ in found:
+        number = hay.line_numbers([start])[0]
+        first, lines = hay.lines(number - at - 2, number + len(wanted) + 2, start)
+        texts = [(first + k, line.strip()) for k, line in enumerate(lines) if line.strip()]
+        keys = [text for _, text in texts]
+        for k in range(len(keys) - len(wanted) + 1):
+            if keys[k : k + len(wanted)] == wanted and texts[k + at][0] == number:
+                places.append((texts[k][0], texts[k + len(wanted) - 1][0], start))
+    if len(places) != 1:
+        return None
+    first, last, offset = places[0]
+    return _Place(first=first, last=last, offset=offset, places=1, reindented=True)
 
 
 def _apart(alignment: Alignment, place: _Place) -> bool:
@@ -325,7 +511,7 @@ def _exact_after(
 
 def _near_miss(hay: Haystack, subject: text_.Subject, best: _Best) -> Diagnosis:
     query, alignment, transforms = best.query, best.alignment, best.transforms
-    reasons = [*transforms, *explain(query, alignment, subject)]
+    reasons = [*transforms, *_placed(hay, query, alignment, explain(query, alignment, subject))]
     if len(reasons) == len(transforms):
         reasons.append(_edge_reason(hay, query, alignment, subject))
     shown = _around(alignment, reasons)
@@ -601,7 +787,7 @@ def _already_applied(
 ) -> Diagnosis:
     shown = _lines(hay, place.first, place.last, place.offset)
     message, reason = text_.already_applied(
-        subject, place.first, place.last, place.places, shown, similar
+        subject, place.first, place.last, place.places, shown, similar, place.reindented
     )
     details: dict[str, Any] = {
         "closest": None,

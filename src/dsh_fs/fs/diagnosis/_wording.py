@@ -49,6 +49,8 @@ Cause: TypeAlias = Literal[
     "line_endings",
     "unicode_form",
     "partial_match",
+    "left_out_lines",
+    "loosely_similar",
     "unexplained",
     "already_applied",
     "nothing_close",
@@ -225,6 +227,14 @@ def missing_line(subject: Subject, index: int, text: str, after: int, more: int)
     return Reason(cause="missing_line", line=after if after > 0 else None, message=message)
 
 
+def missing_here(reason: Reason, line: int) -> Reason:
+    """A `missing_line` reason whose line the file has, once, outside the closest text."""
+    message = reason.message.replace(
+        " is not in the file here ", f" is line {line} of the file, not here ", 1
+    )
+    return Reason(cause="missing_line", line=reason.line, message=message)
+
+
 def blank_line(subject: Subject, index: int, after: int, more: int) -> Reason:
     """A blank line of the needle that the file does not have (its other lines are there)."""
     message = (
@@ -322,6 +332,80 @@ def partial_match(
     return Reason(cause="partial_match", line=differs, message=message)
 
 
+def left_out_lines(
+    subject: Subject, pieces: Sequence[tuple[int, int]], gaps: Sequence[tuple[int, int]]
+) -> Reason:
+    """Every line of the needle is in the file, in order, as pieces with lines between."""
+    spans = _and([_bare_span(a, b) for a, b in pieces])
+    left = sum(b - a + 1 for a, b in gaps)
+    between = _and([_bare_span(a, b) for a, b in gaps])
+    message = (
+        f"pieces: every line of {subject.name} is in the file, in order, but as lines "
+        f"{spans}, which are not adjacent: {subject.name} leaves out line"
+        f"{'s' if left > 1 else ''} {between} ({left} line{'s' if left > 1 else ''}) between them"
+    )
+    return Reason(cause="left_out_lines", line=gaps[0][0], message=message)
+
+
+def stitched(
+    subject: Subject,
+    start: int,
+    end: int,
+    reason: Reason,
+    shown: Sequence[tuple[int, str]],
+) -> str:
+    """A needle made of non-adjacent pieces of the file: the whole span, the pieces and the
+    lines left out between them, and what to do."""
+    header = (
+        f"The closest text in the file is at {_span(start, end)}, in pieces; it differs from "
+        f"{subject.name}:"
+    )
+    hint = (
+        f"Edit each piece with its own {subject.name}, or copy {subject.name} from these lines "
+        'exactly with the lines between the pieces, without the "<n>: " prefixes.'
+    )
+    return _assemble([header], [reason], shown, (start, end), hint)
+
+
+def loosely_similar(subject: Subject, start: int, clause: str) -> Reason:
+    """Nothing is close, but one place is loosely similar (`clause` says how): named with
+    a hedge."""
+    return Reason(
+        cause="loosely_similar",
+        line=start,
+        message=(
+            f"loosely similar: nothing in the file is close to {subject.name}, but {clause}; "
+            f"{subject.name} may be stale or partly invented"
+        ),
+    )
+
+
+def defines_once(subject: Subject, line: int, what: str, name: str, index: int) -> str:
+    """The clause of `loosely_similar` for a name the file defines (imports) once."""
+    return (
+        f"line {line} {what} {name!r}, as {subject.line_of.format(n=index)} does, and no "
+        "other line does"
+    )
+
+
+def shares_text(start: int, end: int, share: int) -> str:
+    """The clause of `loosely_similar` for an alignment short of close."""
+    verb = "has" if start == end else "have"
+    return f"{_span(start, end)} {verb} about {share}% of its text"
+
+
+def loose(
+    subject: Subject, start: int, end: int, reason: Reason, shown: Sequence[tuple[int, str]]
+) -> str:
+    """The loosely similar place, hedged: read it before editing."""
+    header = (
+        f"Nothing in the file is close to {subject.name}; the most similar text is at "
+        f"{_span(start, end)}, loosely:"
+    )
+    hint = f"Read these lines, then copy {subject.name} from the read output exactly."
+    return _assemble([header], [reason], shown, (start, end), hint)
+
+
 def unexplained(subject: Subject, line: int) -> Reason:
     """A difference no rule names (should be rare: say so rather than guess)."""
     return Reason(
@@ -373,11 +457,15 @@ def already_applied(
     places: int,
     shown: Sequence[tuple[int, str]],
     similar: tuple[int, int] | None = None,
+    reindented: bool = False,
 ) -> tuple[str, Reason]:
-    """new_string is in the file and old_string is not."""
+    """new_string is in the file (or its lines are, indented otherwise) and old_string is
+    not."""
     where = _span(start, end)
     if places > 1:
         where += f" (and {places - 1} other place{'s' if places > 2 else ''})"
+    if reindented:
+        where += " apart from indentation"
     reason = Reason(
         cause="already_applied",
         line=start,
@@ -514,6 +602,14 @@ def _shown_text(text: str) -> str:
         if units > SHOWN_LINE_CHARS:
             return text[:index] + f"... (line truncated to {SHOWN_LINE_CHARS} chars)"
     return text
+
+
+def _and(parts: Sequence[str]) -> str:
+    return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+
+
+def _bare_span(start: int, end: int) -> str:
+    return str(start) if start == end else f"{start}-{end}"
 
 
 def _span(start: int, end: int) -> str:

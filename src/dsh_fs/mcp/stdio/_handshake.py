@@ -42,7 +42,7 @@ from anyio.abc import TaskGroup
 from .._definitions import server_info, tool_definitions, tool_result
 from .._progress import ProgressNotifier
 from .._request_id import RequestId, is_request_id
-from .._roots import ANSWER_SECONDS, RootsMode, fence_session, roots_of
+from .._roots import ANSWER_SECONDS, RootsMode, fence_session, roots_of, withhold
 from .._wire import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -180,6 +180,7 @@ class _Server:
         "_roots_count",
         "_roots_mode",
         "_roots_ready",
+        "_roots_sending",
         "_running",
         "_session",
         "_structured",
@@ -206,9 +207,14 @@ class _Server:
         self._roots_capable = False
         """The client declared the roots capability (and the server asks for them)."""
         self._roots_asked: dict[str, int] = {}
-        """Ids of the ``roots/list`` requests waiting for an answer, and their numbers."""
+        """The id of the ``roots/list`` request waiting for an answer, and its number: only
+        the newest one (an older one's answer is dropped), so a flood of
+        ``list_changed`` keeps nothing per notification."""
         self._roots_count = 0
-        """``roots/list`` requests sent."""
+        """``roots/list`` requests asked for (the newest one's number)."""
+        self._roots_sending = False
+        """A task is sending ``roots/list``: a newer question waits for it, not a task of
+        its own (a client that floods ``list_changed`` and reads nothing would pile them)."""
         self._roots_applied = 0
         """The number of the latest request whose answer is in force."""
         self._roots_ready: anyio.Event | None = None
@@ -420,21 +426,33 @@ class _Server:
         }
 
     def _ask_roots(self) -> None:
-        """Send ``roots/list`` (the answer arrives as a response, see `_answered`)."""
+        """Ask for the roots (``roots/list``; the answer arrives as a response, see
+        `_answered`). The newest question wins: one task sends, and asks again once sent if
+        a newer question came meanwhile."""
         self._roots_count += 1
-        ident = f"dsh-fs-roots-{self._roots_count}"
-        self._roots_asked[ident] = self._roots_count
-        request = {"jsonrpc": "2.0", "id": ident, "method": "roots/list"}
-        assert self._tg is not None
-        self._tg.start_soon(self._send, request)
+        if not self._roots_sending:
+            self._roots_sending = True
+            assert self._tg is not None
+            self._tg.start_soon(self._send_roots_requests)
+
+    async def _send_roots_requests(self) -> None:
+        try:
+            sent = 0
+            while sent != self._roots_count:
+                sent = self._roots_count
+                ident = f"dsh-fs-roots-{sent}"
+                # Only the newest request is awaited: an older one's answer is dropped.
+                self._roots_asked.clear()
+                self._roots_asked[ident] = sent
+                await self._send({"jsonrpc": "2.0", "id": ident, "method": "roots/list"})
+        finally:
+            self._roots_sending = False
 
     def _answered(self, message: Mapping[str, Any]) -> None:
         ident = message.get("id")
         if not isinstance(ident, str) or ident not in self._roots_asked:
             return
         number = self._roots_asked.pop(ident)
-        if number < self._roots_applied:
-            return  # an answer to an older question, overtaken by a newer one
         self._roots_applied = number
         if "result" in message:
             roots = roots_of(message["result"])
@@ -465,8 +483,11 @@ class _Server:
             label = f"{self._client}-stdio" if self._client else "mcp-stdio"
             self._session = self._workspace.session(id=label)
             if self._roots_capable:
-                # Until the client names its roots, no path is inside the fence.
-                fence_session(self._session, self._roots, self._roots_mode)
+                if self._roots_applied:
+                    fence_session(self._session, self._roots, self._roots_mode)
+                else:
+                    # No answer in time: its roots are not known yet.
+                    withhold(self._session, self._roots_mode)
         key = _coerce(ident)
         call = _Call()
         self._calls[key] = call

@@ -190,6 +190,11 @@ class FsspecFileSystem(FileSystem):
         return self._root_url
 
     @property
+    def roots(self) -> tuple[str, ...]:
+        """`root`, the one place paths and path rules are relative to."""
+        return (self._root_url,)
+
+    @property
     def fs(self) -> Any:
         """The wrapped fsspec filesystem."""
         return self._fs

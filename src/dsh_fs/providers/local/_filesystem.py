@@ -169,6 +169,11 @@ class LocalFileSystem(FileSystem):
         return self._base
 
     @property
+    def roots(self) -> tuple[str, ...]:
+        """`base`, the one place relative paths and path rules are relative to."""
+        return (self._base,)
+
+    @property
     def guards(self) -> LocalGuards:
         """The checks every open of content and every publication goes through."""
         return self._guards

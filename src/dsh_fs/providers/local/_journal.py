@@ -200,6 +200,7 @@ class LocalJournalStore(JournalStore):
             record["after"] = after
             before = self.pre_image_bytes(ticket.id, COUNT_LIMIT) if ticket.kept else None
             count_lines(record, before, content)
+            record["after_mode"] = self._published_mode(record["key"], after)
             self._write_entry(ticket.id, record)
         except Exception:
             written = False  # the pending record stays: the next reader completes it
@@ -329,6 +330,41 @@ class LocalJournalStore(JournalStore):
         finally:
             os.close(lock)
 
+    def as_published(self, entry: JournalEntry, now: FsVersion) -> bool:
+        if entry.after == now:
+            return True
+        if entry.after is None or not self.unchanged(entry.after, now):
+            return False
+        if entry.digest is None or entry.after_mode is None:
+            return False  # nothing to compare the content and the mode with: not provable
+        # Same inode, size and mtime, another ctime: the journal's own link of a pre-image,
+        # or a chmod, or a same-size rewrite whose mtime was put back. Only the content and
+        # the mode tell them apart; read through a descriptor that is the inode of `now`
+        # (never a link, a FIFO or a file swapped in meanwhile).
+        try:
+            fd = os.open(
+                os.path.join(self.root, entry.rel) if entry.rel != "." else self.root,
+                os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC,
+            )
+        except OSError:
+            return False
+        try:
+            info = os.fstat(fd)
+            if not st_mode.S_ISREG(info.st_mode) or self._versions.version(info) != now:
+                return False
+            if st_mode.S_IMODE(info.st_mode) != entry.after_mode:
+                return False
+            hasher = hashlib.sha256()
+            while chunk := os.read(fd, 1 << 20):
+                hasher.update(chunk)
+            return (
+                hasher.hexdigest() == entry.digest and self._versions.version(os.fstat(fd)) == now
+            )
+        except OSError:
+            return False
+        finally:
+            os.close(fd)
+
     def unchanged(self, recorded: FsVersion, now: FsVersion) -> bool:
         # device, inode, size, mtime: the same inode with the same bytes as far as any write
         # shows; only the ctime moved (a pre-image link made and removed, a chmod).
@@ -341,6 +377,19 @@ class LocalJournalStore(JournalStore):
             self._dir_fd = -1
 
     # Helpers.
+
+    def _published_mode(self, key: object, after: FsVersion | None) -> int | None:
+        """The permission bits of the file a change published at `after` (None: gone, or
+        another file there already: unknown, and an undo then proves nothing by them)."""
+        if after is None or not isinstance(key, str):
+            return None
+        try:
+            info = os.lstat(key)
+        except OSError:
+            return None
+        if self._versions.version(info) != after:
+            return None
+        return st_mode.S_IMODE(info.st_mode)
 
     def _relative(self, key: str) -> str:
         if key == self.root:
@@ -482,13 +531,37 @@ class LocalJournalStore(JournalStore):
                 # by a hard link changed only its ctime).
                 self._remove(stem + ".pending", stem + ".pre")
                 return None
-            record["after"] = now
+            # Published. What the file is now may be a later change's work (another server
+            # went on writing it): the version the change left is then the `before` of the
+            # first later change of the same file, never the later change's own version.
+            later = self._first_later(stem, key, names)
+            record["after"] = later["before"] if later is not None else now
             with contextlib.suppress(FileExistsError):
                 self._write_entry(stem, record)
             os.unlink(stem + ".pending", dir_fd=self._dir_fd)
             return self._read_json(stem + ".json")
         finally:
             os.close(fd)
+
+    def _first_later(self, stem: str, key: object, names: set[str]) -> dict[str, Any] | None:
+        """The first record after `stem` (committed or pending) of the file `key`."""
+        later = sorted(
+            name
+            for name in names
+            if name.rpartition(".")[2] in ("json", "pending") and name.rpartition(".")[0] > stem
+        )
+        for name in later:
+            if not ENTRY_ID.match(name.rpartition(".")[0]):
+                continue
+            try:
+                record = self._read_json(name)
+            except (OSError, ValueError):
+                continue
+            if record.get("key") == key and (
+                record.get("before") is None or isinstance(record.get("before"), str)
+            ):
+                return record
+        return None
 
     def _remove(self, *names: str | None) -> None:
         for name in names:

@@ -1,7 +1,9 @@
 """`SandboxFileSystem`: a fence around `LocalFileSystem` that confines it to root directories.
 
-A wrapper, not a copy: every primitive checks its path against the roots, then delegates to
-the inner local provider, which re-checks the parent directory right before publication.
+A wrapper, not a copy: a `WrapperFileSystem` whose `check` hook tests each target against
+the roots as `PRIMITIVES` says the primitive touches it, before the base forwards the call to
+the inner local provider, which re-checks what it opened and the parent directory right
+before publication.
 """
 
 from __future__ import annotations
@@ -9,37 +11,18 @@ from __future__ import annotations
 import dataclasses
 import os
 import weakref
-from collections.abc import AsyncIterator, Callable, Sequence
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from typing import Literal, TypeAlias, TypeVar, get_args
+from collections.abc import Sequence
+from typing import Literal, TypeAlias, get_args
 
 from dsh_fs.errors import FsError
 from dsh_fs.fs import (
     EncodingRules,
-    FileSystem,
+    FsAccess,
     FsCapabilities,
-    FsCapture,
-    FsDecoded,
-    FsDeleteOutcome,
-    FsDirEntry,
-    FsDirListing,
-    FsEdit,
-    FsEditOutcome,
-    FsGlobQuery,
-    FsGrepHit,
-    FsGrepQuery,
-    FsInfo,
-    FsMkdirOutcome,
-    FsMoveOutcome,
-    FsPathInfo,
-    FsPreImage,
     FsTarget,
     FsTargetKey,
-    FsTextStream,
-    FsVersion,
-    FsWalkEntry,
-    FsWriteOutcome,
-    WriteGuard,
+    FsTouch,
+    WrapperFileSystem,
     messages,
 )
 
@@ -55,8 +38,6 @@ SandboxMode: TypeAlias = Literal["read-only", "workspace-write", "full-access"]
 
 _MODES: tuple[str, ...] = get_args(SandboxMode)
 
-_T = TypeVar("_T")
-
 
 class _Fence(LocalGuards):
     """The sandbox's rules, as path checks before a call and as the guards the inner local
@@ -70,11 +51,26 @@ class _Fence(LocalGuards):
         self.confine_reads = confine_reads
         self.confined = confine_reads
         self.excluded: tuple[str, ...] = ()
+        self.client: tuple[str, ...] | None = None
+        """The MCP client's roots (canonical directories) that shape `roots`; None when no
+        client's roots do (the given roots are in force)."""
+        self.replaced = False
+        """`roots` are the client's alone: the server was given no ROOT of its own."""
 
     def deny(self, verb: messages.Verb, path: str, reason: str) -> FsError:
-        if not self.roots and reason == "outside the sandbox":
-            reason = "the MCP client named no roots"
         return messages.sandbox_denied(verb, path, reason, self.mode)
+
+    def outside(self, verb: messages.Verb, display: str, real: str) -> FsError:
+        """`display` (canonically `real`) is outside the fence: refused naming whose roots it
+        is outside. The client's, when they are what refuses it (SPEC §10.1: a path inside a
+        given root, or any path when the client's roots are the whole fence), so that a user
+        whose host sent other roots sees why; else the sandbox's."""
+        client = self.client
+        if client is not None and (self.replaced or within_any(real, self.given)):
+            reason = messages.outside_client_roots(client, roots_given=not self.replaced)
+        else:
+            reason = "outside the sandbox"
+        return self.deny(verb, display, reason)
 
     def readable(self, real: str) -> bool:
         if self.excluded and within_any(real, self.excluded):
@@ -91,7 +87,7 @@ class _Fence(LocalGuards):
 
     def check_open(self, verb: messages.Verb, display: str, opened: str) -> None:
         if not self.readable(opened):
-            raise self.deny(verb, display, "outside the sandbox")
+            raise self.outside(verb, display, opened)
 
     def may_reveal(self, opened: str) -> bool:
         return self.readable(opened)
@@ -103,7 +99,7 @@ class _Fence(LocalGuards):
         if self.mode == "read-only":
             raise self.deny(verb, display, "the sandbox is read-only")
         if not self.writable(directory):
-            raise self.deny(verb, display, "outside the sandbox")
+            raise self.outside(verb, display, directory)
 
     def check_publish(self, verb: messages.Verb, display: str, directory: str) -> None:
         self.check_directory(verb, display, directory)
@@ -112,10 +108,10 @@ class _Fence(LocalGuards):
         if self.mode == "read-only":
             raise self.deny("delete", display, "the sandbox is read-only")
         if not self.writable(directory):
-            raise self.deny("delete", display, "outside the sandbox")
+            raise self.outside("delete", display, directory)
 
 
-class SandboxFileSystem(FileSystem):
+class SandboxFileSystem(WrapperFileSystem):
     """The local filesystem, fenced in to one or more root directories.
 
     Modes (what may be mutated): ``read-only`` refuses every write, edit and delete;
@@ -198,11 +194,11 @@ class SandboxFileSystem(FileSystem):
         self._granularity = timestamp_granularity_ns
         self._encodings = encodings
         self._views: weakref.WeakSet[SandboxFileSystem] = weakref.WeakSet()
+        super().__init__(
+            self._fenced_provider(self._fence.roots[0], self._fence, timestamp_granularity_ns)
+        )
         if mode == "read-only":
             self.capabilities = dataclasses.replace(self.capabilities, read_only=True)
-        self._inner = self._fenced_provider(
-            self._fence.roots[0], self._fence, timestamp_granularity_ns
-        )
 
     def _fenced_provider(
         self, base: str, guards: LocalGuards, timestamp_granularity_ns: int
@@ -220,7 +216,16 @@ class SandboxFileSystem(FileSystem):
         """The canonical root directories; the first is the base of relative paths."""
         return self._fence.roots
 
-    def _client_fence(self, roots: Sequence[str], replace: bool) -> tuple[str, ...]:
+    @property
+    def client_roots(self) -> tuple[str, ...] | None:
+        """The MCP client's roots (canonical directories) that shape this fence
+        (`narrowed`, `set_client_roots`); None when no client's roots do."""
+        return self._fence.client
+
+    def _client_fence(
+        self, roots: Sequence[str], replace: bool
+    ) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """The client's roots (canonical existing directories) and the fence they make."""
         found = []
         for root in roots:
             try:
@@ -231,9 +236,9 @@ class SandboxFileSystem(FileSystem):
                 found.append(real)  # a file or a missing path is no root
         client = tuple(dict.fromkeys(found))
         if replace:
-            return client
+            return client, client
         given = self._fence.given
-        return tuple(
+        return client, tuple(
             dict.fromkeys(
                 [c for c in client if within_any(c, given)]
                 + [g for g in given if within_any(g, client)]
@@ -248,28 +253,48 @@ class SandboxFileSystem(FileSystem):
         own); else they can only narrow it: the fence becomes their intersection with the
         roots the sandbox was built with (a client root inside a given one, or a given root
         inside a client one). None restores the given roots; an empty sequence (or no
-        intersection) leaves no root at all, and every path is refused saying the client
-        named no roots. This changes the fence of every user of the sandbox; `narrowed`
-        makes a new one instead (one MCP session's).
+        intersection) leaves no root at all, and every path is refused saying it is outside
+        the client's roots (or, with `replace`, that the client named no roots). This
+        changes the fence of every user of the sandbox; `narrowed` makes a new one instead
+        (one MCP session's).
         """
         if roots is None:
             self._fence.roots = self._fence.given
+            self._fence.client = None
             return self.roots
-        kept = self._client_fence(roots, replace)
+        client, kept = self._client_fence(roots, replace)
         self._fence.roots = kept
+        self._fence.client = client
+        self._fence.replaced = replace
         return kept
 
-    def narrowed(self, roots: Sequence[str], *, replace: bool) -> SandboxFileSystem:
+    def narrowed(
+        self, roots: Sequence[str], *, replace: bool, strict: bool = True
+    ) -> SandboxFileSystem:
         """A new sandbox like this one (mode, read confinement, exclusions) fenced in to an
         MCP client's roots as `set_client_roots` would fence this one, which stays as it is:
         one client's fence, beside the others'. Its roots given stay this sandbox's (so a
         later `narrowed` of it still only narrows them); with no root left every path is
-        refused saying the client named no roots. It has its own local provider (guarded by
-        its own fence; mutations of one file through both are serialized by the directory
-        lock, as between processes)."""
+        refused saying it is outside the client's roots (or that the client named no roots,
+        when `replace` and it named none). It has its own local provider (guarded by its own
+        fence; mutations of one file through both are serialized by the directory lock, as
+        between processes).
+
+        `strict` False (SPEC §10.1, with `replace` False): client roots none of which
+        overlaps a given root, or none at all, leave the given roots in force (the view's
+        `client_roots` is then None); roots that overlap narrow them as always.
+        """
         view = type(self).__new__(type(self))
-        view.__dict__.update(self.__dict__)  # a subclass's own state too
-        fence = _Fence(self._client_fence(roots, replace), self.mode, self.confine_reads)
+        # A subclass's own state too, and the declared encodings: the view's own local
+        # provider (`_fenced_provider`) decodes files as this one's does.
+        view.__dict__.update(self.__dict__)
+        client: tuple[str, ...] | None
+        client, kept = self._client_fence(roots, replace)
+        if not (replace or strict or kept):
+            client, kept = None, self._fence.given
+        fence = _Fence(kept, self.mode, self.confine_reads)
+        fence.client = client
+        fence.replaced = replace
         fence.given = self._fence.given
         fence.excluded = self._fence.excluded
         fence.confined = self._fence.confined
@@ -279,7 +304,7 @@ class SandboxFileSystem(FileSystem):
         self._views.add(view)
         view.capabilities = self.capabilities
         base = fence.roots[0] if fence.roots else fence.given[0]
-        view._inner = view._fenced_provider(base, fence, self._granularity)
+        view.wrapped = view._fenced_provider(base, fence, self._granularity)
         return view
 
     def holds(self, key: FsTargetKey) -> bool:
@@ -300,17 +325,74 @@ class SandboxFileSystem(FileSystem):
     @property
     def inner(self) -> LocalFileSystem:
         """The fenced local provider (its own opens and publications are fenced too)."""
-        return self._inner
+        wrapped = self.wrapped
+        assert isinstance(wrapped, LocalFileSystem)
+        return wrapped
 
-    def _check_read(self, target: FsTarget, verb: messages.Verb = "read") -> None:
-        if not self._fence.readable(_canonical(target.target_key, verb, target.display_path)):
-            raise self._fence.deny(verb, target.display_path, "outside the sandbox")
+    def exclude(self, path: str) -> None:
+        """Fence out the directory `path` (the journal's store): nothing below it can be
+        read, found, listed or changed through this provider, nor through the local
+        provider's own opens and publications (a link swapped in mid-call)."""
+        self._fence.excluded = (*self._fence.excluded, canonical(os.path.abspath(path)))
+        self._fence.confined = True
+
+    # -- the fence, as the hooks of `WrapperFileSystem` -------------------------------------
+
+    def where(self, path: str, cwd: str | None) -> str | None:
+        """Relative paths resolve against `cwd` below the first root (the first root given
+        while a client named none); an empty or NUL-bearing path is refused here, not left
+        to the local provider: the fence must not depend on it."""
+        _check_usable(path, cwd)
+        first = self.roots[0] if self.roots else self._fence.given[0]
+        return first if not cwd else os.path.join(first, cwd)
+
+    def check(self, access: FsAccess, target: FsTarget) -> None:
+        """Containment of each target as its primitive touches it (`PRIMITIVES`): a read of
+        what it names, a change of it (and a read first where the change reads it: an edit,
+        a version check), a change of the entry itself, or only naming it (refused when no
+        operation may touch it). The local provider re-checks what the kernel opened and
+        every directory it publishes into (`LocalGuards`): this check alone would leave the
+        window between it and the system call to a swapped link."""
+        touch = access.touch
+        if touch is FsTouch.READS:
+            # The sandbox words every refused read "read", whatever the tool (list, search).
+            if access.link:
+                self._check_link_read(target)
+            else:
+                self._check_read(target, "read")
+        elif touch is FsTouch.CHANGES:
+            self._check_write(target, access.verb)
+            if access.reads:
+                self._check_read(target, access.verb)
+        elif touch is FsTouch.ENTRY:
+            self._check_entry(target, access.verb, read=access.reads)
+        else:
+            self._check_any(target)
+
+    def _check_read(self, target: FsTarget, verb: messages.Verb) -> None:
+        real = _canonical(target.target_key, verb, target.display_path)
+        if not self._fence.readable(real):
+            raise self._fence.outside(verb, target.display_path, real)
+
+    def _check_link_read(self, target: FsTarget) -> None:
+        # The local provider lstats the display path (absolute, lexically normalized): the
+        # final component is the link itself, so only its parent is followed.
+        display = target.display_path
+        head, name = os.path.split(display)
+        real = (
+            os.path.join(_canonical(head, "read", display), name)
+            if name
+            else _canonical(display, "read", display)
+        )
+        if not self._fence.readable(real):
+            raise self._fence.outside("read", display, real)
 
     def _check_write(self, target: FsTarget, verb: messages.Verb) -> None:
         if self._fence.mode == "read-only":
             raise self._fence.deny(verb, target.display_path, "the sandbox is read-only")
-        if not self._fence.writable(_canonical(target.target_key, verb, target.display_path)):
-            raise self._fence.deny(verb, target.display_path, "outside the sandbox")
+        real = _canonical(target.target_key, verb, target.display_path)
+        if not self._fence.writable(real):
+            raise self._fence.outside(verb, target.display_path, real)
 
     def _check_entry(self, target: FsTarget, verb: messages.Verb, *, read: bool) -> None:
         """A mutation of the entry the display path names (a link itself, not what it
@@ -324,256 +406,18 @@ class SandboxFileSystem(FileSystem):
         if real in self.roots:
             raise self._fence.deny(verb, display, "it is a sandbox root")
         if not self._fence.writable(real) or (read and not self._fence.readable(real)):
-            raise self._fence.deny(verb, display, "outside the sandbox")
+            raise self._fence.outside(verb, display, real)
 
     def _check_any(self, target: FsTarget) -> None:
         real = _canonical(target.target_key, "access", target.display_path)
         if not (self._fence.readable(real) or self._fence.writable(real)):
-            raise self._fence.deny("access", target.display_path, "outside the sandbox")
-
-    def _base(self, cwd: str | None) -> str:
-        first = self.roots[0] if self.roots else self._fence.given[0]
-        return first if not cwd else os.path.join(first, cwd)
-
-    async def resolve(self, path: str, cwd: str | None = None) -> FsTarget:
-        """Resolve like the local provider, against `cwd` or else the first root.
-
-        Raises:
-            FsError: `FS_NOT_FOUND` for an empty or NUL-bearing path, and the local
-                provider's errors. Containment is checked by each primitive, not here.
-        """
-        _check_usable(path, cwd)
-        return await self._inner.resolve(path, self._base(cwd))
-
-    async def process_path(self, target: FsTarget) -> str:
-        """The canonical path of `target`; refused if no operation may touch it."""
-        self._check_any(target)
-        return await self._inner.process_path(target)
-
-    async def file_url(self, target: FsTarget) -> str:
-        """The ``file:`` URL of `target`; refused if no operation may touch it."""
-        self._check_any(target)
-        return await self._inner.file_url(target)
-
-    async def contains(self, parent: FsTarget, child: FsTarget) -> bool:
-        """Whether `child` is or lies inside `parent`; refused if either is untouchable."""
-        self._check_any(parent)
-        self._check_any(child)
-        return await self._inner.contains(parent, child)
-
-    async def stat(self, target: FsTarget) -> FsInfo | None:
-        """The local `stat`, confined like a read."""
-        self._check_read(target)
-        return await self._inner.stat(target)
-
-    async def lstat(self, path: str, cwd: str | None = None) -> FsPathInfo | None:
-        """The local `lstat`, confined like a read of the link itself (not its target)."""
-        _check_usable(path, cwd)
-        base = self._base(cwd)
-        # The local provider lstats the display path (absolute, lexically normalized): the
-        # final component is the link itself, so only its parent is followed.
-        display = (await self._inner.resolve(path, base)).display_path
-        head, name = os.path.split(display)
-        real = (
-            os.path.join(_canonical(head, "read", display), name)
-            if name
-            else _canonical(display, "read", display)
-        )
-        if not self._fence.readable(real):
-            raise self._fence.deny("read", display, "outside the sandbox")
-        return await self._inner.lstat(path, base)
-
-    async def read_text(self, target: FsTarget) -> str:
-        """The local `read_text`, confined."""
-        self._check_read(target)
-        return await self._inner.read_text(target)
-
-    async def read_decoded(self, target: FsTarget) -> FsDecoded:
-        """The local `read_decoded`, confined."""
-        self._check_read(target)
-        return await self._inner.read_decoded(target)
-
-    def stream_text(self, target: FsTarget) -> AbstractAsyncContextManager[AsyncIterator[str]]:
-        """The local `stream_text`, confined (checked when the block is entered)."""
-        return self._stream_text(target)
-
-    @asynccontextmanager
-    async def _stream_text(self, target: FsTarget) -> AsyncIterator[AsyncIterator[str]]:
-        self._check_read(target)
-        async with self._inner.stream_text(target) as chunks:
-            yield chunks
-
-    async def read_bytes(self, target: FsTarget, max_bytes: int) -> bytes:
-        """The local `read_bytes`, confined."""
-        self._check_read(target)
-        return await self._inner.read_bytes(target, max_bytes)
-
-    async def read_head(self, target: FsTarget, size: int) -> bytes:
-        """The local `read_head`, confined."""
-        self._check_read(target)
-        return await self._inner.read_head(target, size)
-
-    async def list_dir(self, target: FsTarget) -> list[FsDirEntry]:
-        """The local `list_dir`, confined (entries are metadata of names inside it)."""
-        self._check_read(target)
-        return await self._inner.list_dir(target)
-
-    async def write_text(
-        self,
-        target: FsTarget,
-        content: str,
-        expected: WriteGuard | None = None,
-        *,
-        capture: FsCapture | None = None,
-    ) -> FsWriteOutcome:
-        """The local `write_text`, fenced by the mode; the inner provider re-checks the
-        directory it publishes into and withholds a prior text the fence may not reveal."""
-        self._check_write(target, "write")
-        return await self._inner.write_text(target, content, expected, capture=capture)
-
-    async def edit_text(
-        self,
-        target: FsTarget,
-        edit: FsEdit,
-        expected: FsVersion | None = None,
-        *,
-        capture: FsCapture | None = None,
-    ) -> FsEditOutcome:
-        """The local `edit_text`, fenced by the mode and confined like a read."""
-        self._check_write(target, "edit")
-        self._check_read(target, "edit")
-        return await self._inner.edit_text(target, edit, expected, capture=capture)
+            raise self._fence.outside("access", target.display_path, real)
 
     async def aclose(self) -> None:
         """Close the inner provider, and those of the sandboxes `narrowed` from this one."""
         for view in list(self._views):
             await view.aclose()
-        await self._inner.aclose()
-
-    def stream_text_from(
-        self, target: FsTarget, start: int = 0
-    ) -> AbstractAsyncContextManager[FsTextStream]:
-        """The local `stream_text_from`, confined (checked when the block is entered)."""
-        return self._stream_text_from(target, start)
-
-    @asynccontextmanager
-    async def _stream_text_from(self, target: FsTarget, start: int) -> AsyncIterator[FsTextStream]:
-        self._check_read(target)
-        async with self._inner.stream_text_from(target, start) as stream:
-            yield stream
-
-    async def delete(
-        self,
-        target: FsTarget,
-        expected: FsVersion | None = None,
-        *,
-        capture: FsCapture | None = None,
-    ) -> FsDeleteOutcome:
-        """The local `delete`, fenced by the mode and confined like a read (its version check
-        reads the file); the inner provider re-checks the directory it removes from."""
-        self._check_write(target, "delete")
-        self._check_read(target, "delete")
-        return await self._inner.delete(target, expected, capture=capture)
-
-    async def restore(
-        self,
-        target: FsTarget,
-        pre_image: FsPreImage | None,
-        expected: FsVersion | None,
-        *,
-        mode: int | None = None,
-        capture: FsCapture | None = None,
-    ) -> FsVersion | None:
-        """The local `restore`, fenced like a write (and a delete): an undo lands only where
-        a tool could write, whatever its journal entry says."""
-        self._check_write(target, "write")
-        self._check_read(target, "write")
-        return await self._inner.restore(target, pre_image, expected, mode=mode, capture=capture)
-
-    def exclude(self, path: str) -> None:
-        """Fence out the directory `path` (the journal's store when it falls inside a root):
-        nothing below it can be read, found, listed or changed through this provider."""
-        self._fence.excluded = (*self._fence.excluded, canonical(os.path.abspath(path)))
-        self._fence.confined = True
-
-    async def delete_link(self, target: FsTarget) -> None:
-        """The local `delete_link`, fenced on the link's own place (it may point anywhere:
-        only the link is removed)."""
-        self._check_entry(target, "delete", read=False)
-        await self._inner.delete_link(target)
-
-    async def delete_dir(self, target: FsTarget) -> None:
-        """The local `delete_dir`, fenced on the directory's place; a root is refused."""
-        self._check_entry(target, "delete", read=False)
-        await self._inner.delete_dir(target)
-
-    async def mkdir(self, target: FsTarget, *, capture: FsCapture | None = None) -> FsMkdirOutcome:
-        """The local `mkdir`, fenced by the mode; the inner provider asks the fence about
-        every directory it creates a child in."""
-        self._check_write(target, "mkdir")
-        if capture is None:
-            return await self._inner.mkdir(target)
-        return await self._inner.mkdir(target, capture=capture)
-
-    async def move(
-        self,
-        source: FsTarget,
-        destination: FsTarget,
-        expected: FsVersion | None = None,
-        replace: WriteGuard | None = None,
-        *,
-        capture: FsCapture | None = None,
-    ) -> FsMoveOutcome:
-        """The local `move`, both places fenced (the source readable too: its version check
-        reads it; a root never moves); the inner provider asks the fence about both locked
-        directories right before the rename."""
-        self._check_entry(source, "move", read=True)
-        self._check_entry(destination, "move", read=False)
-        if capture is None:
-            return await self._inner.move(source, destination, expected, replace)
-        return await self._inner.move(source, destination, expected, replace, capture=capture)
-
-    def walk(
-        self, root: FsTarget, *, descend: Callable[[str], bool] | None = None
-    ) -> AbstractAsyncContextManager[AsyncIterator[list[FsWalkEntry]]]:
-        """The local walk, its root confined once (checked when the block is entered): the
-        walk never follows a link and lists only directories whose kernel path lies below
-        that root, so nothing outside it is ever listed."""
-        return self._fenced(root, self._inner.walk(root, descend=descend))
-
-    async def walk_target(self, root: FsTarget, path: str) -> FsTarget:
-        """The local answer; every primitive given the target checks it against the fence
-        as usual."""
-        return await self._inner.walk_target(root, path)
-
-    def native_grep(
-        self, root: FsTarget, query: FsGrepQuery
-    ) -> AbstractAsyncContextManager[AsyncIterator[list[FsGrepHit]]] | None:
-        """The local ripgrep search, its root confined; every file it reports is re-checked
-        against the fence."""
-        inner = self._inner.native_grep(root, query)
-        return None if inner is None else self._fenced(root, inner)
-
-    def native_glob(
-        self, root: FsTarget, query: FsGlobQuery
-    ) -> AbstractAsyncContextManager[AsyncIterator[list[str]]] | None:
-        """The local ripgrep file finder, its root confined; every file it reports is
-        re-checked against the fence."""
-        inner = self._inner.native_glob(root, query)
-        return None if inner is None else self._fenced(root, inner)
-
-    async def list_dir_first(self, target: FsTarget, limit: int) -> FsDirListing:
-        """The local `list_dir_first`, confined like `list_dir`."""
-        self._check_read(target)
-        return await self._inner.list_dir_first(target, limit)
-
-    @asynccontextmanager
-    async def _fenced(
-        self, root: FsTarget, inner: AbstractAsyncContextManager[_T]
-    ) -> AsyncIterator[_T]:
-        self._check_read(root)
-        async with inner as batches:
-            yield batches
+        await self.wrapped.aclose()
 
 
 def _canonical(path: str, verb: messages.Verb, display: str) -> str:

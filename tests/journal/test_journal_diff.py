@@ -1,0 +1,115 @@
+"""The diff outlives the file (SPEC §9.1): `diff ID` shows a text change from its pre-image
+and the forward delta kept with the entry, whatever happened to the file since; line counts
+are known for every kept text change, at a cost linear in its size."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from dsh_fs import Workspace
+from dsh_fs.fs import apply_delta, forward_delta, line_counts
+
+_LINES = "".join(f"line {n}\n" for n in range(1, 21))
+
+
+@pytest.mark.anyio
+async def test_a_diff_still_shows_the_change_after_the_user_reformatted_the_file(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "a.txt").write_text(_LINES)
+    async with Workspace.sandbox(root, journal=tmp_path / "store") as ws:
+        assert ws.journal is not None
+        s = ws.session(label="agent")
+        await s.call("read", {"file_path": "a.txt"})
+        edited = await s.call(
+            "edit", {"file_path": "a.txt", "old_string": "line 10\n", "new_string": "ten\n"}
+        )
+        assert not edited.is_error
+        shown = await ws.journal.diff((await ws.journal.entries())[0].id)
+        # Format-on-save: every other line touched, then the file removed outright.
+        (root / "a.txt").write_text(_LINES.replace("line 10\n", "ten\n").upper())
+        (entry,) = await ws.journal.entries()
+        assert await ws.journal.diff(entry.id) == shown
+        (root / "a.txt").unlink()
+        assert await ws.journal.diff(entry.id) == shown
+    assert "-line 10\n+ten\n" in shown
+    assert shown.startswith("--- a/a.txt\n+++ b/a.txt\n@@ -7,7 +7,7 @@\n")
+
+
+@pytest.mark.anyio
+async def test_a_created_files_diff_survives_its_deletion_outside_the_journal(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "root"
+    root.mkdir()
+    async with Workspace.sandbox(root, journal=tmp_path / "store") as ws:
+        assert ws.journal is not None
+        s = ws.session(label="agent")
+        await s.call("write", {"file_path": "new.txt", "content": "made\nby the agent\n"})
+        (root / "new.txt").unlink()
+        (entry,) = await ws.journal.entries()
+        assert await ws.journal.diff(entry.id) == (
+            "--- /dev/null\n+++ b/new.txt\n@@ -0,0 +1,2 @@\n+made\n+by the agent\n"
+        )
+
+
+def test_a_forward_delta_turns_the_pre_image_into_the_after_image() -> None:
+    cases = [
+        (b"a\nb\nc\n", b"a\nB\nc\n"),
+        (b"", b"new\n"),
+        (b"no final newline", b"no final newline either"),
+        (b"one\r\ntwo\r\n", b"one\r\n2\r\ntwo\r\n"),
+        (b"same\n", b"same\n"),
+        ("héllo\nwörld\n".encode(), "héllo\nwêrld\n".encode()),
+    ]
+    for before, after in cases:
+        delta = forward_delta(before, after)
+        assert delta is not None
+        assert apply_delta(before, delta) == after
+    assert forward_delta(b"a\n", b"\0binary") is None
+    # A record stays small: a middle over 128 KiB is not kept.
+    assert forward_delta(b"", b"x\n" * (64 * 1024)) is not None
+    assert forward_delta(b"", b"x\n" * (64 * 1024 + 1)) is None
+
+
+def test_line_counts_of_a_repetitive_rewrite_take_linear_time() -> None:
+    # 19 KiB of short repeated lines took a quadratic matcher seconds.
+    old = b"x\ny\n" * 5000
+    new = b"y\nx\n" * 4000 + b"z\n" * 2000
+    start = time.perf_counter()
+    assert line_counts(old, new) == (2000, 2000)
+    assert time.perf_counter() - start < 2  # generous (a loaded machine); was minutes
+
+
+@pytest.mark.anyio
+async def test_a_ten_megabyte_changes_line_counts_are_recorded(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    root.mkdir()
+    before = b"".join(b"row %d\n" % n for n in range(1_200_000))
+    assert len(before) > 10_000_000
+    (root / "big.txt").write_bytes(before)
+    async with Workspace.sandbox(root, journal=tmp_path / "store") as ws:
+        assert ws.journal is not None
+        s = ws.session(label="agent")
+        await s.call("read", {"file_path": "big.txt", "limit": 1})
+        edited = await s.call(
+            "edit", {"file_path": "big.txt", "old_string": "row 7\n", "new_string": "seven\n"}
+        )
+        assert not edited.is_error, edited.text
+        (entry,) = await ws.journal.entries()
+    assert (entry.added, entry.removed) == (1, 1)
+    head = len(b"".join(b"row %d\n" % n for n in range(7)))
+    assert entry.delta == (head, len(before) - head - len(b"row 7\n"), "seven\n")
+
+
+def test_line_counts_of_a_small_change_are_what_git_counts() -> None:
+    assert line_counts(b"a\nb\nc\n", b"a\nc\nb\n") == (1, 1)  # a moved line
+    assert line_counts(None, b"a\nb\n") == (2, 0)
+    assert line_counts(b"a\nb\n", None) == (0, 2)
+    assert line_counts(b"a\n", b"a\nb") == (1, 0)
+    assert line_counts(b"\xff", b"a\n") == (None, None)

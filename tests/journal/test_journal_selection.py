@@ -1,0 +1,232 @@
+"""Undo by selection (SPEC §9.1): `--session` and `--since` put each selected file back as it
+was before the earliest selected change still in force, skip undo entries and changes
+already undone, and find nothing the second time; only an explicit id undoes an undo."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import anyio
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from dsh_fs import Session, Workspace
+from dsh_fs.fs import JournalEntry
+
+
+async def _write(s: Session, path: str, content: str) -> None:
+    await s.call("read", {"file_path": path})
+    result = await s.call("write", {"file_path": path, "content": content})
+    assert not result.is_error, result
+
+
+@pytest.mark.anyio
+async def test_a_selection_never_undoes_the_users_own_undo_of_a_delete(tmp_path: Path) -> None:
+    # The finding: `undo --since 1h` re-deleted a file the user had restored, then refused
+    # the agent's delete as already undone.
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "a.txt").write_text("keep me\n")
+    async with Workspace.sandbox(root, journal=tmp_path / "store") as ws:
+        assert ws.journal is not None
+        agent = ws.session(label="agent")
+        await agent.call("read", {"file_path": "a.txt"})
+        assert not (await agent.call("delete_file", {"file_path": "a.txt"}, internal=True)).is_error
+        (delete,) = await ws.journal.entries()
+        assert [r.result for r in await ws.journal.undo(ids=[delete.id], label="user")] == [
+            "undone"
+        ]
+        assert (root / "a.txt").read_text() == "keep me\n"
+        assert await ws.journal.undo(since="1h") == []
+        assert (root / "a.txt").read_text() == "keep me\n"
+        assert await ws.journal.undo(session="user") == []
+        assert len(await ws.journal.entries()) == 2  # nothing new was journaled
+
+
+@pytest.mark.anyio
+async def test_the_same_selection_run_twice_changes_nothing_the_second_time(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "a.txt").write_text("a0\n")
+    async with Workspace.sandbox(root, journal=tmp_path / "store") as ws:
+        assert ws.journal is not None
+        agent = ws.session(label="agent")
+        await _write(agent, "a.txt", "a1\n")
+        await _write(agent, "a.txt", "a2\n")
+        await _write(agent, "b.txt", "b1\n")
+        first = await ws.journal.undo(session="agent")
+        assert [r.result for r in first] == ["undone"] * 3
+        assert (root / "a.txt").read_text() == "a0\n"
+        assert not (root / "b.txt").exists()
+        entries = await ws.journal.entries()
+        assert await ws.journal.undo(session="agent") == []
+        assert await ws.journal.undo(since="1h") == []
+        assert await ws.journal.entries() == entries
+        assert (root / "a.txt").read_text() == "a0\n"
+
+
+@pytest.mark.anyio
+async def test_a_selection_skips_what_another_session_undid_and_undoes_the_rest(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "a.txt").write_text("x\n")
+    async with Workspace.sandbox(root, journal=tmp_path / "store") as ws:
+        assert ws.journal is not None
+        agent = ws.session(label="agent")
+        await _write(agent, "a.txt", "y\n")
+        await _write(agent, "a.txt", "z\n")
+        newest = (await ws.journal.entries())[0]
+        assert [r.result for r in await ws.journal.undo(ids=[newest.id], label="user")] == [
+            "undone"
+        ]
+        results = await ws.journal.undo(session="agent")
+        assert [(r.result, r.id == newest.id) for r in results] == [("undone", False)]
+        assert (root / "a.txt").read_text() == "x\n"
+
+
+@pytest.mark.anyio
+async def test_only_an_explicit_id_redoes_and_a_redone_change_is_in_force_again(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "root"
+    root.mkdir()
+    async with Workspace.sandbox(root, journal=tmp_path / "store") as ws:
+        assert ws.journal is not None
+        agent = ws.session(label="agent")
+        await _write(agent, "a.txt", "made\n")
+        (write,) = await ws.journal.entries()
+        await ws.journal.undo(ids=[write.id], label="user")
+        undo = (await ws.journal.entries())[0]
+        assert undo.undoes == write.id
+        assert await ws.journal.undo(session="user") == []  # an undo is never selected
+        assert not (root / "a.txt").exists()
+        (redo,) = await ws.journal.undo(ids=[undo.id], label="user")
+        assert redo.result == "undone"
+        assert (root / "a.txt").read_text() == "made\n"
+        # The write is in force again: the agent's selection takes it back.
+        assert [r.result for r in await ws.journal.undo(session="agent")] == ["undone"]
+        assert not (root / "a.txt").exists()
+        (again,) = await ws.journal.undo(ids=[write.id])
+        assert again.result == "refused"
+        assert again.reason is not None
+        assert again.reason.startswith("already undone by ")
+
+
+# The property: random histories of changes, undos, redos and reverts by hunk by several
+# sessions, and edits outside the journal; then one selection. After it, each selected file
+# is as it was before the earliest selected change in force, or something of it was refused;
+# no undo entry was undone; the same selection again changes nothing.
+
+_FILES = ("a.txt", "b.txt")
+_SESSIONS = ("agent", "other")
+
+_step = st.one_of(
+    st.tuples(
+        st.just("write"), st.sampled_from(_SESSIONS), st.sampled_from(_FILES), st.integers(0, 3)
+    ),
+    st.tuples(st.just("delete"), st.sampled_from(_SESSIONS), st.sampled_from(_FILES)),
+    st.tuples(st.just("undo"), st.integers(0, 30)),
+    st.tuples(st.just("merge"), st.integers(0, 30)),
+    st.tuples(st.just("outside"), st.sampled_from(_FILES), st.integers(0, 3)),
+)
+
+
+def _in_force(entries: list[JournalEntry]) -> set[str]:
+    """The ids of the changes no undo in force reverted (newest first: an undo is newer than
+    what it reverts)."""
+    undoers: dict[str, list[str]] = {}
+    for entry in entries:
+        if entry.undoes is not None:
+            undoers.setdefault(entry.undoes, []).append(entry.id)
+    force: set[str] = set()
+    for entry in sorted(entries, key=lambda e: e.id, reverse=True):
+        if not any(u in force for u in undoers.get(entry.id, [])):
+            force.add(entry.id)
+    return force
+
+
+def _state(root: Path) -> dict[str, bytes | None]:
+    return {f: (root / f).read_bytes() if (root / f).exists() else None for f in _FILES}
+
+
+async def _history(root: Path, store: Path, steps: list[tuple[object, ...]], pick: str) -> None:
+    before: dict[str, bytes | None] = {}  # each entry's file as it was before the entry
+    async with Workspace.sandbox(root, journal=store) as ws:
+        journal = ws.journal
+        assert journal is not None
+        sessions = {name: ws.session(label=name) for name in _SESSIONS}
+        for step in steps:
+            state = _state(root)
+            if step[0] == "write":
+                _, who, path, n = step
+                assert isinstance(who, str)
+                assert isinstance(path, str)
+                assert isinstance(n, int)
+                await sessions[who].call("read", {"file_path": path})
+                content = "".join(f"{who}{n} line {k}\n" for k in range(n * 4))
+                await sessions[who].call("write", {"file_path": path, "content": content})
+            elif step[0] == "delete":
+                _, who, path = step
+                assert isinstance(who, str)
+                assert isinstance(path, str)
+                await sessions[who].call("read", {"file_path": path})
+                await sessions[who].call("delete_file", {"file_path": path}, internal=True)
+            elif step[0] in ("undo", "merge"):
+                entries = await journal.entries()
+                if entries:
+                    index = step[1]
+                    assert isinstance(index, int)
+                    await journal.undo(
+                        ids=[entries[index % len(entries)].id],
+                        label="other",
+                        merge=step[0] == "merge",
+                    )
+            else:
+                _, path, n = step
+                assert isinstance(n, int)
+                (root / str(path)).write_text(f"outside{n}\n" * (n + 1))
+            for entry in await journal.entries():
+                if entry.id not in before:
+                    before[entry.id] = state[entry.rel]
+        entries = await journal.entries()
+        force = _in_force(entries)
+        selected = [
+            e
+            for e in entries
+            if e.session.startswith(pick + "-") and e.undoes is None and e.id in force
+        ]
+        results = await journal.undo(session=pick)
+        assert {r.id for r in results} == {e.id for e in selected}
+        after = _state(root)
+        for path in _FILES:
+            mine = sorted((e for e in selected if e.rel == path), key=lambda e: e.id)
+            if not mine:
+                continue
+            refused = [r for r in results if r.path.endswith("/" + path) and r.result == "refused"]
+            assert refused or after[path] == before[mine[0].id], (path, results)
+        entries_now = await journal.entries()
+        again = await journal.undo(session=pick)
+        assert all(r.result == "refused" for r in again)
+        assert _state(root) == after
+        assert await journal.entries() == entries_now
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    steps=st.lists(_step, min_size=1, max_size=12),
+    pick=st.sampled_from(_SESSIONS),
+)
+def test_a_selection_after_any_history_puts_files_back_or_refuses_and_never_reapplies(
+    steps: list[tuple[object, ...]], pick: str
+) -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        root, store = Path(folder) / "root", Path(folder) / "store"
+        root.mkdir()
+        (root / "a.txt").write_text("start\n")
+        anyio.run(_history, root, store, steps, pick)
