@@ -62,7 +62,9 @@ async def run(spec: Spec) -> dict[str, Any]:
         work = path.with_name(f"work-{impl}-{path.name}")
         shutil.copyfile(path, work)
         path = work
-    ws = Workspace.local(str(path.parent))
+    # The encodings row (SPEC §12) reads a file a rule declares cp1252.
+    encodings = spec.get("encodings")
+    ws = Workspace.local(str(path.parent), encodings=encodings)
     session = ws.session()
     before = _rss_kib()
     extra: dict[str, Any] = {}
@@ -76,7 +78,10 @@ async def run(spec: Spec) -> dict[str, Any]:
             args = {"file_path": str(path), "offset": offset, "limit": 2000}
             warm_args = {"file_path": str(warm), "offset": 1, "limit": 2000}
             # A first read every time: each call gets a workspace whose line index is empty.
-            fresh = [Workspace.local(str(path.parent)).session() for _ in range(repeats + 1)]
+            fresh = [
+                Workspace.local(str(path.parent), encodings=encodings).session()
+                for _ in range(repeats + 1)
+            ]
 
             async def step(i: int) -> None:
                 await _ok(await fresh[i].call("read", args if i else warm_args))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-__all__ = ["DATA_DIR", "MARKER", "SIZES", "ensure_file", "small_file"]
+__all__ = ["DATA_DIR", "MARKER", "SIZES", "ensure_encoded", "ensure_file", "small_file"]
 
 DATA_DIR = Path(__file__).parent / "data"
 MARKER = "    return 'the unique line in the middle'  # dsh-fs bench marker\n"
@@ -53,6 +53,28 @@ def ensure_file(label: str) -> Path:
             written += len(chunk.encode("utf-8"))
     os.replace(tmp, path)
     return path
+
+
+def ensure_encoded(label: str) -> tuple[Path, Path]:
+    """The `label`-sized file as cp1252 (``≈``, which cp1252 lacks, as ``~``) and the same
+    text as UTF-8: the pair the encodings row reads (SPEC §12), generated on first use."""
+    source = ensure_file(label)
+    legacy = DATA_DIR / f"legacy-{label}.cp1252"
+    twin = DATA_DIR / f"legacy-{label}.utf8"
+    if legacy.exists() and twin.exists():
+        return legacy, twin
+    with (
+        source.open(encoding="utf-8", newline="") as text,
+        legacy.with_suffix(".tmp1").open("wb") as out1,
+        twin.with_suffix(".tmp2").open("wb") as out2,
+    ):
+        while chunk := text.read(1 << 20):
+            chunk = chunk.replace("≈", "~")
+            out1.write(chunk.encode("cp1252"))
+            out2.write(chunk.encode("utf-8"))
+    os.replace(legacy.with_suffix(".tmp1"), legacy)
+    os.replace(twin.with_suffix(".tmp2"), twin)
+    return legacy, twin
 
 
 def small_file() -> Path:

@@ -285,6 +285,18 @@ def _nul_binary(item: StepItem) -> bool:
     )
 
 
+def _utf16_text(item: StepItem) -> bool:
+    """A UTF-16 file with a BOM: upstream refuses it as binary, dsh-fs reads it as text
+    (SPEC §12) and answers as for any text file."""
+    data = _content_at(item)
+    return (
+        data is not None
+        and data[:2] in (b"\xff\xfe", b"\xfe\xff")
+        and item.upstream["code"] == "FS_NOT_TEXT"
+        and item.ours["code"] != "FS_NOT_TEXT"
+    )
+
+
 def _edit_diagnosis(item: StepItem) -> bool:
     """A missed or ambiguous edit: the same code and first line, then our diagnosis."""
     upstream, ours = item.upstream, item.ours
@@ -521,6 +533,14 @@ CLASSES: list[CauseClass] = [
         'whole characters: `old_string was not found in "<p>"` (FS_EDIT_NOT_FOUND), the file '
         "unchanged. (Other lone surrogates are not found on both sides.)",
         step=_half_pair_not_matched,
+    ),
+    CauseClass(
+        "utf16-bom-is-text",
+        "A UTF-16 file with a BOM is text",
+        "Upstream refuses a UTF-16 file as binary (its NUL bytes); dsh-fs recognises the BOM "
+        "(SPEC §12): read shows the decoded lines, edit matches the decoded text and changes "
+        "only the replaced span's bytes, in UTF-16, keeping the BOM.",
+        step=_utf16_text,
     ),
     CauseClass(
         "nul-anywhere-binary",

@@ -25,7 +25,11 @@ class FsErrorCode(str, enum.Enum):
     """A directory operation's target (`list_dir`, a search root) is not a directory. (A
     file operation on a path through a file is `NOT_FOUND`: the path names nothing.)"""
     NOT_TEXT = "FS_NOT_TEXT"
-    """The file is binary (contains NUL) or is not valid UTF-8."""
+    """The file is binary (contains NUL) or is not valid UTF-8 (nor text in the encoding a
+    BOM or a rule names, SPEC §12)."""
+    NOT_ENCODABLE = "FS_NOT_ENCODABLE"
+    """The new text has a character the file's encoding cannot represent; nothing changed
+    (SPEC §12)."""
     NOT_REGULAR_FILE = "FS_NOT_REGULAR_FILE"
     """A directory, FIFO, socket or device where a regular file was needed."""
     TOO_LARGE = "FS_TOO_LARGE"

@@ -58,6 +58,12 @@ def test_help_describes_the_commands(argv: list[str], capsys: pytest.CaptureFixt
         (["frobnicate"], "invalid choice: 'frobnicate'"),
         (["mcp", "--deny", "!"], "dsh-fs mcp: invalid deny pattern '!'"),
         (["mcp", "--protect", " "], "dsh-fs mcp: invalid protect pattern ' '"),
+        (["mcp", "--encoding", "*.txt=klingon"], "dsh-fs mcp: unknown encoding 'klingon'"),
+        (
+            ["mcp", "--encoding", "cp1252"],
+            "dsh-fs mcp: --encoding 'cp1252': expected PATTERN=CODEC",
+        ),
+        (["mcp", "--encoding-fallback", "gbk,nope"], "dsh-fs mcp: unknown encoding 'nope'"),
     ],
 )
 def test_bad_command_lines_are_one_line_on_stderr_with_status_2(

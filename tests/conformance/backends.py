@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 
 from dsh_fs.errors import FsError, FsErrorCode
-from dsh_fs.fs import FileSystem, FsCapabilities, JournalStore
+from dsh_fs.fs import EncodingRules, Encodings, FileSystem, FsCapabilities, JournalStore
 from dsh_fs.providers import (
     FsspecFileSystem,
     LocalFileSystem,
@@ -35,6 +35,7 @@ from dsh_fs.providers.sandbox._filesystem import SandboxMode
 
 __all__ = [
     "BACKENDS",
+    "ENCODINGS",
     "Backend",
     "LocalOutside",
     "Outside",
@@ -186,12 +187,32 @@ class Backend:
     and other systems take: no ``/proc``, no ``renameat2``, no ``O_PATH``)."""
 
 
+ENCODINGS = Encodings(
+    rules={
+        "legacy/": "cp1252",
+        "*.l1": "latin-1",
+        "*.sjis": "shift_jis",
+        "*.gbk": "gbk",
+        "*.u16le": "utf-16-le",
+        "*.u8bom": "utf-8-sig",
+    }
+)
+"""The encodings every backend is built with (SPEC §12): only paths the encoding tests
+use match them, so every other test runs with rules present and unmatched."""
+
+
+def _encodings(root: str | Path) -> EncodingRules:
+    """`ENCODINGS` against `root` (a URL, or a directory as spelled and as its real path)."""
+    roots = [str(root)] if isinstance(root, str) else [str(root), os.path.realpath(root)]
+    return EncodingRules.compile(ENCODINGS, dict.fromkeys(roots))
+
+
 @asynccontextmanager
 async def local_backend(scratch: Path) -> AsyncIterator[ProviderUnderTest]:
     """`LocalFileSystem` over a fresh directory."""
     root = scratch / "workspace"
     root.mkdir()
-    fs = LocalFileSystem(root)
+    fs = LocalFileSystem(root, encodings=_encodings(root))
     try:
         yield ProviderUnderTest(fs=fs, base=str(root), outside=LocalOutside(root))
     finally:
@@ -209,7 +230,8 @@ def sandbox_backend(
     async def factory(scratch: Path) -> AsyncIterator[ProviderUnderTest]:
         root = scratch / "workspace"
         root.mkdir()
-        fs = SandboxFileSystem([root], mode=mode)
+        encodings = _encodings(root)
+        fs = SandboxFileSystem([root], mode=mode, encodings=encodings)
         try:
             yield ProviderUnderTest(fs=fs, base=fs.roots[0], outside=LocalOutside(root))
         finally:
@@ -306,7 +328,8 @@ class S3Outside(Outside):
 async def fsspec_memory_backend(scratch: Path) -> AsyncIterator[ProviderUnderTest]:
     """`FsspecFileSystem` over ``memory://`` (a fresh root in fsspec's process-wide store)."""
     root = f"conformance-{uuid.uuid4().hex}"
-    fs = FsspecFileSystem.from_url(f"memory://{root}")
+    url = f"memory://{root}"
+    fs = FsspecFileSystem.from_url(url, encodings=_encodings(url))
     outside = MemoryOutside(f"/{root}")
     try:
         yield ProviderUnderTest(fs=fs, base=fs.root, outside=outside)
@@ -325,7 +348,8 @@ async def fsspec_s3_backend(scratch: Path) -> AsyncIterator[ProviderUnderTest]:
     bucket, prefix = _conformance_bucket(), uuid.uuid4().hex
     # fsspec's instance cache lets every test reuse one s3fs client (and its connections).
     options = server.storage_options(independent=False)
-    fs = FsspecFileSystem.from_url(f"s3://{bucket}/{prefix}", **options)
+    url = f"s3://{bucket}/{prefix}"
+    fs = FsspecFileSystem.from_url(url, encodings=_encodings(url), **options)
     try:
         yield ProviderUnderTest(
             fs=fs, base=fs.root, outside=S3Outside(server.client(), bucket, prefix)

@@ -15,9 +15,11 @@ from dsh_fs.fs import (
     FileSystem,
     FsAccess,
     FsCapture,
+    FsDecoded,
     FsDirEntry,
     FsDirListing,
     FsEditRequest,
+    FsEncoding,
     FsFileType,
     FsGlobQuery,
     FsGrepQuery,
@@ -108,6 +110,10 @@ class Recorder(FileSystem):
     async def read_text(self, target: FsTarget) -> str:
         self._note("read_text")
         return ""
+
+    async def read_decoded(self, target: FsTarget) -> FsDecoded:
+        self._note("read_decoded")
+        return FsDecoded(text="", encoding=FsEncoding(codec="cp1252"))
 
     @asynccontextmanager
     async def _chunks(self) -> AsyncIterator[AsyncIterator[str]]:
@@ -248,6 +254,7 @@ async def call(fs: FileSystem, name: str) -> None:
         "stat": lambda: fs.stat(TARGET),
         "lstat": lambda: fs.lstat("a", "d"),
         "read_text": lambda: fs.read_text(TARGET),
+        "read_decoded": lambda: fs.read_decoded(TARGET),
         "read_bytes": lambda: fs.read_bytes(TARGET, 10),
         "read_head": lambda: fs.read_head(TARGET, 10),
         "list_dir": lambda: fs.list_dir(TARGET),
@@ -300,6 +307,15 @@ async def test_every_primitive_is_forwarded_once_with_capture_and_checked_as_its
     )
 
 
+async def test_read_decoded_answers_the_codec_the_wrapped_provider_names_not_utf8() -> None:
+    # The contract's default `read_decoded` reads through `read_text` and calls it UTF-8: a
+    # wrapper that inherited it would lose the codec of every file in another encoding.
+    recorder = Recorder()
+    decoded = await Watching(recorder).read_decoded(TARGET)
+    assert decoded.encoding == FsEncoding(codec="cp1252")
+    assert [called for called, _ in recorder.calls] == ["read_decoded"]
+
+
 async def test_a_hidden_target_reads_absent_and_a_refused_change_never_reaches_the_provider() -> (
     None
 ):
@@ -316,6 +332,8 @@ async def test_a_hidden_target_reads_absent_and_a_refused_change_never_reaches_t
     assert await fs.stat(TARGET) is None
     with pytest.raises(Exception, match='cannot list "/d/a": not found'):
         await fs.list_dir(TARGET)
+    with pytest.raises(Exception, match='cannot read "/d/a": not found'):
+        await fs.read_decoded(TARGET)
     with pytest.raises(RuntimeError, match="refused write"):
         await fs.write_text(TARGET, "x")
     with pytest.raises(RuntimeError, match="refused move"):

@@ -201,3 +201,29 @@ def test_the_blocking_facade_reverts_by_hunk_too(tmp_path: Path) -> None:
         assert result.hunks is not None
         assert [h.result for h in result.hunks] == ["reverted"]
     assert (root / "f.txt").read_text() == "".join(lines)
+
+
+async def test_a_hunk_of_a_utf16_file_is_reverted_in_utf16_with_its_bom(tmp_path: Path) -> None:
+    # SPEC §12: the journal diffs a UTF-16 file as its text; the revert writes that text
+    # back through the provider, which keeps the file's codec and BOM (no second BOM).
+    root = tmp_path / "root"
+    root.mkdir()
+    lines = _numbered(30)
+    changed = list(lines)
+    changed[4] = "five\n"  # hunk 1
+    changed[24] = "twenty-five\n"  # hunk 2
+    (root / "f.txt").write_bytes("".join(lines).encode("utf-16"))
+    async with Workspace.sandbox(root, journal=tmp_path / "store") as ws:
+        s = ws.session(label="agent")
+        await s.call("read", {"file_path": "f.txt"})
+        result = await s.call("write", {"file_path": "f.txt", "content": "".join(changed)})
+        assert not result.is_error, result.text
+        assert (root / "f.txt").read_bytes() == "".join(changed).encode("utf-16")
+        entry = (await _journal(ws).entries())[0]
+        assert (entry.added, entry.removed) == (2, 2)
+        assert "+twenty-five" in await _journal(ws).diff(entry.id)
+        (undone,) = await _journal(ws).undo(ids=[entry.id], hunks=[2])
+        assert undone.result == "undone"
+        expected = list(changed)
+        expected[24] = "line 25\n"
+        assert (root / "f.txt").read_bytes() == "".join(expected).encode("utf-16")

@@ -80,6 +80,8 @@ async def test_read_shows_numbered_lines_and_the_end_of_file_footer(
         "lines": [{"number": 1, "text": "first line"}, {"number": 2, "text": "second line"}],
         "total_lines": 2,
         "output_capped": False,
+        "encoding": "utf-8",
+        "bom": False,
     }
 
 

@@ -69,6 +69,8 @@ def test_read_json_is_the_spec_shape_with_output_capped() -> None:
         "lines": [{"number": 4, "text": "d"}, {"number": 5, "text": "e"}],
         "total_lines": 5,
         "output_capped": False,
+        "encoding": "utf-8",
+        "bom": False,
     }
 
 

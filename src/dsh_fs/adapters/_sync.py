@@ -14,14 +14,14 @@ import os
 import threading
 import warnings
 import weakref
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 import anyio
 from anyio.from_thread import BlockingPortal
 
-from dsh_fs.fs import Rules
+from dsh_fs.fs import Encodings, Rules
 from dsh_fs.tools import MAX_IMAGE_BYTES
 from dsh_fs.workspace import ALL_TOOLS
 
@@ -262,6 +262,9 @@ class SyncWorkspace:
         max_image_bytes: int = MAX_IMAGE_BYTES,
         rules: Rules | None = _DEFAULT_RULES,
         journal: JournalOption = None,
+        encodings: Encodings | Mapping[str, str] | None = None,
+        encoding_fallback: Sequence[str] = (),
+        editorconfig: bool = False,
         placeholders: bool = True,
     ) -> Self:
         """A synchronous `Workspace.local` (same arguments)."""
@@ -277,6 +280,9 @@ class SyncWorkspace:
                 max_image_bytes=max_image_bytes,
                 rules=rules,
                 journal=journal,
+                encodings=encodings,
+                encoding_fallback=encoding_fallback,
+                editorconfig=editorconfig,
                 placeholders=placeholders,
             )
         )
@@ -294,6 +300,9 @@ class SyncWorkspace:
         max_image_bytes: int = MAX_IMAGE_BYTES,
         rules: Rules | None = _DEFAULT_RULES,
         journal: JournalOption = None,
+        encodings: Encodings | Mapping[str, str] | None = None,
+        encoding_fallback: Sequence[str] = (),
+        editorconfig: bool = False,
         placeholders: bool = True,
     ) -> Self:
         """A synchronous `Workspace.sandbox` (same arguments).
@@ -316,6 +325,9 @@ class SyncWorkspace:
                 max_image_bytes=max_image_bytes,
                 rules=rules,
                 journal=journal,
+                encodings=encodings,
+                encoding_fallback=encoding_fallback,
+                editorconfig=editorconfig,
                 placeholders=placeholders,
             )
         )
@@ -337,6 +349,8 @@ class SyncWorkspace:
         max_image_bytes: int = MAX_IMAGE_BYTES,
         rules: Rules | None = _DEFAULT_RULES,
         journal: JournalOption = None,
+        encodings: Encodings | Mapping[str, str] | None = None,
+        encoding_fallback: Sequence[str] = (),
         placeholders: bool = True,
         **storage_options: Any,
     ) -> Self:
@@ -358,6 +372,8 @@ class SyncWorkspace:
                 max_image_bytes=max_image_bytes,
                 rules=rules,
                 journal=journal,
+                encodings=encodings,
+                encoding_fallback=encoding_fallback,
                 placeholders=placeholders,
                 **storage_options,
             )

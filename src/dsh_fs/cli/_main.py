@@ -152,6 +152,28 @@ def _build_parser() -> _Parser:
         help="drop the default rule (protect .git/)",
     )
     mcp.add_argument(
+        "--encoding",
+        action="append",
+        default=[],
+        metavar="PATTERN=CODEC",
+        help="read and edit files matching PATTERN (gitignore syntax, relative to each root; "
+        "repeatable, the last match wins) in CODEC (a Python codec name: cp1252, gbk, "
+        "shift_jis, utf-16-le, ...), byte for byte; BOMs are recognised without it",
+    )
+    mcp.add_argument(
+        "--editorconfig",
+        action="store_true",
+        help="honour charset in .editorconfig files under the roots (on with any --encoding "
+        "or --encoding-fallback; an --encoding rule wins)",
+    )
+    mcp.add_argument(
+        "--encoding-fallback",
+        default=None,
+        metavar="CODEC[,CODEC...]",
+        help="codecs to try, in order, for a file that is not valid UTF-8 and that no "
+        "--encoding names (each only if the whole file round-trips through it)",
+    )
+    mcp.add_argument(
         "--client-roots",
         choices=("strict", "off"),
         help="what the MCP roots a client sends do: by default roots that overlap the ROOTs "
@@ -355,6 +377,7 @@ def _server_flags(args: argparse.Namespace) -> list[str]:
             ("--allow-placeholders", args.allow_placeholders),
             ("--structured", args.structured),
             ("--no-default-rules", args.no_default_rules),
+            ("--editorconfig", args.editorconfig),
         )
         if on
     ]
@@ -364,6 +387,11 @@ def _server_flags(args: argparse.Namespace) -> list[str]:
         flags += ["--deny", pattern]
     for pattern in args.protect:
         flags += ["--protect", pattern]
+    _encodings(args)  # an unknown codec fails here, not when the host starts the server
+    for rule in args.encoding:
+        flags += ["--encoding", rule]
+    if args.encoding_fallback:
+        flags += ["--encoding-fallback", args.encoding_fallback]
     if args.max_message_size != _DEFAULT_MESSAGE_SIZE:
         flags += ["--max-message-size", str(args.max_message_size)]
     if args.max_image_size != _DEFAULT_IMAGE_SIZE:
@@ -380,8 +408,31 @@ def _server_flags(args: argparse.Namespace) -> list[str]:
     return flags
 
 
+def _encodings(args: argparse.Namespace) -> tuple[list[tuple[str, str]], tuple[str, ...]]:
+    """``--encoding`` rules as (pattern, codec) pairs and ``--encoding-fallback``'s codecs.
+
+    Raises:
+        UsageError: a rule without ``=``, or an unknown codec (named).
+    """
+    from dsh_fs.fs import canonical_codec
+
+    pairs: list[tuple[str, str]] = []
+    for rule in args.encoding:
+        pattern, sep, codec = rule.rpartition("=")
+        if not sep or not pattern or not codec:
+            raise UsageError(f"dsh-fs mcp: --encoding {rule!r}: expected PATTERN=CODEC")
+        pairs.append((pattern, codec))
+    fallback = tuple(c.strip() for c in (args.encoding_fallback or "").split(",") if c.strip())
+    for codec in (*(codec for _, codec in pairs), *fallback):
+        try:
+            canonical_codec(codec)
+        except ValueError as exc:
+            raise UsageError(f"dsh-fs mcp: {exc}") from None
+    return pairs, fallback
+
+
 def _mcp_workspace(args: argparse.Namespace) -> Workspace:
-    from dsh_fs.fs import Rules
+    from dsh_fs.fs import Encodings, Rules
     from dsh_fs.workspace import Workspace
 
     roots = _mcp_roots(args)
@@ -393,6 +444,7 @@ def _mcp_workspace(args: argparse.Namespace) -> Workspace:
         deny=tuple(args.deny), protect=tuple(args.protect), default_rules=not args.no_default_rules
     )
     plugins = [load_plugin(spec) for spec in args.plugin]
+    encodings, fallback = _encodings(args)
     try:
         workspace = Workspace.sandbox(
             roots[0],
@@ -404,6 +456,9 @@ def _mcp_workspace(args: argparse.Namespace) -> Workspace:
             max_image_bytes=args.max_image_size,
             rules=rules,
             journal=journal_config(args),
+            encodings=Encodings(rules=encodings) if encodings else None,
+            encoding_fallback=fallback,
+            editorconfig=args.editorconfig,
             placeholders=not args.allow_placeholders,
         )
     except ValueError as exc:

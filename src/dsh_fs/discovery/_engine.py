@@ -96,8 +96,18 @@ async def grep_file(
             if error.code is not FsErrorCode.TOO_LARGE:
                 raise
         else:
-            if b"\0" in data:
+            if b"\0" in data and not _foreign(data):
                 return None
+            if _foreign(data):
+                # SPEC §12: a file with a UTF-16 BOM, or one that is no UTF-8 (a rule or a
+                # fallback may name its codec), is searched as its read decodes it.
+                try:
+                    decoded = await fs.read_decoded(target)
+                except FsError as error:
+                    if error.code is not FsErrorCode.NOT_TEXT:
+                        raise
+                    return None
+                data = decoded.text.removeprefix("\ufeff").encode("utf-8", "surrogatepass")
             scanner.feed(data)
             scanner.finish()
             return scanner
@@ -111,6 +121,22 @@ async def grep_file(
         raise
     scanner.finish()
     return scanner
+
+
+def _foreign(data: bytes) -> bool:
+    """Whether `data` may be text in another encoding than UTF-8: a UTF-16 BOM, or bytes
+    without a NUL that are not UTF-8. (A NUL without a BOM stays binary, unread again.)"""
+    if data[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        return True
+    if b"\0" in data:
+        return False
+    if data.isascii():
+        return False
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return True
+    return False
 
 
 async def grep_tree(
@@ -167,6 +193,9 @@ async def grep_tree(
                     raise
                 if error.code is FsErrorCode.TOO_LARGE:  # grew since the walk saw it
                     await _search_one(rel, size)
+                continue
+            if _foreign(data):
+                await _search_one(rel, size)  # decoded as a read decodes it (SPEC §12)
                 continue
             if b"\0" in data:
                 continue  # binary

@@ -16,6 +16,7 @@ from anyio import to_thread
 from dsh_fs.errors import FsError, FsErrorCode
 
 from . import messages
+from ._encodings import UTF8, FsDecoded, FsEncoding
 from ._journal_contract import ChangeKind, FsCapture, FsChangeStart, FsPreImage
 from ._search import FsGlobQuery, FsGrepHit, FsGrepQuery
 from ._text_stream import FsTextStream, derived_text_stream
@@ -114,6 +115,20 @@ class FileSystem(ABC):
                 `FS_NOT_TEXT` (NUL byte, or invalid UTF-8); `FS_PERMISSION_DENIED`;
                 `FS_IO_ERROR`.
         """
+
+    async def read_decoded(self, target: FsTarget) -> FsDecoded:
+        """`read_text` and the encoding it decoded (SPEC §12: codec and BOM).
+
+        The default calls `read_text` and names UTF-8 (with a BOM when the text starts with
+        U+FEFF); a provider that reads other encodings overrides it.
+
+        Raises:
+            FsError: as `read_text`.
+        """
+        text = await self.read_text(target)
+        return FsDecoded(
+            text=text, encoding=FsEncoding(bom=True) if text.startswith("\ufeff") else UTF8
+        )
 
     @abstractmethod
     def stream_text(self, target: FsTarget) -> AbstractAsyncContextManager[AsyncIterator[str]]:

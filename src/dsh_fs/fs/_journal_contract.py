@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from ._encoded import EncodedText
+from ._encodings import utf16_as_utf8
 from ._types import FsTarget, FsVersion
 from .messages import Verb
 
@@ -321,11 +322,13 @@ refuses one over its bound: 1 MiB, even with every character escaped in JSON).""
 
 def line_counts(before: bytes | None, after: bytes | None) -> tuple[int | None, int | None]:
     """``(added, removed)`` as `git diff --numstat` counts them; ``(None, None)`` when a side
-    is not UTF-8 text. None stands for absent (a create or a delete).
+    is not UTF-8 text (a side with a UTF-16 BOM is counted as its text, SPEC §12). None
+    stands for absent (a create or a delete).
 
     Linear in the size of the change: the shared lines at both ends are trimmed at C speed
     on the bytes, a small middle is matched exactly, a large one counted as multisets (a
     quadratic matcher took seconds on a 19 KiB rewrite of repetitive lines)."""
+    before, after = utf16_as_utf8(before), utf16_as_utf8(after)
     if not (_is_text(before) and _is_text(after)):
         return None, None
     old_bytes, new_bytes = before or b"", after or b""

@@ -14,6 +14,7 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
 
 from . import messages
+from ._encodings import UTF8, FsEncoding
 from ._types import FsTarget, FsVersion
 
 __all__ = ["FsTextChunk", "FsTextStream", "derived_text_stream"]
@@ -47,6 +48,12 @@ class FsTextStream(ABC):
         stream is open; it turns None at the end of the stream when the file changed while
         it was read, so read it after the last chunk to vouch for all of them.
         """
+
+    @property
+    def encoding(self) -> FsEncoding:
+        """The file's encoding (SPEC §12), known once the first chunk was returned; UTF-8
+        unless the provider says otherwise (the default)."""
+        return UTF8
 
     def __aiter__(self) -> FsTextStream:
         return self

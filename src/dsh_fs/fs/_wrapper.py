@@ -22,6 +22,7 @@ from typing import TypeVar
 
 from . import messages
 from ._contract import FileSystem
+from ._encodings import FsDecoded
 from ._journal_contract import FsCapture, FsPreImage
 from ._search import FsGlobQuery, FsGrepHit, FsGrepQuery
 from ._text_stream import FsTextStream
@@ -125,6 +126,7 @@ PRIMITIVES: Mapping[str, FsPrimitive] = {
         _row("stat", _reads("read")),
         _row("lstat", _reads("read", link=True), resolves=True),
         _row("read_text", _reads("read")),
+        _row("read_decoded", _reads("read")),
         _row("stream_text", _reads("read")),
         _row("stream_text_from", _reads("read")),
         _row("read_bytes", _reads("read")),
@@ -285,6 +287,12 @@ class WrapperFileSystem(FileSystem):
     async def read_text(self, target: FsTarget) -> str:
         self._admit(_READ_TEXT, target)
         return await self.wrapped.read_text(target)
+
+    async def read_decoded(self, target: FsTarget) -> FsDecoded:
+        # Forwarded, not the contract's default over `read_text`: the wrapped provider
+        # names the codec it decoded (SPEC §12), which the default would call UTF-8.
+        self._admit(_READ_DECODED, target)
+        return await self.wrapped.read_decoded(target)
 
     def stream_text(self, target: FsTarget) -> AbstractAsyncContextManager[AsyncIterator[str]]:
         return self._entered(_STREAM_TEXT, target, lambda: self.wrapped.stream_text(target))
@@ -486,6 +494,7 @@ _CONTAINS = PRIMITIVES["contains"]
 _STAT = PRIMITIVES["stat"]
 _LSTAT = PRIMITIVES["lstat"]
 _READ_TEXT = PRIMITIVES["read_text"]
+_READ_DECODED = PRIMITIVES["read_decoded"]
 _STREAM_TEXT = PRIMITIVES["stream_text"]
 _STREAM_TEXT_FROM = PRIMITIVES["stream_text_from"]
 _READ_BYTES = PRIMITIVES["read_bytes"]

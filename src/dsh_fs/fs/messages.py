@@ -49,6 +49,7 @@ __all__ = [
     "names_no_entry",
     "not_a_directory",
     "not_empty",
+    "not_encodable",
     "not_found",
     "not_observed",
     "not_regular_file",
@@ -147,6 +148,20 @@ def binary_file(verb: Verb, path: str) -> FsError:
 def invalid_utf8(verb: Verb, path: str) -> FsError:
     """`cannot <verb> "<p>": invalid UTF-8 text` (FS_NOT_TEXT)."""
     return _error(FsErrorCode.NOT_TEXT, verb, path, "invalid UTF-8 text")
+
+
+def not_encodable(
+    verb: Literal["edit", "write"], path: str, codec: str, char: str, where: str
+) -> FsError:
+    """`cannot <verb> "<p>": <codec> cannot encode "<c>" (U+XXXX) in <where>`
+    (FS_NOT_ENCODABLE, SPEC §12): `where` is ``new_string`` or ``content``."""
+    return _error(
+        FsErrorCode.NOT_ENCODABLE,
+        verb,
+        path,
+        f'{codec} cannot encode "{shown(char)}" (U+{ord(char):04X}) in {where}',
+        {"codec": codec, "character": char},
+    )
 
 
 def too_large(verb: Verb, path: str, max_bytes: int) -> FsError:

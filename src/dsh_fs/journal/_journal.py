@@ -29,6 +29,7 @@ from dsh_fs.fs import (
     ReplaceIfVersion,
     apply_delta,
     delete_dir_journaled,
+    utf16_as_utf8,
 )
 
 from . import _hunks
@@ -743,6 +744,8 @@ def _kind_name(kind: FsFileType) -> str:
 
 
 def _text(data: bytes | None) -> str | None:
+    # SPEC §12: a file with a UTF-16 BOM is shown as its text.
+    data = utf16_as_utf8(data)
     if data is None or b"\0" in data:
         return None
     try:

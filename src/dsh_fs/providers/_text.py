@@ -1,22 +1,31 @@
-"""Strict UTF-8 for every provider: one definition of "text", with the exact messages.
+"""Strict text for every provider: one definition of "text", with the exact messages.
 
-A file is text when it has no NUL byte and decodes as UTF-8 (a BOM is kept as U+FEFF).
+A file is text when it has no NUL byte and decodes as UTF-8 (a BOM is kept as U+FEFF), or
+(SPEC §12) when a UTF-16 BOM, a rule or a fallback names a codec that decodes the whole
+file into text without U+0000 whose encoding reproduces the file's bytes exactly.
 """
 
 from __future__ import annotations
 
 import codecs
+import sys
+from typing import Literal
 
-from dsh_fs.fs import messages
+from dsh_fs.errors import FsError
+from dsh_fs.fs import UTF8, FsEncoding, bom_encoding, messages, proven_text
 
 __all__ = [
     "CHECK_SLICE",
     "ChunkDecoder",
     "check_text",
     "check_usable_path",
+    "decode_file",
     "decode_or_none",
     "decode_text",
+    "encode_as",
     "encode_text",
+    "round_trip",
+    "splice",
 ]
 
 
@@ -38,7 +47,7 @@ def _has_lone_surrogate(text: str) -> bool:
     return False
 
 
-def decode_text(data: bytes, verb: messages.Verb, display: str) -> str:
+def decode_text(data: bytes | bytearray, verb: messages.Verb, display: str) -> str:
     """`data` as text.
 
     Raises:
@@ -130,3 +139,237 @@ class ChunkDecoder:
             return self._decoder.decode(data, final)
         except UnicodeDecodeError as exc:
             raise messages.invalid_utf8(self._verb, self._display) from exc
+
+
+def round_trip(data: bytes | bytearray, codec: str) -> str | None:
+    """The text of `data` in `codec` if that is the proof of SPEC §12 (it decodes strictly,
+    has no U+0000, and encodes back to exactly `data`), else None. `codec` is not UTF-8."""
+    return proven_text(data, codec)
+
+
+def decode_file(
+    data: bytes | bytearray,
+    codec: str | None,
+    fallback: tuple[str, ...],
+    verb: messages.Verb,
+    display: str,
+) -> tuple[str, FsEncoding]:
+    """The text of a whole file and its encoding: a UTF-16 BOM with valid content first,
+    then the rule's `codec`, then UTF-8 (a UTF-8 BOM kept as U+FEFF), then each `fallback`
+    codec (only for a file no rule covers) that passes the round-trip proof.
+
+    Raises:
+        FsError: `FS_NOT_TEXT` as `decode_text` words it (binary, invalid UTF-8) when no
+            candidate passes.
+    """
+    bom = bom_encoding(data)
+    if bom is not None and not bom.utf8:
+        text = round_trip(data, bom.codec)
+        if text is not None:
+            return text, bom
+    if codec is not None and codec not in ("utf-8", "utf-8-sig"):
+        text = round_trip(data, codec)
+        if text is None:
+            raise _refusal(data, verb, display)
+        return text, FsEncoding(codec=codec)
+    try:
+        text = decode_text(data, verb, display)
+    except FsError:
+        for candidate in fallback if codec is None else ():
+            text_or_none = round_trip(data, candidate)
+            if text_or_none is not None:
+                return text_or_none, FsEncoding(codec=candidate)
+        raise
+    return text, (FsEncoding(bom=True) if text.startswith("\ufeff") else UTF8)
+
+
+def _refusal(data: bytes | bytearray, verb: messages.Verb, display: str) -> FsError:
+    """`FS_NOT_TEXT` in today's words for content no codec proved."""
+    if b"\0" in data:
+        return messages.binary_file(verb, display)
+    return messages.invalid_utf8(verb, display)
+
+
+def encode_as(
+    text: str,
+    encoding: FsEncoding,
+    verb: Literal["edit", "write"],
+    display: str,
+    where: str,
+) -> bytes:
+    """`text` in `encoding`'s codec (a BOM only if `text` starts with U+FEFF).
+
+    Raises:
+        FsError: `FS_NOT_ENCODABLE` naming the first character the codec cannot encode
+            (`where`: ``new_string`` or ``content``); `FS_NOT_TEXT` for a lone surrogate
+            in UTF-8 (as `encode_text`).
+    """
+    if encoding.utf8:
+        return encode_text(text, verb, display)
+    try:
+        return text.encode(encoding.codec)
+    except UnicodeEncodeError as exc:
+        char = exc.object[exc.start]
+        raise messages.not_encodable(verb, display, encoding.codec, char, where) from None
+
+
+def splice(
+    data: bytes | bytearray,
+    encoding: FsEncoding,
+    before: str,
+    after: str,
+    verb: Literal["edit", "write"],
+    display: str,
+    where: str,
+) -> bytes:
+    """The bytes of `after`, for a file whose bytes `data` are `before` in `encoding`: the
+    bytes of the common prefix and suffix of the two texts are `data`'s own, and only the
+    span between them is encoded. (`data` passed the round-trip proof, so the encoding of
+    the prefix tells where the span starts in `data`.)
+
+    Raises:
+        FsError: `FS_NOT_ENCODABLE` when the span has a character the codec cannot encode.
+    """
+    limit = min(len(before), len(after))
+    head = _common(before, after, limit, 0, 0)
+    tail = _common(before, after, limit - head, len(before), len(after), -1)
+    middle = encode_as(after[head : len(after) - tail], encoding, verb, display, where)
+    start = len(before[:head].encode(encoding.codec))
+    end = len(data) - len(before[len(before) - tail :].encode(encoding.codec))
+    return bytes(data[:start]) + middle + bytes(data[end:])
+
+
+_STEP = 64 * 1024
+
+
+def _common(a: str, b: str, limit: int, a_at: int, b_at: int, direction: int = 1) -> int:
+    """How many characters `a` and `b` share from `a_at`/`b_at` on (`direction` 1: forward
+    from those offsets; -1: backward from those ends), at most `limit`: compared a slice at
+    a time, then character by character inside the first slice that differs."""
+    done = 0
+    while done < limit:
+        step = min(_STEP, limit - done)
+        if direction == 1:
+            x = a[a_at + done : a_at + done + step]
+            y = b[b_at + done : b_at + done + step]
+        else:
+            x = a[a_at - done - step : a_at - done][::-1]
+            y = b[b_at - done - step : b_at - done][::-1]
+        if x == y:
+            done += step
+            continue
+        index = 0
+        while x[index] == y[index]:
+            index += 1
+        return done + index
+    return done
+
+
+def _ascii_safe(codec: str) -> bool:
+    """Whether `codec` maps every ASCII byte to itself both ways (so an ASCII chunk is its
+    own text and proof)."""
+    ascii_bytes = bytes(range(128))
+    try:
+        return ascii_bytes.decode(codec) == ascii_bytes.decode("ascii") and (
+            ascii_bytes.decode("ascii").encode(codec) == ascii_bytes
+        )
+    except (UnicodeDecodeError, UnicodeEncodeError):
+        return False
+
+
+def _bijective_table(codec: str) -> str | None:
+    """The decoding table of a single-byte (charmap) `codec` in which every defined byte
+    decodes to its own character and encodes back to itself, else None.
+
+    For such a codec a strict decode is already the round-trip proof: each byte decodes on
+    its own, to a character no other byte has, whose encoding is that byte. Then the
+    encoding back, the costliest step of the proof (a third of the time of reading a
+    cp1252 file went to it), is not needed.
+    """
+    info = codecs.lookup(codec)
+    module = sys.modules.get(type(getattr(info.decode, "__self__", None)).__module__)
+    table = getattr(module, "decoding_table", None)
+    if not isinstance(table, str) or len(table) != 256:
+        return None
+    defined = [(byte, char) for byte, char in enumerate(table) if char != "\ufffe"]
+    if len({char for _, char in defined}) != len(defined):
+        return None
+    try:
+        if any(char.encode(codec) != bytes([byte]) for byte, char in defined):
+            return None
+    except UnicodeEncodeError:
+        return None
+    return table
+
+
+class CodecDecoder:
+    """Decodes a stream in a codec other than UTF-8 chunk by chunk, proving the round trip
+    as it goes (SPEC §12): each chunk's text, encoded again, must be exactly the next bytes
+    of the stream; at the end no byte may be left over. A U+0000 is a binary file.
+
+    `consumed` counts the bytes whose text was returned, so a chunk's text starts at
+    the stream's first offset plus the `consumed` before it.
+    """
+
+    __slots__ = (
+        "_ascii",
+        "_codec",
+        "_decoder",
+        "_display",
+        "_pending",
+        "_table",
+        "_trusted",
+        "consumed",
+    )
+
+    def __init__(self, codec: str, display: str) -> None:
+        self._codec = codec
+        self._decoder = codecs.getincrementaldecoder(codec)("strict")
+        self._display = display
+        self._ascii = _ascii_safe(codec)
+        # Latin-1 maps every byte to one character and back: there is nothing to prove.
+        self._trusted = codec == "iso8859-1"
+        self._table = None if self._trusted else _bijective_table(codec)
+        self._pending = b""  # bytes read whose text the decoder still holds
+        self.consumed = 0
+
+    def decode(self, data: bytes | bytearray | memoryview, final: bool = False) -> str:
+        """The text of `data` (plus any character completed by it); `final` at EOF.
+
+        Raises:
+            FsError: `FS_NOT_TEXT` (U+0000, or bytes that do not round-trip).
+        """
+        if self._table is not None:
+            # A single-byte codec whose table is a bijection: decoding is the proof.
+            if memoryview(data).tobytes().find(b"\0") != -1:
+                raise messages.binary_file("read", self._display)
+            try:
+                text, used = codecs.charmap_decode(data, "strict", self._table)
+            except UnicodeDecodeError as exc:
+                raise messages.invalid_utf8("read", self._display) from exc
+            self.consumed += used
+            return text
+        if not self._pending and self._ascii and (chunk := bytes(data)).isascii():
+            if b"\0" in chunk:
+                raise messages.binary_file("read", self._display)
+            self.consumed += len(chunk)
+            return chunk.decode("ascii")  # the decoder holds nothing: no state to carry
+        try:
+            text = self._decoder.decode(data, final)
+        except UnicodeDecodeError as exc:
+            raise messages.invalid_utf8("read", self._display) from exc
+        if "\0" in text:
+            raise messages.binary_file("read", self._display)
+        if self._trusted:
+            self.consumed += len(text)
+            return text
+        try:
+            encoded = text.encode(self._codec)
+        except UnicodeEncodeError as exc:
+            raise messages.invalid_utf8("read", self._display) from exc
+        have = self._pending + bytes(data) if self._pending else bytes(data)
+        if not have.startswith(encoded) or (final and len(have) != len(encoded)):
+            raise messages.invalid_utf8("read", self._display)
+        self._pending = have[len(encoded) :]
+        self.consumed += len(encoded)
+        return text

@@ -127,10 +127,11 @@ class ReadTool(FsTool[ReadArguments, "ReadValue | ImageValue"]):
         try:
             if info.size <= WHOLE_READ_BYTES:
                 window = LineWindow(args.offset, args.limit)
-                window.feed(await fs.read_text(target))
-                result = window.finish()
+                decoded = await fs.read_decoded(target)
+                window.feed(decoded.text)
+                result, encoding = window.finish(), decoded.encoding
             else:
-                result = await scan_window(
+                result, encoding = await scan_window(
                     fs,
                     target,
                     info,
@@ -159,6 +160,8 @@ class ReadTool(FsTool[ReadArguments, "ReadValue | ImageValue"]):
             lines=result.lines,
             total_lines=result.total_lines,
             output_capped=result.output_capped,
+            encoding=encoding.codec,
+            bom=encoding.bom,
         )
 
     async def _image(
@@ -205,8 +208,8 @@ class ReadTool(FsTool[ReadArguments, "ReadValue | ImageValue"]):
         return render_read(value)
 
     def to_json(self, value: ReadValue | ImageValue) -> dict[str, Any]:
-        """``{path, offset, lines: [{number, text}], total_lines, output_capped}``, or
-        ``{path, mime_type, size}`` for an image."""
+        """``{path, offset, lines: [{number, text}], total_lines, output_capped, encoding,
+        bom}``, or ``{path, mime_type, size}`` for an image."""
         return value.to_json()
 
 

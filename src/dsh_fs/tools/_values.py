@@ -59,6 +59,10 @@ class ReadValue:
     """How many lines the whole file has."""
     output_capped: bool = False
     """The 50 KiB output cap stopped the window early."""
+    encoding: str = "utf-8"
+    """The file's codec, Python's name (SPEC §12: ``utf-8`` for plain files)."""
+    bom: bool = False
+    """The file starts with a byte order mark (never shown among the lines)."""
 
     @property
     def last_line(self) -> int:
@@ -66,7 +70,8 @@ class ReadValue:
         return self.offset + len(self.lines) - 1
 
     def to_json(self) -> dict[str, Any]:
-        """``{path, offset, lines: [{number, text}], total_lines, output_capped}``."""
+        """``{path, offset, lines: [{number, text}], total_lines, output_capped, encoding,
+        bom}``."""
         return {
             "path": self.path,
             "offset": self.offset,
@@ -76,6 +81,8 @@ class ReadValue:
             ],
             "total_lines": self.total_lines,
             "output_capped": self.output_capped,
+            "encoding": self.encoding,
+            "bom": self.bom,
         }
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
 
@@ -11,6 +11,8 @@ from dsh_fs.discovery import DiscoveryConfig, DiscoveryPlugin
 from dsh_fs.fs import (
     FS,
     FS_FORGET,
+    EncodingRules,
+    Encodings,
     FenceOut,
     FileSystem,
     FsForget,
@@ -174,6 +176,38 @@ def _compiled(rules: Rules | None, fs: FileSystem, cwd: StrPath | None) -> PathR
     return None if compiled.empty else compiled
 
 
+EncodingsOption: TypeAlias = "Encodings | Mapping[str, str] | None"
+"""Declared encodings (SPEC §12): `Encodings`, or a mapping of gitignore patterns to codec
+names (``{"legacy/**": "cp1252"}``); None: none declared."""
+
+
+def _encoding_rules(
+    encodings: EncodingsOption,
+    fallback: Sequence[str],
+    roots: Iterable[str],
+    editorconfig: bool = False,
+) -> EncodingRules | None:
+    """The declared encodings compiled against `roots` (as given and as real paths, but
+    URLs); None when nothing is declared (BOMs are recognised all the same). ``charset``
+    of ``.editorconfig`` files counts with any declaration, or `editorconfig` alone.
+
+    Raises:
+        ValueError: an unknown codec or a bad pattern (the message names it).
+    """
+    if encodings is None and not fallback and not editorconfig:
+        return None
+    given = encodings if isinstance(encodings, Encodings) else Encodings(rules=encodings or {})
+    if fallback:
+        given = Encodings(
+            rules=given.rules,
+            fallback=(*given.fallback, *fallback),
+            editorconfig=given.editorconfig,
+        )
+    places = [str(root) for root in roots]
+    places += [os.path.realpath(root) for root in places if "://" not in root]
+    return EncodingRules.compile(given, dict.fromkeys(places))
+
+
 def _chosen(tools: Iterable[str]) -> tuple[str, ...]:
     chosen = tuple(tools) if not isinstance(tools, str) else tuple(tools.split(","))
     unknown = [name for name in chosen if name not in ALL_TOOLS]
@@ -323,19 +357,28 @@ class Workspace:
         max_image_bytes: int = _MAX_IMAGE_BYTES,
         rules: Rules | None = _DEFAULT_RULES,
         journal: JournalOption = None,
+        encodings: EncodingsOption = None,
+        encoding_fallback: Sequence[str] = (),
+        editorconfig: bool = False,
         placeholders: bool = True,
     ) -> Workspace:
         """The host filesystem, relative paths resolved against `cwd` (default: the
         process's working directory). `tools`, `discovery`, `max_image_bytes`,
         `placeholders` and `rules` (relative to the base) as for the constructor;
-        `journal` turns the change journal on (its root: `cwd`).
+        `journal` turns the change journal on (its root: `cwd`). `encodings` (patterns
+        relative to the base → codec) and `encoding_fallback` (codecs for files that are not
+        UTF-8 and have no rule) declare files in other encodings (SPEC §12);
+        ``.editorconfig`` ``charset`` counts with them, or with `editorconfig` alone.
 
         Raises:
-            ValueError: a named journal store inside `cwd`, or one that cannot be opened.
+            ValueError: a named journal store inside `cwd`, or one that cannot be opened; an
+                unknown codec or a bad encoding pattern.
         """
         from dsh_fs.providers import LocalFileSystem
 
-        fs = LocalFileSystem(cwd)
+        base = os.path.abspath(os.fspath(cwd)) if cwd is not None else os.getcwd()
+        declared = _encoding_rules(encodings, encoding_fallback, (base,), editorconfig)
+        fs = LocalFileSystem(cwd, encodings=declared)
         config = _journal_config(journal)
         store = None
         if config is not None:
@@ -367,6 +410,9 @@ class Workspace:
         max_image_bytes: int = _MAX_IMAGE_BYTES,
         rules: Rules | None = _DEFAULT_RULES,
         journal: JournalOption = None,
+        encodings: EncodingsOption = None,
+        encoding_fallback: Sequence[str] = (),
+        editorconfig: bool = False,
         placeholders: bool = True,
     ) -> Workspace:
         """Local folders behind a fence (`SandboxFileSystem`); relative paths resolve against
@@ -374,14 +420,22 @@ class Workspace:
         the roots) or ``full-access`` (anywhere); reads stay inside the roots unless
         `confine_reads` is False. A refusal is `FS_SANDBOX_DENIED`. `tools`, `discovery`,
         `max_image_bytes`, `placeholders` and `rules` (relative to each root) as for the
-        constructor.
+        constructor; `encodings`, `encoding_fallback` and `editorconfig` (relative to each
+        root) as for `local`.
 
         Raises:
-            ValueError: A root does not exist or is not a directory, or the mode is unknown.
+            ValueError: A root does not exist or is not a directory, or the mode is unknown;
+                an unknown codec or a bad encoding pattern.
         """
         from dsh_fs.providers import SandboxFileSystem
 
-        fs = SandboxFileSystem([root, *more_roots], mode=mode, confine_reads=confine_reads)
+        places = [os.path.abspath(os.fspath(place)) for place in (root, *more_roots)]
+        fs = SandboxFileSystem(
+            [root, *more_roots],
+            mode=mode,
+            confine_reads=confine_reads,
+            encodings=_encoding_rules(encodings, encoding_fallback, places, editorconfig),
+        )
         config = _journal_config(journal)
         store = None
         if config is not None:
@@ -413,6 +467,8 @@ class Workspace:
         max_image_bytes: int = _MAX_IMAGE_BYTES,
         rules: Rules | None = _DEFAULT_RULES,
         journal: JournalOption = None,
+        encodings: EncodingsOption = None,
+        encoding_fallback: Sequence[str] = (),
         placeholders: bool = True,
         **storage_options: Any,
     ) -> Workspace:
@@ -425,6 +481,7 @@ class Workspace:
         `journal` keeps the change journal on the same storage: True in a hidden sibling
         prefix of the root (``s3://bucket/.dsh-fs-journal`` for ``s3://bucket/ws``; fenced
         out when the root is a bucket's top), a URL or a `JournalConfig` to name another.
+        `encodings` and `encoding_fallback` (relative to the root URL) as for `local`.
 
         Raises:
             ModuleNotFoundError: fsspec is not installed (the message names the extras).
@@ -438,7 +495,11 @@ class Workspace:
 
         config = _journal_config(journal)
         try:
-            fs = FsspecFileSystem.from_url(url, **storage_options)
+            fs = FsspecFileSystem.from_url(
+                url,
+                encodings=_encoding_rules(encodings, encoding_fallback, (url,)),
+                **storage_options,
+            )
         except ModuleNotFoundError as exc:
             if (exc.name or "").split(".")[0] != "fsspec":
                 raise

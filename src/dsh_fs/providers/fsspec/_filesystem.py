@@ -20,16 +20,20 @@ from anyio import to_thread
 from dsh_fs.errors import FsError, FsErrorCode
 from dsh_fs.fs import (
     BEFORE_LIMIT,
+    UTF8,
     ChangeKind,
     CreateIfAbsent,
+    EncodingRules,
     FileSystem,
     FsCapabilities,
     FsCapture,
     FsChangeStart,
+    FsDecoded,
     FsDeleteOutcome,
     FsDirEntry,
     FsEdit,
     FsEditOutcome,
+    FsEncoding,
     FsFileType,
     FsInfo,
     FsMkdirOutcome,
@@ -45,19 +49,28 @@ from dsh_fs.fs import (
     ReplaceIfVersion,
     WriteGuard,
     apply_change,
+    bom_encoding,
     messages,
 )
 
 from .._locks import TargetLocks
 from .._oserrors import FramesDropped
-from .._text import check_usable_path, decode_or_none, decode_text, encode_text
+from .._text import (
+    check_usable_path,
+    decode_file,
+    decode_or_none,
+    encode_as,
+    encode_text,
+    round_trip,
+    splice,
+)
 from ._digests import ContentDigests
 from ._errors import backend_error, map_backend_errors
 from ._journal_store import DEFAULT_DIRECTORY, FsspecJournalStore, FsspecKept, FsspecReplaced
 from ._paths import normalize
 from ._ranged import stream_text_from
 from ._store import DIRECTORY_VERSION, Blob, MemoryStore, Store, is_content_version
-from ._stream import TextChunks
+from ._stream import Declared, FallbackBook, TextChunks
 from ._walk import batches_by_directory
 
 __all__ = ["STREAM_CHUNK_SIZE", "FsspecFileSystem"]
@@ -129,8 +142,10 @@ class FsspecFileSystem(FileSystem):
         ValueError: an async-mode fsspec instance, or a root of another protocol.
     """
 
-    def __init__(self, fs: Any, root: str) -> None:
+    def __init__(self, fs: Any, root: str, *, encodings: EncodingRules | None = None) -> None:
         self._store: Store = store_for(fs)
+        self._encodings = encodings
+        self._fallbacks = FallbackBook()
         self._fs = fs
         self._protocols = (fs.protocol,) if isinstance(fs.protocol, str) else tuple(fs.protocol)
         scheme, sep, rest = root.partition("://")
@@ -155,7 +170,9 @@ class FsspecFileSystem(FileSystem):
         )
 
     @classmethod
-    def from_url(cls, url: str, **storage_options: Any) -> FsspecFileSystem:
+    def from_url(
+        cls, url: str, *, encodings: EncodingRules | None = None, **storage_options: Any
+    ) -> FsspecFileSystem:
         """Open the storage at `url` (``s3://bucket/prefix``, ``memory://ws``, ``sftp://…``)
         with fsspec's `url_to_fs` and `storage_options` (credentials, ``endpoint_url``, …).
 
@@ -166,7 +183,7 @@ class FsspecFileSystem(FileSystem):
         from fsspec.core import url_to_fs
 
         fs, _ = url_to_fs(url, **storage_options)
-        return cls(fs, url)
+        return cls(fs, url, encodings=encodings)
 
     @property
     def root(self) -> str:
@@ -317,18 +334,69 @@ class FsspecFileSystem(FileSystem):
         return blob
 
     async def read_text(self, target: FsTarget) -> str:
+        return (await self.read_decoded(target)).text
+
+    async def read_decoded(self, target: FsTarget) -> FsDecoded:
         display = target.display_path
         return await self._call("read", display, self._read_text_sync, target)
 
-    def _read_text_sync(self, target: FsTarget) -> str:
+    def _read_text_sync(self, target: FsTarget) -> FsDecoded:
         # Decoding a large file runs here, in the worker thread, not on the event loop.
         blob = self._store.read(self._path(target), None)
         if blob is None:
             raise messages.not_found("read", target.display_path)
         assert blob.data is not None
-        text = decode_text(blob.data, "read", target.display_path)
+        text, encoding = self._decode(target, blob.data, "read")
         self._digests.record(target, blob.version, blob.data)
-        return text
+        return FsDecoded(text=text, encoding=encoding)
+
+    @property
+    def encodings(self) -> EncodingRules | None:
+        """The declared encodings this provider reads and writes by (SPEC §12)."""
+        return self._encodings
+
+    def _rule(self, target: FsTarget) -> str | None:
+        if self._encodings is None:
+            return None
+        return self._encodings.codec_for((target.display_path, str(target.target_key)))
+
+    def _declared(self, target: FsTarget) -> Declared:
+        fallback = self._encodings.fallback if self._encodings is not None else ()
+        return Declared(self._rule(target), fallback)
+
+    def _decode(self, target: FsTarget, data: bytes, verb: messages.Verb) -> tuple[str, FsEncoding]:
+        """`data` of `target` as text (SPEC §12: BOM, rule, UTF-8, fallbacks)."""
+        declared = self._declared(target)
+        return decode_file(data, declared.rule, declared.fallback, verb, target.display_path)
+
+    def _new_encoding(self, target: FsTarget) -> FsEncoding:
+        """The encoding of a new file at `target`: its rule's, else plain UTF-8."""
+        rule = self._rule(target)
+        if rule is None or rule == "utf-8":
+            return UTF8
+        return FsEncoding(bom=True) if rule == "utf-8-sig" else FsEncoding(codec=rule)
+
+    def _prior_encoding(self, target: FsTarget, prior: Blob) -> FsEncoding:
+        """The encoding of the file a write replaces (which the write keeps): its BOM's,
+        else its rule's, else UTF-8 unless fallbacks prove another codec."""
+        head = prior.data[:3] if prior.data is not None else self._cat_head(self._path(target), 3)
+        bom = bom_encoding(head)
+        if bom is not None:
+            return bom
+        declared = self._declared(target)
+        if declared.rule is not None:
+            return FsEncoding(codec=declared.rule)
+        if not declared.fallback:
+            return self._new_encoding(target)
+        data = prior.data
+        if data is None:
+            whole = self._store.read(self._path(target), None)
+            data = whole.data if whole is not None else None
+        try:
+            _, encoding = decode_file(data or b"", None, declared.fallback, "write", "")
+        except FsError:
+            return UTF8
+        return encoding
 
     async def read_bytes(self, target: FsTarget, max_bytes: int) -> bytes:
         blob = await self._read(target, "read", max_bytes)
@@ -358,7 +426,9 @@ class FsspecFileSystem(FileSystem):
         stream = await self._call(
             "read", display, self._store.open, self._path(target), STREAM_CHUNK_SIZE
         )
-        chunks = TextChunks(self._call, stream, display, STREAM_CHUNK_SIZE)
+        chunks = TextChunks(
+            self._call, stream, display, STREAM_CHUNK_SIZE, declared=self._declared(target)
+        )
         try:
             yield chunks
         finally:
@@ -384,7 +454,7 @@ class FsspecFileSystem(FileSystem):
             # A journaled write publishes only over what its pre-image kept.
             on_conflict, on_gone = messages.write_stale, messages.write_gone
         async with self._locks.hold(str(target.target_key)):
-            operation, version, before = await self._call(
+            operation, version, before, after = await self._call(
                 "write",
                 display,
                 self._write_locked,
@@ -395,7 +465,7 @@ class FsspecFileSystem(FileSystem):
                 on_conflict=on_conflict,
                 on_gone=on_gone,
             )
-        return FsWriteOutcome(operation=operation, version=version, before=before, after=content)
+        return FsWriteOutcome(operation=operation, version=version, before=before, after=after)
 
     async def edit_text(
         self,
@@ -424,31 +494,53 @@ class FsspecFileSystem(FileSystem):
         content: str,
         expected: WriteGuard | None,
         capture: FsCapture | None,
-    ) -> tuple[Literal["create", "update"], FsVersion, str | None]:
-        data = encode_text(content, "write", target.display_path)
-        operation, version, prior = self._write_data(target, data, expected, capture)
-        before = (
-            decode_or_none(prior.data) if prior is not None and prior.data is not None else None
-        )
-        return operation, version, before
+    ) -> tuple[Literal["create", "update"], FsVersion, str | None, str]:
+        display = target.display_path
+        written: list[tuple[str, FsEncoding]] = []
+
+        def encode(prior: Blob | None) -> bytes:
+            # SPEC §12: a file keeps its codec and BOM; a new one gets its rule's.
+            encoding = (
+                self._new_encoding(target) if prior is None else self._prior_encoding(target, prior)
+            )
+            text = content
+            if encoding.bom and not text.startswith("\ufeff"):
+                text = "\ufeff" + text
+            data = encode_as(text, encoding, "write", display, "content")
+            written.append((text, encoding))
+            return data
+
+        operation, version, prior = self._write_data(target, encode, expected, capture)
+        text, encoding = written[0]
+        before = None
+        if prior is not None and prior.data is not None:
+            before = (
+                decode_or_none(prior.data)
+                if encoding.utf8
+                else round_trip(prior.data, encoding.codec)
+            )
+        return operation, version, before, text
 
     def _write_data(
         self,
         target: FsTarget,
-        data: bytes,
+        content: bytes | Callable[[Blob | None], bytes],
         expected: WriteGuard | None,
         capture: FsCapture | None,
         verb: messages.Verb = "write",
     ) -> tuple[Literal["create", "update"], FsVersion, Blob | None]:
-        """Publish `data` at `target` under `expected`; a journaled write hands the replaced
-        object to `capture` first and then publishes only over exactly that object
-        (``If-Match`` / ``If-None-Match: *`` on S3). Returns what was replaced."""
+        """Publish `content` at `target` under `expected`; a journaled write hands the
+        replaced object to `capture` first and then publishes only over exactly that object
+        (``If-Match`` / ``If-None-Match: *`` on S3). Returns what was replaced. `content`
+        may be made from the replaced object (None: a create): a write's text in its
+        encoding."""
         display, path = target.display_path, self._path(target)
         # The journal keeps the replaced bytes: a store that copies them needs them at hand.
         limit = (
             None if capture is not None and not self._store.cross_process_guards else BEFORE_LIMIT
         )
         prior = self._store.read(path, limit)
+        data = content(prior) if callable(content) else content
         if prior is None:
             if isinstance(expected, ReplaceIfVersion):
                 raise messages.write_gone(display)
@@ -534,9 +626,13 @@ class FsspecFileSystem(FileSystem):
         if expected is not None and not self._is_current(target, expected, prior):
             raise messages.edit_stale(display)
         assert prior.data is not None
-        before = decode_text(prior.data, "edit", display)
+        before, encoding = self._decode(target, prior.data, "edit")
         after, count = apply_change(before, edit, display)
-        data = encode_text(after, "edit", display)
+        if encoding.utf8:
+            data = encode_text(after, "edit", display)
+        else:
+            # SPEC §12: only the changed span's bytes are encoded; the rest are the file's.
+            data = splice(prior.data, encoding, before, after, "edit", display, "new_string")
         # Even an unguarded edit is a read-modify-write: publish only over what was read.
         ticket = self._prepare(capture, target, "edit", prior)
         try:
@@ -573,6 +669,9 @@ class FsspecFileSystem(FileSystem):
             target.display_path,
             start,
             STREAM_CHUNK_SIZE,
+            self._declared(target),
+            partial(self._cat_head, self._path(target), 3),
+            self._fallbacks,
         )
 
     def walk(

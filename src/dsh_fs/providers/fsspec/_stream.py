@@ -2,31 +2,92 @@
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from typing import IO, Any
 
 from dsh_fs.errors import FsError
+from dsh_fs.fs import UTF8, FsEncoding, FsVersion, bom_encoding
 
-from .._text import ChunkDecoder
+from .._text import ChunkDecoder, CodecDecoder
 
-__all__ = ["BackendCall", "TextChunks"]
+__all__ = ["BackendCall", "Declared", "FallbackBook", "TextChunks"]
 
 BackendCall = Callable[..., Awaitable[Any]]
 """The provider's door to the backend: ``call(verb, display, func, *args)`` runs `func` in a
 worker thread and maps its exceptions."""
 
 
-class TextChunks:
-    """Decoded chunks of an open backend file; each read and decode runs in a worker thread."""
+class FallbackBook:
+    """The fallback codec a scan settled on per version (bounded), so a stream resumed
+    past the file's start decodes in the codec the scan proved."""
+
+    def __init__(self, size: int = 256) -> None:
+        self._size = size
+        self._codecs: OrderedDict[FsVersion, str] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def remember(self, version: FsVersion, codec: str) -> None:
+        with self._lock:
+            self._codecs[version] = codec
+            self._codecs.move_to_end(version)
+            while len(self._codecs) > self._size:
+                self._codecs.popitem(last=False)
+
+    def known(self, version: FsVersion) -> str | None:
+        with self._lock:
+            return self._codecs.get(version)
+
+
+class Declared:
+    """What the encoding rules say of one file (SPEC §12): its rule's codec (None: no rule)
+    and the fallback codecs for a file that is not UTF-8 and has no rule. `settled` is told
+    the fallback a stream settles on (so a ranged read of the same version decodes in it)."""
+
+    __slots__ = ("fallback", "rule", "settled")
 
     def __init__(
-        self, call: BackendCall, stream: IO[bytes], display: str, chunk_size: int, start: int = 0
+        self,
+        rule: str | None,
+        fallback: tuple[str, ...],
+        settled: Callable[[str], None] | None = None,
+    ) -> None:
+        self.rule = None if rule in ("utf-8", "utf-8-sig") else rule
+        self.fallback = fallback if rule is None else ()
+        self.settled = settled
+
+
+class TextChunks:
+    """Decoded chunks of an open backend file; each read and decode runs in a worker thread.
+
+    The encoding (SPEC §12) is decided at the first chunk from the file's first bytes
+    (`head`, for a stream that starts past them) and the rules: a UTF-16 BOM, a rule's
+    codec, else UTF-8, or a fallback codec when the first chunk is no UTF-8.
+    """
+
+    def __init__(
+        self,
+        call: BackendCall,
+        stream: IO[bytes],
+        display: str,
+        chunk_size: int,
+        start: int = 0,
+        *,
+        declared: Declared | None = None,
+        head: bytes | None = None,
     ) -> None:
         self._call = call
         self._chunk_size = chunk_size
         self._stream = stream
         self._display = display
-        self._decoder = ChunkDecoder("read", display)
+        self._decoder: ChunkDecoder | CodecDecoder = ChunkDecoder("read", display)
+        self._declared = declared
+        self._head = head
+        self._start = start
+        self._first = True
+        self.encoding: FsEncoding = UTF8
+        """The file's encoding (known once the first chunk was returned)."""
         self._position = start  # file offset of the next byte read
         self.text_offset = start
         """File offset of the first byte of the text `__anext__` returned last."""
@@ -54,15 +115,50 @@ class TextChunks:
             raise RuntimeError("stream_text iterated after its block was left")
         data = self._stream.read(self._chunk_size)
         final = not data
-        offset = self._position - self._decoder.pending
+        first, self._first = self._first, False
+        if first:
+            self._decide(data)
+        if isinstance(self._decoder, CodecDecoder):
+            offset = self._start + self._decoder.consumed
+        else:
+            offset = self._position - self._decoder.pending
         self._position += len(data)
         try:
             text = self._decoder.decode(data, final)
         except FsError:
-            self._done = True
-            raise
+            fallback = self._declared.fallback if self._declared is not None else ()
+            fell = self._fall_back(data, final, fallback) if first and self._start == 0 else None
+            if fell is None:
+                self._done = True
+                raise
+            text = fell
         if final:
             self._done = True
         if text:
             self.text_offset = offset
         return text
+
+    def _decide(self, data: bytes) -> None:
+        bom = bom_encoding(self._head if self._head is not None else data[:3])
+        if bom is not None and not bom.utf8:
+            self.encoding = bom
+        elif self._declared is not None and self._declared.rule is not None:
+            self.encoding = FsEncoding(codec=self._declared.rule)
+        elif bom is not None:
+            self.encoding = bom
+        if not self.encoding.utf8:
+            self._decoder = CodecDecoder(self.encoding.codec, self._display)
+
+    def _fall_back(self, data: bytes, final: bool, fallback: tuple[str, ...]) -> str | None:
+        """The first chunk's text in the first fallback codec that proves it, if any."""
+        for codec in fallback:
+            decoder = CodecDecoder(codec, self._display)
+            try:
+                text = decoder.decode(data, final)
+            except FsError:
+                continue
+            self._decoder, self.encoding = decoder, FsEncoding(codec=codec)
+            if self._declared is not None and self._declared.settled is not None:
+                self._declared.settled(codec)
+            return text
+        return None

@@ -21,14 +21,17 @@ from anyio import to_thread
 
 from dsh_fs._platform import process_umask
 from dsh_fs.fs import (
+    EncodingRules,
     FileSystem,
     FsCapabilities,
     FsCapture,
+    FsDecoded,
     FsDeleteOutcome,
     FsDirEntry,
     FsDirListing,
     FsEdit,
     FsEditOutcome,
+    FsEncoding,
     FsFileType,
     FsGlobQuery,
     FsGrepHit,
@@ -50,8 +53,9 @@ from dsh_fs.fs import (
 
 from .._locks import TargetLocks
 from .._oserrors import FramesDropped, map_os_errors
-from .._text import check_usable_path, decode_text
+from .._text import check_usable_path, decode_file
 from ._dirs import list_dir, list_dir_first
+from ._editorconfig import EditorConfigs
 from ._guards import UNGUARDED, LocalGuards
 from ._io import read_bytes_capped, read_bytes_within, read_fd, read_head
 from ._manage import LocalManagement
@@ -61,7 +65,7 @@ from ._ranged import RESUMED_CHUNK_SIZE, stream_text_from
 from ._realpath import LinkChanged, lstat_link, real_path, resolve_path
 from ._ripgrep import closing, find_rg, rg_glob, rg_grep
 from ._staging import sweep_stage_dirs
-from ._stream import STREAM_CHUNK_SIZE, stream_text
+from ._stream import STREAM_CHUNK_SIZE, Declared, FallbackBook, stream_text
 from ._versions import VersionBook, digest
 from ._walk import walk
 
@@ -84,6 +88,8 @@ class LocalFileSystem(FileSystem):
             keeps coarser times than it reports (see `_versions.VersionBook`).
         clock: The wall clock in nanoseconds, which tells how recently a file changed
             (tests pass one that runs ahead instead of waiting).
+        encodings: The declared encodings (SPEC §12: rules by path, fallback codecs);
+            without them a file is UTF-8 unless a BOM says UTF-16.
 
     Versions are stat tuples backed by content digests where the tuple can't decide: a
     same-size rewrite within one coarse timestamp tick is still stale, and a `touch` or an
@@ -136,12 +142,22 @@ class LocalFileSystem(FileSystem):
         guards: LocalGuards = UNGUARDED,
         timestamp_granularity_ns: int = 1,
         clock: Callable[[], int] = time.time_ns,
+        encodings: EncodingRules | None = None,
     ) -> None:
         self._base = os.path.abspath(os.fspath(base)) if base is not None else os.getcwd()
         self._guards = guards
         self._locks = TargetLocks()
         self._versions = VersionBook(timestamp_granularity_ns, clock)
-        self._mutations = LocalMutations(self._versions, guards, 0o666 & ~process_umask())
+        self._encodings = encodings
+        self._fallbacks = FallbackBook()
+        self._editorconfigs = EditorConfigs()
+        self._mutations = LocalMutations(
+            self._versions,
+            guards,
+            0o666 & ~process_umask(),
+            encodings,
+            self._rule_for if encodings is not None else None,
+        )
         self._manage = LocalManagement(
             self._versions, guards, self._mutations.is_current_opened, (self._base,)
         )
@@ -230,13 +246,43 @@ class LocalFileSystem(FileSystem):
         return await to_thread.run_sync(list_dir, target.target_key, target.display_path)
 
     async def read_text(self, target: FsTarget) -> str:
-        key, display = target.target_key, target.display_path
-        self._alive("read", display)
-        small = self._read_small(key, display)
-        if small is not None:
-            return small
-        with FramesDropped():
-            return await to_thread.run_sync(self._read_whole, key, display)
+        return (await self.read_decoded(target)).text
+
+    async def read_decoded(self, target: FsTarget) -> FsDecoded:
+        self._alive("read", target.display_path)
+        small = self._read_small(target)
+        if small is None:
+            with FramesDropped():
+                small = await to_thread.run_sync(self._read_whole, target)
+        text, encoding = small
+        return FsDecoded(text=text, encoding=encoding)
+
+    @property
+    def encodings(self) -> EncodingRules | None:
+        """The declared encodings this provider reads and writes by (SPEC §12)."""
+        return self._encodings
+
+    def _rule_for(self, target: FsTarget) -> str | None:
+        """The codec declared for `target`: by a rule, else (when they count) by the
+        ``.editorconfig`` files between its root and it; None when neither says."""
+        if self._encodings is None:
+            return None
+        rule = self._encodings.codec_for((target.display_path, target.target_key))
+        if rule is None and self._encodings.editorconfig:
+            for path in dict.fromkeys((target.display_path, str(target.target_key))):
+                root = self._encodings.root_of(path)
+                if root is not None:
+                    return self._editorconfigs.charset(path, root)
+        return rule
+
+    def _decode(self, target: FsTarget, data: bytes) -> tuple[str, FsEncoding]:
+        """`data` of `target` as text (SPEC §12: BOM, rule, UTF-8, fallbacks)."""
+        rule: str | None = None
+        fallback: tuple[str, ...] = ()
+        if self._encodings is not None:
+            rule = self._rule_for(target)
+            fallback = self._encodings.fallback
+        return decode_file(data, rule, fallback, "read", target.display_path)
 
     async def read_bytes(self, target: FsTarget, max_bytes: int) -> bytes:
         self._alive("read", target.display_path)
@@ -266,7 +312,14 @@ class LocalFileSystem(FileSystem):
             self._versions,
             self._guards,
             lambda: self._closed,
+            self._declared(target),
         )
+
+    def _declared(self, target: FsTarget) -> Declared | None:
+        """What the encoding rules say of `target` (None: no rules at all)."""
+        if self._encodings is None:
+            return None
+        return Declared(self._rule_for(target), self._encodings.fallback, self._fallbacks)
 
     async def sweep_staging(self, directory: str | os.PathLike[str]) -> int:
         """Remove staging directories in `directory` left by writers that died mid-write.
@@ -277,7 +330,7 @@ class LocalFileSystem(FileSystem):
         parent = real_path(os.path.abspath(os.fspath(directory)))  # noqa: ASYNC240
         return await to_thread.run_sync(sweep_stage_dirs, parent)
 
-    def _read_small(self, key: str, display: str) -> str | None:
+    def _read_small(self, target: FsTarget) -> tuple[str, FsEncoding] | None:
         """`read_text` of a file up to `INLINE_READ_BYTES`, on the event loop; else None.
 
         A worker-thread hop costs more than opening, reading, hashing and decoding a small
@@ -285,6 +338,7 @@ class LocalFileSystem(FileSystem):
         limit keeps the loop free for other sessions. A file that grew past the limit since
         its `fstat` goes to the worker thread: the loop never reads more.
         """
+        key, display = target.target_key, target.display_path
         opened = open_regular(key, "read", display, self._guards)
         try:
             if opened.info.st_size > INLINE_READ_BYTES:
@@ -296,9 +350,10 @@ class LocalFileSystem(FileSystem):
                 self._remember_read(opened.fd, opened.info, data)
         finally:
             os.close(opened.fd)
-        return decode_text(data, "read", display)
+        return self._decode(target, data)
 
-    def _read_whole(self, key: str, display: str) -> str:
+    def _read_whole(self, target: FsTarget) -> tuple[str, FsEncoding]:
+        key, display = target.target_key, target.display_path
         opened = open_regular(key, "read", display, self._guards)
         try:
             with map_os_errors("read", display):
@@ -306,7 +361,7 @@ class LocalFileSystem(FileSystem):
                 self._remember_read(opened.fd, opened.info, data)
         finally:
             os.close(opened.fd)
-        return decode_text(data, "read", display)
+        return self._decode(target, data)
 
     def _remember_read(self, fd: int, info: os.stat_result, data: bytes) -> None:
         if self._versions.wants_digest(info) and unchanged(fd, info):
@@ -438,10 +493,12 @@ class LocalFileSystem(FileSystem):
         self, root: FsTarget, query: FsGrepQuery
     ) -> AbstractAsyncContextManager[AsyncIterator[list[FsGrepHit]]] | None:
         """ripgrep from the ``ripgrep`` wheel, run in `root` (see `_ripgrep`); None without
-        the binary."""
+        the binary, or when encodings are declared (SPEC §12): ripgrep decodes one codec per
+        run and knows no round-trip proof, so the pure engine, which reads each file as a
+        read does, searches then. (ripgrep transcodes a file with a UTF-16 BOM itself.)"""
         binary = find_rg()
         self._alive("search", root.display_path)
-        if binary is None:
+        if binary is None or (self._encodings is not None and not self._encodings.empty):
             return None
         found = rg_grep(binary, root.target_key, root.display_path, query, self._guards)
         return None if found is None else closing(found)
@@ -484,6 +541,7 @@ class LocalFileSystem(FileSystem):
             self._versions,
             self._guards,
             lambda: self._closed,
+            self._declared(target),
         )
 
     async def list_dir_first(self, target: FsTarget, limit: int) -> FsDirListing:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 
+from dsh_fs.errors import FsError
 from dsh_fs.fs import EncodedText, messages
 
 from .._oserrors import map_os_errors
@@ -73,6 +74,12 @@ class LazyContent:
             self._data = read_fd(self._fd, self._size_hint)
         return self._data
 
+    def head(self, size: int) -> bytes:
+        """The first `size` bytes (read on their own: the content may never be read whole)."""
+        if self._data is not None:
+            return bytes(self._data[:size])
+        return os.pread(self._fd, size, 0)
+
     def checked(self, verb: messages.Verb, display: str) -> bytes | bytearray:
         """The content, checked as text. Read now, it fails at the first binary or
         non-UTF-8 chunk: an edit of a 5 GiB sparse file must not load 5 GiB of NULs first.
@@ -81,7 +88,13 @@ class LazyContent:
             FsError: `FS_NOT_TEXT`.
         """
         if self._data is None:
-            self._data = read_checked_fd(self._fd, verb, display)
+            try:
+                self._data = read_checked_fd(self._fd, verb, display)
+            except FsError:
+                # The file's offset is past the refused chunk: a caller that goes on to
+                # read it in another encoding (SPEC §12) gets all of it.
+                os.lseek(self._fd, 0, os.SEEK_SET)
+                raise
         else:
             check_text(self._data, verb, display)
         return self._data

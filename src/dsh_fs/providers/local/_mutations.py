@@ -23,14 +23,17 @@ from dsh_fs._platform import sync
 from dsh_fs.errors import FsError
 from dsh_fs.fs import (
     BEFORE_LIMIT,
+    UTF8,
     CreateIfAbsent,
     EncodedText,
+    EncodingRules,
     FsCapture,
     FsChangeStart,
     FsDeleteOutcome,
     FsEdit,
     FsEditOutcome,
     FsEditRequest,
+    FsEncoding,
     FsPreImage,
     FsTarget,
     FsVersion,
@@ -39,11 +42,12 @@ from dsh_fs.fs import (
     WriteGuard,
     apply_change,
     apply_edit_encoded,
+    bom_encoding,
     messages,
 )
 
 from .._oserrors import map_os_errors
-from .._text import decode_or_none, encode_text
+from .._text import decode_file, decode_or_none, encode_as, encode_text, round_trip, splice
 from ._dirs import directory_lock, make_parents
 from ._guards import LocalGuards
 from ._io import LazyContent
@@ -59,6 +63,10 @@ __all__ = ["BACKGROUND_DIGEST_BYTES", "LocalMutations"]
 BACKGROUND_DIGEST_BYTES = 512 * 1024
 """Published content larger than this is hashed in a helper thread (see `_Digest`)."""
 
+_SNIFF = 64 * 1024
+"""Bytes of a prior file looked at before it is read whole to try fallback codecs: a NUL in
+them makes it binary in every one (SPEC §12), so a huge binary file is never read."""
+
 _SWEPT_DIRECTORIES = 4096
 """How many directories a provider remembers having swept for staging residue."""
 
@@ -72,7 +80,23 @@ class _Prior:
     before: str | None = None
     """Its text, for a write's outcome (which may leave it out)."""
     content: EncodedText | None = None
-    """Its bytes, checked as text, for an edit."""
+    """Its bytes, checked as text, for an edit (a UTF-8 file)."""
+    foreign: _Foreign | None = None
+    """Its bytes and text, for an edit of a file in another encoding (SPEC §12)."""
+    encoding: FsEncoding | None = None
+    """Its encoding, for a write (which keeps it); None for a create."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Foreign:
+    """A file whose bytes are text in an encoding other than UTF-8 (proven to round-trip)."""
+
+    data: bytes | bytearray
+    """Its bytes."""
+    text: str
+    """Their text."""
+    encoding: FsEncoding
+    """The encoding that maps one to the other."""
 
 
 class LocalMutations:
@@ -83,9 +107,18 @@ class LocalMutations:
         guards: The checks a wrapper makes on what is opened and where it is published.
     """
 
-    def __init__(self, versions: VersionBook, guards: LocalGuards, new_file_mode: int) -> None:
+    def __init__(
+        self,
+        versions: VersionBook,
+        guards: LocalGuards,
+        new_file_mode: int,
+        encodings: EncodingRules | None = None,
+        rule_for: Callable[[FsTarget], str | None] | None = None,
+    ) -> None:
         self._versions = versions
         self._guards = guards
+        self._encodings = encodings
+        self._rule_for = rule_for
         self._new_file_mode = new_file_mode
         self._recent = RecentlyPublished()
         # Started on first use; its idle thread ends when the provider is collected.
@@ -99,10 +132,44 @@ class LocalMutations:
         expected: WriteGuard | None,
         capture: FsCapture | None = None,
     ) -> FsWriteOutcome:
-        """`write_text` inside the critical section (see `LocalFileSystem.write_text`)."""
-        data = encode_text(content, "write", target.display_path)
-        operation, version, before = self._write_data(target, data, content, expected, capture)
-        return FsWriteOutcome(operation=operation, version=version, before=before, after=content)
+        """`write_text` inside the critical section (see `LocalFileSystem.write_text`): the
+        content in the encoding the prior file has (SPEC §12: its codec and BOM), else in
+        the one a rule declares for the path, else UTF-8."""
+        display = target.display_path
+        encoding = self._declared(target)
+        text = _with_bom(content, encoding)
+        data = encode_as(text, encoding, "write", display, "content")
+
+        def reencode(prior: FsEncoding) -> tuple[bytes, str]:
+            again = _with_bom(content, prior)
+            return encode_as(again, prior, "write", display, "content"), again
+
+        operation, version, before, written = self._write_data(
+            target, data, text, expected, capture, encoding=encoding, reencode=reencode
+        )
+        assert written is not None
+        return FsWriteOutcome(operation=operation, version=version, before=before, after=written)
+
+    def _rule(self, target: FsTarget) -> str | None:
+        """The codec a rule (or an ``.editorconfig``) declares for `target`, if any."""
+        if self._rule_for is not None:
+            return self._rule_for(target)
+        if self._encodings is None:
+            return None
+        return self._encodings.codec_for((target.display_path, target.target_key))
+
+    def _fallback(self) -> tuple[str, ...]:
+        return self._encodings.fallback if self._encodings is not None else ()
+
+    def _declared(self, target: FsTarget) -> FsEncoding:
+        """The encoding a new file at `target` gets: its rule's (``utf-8-sig``: UTF-8 with a
+        BOM), else plain UTF-8."""
+        rule = self._rule(target)
+        if rule is None or rule == "utf-8":
+            return UTF8
+        if rule == "utf-8-sig":
+            return FsEncoding(bom=True)
+        return FsEncoding(codec=rule)
 
     def restore(
         self,
@@ -138,7 +205,7 @@ class LocalMutations:
         # Kept as the provider's recent text only when small (decoding 100 MB costs more
         # than the restore's write).
         text = decode_or_none(data) if len(data) <= BEFORE_LIMIT else None
-        _, version, _ = self._write_data(target, data, text, guard, capture, mode, owner)
+        _, version, _, _ = self._write_data(target, data, text, guard, capture, mode, owner)
         return version
 
     def _write_data(
@@ -150,23 +217,37 @@ class LocalMutations:
         capture: FsCapture | None,
         mode: int | None = None,
         owner: tuple[int, int] | None = None,
-    ) -> tuple[Literal["create", "update"], FsVersion, str | None]:
+        *,
+        encoding: FsEncoding | None = None,
+        reencode: Callable[[FsEncoding], tuple[bytes, str]] | None = None,
+    ) -> tuple[Literal["create", "update"], FsVersion, str | None, str | None]:
+        """Publish `data` (whose text is `text`, when known). A write passes the
+        `encoding` it encoded `data` in and how to `reencode` it: a prior file in another
+        encoding gets the content in its own (decided inside the critical section)."""
         key, display = target.target_key, target.display_path
         data_digest = _Digest(data, self._hasher)
         parent, name = os.path.split(key)
         with map_os_errors("write", display):
             make_parents(parent, lambda fd, path: self._check_directory("write", display, fd, path))
             with directory_lock(parent) as dir_fd:
-                prior = self._prior_for_write(key, display, dir_fd, expected)
+                prior = self._prior_for_write(target, dir_fd, expected, encoding is not None)
+                if reencode is not None and prior.encoding not in (None, encoding):
+                    assert prior.encoding is not None
+                    data, text = reencode(prior.encoding)
+                    encoding = prior.encoding
+                    data_digest = _Digest(data, self._hasher)
                 published, ticket = self._publish(
                     "write", target, dir_fd, parent, name, data, prior, capture, mode, owner
                 )
         version = self._versions.remember(published, data_digest.result())
         if capture is not None:
             capture.commit(ticket, version, data)
-        if text is not None:
+        if text is not None and (encoding is None or encoding.utf8):
             self._recent.keep(key, version, EncodedText((data,), text=text))
-        return ("create" if prior.info is None else "update"), version, prior.before
+        else:
+            self._recent.forget(key)  # its text is not the UTF-8 of its bytes
+        operation: Literal["create", "update"] = "create" if prior.info is None else "update"
+        return operation, version, prior.before, text
 
     def edit(
         self,
@@ -183,10 +264,26 @@ class LocalMutations:
             _gone_without_directory(parent, display),
             directory_lock(parent) as dir_fd,
         ):
-            prior = self._prior_for_edit(key, display, dir_fd, expected)
+            prior = self._prior_for_edit(target, dir_fd, expected)
             assert prior.info is not None
-            assert prior.content is not None
-            after, count = _edited(prior.content, edit, display)
+            if prior.foreign is not None:
+                # SPEC §12: the change is made on the text, and only the changed span's
+                # bytes are encoded and spliced into the file's own.
+                foreign = prior.foreign
+                text, count = apply_change(foreign.text, edit, display)
+                spliced = splice(
+                    foreign.data,
+                    foreign.encoding,
+                    foreign.text,
+                    text,
+                    "edit",
+                    display,
+                    "new_string",
+                )
+                after: EncodedText | bytes = spliced
+            else:
+                assert prior.content is not None
+                after, count = _edited(prior.content, edit, display)
             data_digest = _Digest(after, self._hasher)
             published, ticket = self._publish(
                 "edit", target, dir_fd, parent, name, after, prior, capture
@@ -194,8 +291,17 @@ class LocalMutations:
         version = self._versions.remember(published, data_digest.result())
         if capture is not None:
             capture.commit(ticket, version, after)
-        self._recent.keep(key, version, after)
-        return FsEditOutcome(version=version, before=prior.content, after=after, replacements=count)
+        if isinstance(after, EncodedText):
+            self._recent.keep(key, version, after)
+            assert prior.content is not None
+            return FsEditOutcome(
+                version=version, before=prior.content, after=after, replacements=count
+            )
+        self._recent.forget(key)
+        assert prior.foreign is not None
+        return FsEditOutcome(
+            version=version, before=prior.foreign.text, after=text, replacements=count
+        )
 
     def delete(
         self, target: FsTarget, expected: FsVersion | None, capture: FsCapture | None = None
@@ -251,10 +357,12 @@ class LocalMutations:
         return FsDeleteOutcome(version=version)
 
     def _prior_for_write(
-        self, key: str, display: str, dir_fd: int, expected: WriteGuard | None
+        self, target: FsTarget, dir_fd: int, expected: WriteGuard | None, encoded: bool
     ) -> _Prior:
         """The file a write replaces, checked against `expected`; its text when the guards
-        may reveal it and it is small enough to keep."""
+        may reveal it and it is small enough to keep; its encoding when the write is
+        `encoded` (a restore's bytes are kept as they are)."""
+        key, display = target.target_key, target.display_path
         opened = open_existing(key, "write", display, self._guards, dir_fd)
         if opened is None:
             if isinstance(expected, ReplaceIfVersion):
@@ -270,21 +378,45 @@ class LocalMutations:
                 expected.version, opened, content, ours
             ):
                 raise messages.write_stale(display)
+            encoding = self._existing_encoding(target, opened.fd, content) if encoded else None
             if not self._guards.may_reveal(opened.path):
-                return _Prior(opened.info)
-            if ours is not None:
-                return _Prior(opened.info, ours.text)
+                return _Prior(opened.info, encoding=encoding)
+            if ours is not None and (encoding is None or encoding.utf8):
+                return _Prior(opened.info, ours.text, encoding=encoding)
             if opened.info.st_size <= BEFORE_LIMIT:
-                return _Prior(opened.info, decode_or_none(content()))
-            return _Prior(opened.info)
+                if encoding is None or encoding.utf8:
+                    before = decode_or_none(content())
+                else:
+                    before = round_trip(content(), encoding.codec)
+                return _Prior(opened.info, before, encoding=encoding)
+            return _Prior(opened.info, encoding=encoding)
         finally:
             os.close(opened.fd)
 
-    def _prior_for_edit(
-        self, key: str, display: str, dir_fd: int, expected: FsVersion | None
-    ) -> _Prior:
+    def _existing_encoding(self, target: FsTarget, fd: int, content: LazyContent) -> FsEncoding:
+        """The encoding of the file a write replaces, which the write keeps: the one its BOM
+        names, else its rule's, else UTF-8, unless fallbacks apply and it is no UTF-8 (then
+        the content is read and proven as a read would)."""
+        with map_os_errors("write", target.display_path):
+            head = os.pread(fd, 3, 0)
+        bom = bom_encoding(head)
+        if bom is not None:
+            return bom
+        rule = self._rule(target)
+        if rule is not None:
+            return UTF8 if rule in ("utf-8", "utf-8-sig") else FsEncoding(codec=rule)
+        if not self._fallback() or b"\0" in content.head(_SNIFF):
+            return UTF8
+        try:
+            _, encoding = decode_file(content(), None, self._fallback(), "write", "")
+        except FsError:
+            return UTF8  # not text in any candidate: replaced as UTF-8, as before §12
+        return encoding
+
+    def _prior_for_edit(self, target: FsTarget, dir_fd: int, expected: FsVersion | None) -> _Prior:
         """The file an edit changes, checked against `expected` before any matching (a stale
         edit is stale, never a match error), with its text."""
+        key, display = target.target_key, target.display_path
         opened = open_existing(key, "edit", display, self._guards, dir_fd)
         if opened is None:
             raise messages.edit_gone(display)
@@ -293,15 +425,55 @@ class LocalMutations:
             ours = self._ours(key, opened, content)
             if expected is not None and not self._is_current(expected, opened, content, ours):
                 raise messages.edit_stale(display)
+            foreign = self._foreign(target, content)
+            if foreign is not None:
+                self._refuse_read_only(key, dir_fd, "edit", display)
+                return _Prior(opened.info, foreign=foreign)
             if ours is not None:
                 before = EncodedText((ours.data,), text=ours.known_text)
             else:
-                before = EncodedText((content.checked("edit", display),))
+                try:
+                    before = EncodedText((content.checked("edit", display),))
+                except FsError:
+                    foreign = self._fallen_back(target, content)
+                    if foreign is None:
+                        raise
+                    self._refuse_read_only(key, dir_fd, "edit", display)
+                    return _Prior(opened.info, foreign=foreign)
             self._refuse_read_only(key, dir_fd, "edit", display)
             # Only the bytes go on, checked as text: the edit decodes them only if it must.
             return _Prior(opened.info, content=before)
         finally:
             os.close(opened.fd)
+
+    def _foreign(self, target: FsTarget, content: LazyContent) -> _Foreign | None:
+        """The file's bytes and text when a rule names another codec than UTF-8 for it (a
+        UTF-16 BOM with valid content wins); None for the UTF-8 path.
+
+        Raises:
+            FsError: `FS_NOT_TEXT` when the rule's codec fails the round-trip proof.
+        """
+        rule = self._rule(target)
+        if rule is None or rule in ("utf-8", "utf-8-sig"):
+            return None
+        data = content()
+        text, encoding = decode_file(data, rule, (), "edit", target.display_path)
+        return _Foreign(data, text, encoding) if not encoding.utf8 else None
+
+    def _fallen_back(self, target: FsTarget, content: LazyContent) -> _Foreign | None:
+        """For a file that is not UTF-8 and has no rule: its text by its UTF-16 BOM or the
+        first fallback codec that proves it, else None (the UTF-8 refusal stands). The file
+        is read whole only when one of those may apply (a 5 GiB sparse file is not)."""
+        head = content.head(_SNIFF)
+        bom = bom_encoding(head)
+        if (bom is None or bom.utf8) and (not self._fallback() or b"\0" in head):
+            return None  # a NUL is binary in every fallback codec
+        data = content()
+        try:
+            text, encoding = decode_file(data, None, self._fallback(), "edit", target.display_path)
+        except FsError:
+            return None
+        return _Foreign(data, text, encoding) if not encoding.utf8 else None
 
     def _publish(
         self,
@@ -427,6 +599,14 @@ def _gone_without_directory(
         if exc.filename != parent:
             raise
         raise gone(display) from exc
+
+
+def _with_bom(content: str, encoding: FsEncoding) -> str:
+    """`content` as a file in `encoding` holds it: with a leading U+FEFF when the encoding
+    has a BOM (the model never sees it: a read hides it)."""
+    if encoding.bom and not content.startswith("\ufeff"):
+        return "\ufeff" + content
+    return content
 
 
 def _not_found_delete(display: str) -> FsError:

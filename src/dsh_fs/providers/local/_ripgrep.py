@@ -26,7 +26,7 @@ import subprocess
 import sys
 import sysconfig
 import tempfile
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Literal, TypeVar
 
@@ -41,10 +41,12 @@ from dsh_fs.fs import (
     FsGrepHit,
     FsGrepQuery,
     NativeSearchAbandoned,
+    bom_encoding,
     messages,
 )
 
 from .._oserrors import map_os_errors
+from .._text import round_trip
 from ._guards import LocalGuards
 from ._open import fd_path, open_regular
 from ._ripgrep_ignore import IGNORE_FILES, IgnorePlan, ignore_plan, rebased
@@ -255,7 +257,7 @@ def _reread(
     try:
         if not guards.may_see(opened.path):
             return []
-        lines = _lines_at(opened.fd, [hit.line_number for hit in hits], line_bytes)
+        lines = _lines_at(_reader(opened.fd), [hit.line_number for hit in hits], line_bytes)
     except OSError:
         return []
     finally:
@@ -268,10 +270,27 @@ def _reread(
     return kept
 
 
-def _lines_at(fd: int, numbers: list[int], line_bytes: int) -> dict[int, tuple[bytes, bool]]:
+def _reader(fd: int) -> Callable[[], bytes]:
+    """Reads of the open file's text as ripgrep searched it: its bytes, or for a file with a
+    UTF-16 BOM (which ripgrep transcodes, SPEC §12) its text as UTF-8 without the BOM."""
+    head = os.pread(fd, 2, 0)
+    bom = bom_encoding(head)
+    if bom is None or bom.utf8:
+        return lambda: os.read(fd, _READ)
+    data = bytearray()
+    while chunk := os.read(fd, _READ):
+        data += chunk
+    text = round_trip(data, bom.codec)
+    chunks = [b""] if text is None else [text[1:].encode("utf-8", "surrogatepass"), b""]
+    return lambda: chunks.pop(0) if chunks else b""
+
+
+def _lines_at(
+    read: Callable[[], bytes], numbers: list[int], line_bytes: int
+) -> dict[int, tuple[bytes, bool]]:
     """Lines `numbers` (1-based, ascending) of the open file, as `FsGrepHit` keeps them (cut
     to `line_bytes` bytes, without the terminator and a ``\\r`` before it), read in bounded
-    memory."""
+    memory (`read` gives its next chunk; empty at its end)."""
     wanted = set(numbers)
     last = max(numbers)
     found: dict[int, tuple[bytes, bool]] = {}
@@ -279,7 +298,7 @@ def _lines_at(fd: int, numbers: list[int], line_bytes: int) -> dict[int, tuple[b
     current = bytearray()
     length = 0  # of the current line, beyond what is kept
     while number <= last:
-        chunk = os.read(fd, _READ)
+        chunk = read()
         if not chunk:
             break
         start = 0

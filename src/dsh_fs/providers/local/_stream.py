@@ -7,15 +7,19 @@ import codecs
 import errno
 import hashlib
 import os
+import threading
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 
 import anyio.lowlevel
 from anyio import to_thread
 
-from dsh_fs.fs import messages
+from dsh_fs.errors import FsError
+from dsh_fs.fs import UTF8, FsEncoding, FsVersion, bom_encoding, messages
 
 from .._oserrors import map_os_errors
+from .._text import CodecDecoder
 from ._guards import LocalGuards
 from ._open import open_regular, unchanged
 from ._versions import VersionBook
@@ -39,11 +43,15 @@ async def stream_text(
     versions: VersionBook,
     guards: LocalGuards,
     closed: Callable[[], bool],
+    declared: Declared | None = None,
 ) -> AsyncIterator[TextChunks]:
     """Open `key` and yield its decoded chunks; leaving the block closes the file. Once
-    `closed()` is true (the provider was closed), the next chunk fails with `FS_ABORTED`."""
+    `closed()` is true (the provider was closed), the next chunk fails with `FS_ABORTED`.
+    `declared`: what the encoding rules say of the file (SPEC §12)."""
     opened = await to_thread.run_sync(open_regular, key, "read", display, guards)
-    chunks = TextChunks(opened.fd, display, chunk_size, opened.info, versions, closed)
+    chunks = TextChunks(
+        opened.fd, display, chunk_size, opened.info, versions, closed, declared=declared
+    )
     try:
         yield chunks
     finally:
@@ -51,6 +59,42 @@ async def stream_text(
 
 
 _RWF_NOWAIT: int | None = getattr(os, "RWF_NOWAIT", None)
+
+
+class FallbackBook:
+    """The fallback codec a scan settled on per version (bounded), so a stream resumed
+    past the file's start decodes in the codec the scan proved."""
+
+    def __init__(self, size: int = 256) -> None:
+        self._size = size
+        self._codecs: OrderedDict[FsVersion, str] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def remember(self, version: FsVersion, codec: str) -> None:
+        with self._lock:
+            self._codecs[version] = codec
+            self._codecs.move_to_end(version)
+            while len(self._codecs) > self._size:
+                self._codecs.popitem(last=False)
+
+    def known(self, version: FsVersion) -> str | None:
+        with self._lock:
+            return self._codecs.get(version)
+
+
+class Declared:
+    """What the encoding rules say of one file: its rule's codec (None: no rule), the
+    fallback codecs for a file that is not UTF-8 and has no rule, and where a fallback the
+    stream settles on is noted."""
+
+    __slots__ = ("book", "fallback", "rule")
+
+    def __init__(
+        self, rule: str | None, fallback: tuple[str, ...], book: FallbackBook | None = None
+    ) -> None:
+        self.rule = None if rule in ("utf-8", "utf-8-sig") else rule
+        self.fallback = fallback if rule is None else ()
+        self.book = book
 
 
 class TextChunks:
@@ -78,11 +122,15 @@ class TextChunks:
         versions: VersionBook,
         provider_closed: Callable[[], bool],
         start: int = 0,
+        *,
+        declared: Declared | None = None,
+        head: bytes | None = None,
     ) -> None:
         self._fd = fd
         self._display = display
         self._buffer = bytearray(chunk_size + 3)  # room for a carried partial character
         self._offset = start
+        self._start = start
         self._info = info
         self._versions = versions
         self._provider_closed = provider_closed
@@ -99,6 +147,15 @@ class TextChunks:
         self._nowait = _RWF_NOWAIT
         self._done = False
         self._closed = False
+        # SPEC §12: decided at the first chunk (from the file's first bytes: `head` for a
+        # stream that starts past them); None decodes UTF-8 on the fast path below.
+        self._declared = declared
+        self._head = head
+        self._codec: CodecDecoder | None = None
+        self._decided = False
+        self._first = True
+        self.encoding: FsEncoding = UTF8
+        """The file's encoding (known once the first chunk was returned)."""
 
     def __aiter__(self) -> TextChunks:
         return self
@@ -151,7 +208,80 @@ class TextChunks:
     def _free(self) -> memoryview:
         return memoryview(self._buffer)[self._carry :]
 
+    def _decide(self, count: int) -> None:
+        """The encoding, from the file's first bytes and the rules: a UTF-16 BOM, then a
+        rule's codec, else UTF-8 (a fallback only once UTF-8 failed on the first chunk)."""
+        self._decided = True
+        head = self._head if self._head is not None else bytes(self._buffer[: min(count, 3)])
+        bom = bom_encoding(head)
+        if bom is not None and not bom.utf8:
+            self._use(bom)
+        elif self._declared is not None and self._declared.rule is not None:
+            self._use(FsEncoding(codec=self._declared.rule))
+        elif bom is not None:
+            self.encoding = bom
+
+    def _use(self, encoding: FsEncoding) -> None:
+        self.encoding = encoding
+        self._codec = CodecDecoder(encoding.codec, self._display)
+
     def _decode(self, count: int) -> str:
+        if not self._decided:
+            self._decide(count)
+        if self._codec is not None:
+            return self._decode_codec(count)
+        try:
+            return self._decode_utf8(count)
+        except FsError:
+            fallback = self._declared.fallback if self._declared is not None else ()
+            if not (self._first and fallback and self._start == 0):
+                raise
+            self._offset = count
+            # The file's first chunk is no UTF-8: the first fallback that proves it is the
+            # file's codec from here on (a later chunk that fails it is `FS_NOT_TEXT`).
+            for codec in fallback:
+                decoder = CodecDecoder(codec, self._display)
+                try:
+                    text = decoder.decode(memoryview(self._buffer)[:count], count == 0)
+                except FsError:
+                    continue
+                self._codec, self.encoding = decoder, FsEncoding(codec=codec)
+                self._done = count == 0
+                assert self._declared is not None
+                if self._declared.book is not None:
+                    self._declared.book.remember(self._versions.version(self._info), codec)
+                if self._hash is not None:
+                    self._hash = hashlib.sha256(memoryview(self._buffer)[:count])
+                return self._finish_codec(text, count, 0)
+            raise
+        finally:
+            self._first = False
+
+    def _decode_codec(self, count: int) -> str:
+        assert self._codec is not None
+        before = self._codec.consumed
+        self._offset += count
+        if self._hash is not None:
+            self._hash.update(memoryview(self._buffer)[:count])
+        try:
+            text = self._codec.decode(memoryview(self._buffer)[:count], count == 0)
+        except FsError:
+            self._done = True
+            raise
+        return self._finish_codec(text, count, before)
+
+    def _finish_codec(self, text: str, count: int, before: int) -> str:
+        """`text` of a chunk in a codec: it starts `before` bytes after the stream's start
+        (the bytes the codec proved so far)."""
+        self.text_offset = self._start + before
+        if count == 0:
+            self._done = True
+            self.unchanged_at_end = unchanged(self._fd, self._info)
+            if self._hash is not None and self.unchanged_at_end:
+                self._versions.remember(self._info, self._hash.digest())
+        return text
+
+    def _decode_utf8(self, count: int) -> str:
         carry, end = self._carry, self._carry + count
         self.text_offset = self._offset - carry
         self._offset += count

@@ -228,6 +228,11 @@ class RecentlyPublished:
             return None
         return entry[0] if content() == entry[0].data else None
 
+    def forget(self, key: str) -> None:
+        """Forget what was published at `key` (content whose text is not its UTF-8)."""
+        with self._lock:
+            self._drop(key)
+
     def _drop(self, key: str) -> None:
         entry = self._entries.pop(key, None)
         if entry is not None:

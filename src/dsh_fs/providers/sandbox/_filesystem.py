@@ -16,6 +16,7 @@ from typing import Literal, TypeAlias, get_args
 
 from dsh_fs.errors import FsError
 from dsh_fs.fs import (
+    EncodingRules,
     FsAccess,
     FsCapabilities,
     FsTarget,
@@ -168,6 +169,7 @@ class SandboxFileSystem(WrapperFileSystem):
         mode: SandboxMode = "workspace-write",
         confine_reads: bool = True,
         timestamp_granularity_ns: int = 1,
+        encodings: EncodingRules | None = None,
     ) -> None:
         """Fence a new `LocalFileSystem` in to `roots`.
 
@@ -176,6 +178,7 @@ class SandboxFileSystem(WrapperFileSystem):
             mode: ``read-only``, ``workspace-write`` (default) or ``full-access``.
             confine_reads: Refuse reads outside the roots (default True).
             timestamp_granularity_ns: Passed to the inner `LocalFileSystem`.
+            encodings: The declared encodings (SPEC §12), passed to it too.
 
         Raises:
             ValueError: No roots, a root that does not exist or is not a directory, or an
@@ -189,6 +192,7 @@ class SandboxFileSystem(WrapperFileSystem):
             raise ValueError(f"unknown sandbox mode {mode!r}; expected one of {_MODES}")
         self._fence = _Fence(tuple(canonical_root(root) for root in roots), mode, confine_reads)
         self._granularity = timestamp_granularity_ns
+        self._encodings = encodings
         self._views: weakref.WeakSet[SandboxFileSystem] = weakref.WeakSet()
         super().__init__(
             self._fenced_provider(self._fence.roots[0], self._fence, timestamp_granularity_ns)
@@ -201,7 +205,10 @@ class SandboxFileSystem(WrapperFileSystem):
     ) -> LocalFileSystem:
         """The local provider this sandbox wraps, built with the fence as its guards."""
         return LocalFileSystem(
-            base, guards=guards, timestamp_granularity_ns=timestamp_granularity_ns
+            base,
+            guards=guards,
+            timestamp_granularity_ns=timestamp_granularity_ns,
+            encodings=self._encodings,
         )
 
     @property
@@ -278,7 +285,9 @@ class SandboxFileSystem(WrapperFileSystem):
         `client_roots` is then None); roots that overlap narrow them as always.
         """
         view = type(self).__new__(type(self))
-        view.__dict__.update(self.__dict__)  # a subclass's own state too
+        # A subclass's own state too, and the declared encodings: the view's own local
+        # provider (`_fenced_provider`) decodes files as this one's does.
+        view.__dict__.update(self.__dict__)
         client: tuple[str, ...] | None
         client, kept = self._client_fence(roots, replace)
         if not (replace or strict or kept):

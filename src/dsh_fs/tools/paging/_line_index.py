@@ -17,7 +17,7 @@ from array import array
 from collections import OrderedDict
 from dataclasses import dataclass
 
-from dsh_fs.fs import FsTargetKey, FsVersion
+from dsh_fs.fs import UTF8, FsEncoding, FsTargetKey, FsVersion
 
 __all__ = [
     "MAX_FILE_CHECKPOINTS",
@@ -57,13 +57,20 @@ class LineIndex:
     else 1)``: non-decreasing along the file, so the chunk to resume from is a bisection.
     """
 
-    __slots__ = ("_keys", "_offsets", "total_lines", "version")
+    __slots__ = ("_keys", "_offsets", "encoding", "total_lines", "version")
 
     def __init__(
-        self, version: FsVersion, total_lines: int, offsets: array[int], keys: array[int]
+        self,
+        version: FsVersion,
+        total_lines: int,
+        offsets: array[int],
+        keys: array[int],
+        encoding: FsEncoding = UTF8,
     ) -> None:
         self.version = version
         """The version the indexed bytes have."""
+        self.encoding = encoding
+        """The encoding the scan decoded them in (SPEC §12)."""
         self.total_lines = total_lines
         """How many lines the file has."""
         self._offsets = offsets
@@ -115,9 +122,9 @@ class IndexBuilder:
         self._offsets.append(offset)
         self._keys.append(2 * line + (0 if at_line_start else 1))
 
-    def build(self, version: FsVersion, total_lines: int) -> LineIndex:
-        """The index of the completed scan, for the bytes at `version`."""
-        return LineIndex(version, total_lines, self._offsets, self._keys)
+    def build(self, version: FsVersion, total_lines: int, encoding: FsEncoding = UTF8) -> LineIndex:
+        """The index of the completed scan, for the bytes at `version` in `encoding`."""
+        return LineIndex(version, total_lines, self._offsets, self._keys, encoding)
 
 
 class LineIndexes:

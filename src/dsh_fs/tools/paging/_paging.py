@@ -11,7 +11,7 @@ every time, as before.
 
 from __future__ import annotations
 
-from dsh_fs.fs import FileSystem, FsInfo, FsTarget
+from dsh_fs.fs import UTF8, FileSystem, FsEncoding, FsInfo, FsTarget
 from dsh_fs.runtime import ProgressReporter
 
 from ._line_index import IndexBuilder, LineIndexes
@@ -28,10 +28,11 @@ async def scan_window(
     limit: int,
     indexes: LineIndexes | None,
     progress: ProgressReporter | None = None,
-) -> Window:
+) -> tuple[Window, FsEncoding]:
     """The window `offset`/`limit` of the large file `target`, which `stat` found at
-    `info.version`. A full scan reports its progress to `progress` (the UTF-8 bytes
-    consumed of `info.size`); a resumed read is short and reports nothing.
+    `info.version`, and the file's encoding (SPEC §12). A full scan reports its progress
+    to `progress` (the UTF-8 bytes consumed of `info.size`); a resumed read is short and
+    reports nothing.
 
     Raises:
         FsError: the provider's read errors (`FS_NOT_TEXT` from wherever the scan finds it).
@@ -39,11 +40,14 @@ async def scan_window(
     consumed = _Consumed(progress, info.size)
     if indexes is None or not fs.capabilities.content_versions:
         window = LineWindow(offset, limit)
+        encoding = UTF8
         async with fs.stream_text(target) as chunks:
             async for chunk in chunks:
+                if window.line == 1 and window.at_line_start and chunk.startswith("\ufeff"):
+                    encoding = FsEncoding(bom=True)
                 window.feed(chunk)
                 await consumed.advance(chunk)
-        return window.finish()
+        return window.finish(), encoding
     resumed = await _resume(fs, target, info, offset, limit, indexes)
     if resumed is not None:
         return resumed
@@ -76,7 +80,7 @@ async def _resume(
     offset: int,
     limit: int,
     indexes: LineIndexes,
-) -> Window | None:
+) -> tuple[Window, FsEncoding] | None:
     """The window read from the indexed chunk that holds line `offset`; None without a
     usable index (none at this version, or the file changed since the `stat`)."""
     index = indexes.get(target.target_key, info.version)
@@ -84,7 +88,8 @@ async def _resume(
         return None
     total = index.total_lines
     if offset > total and not (offset == 1 and total == 0):
-        return Window(offset=offset, lines=(), total_lines=total, output_capped=False)
+        empty = Window(offset=offset, lines=(), total_lines=total, output_capped=False)
+        return empty, index.encoding
     checkpoint = index.checkpoint(offset)
     if checkpoint.offset == 0:
         window = LineWindow(offset, limit)
@@ -97,8 +102,8 @@ async def _resume(
         async for chunk in stream:
             window.feed(chunk.text)
             if window.done:
-                return window.finish(total)
-    return window.finish()
+                return window.finish(total), stream.encoding
+        return window.finish(), stream.encoding
 
 
 async def _scan(
@@ -108,7 +113,7 @@ async def _scan(
     limit: int,
     indexes: LineIndexes,
     consumed: _Consumed,
-) -> Window:
+) -> tuple[Window, FsEncoding]:
     """The window from a scan of the whole file, keeping its index when the provider
     vouched for the version of everything it streamed."""
     window = LineWindow(offset, limit)
@@ -119,7 +124,8 @@ async def _scan(
             window.feed(chunk.text)
             await consumed.advance(chunk.text)
         version = stream.version
+        encoding = stream.encoding
     result = window.finish()
     if version is not None:
-        indexes.put(target.target_key, builder.build(version, result.total_lines))
-    return result
+        indexes.put(target.target_key, builder.build(version, result.total_lines, encoding))
+    return result, encoding

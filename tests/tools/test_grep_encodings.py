@@ -1,0 +1,56 @@
+"""grep over files in other encodings (SPEC §12): the decoded text of files with a rule or
+a BOM is searched, and ripgrep and the pure engine give the same answer."""
+
+from __future__ import annotations
+
+import codecs
+from collections.abc import Mapping
+from pathlib import Path
+
+import pytest
+
+from dsh_fs import Workspace
+from dsh_fs.discovery import DiscoveryConfig
+
+pytestmark = pytest.mark.anyio
+
+
+def _tree(tmp_path: Path) -> Path:
+    root = tmp_path.resolve()
+    (root / "docs" / "deep").mkdir(parents=True)
+    (root / "docs" / "a.txt").write_bytes("第一行\r\n中文文本 alpha\r\n".encode("gbk"))
+    big = "填充\n" * 30_000 + "中文文本 beta\n"  # streamed: past the engine's whole reads
+    (root / "docs" / "deep" / "b.txt").write_bytes(big.encode("gbk"))
+    (root / "utf8.md").write_text("中文文本 gamma\n", encoding="utf-8")
+    (root / "u16.txt").write_bytes(codecs.BOM_UTF16_LE + "中文文本 delta\n".encode("utf-16-le"))
+    return root
+
+
+async def _grep(root: Path, native: bool, encodings: Mapping[str, str] | None) -> str:
+    discovery = DiscoveryConfig(native=native)
+    async with Workspace.sandbox(root, discovery=discovery, encodings=encodings) as workspace:
+        result = await workspace.session().call("grep", {"pattern": "中文文本 \\w+"})
+    assert not result.is_error, result.text
+    return result.text
+
+
+async def test_grep_over_a_gbk_tree_gives_the_same_answer_through_ripgrep_and_the_pure_engine(
+    tmp_path: Path,
+) -> None:
+    root = _tree(tmp_path)
+    ripgrep = await _grep(root, True, {"docs/**": "gbk"})
+    pure = await _grep(root, False, {"docs/**": "gbk"})
+    assert ripgrep == pure
+    for word in ("alpha", "beta", "gamma", "delta"):
+        assert f"中文文本 {word}" in pure
+
+
+async def test_a_utf16_file_with_a_bom_is_found_by_either_engine_without_any_rule(
+    tmp_path: Path,
+) -> None:
+    root = _tree(tmp_path)
+    ripgrep = await _grep(root, True, None)
+    pure = await _grep(root, False, None)
+    assert ripgrep == pure
+    assert "中文文本 delta" in pure
+    assert "alpha" not in pure  # GBK without a rule is not text
