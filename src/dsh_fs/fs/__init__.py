@@ -24,10 +24,12 @@ from ._events import (
     FS_FORGET,
     FS_MOVE_INTENT,
     FS_OBSERVED,
+    FS_SETTLE,
     FS_WRITE_INTENT,
     FsForget,
     FsIntent,
     FsObserved,
+    FsSettle,
 )
 from ._journal import (
     ENTRY_ID,
@@ -43,6 +45,7 @@ from ._journal import (
     forward_delta,
     line_counts,
 )
+from ._ledger import LedgerUnreachable, ObservationLedger
 from ._rules import DEFAULT_PROTECT, PathRules, RuleMatch, Rules
 from ._search import (
     VCS_DIRECTORIES,
@@ -95,6 +98,7 @@ __all__ = [
     "FS_FORGET",
     "FS_MOVE_INTENT",
     "FS_OBSERVED",
+    "FS_SETTLE",
     "FS_WRITE_INTENT",
     "PRIMITIVES",
     "VCS_DIRECTORIES",
@@ -132,6 +136,7 @@ __all__ = [
     "FsPathInfo",
     "FsPreImage",
     "FsPrimitive",
+    "FsSettle",
     "FsTarget",
     "FsTargetKey",
     "FsTextChunk",
@@ -144,8 +149,10 @@ __all__ = [
     "JournalProblem",
     "JournalStore",
     "JournalUsage",
+    "LedgerUnreachable",
     "NativeSearchAbandoned",
     "Observation",
+    "ObservationLedger",
     "PatchOp",
     "PathRules",
     "Present",

@@ -16,6 +16,7 @@ from dsh_fs.fs import (
     FsForget,
     FsTargetKey,
     JournalStore,
+    ObservationLedger,
     PathRules,
     Rules,
     messages,
@@ -206,6 +207,10 @@ class Workspace:
         journal_store: The change journal's store (None: no journal); it is fenced out of
             every tool's reach (`FenceOut`).
         journal_config: The journal's bounds.
+        observations: Where the observation policy keeps who read what (SPEC §14): None
+            keeps it in this process's memory (each session its own); a shared ledger
+            (`dsh_fs.providers.RedisLedger`) lets replicas serve one agent. The workspace
+            closes it in `aclose`.
 
     The workspace's `fs` is the provider given behind the journal store's fence and the
     path rules (a `RuledFileSystem`): what every tool, dialect and adapter reads and
@@ -223,6 +228,7 @@ class Workspace:
         "_closed",
         "_disposers",
         "_fenced_out",
+        "_ledger",
         "_provider",
         "context",
         "cwd",
@@ -246,8 +252,10 @@ class Workspace:
         journal_store: JournalStore | None = None,
         journal_config: JournalConfig | None = None,
         placeholders: bool = True,
+        observations: ObservationLedger | None = None,
     ) -> None:
         chosen = _chosen(tools)
+        self._ledger = observations
         compiled = _compiled(rules, fs, cwd)
         self._provider = fs
         self._fenced_out = _store_places(journal_store) if journal_store is not None else ()
@@ -288,7 +296,8 @@ class Workspace:
         if compiled is not None:
             self._disposers.append(self.context.use(RulesPlugin(compiled), None).dispose)
         if policy:
-            self._disposers.append(self.context.use(ObservationPolicy(), None).dispose)
+            policy_plugin = ObservationPolicy(ledger=observations)
+            self._disposers.append(self.context.use(policy_plugin, None).dispose)
         self.journal: Journal | None = None
         """The change journal (entries, diff, undo), or None when not journaling."""
         if journal_store is not None:
@@ -467,15 +476,25 @@ class Workspace:
         self._disposers.append(self.context.use(plugin, config).dispose)
 
     def session(
-        self, *, cwd: StrPath | None = None, id: str | None = None, label: str | None = None
+        self,
+        *,
+        cwd: StrPath | None = None,
+        id: str | None = None,
+        label: str | None = None,
+        principal: str | None = None,
     ) -> Session:
         """A new agent session: its own observations, and its own working directory.
 
         Relative `cwd` values are resolved by the provider against the workspace's base.
-        `label` (or `id`) names it in logs and in the journal (made unique there).
+        `label` (or `id`) names it in logs and in the journal (made unique there). With a
+        shared ledger (`observations`), sessions of one `principal` (an agent, on any
+        replica) share their observations; without one each session owns its own.
         """
         session_cwd = os.fspath(cwd) if cwd is not None else self.cwd
-        return Session(self, AgentSession(cwd=session_cwd, id=label if label is not None else id))
+        agent = AgentSession(
+            cwd=session_cwd, id=label if label is not None else id, principal=principal
+        )
+        return Session(self, agent)
 
     def tool_schemas(self) -> list[dict[str, Any]]:
         """``[{"name", "description", "parameters"}]`` with JSON Schema parameters."""
@@ -502,6 +521,8 @@ class Workspace:
         finally:
             while self._disposers:
                 self._disposers.pop()()
+            if self._ledger is not None:
+                await self._ledger.aclose()
 
     async def __aenter__(self) -> Workspace:
         return self
