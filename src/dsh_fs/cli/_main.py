@@ -30,6 +30,7 @@ from ._journal import (
     journal_flags,
     run_journal,
 )
+from ._observations import DEFAULT_TTL, duration_type, observation_ledger
 from ._plugins import load_plugin
 from ._running import run_until_interrupted
 from ._usage import UsageError, size_type
@@ -164,6 +165,21 @@ def _build_parser() -> _Parser:
         metavar="MODULE:ATTR",
         help="also serve the tools of this plugin (a dsh_fs Plugin instance or class in an "
         "importable module; repeatable), e.g. count_lines:CountLinesPlugin",
+    )
+    mcp.add_argument(
+        "--observations",
+        metavar="URL",
+        help="where the observation policy keeps who read what: 'memory' (default: this "
+        "process) or redis://HOST:PORT/DB, a ledger every replica of a fleet shares; a replica "
+        "that can't reach it refuses mutations and keeps serving reads",
+    )
+    mcp.add_argument(
+        "--observation-ttl",
+        metavar="DURATION",
+        type=duration_type,
+        default=DEFAULT_TTL,
+        help="how long an observation lives, in seconds or with an s, m, h or d suffix "
+        "(default: 24h)",
     )
     mcp.add_argument(
         "--http",
@@ -361,6 +377,10 @@ def _server_flags(args: argparse.Namespace) -> list[str]:
         flags += ["--deny", pattern]
     for pattern in args.protect:
         flags += ["--protect", pattern]
+    if args.observations is not None:
+        flags += ["--observations", args.observations]
+    if args.observation_ttl != DEFAULT_TTL:
+        flags += ["--observation-ttl", f"{args.observation_ttl:g}"]
     if args.max_message_size != _DEFAULT_MESSAGE_SIZE:
         flags += ["--max-message-size", str(args.max_message_size)]
     if args.max_image_size != _DEFAULT_IMAGE_SIZE:
@@ -390,6 +410,9 @@ def _mcp_workspace(args: argparse.Namespace) -> Workspace:
         deny=tuple(args.deny), protect=tuple(args.protect), default_rules=not args.no_default_rules
     )
     plugins = [load_plugin(spec) for spec in args.plugin]
+    observations = (
+        None if args.no_policy else observation_ledger(args.observations, args.observation_ttl)
+    )
     try:
         workspace = Workspace.sandbox(
             roots[0],
@@ -402,6 +425,7 @@ def _mcp_workspace(args: argparse.Namespace) -> Workspace:
             rules=rules,
             journal=journal_config(args),
             placeholders=not args.allow_placeholders,
+            observations=observations,
         )
     except ValueError as exc:
         raise UsageError(f"dsh-fs mcp: {exc}") from exc

@@ -325,11 +325,12 @@ class Workspace:
         rules: Rules | None = _DEFAULT_RULES,
         journal: JournalOption = None,
         placeholders: bool = True,
+        observations: ObservationLedger | None = None,
     ) -> Workspace:
         """The host filesystem, relative paths resolved against `cwd` (default: the
         process's working directory). `tools`, `discovery`, `max_image_bytes`,
-        `placeholders` and `rules` (relative to the base) as for the constructor;
-        `journal` turns the change journal on (its root: `cwd`).
+        `placeholders`, `observations` and `rules` (relative to the base) as for the
+        constructor; `journal` turns the change journal on (its root: `cwd`).
 
         Raises:
             ValueError: a named journal store inside `cwd`, or one that cannot be opened.
@@ -353,6 +354,7 @@ class Workspace:
             journal_store=store,
             journal_config=config,
             placeholders=placeholders,
+            observations=observations,
         )
 
     @classmethod
@@ -369,13 +371,14 @@ class Workspace:
         rules: Rules | None = _DEFAULT_RULES,
         journal: JournalOption = None,
         placeholders: bool = True,
+        observations: ObservationLedger | None = None,
     ) -> Workspace:
         """Local folders behind a fence (`SandboxFileSystem`); relative paths resolve against
         `root`. Mutations follow `mode`: ``read-only`` (none), ``workspace-write`` (inside
         the roots) or ``full-access`` (anywhere); reads stay inside the roots unless
         `confine_reads` is False. A refusal is `FS_SANDBOX_DENIED`. `tools`, `discovery`,
-        `max_image_bytes`, `placeholders` and `rules` (relative to each root) as for the
-        constructor.
+        `max_image_bytes`, `placeholders`, `observations` and `rules` (relative to each
+        root) as for the constructor.
 
         Raises:
             ValueError: A root does not exist or is not a directory, or the mode is unknown.
@@ -401,6 +404,7 @@ class Workspace:
             journal_store=store,
             journal_config=config,
             placeholders=placeholders,
+            observations=observations,
         )
 
     @classmethod
@@ -415,14 +419,15 @@ class Workspace:
         rules: Rules | None = _DEFAULT_RULES,
         journal: JournalOption = None,
         placeholders: bool = True,
+        observations: ObservationLedger | None = None,
         **storage_options: Any,
     ) -> Workspace:
         """Any fsspec storage under the root `url` (``s3://bucket/prefix``,
         ``memory://name``, ``sftp://host/dir``, …) through `FsspecFileSystem`;
         `storage_options` go to fsspec (credentials, ``endpoint_url``, …). Display paths are
         URLs under the root; ``/a.py`` means the root's ``a.py``. `tools`, `discovery`,
-        `max_image_bytes` and `placeholders` as for the constructor, and `rules` (relative to
-        the root URL).
+        `max_image_bytes`, `placeholders` and `observations` as for the constructor, and
+        `rules` (relative to the root URL).
         `journal` keeps the change journal on the same storage: True in a hidden sibling
         prefix of the root (``s3://bucket/.dsh-fs-journal`` for ``s3://bucket/ws``; fenced
         out when the root is a bucket's top), a URL or a `JournalConfig` to name another.
@@ -463,6 +468,7 @@ class Workspace:
             journal_store=store,
             journal_config=config,
             placeholders=placeholders,
+            observations=observations,
         )
 
     def use(self, plugin: Plugin[C], config: C) -> None:
