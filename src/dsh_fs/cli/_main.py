@@ -194,6 +194,12 @@ def _build_parser() -> _Parser:
         "$DSH_FS_MCP_TOKEN, else one generated and printed at start)",
     )
     mcp.add_argument(
+        "--tokens",
+        metavar="FILE",
+        help="with --http: one agent per line, 'TOKEN NAME'; a request's token names its agent, "
+        "and two agents never share observations",
+    )
+    mcp.add_argument(
         "--no-auth",
         action="store_true",
         help="with --http on a loopback address: accept requests without a token",
