@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 RUN_STAMP := $(VENV)/.installed-mcp
 
 .DEFAULT_GOAL := help
-.PHONY: help venv install test lint format typecheck imports pytest coverage demo bench bench-peers torture fuzz differential edit-recovery clean
+.PHONY: help venv lock install test lint format typecheck imports pytest coverage demo bench bench-peers torture fuzz differential edit-recovery clean
 
 help:  ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -27,13 +27,20 @@ $(RUN_STAMP): pyproject.toml
 	fi
 	@touch $@
 
-$(STAMP): pyproject.toml
+# The dev tools come at the versions of requirements/dev.lock (and pip first at its own), so
+# a new release of one cannot turn CI red overnight; `make lock` moves them on.
+LOCK := requirements/dev.lock
+
+$(STAMP): pyproject.toml $(LOCK)
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet --upgrade pip -c $(LOCK)
+	$(BIN)/python -m pip install --quiet -e '.[dev]' -c $(LOCK)
 	@touch $@ $(RUN_STAMP)
 
-venv: $(STAMP)  ## Create .venv with the project and its dev tools
+venv: $(STAMP)  ## Create .venv with the project and its dev tools (at the versions of the lock)
+
+lock: $(STAMP)  ## Refresh requirements/dev.lock: resolve .[dev] afresh on each supported Python here
+	$(BIN)/python requirements/lock.py
 
 # Without pipx: a private virtual environment, as pipx makes one, with only the dsh-fs
 # command linked into BIN_DIR. Its scripts start the venv's interpreter by absolute path, so
@@ -56,10 +63,32 @@ install:  ## Put the dsh-fs command on your PATH: pipx if you have it, else a pr
 		esac; \
 	fi
 
-# The checks run side by side (the suite mostly waits, so mypy fits beside it on two cores);
-# each one's output is printed whole when it ends, and any failure fails the target.
-test: $(STAMP)  ## Every check CI runs: ruff, mypy --strict, import layers, pytest (in parallel)
-	@$(MAKE) --no-print-directory -j4 --output-sync=target lint typecheck imports pytest
+# The other checks run beside the suite (it mostly waits, so mypy fits beside it on two
+# cores). pytest shows its own progress; each other check prints one line when it ends (its
+# output follows the suite's if it failed), and any failure fails the target.
+CHECKS := lint typecheck imports
+
+# A script's background command starts with SIGINT ignored (no job control), and exec keeps
+# it so: this puts it back before running the rest of the line, so one Ctrl-C stops the
+# checks beside the suite too, not only the suite.
+DEFAULT_SIGINT = $(BIN)/python -c 'import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.execvp(sys.argv[1], sys.argv[1:])'
+
+test: $(STAMP)  ## Every check CI runs: ruff, mypy --strict, import layers beside pytest, with progress
+	@logs=$$(mktemp -d); \
+	for check in $(CHECKS); do \
+		( start=$$(date +%s); \
+		  if $(DEFAULT_SIGINT) $(MAKE) --no-print-directory $$check >"$$logs/$$check" 2>&1; \
+		  then result=passed; else result=FAILED; touch "$$logs/$$check.failed"; fi; \
+		  echo "make test: $$check $$result in $$(( $$(date +%s) - start )) s" ) & \
+	done; \
+	$(MAKE) --no-print-directory pytest; status=$$?; \
+	wait; \
+	for check in $(CHECKS); do \
+		if [ -e "$$logs/$$check.failed" ]; then \
+			echo "make test: $$check FAILED:"; cat "$$logs/$$check"; status=1; \
+		fi; \
+	done; \
+	rm -rf "$$logs"; exit $$status
 
 lint: $(STAMP)  ## ruff check + format check
 	$(BIN)/ruff check .

@@ -27,6 +27,7 @@ from bench._mcp import McpPipe, dsh_fs_command, dsh_fs_server, raw_python_server
 from bench._peers import peer_rows, render_peers, small_read_verdict
 from bench.discovery import discovery_rows, render_discovery
 from bench.journal import journal_rows
+from bench.review import review_rows
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -468,6 +469,10 @@ def main(argv: list[str] | None = None) -> int:
         journal = _JOURNAL + "\n".join(journal_table) + "\n"
         print(journal, flush=True)
 
+    review_table = review_rows(2_000 if args.quick else 10_000, 3 if args.quick else 5)
+    review = _REVIEW + "\n".join(review_table) + "\n"
+    print(review, flush=True)
+
     discovery = _DISCOVERY + render_discovery(discovery_rows(quick=args.quick))
     print(discovery, flush=True)
 
@@ -478,7 +483,12 @@ def main(argv: list[str] | None = None) -> int:
         f"Run: `python -m bench {' '.join(argv if argv is not None else sys.argv[1:])}`"
         f" ({'quick' if args.quick else 'full'}), "
         f"{time.perf_counter() - started:.0f} s, load average at the end {load}. "
-        "Ratios compare medians taken in this run.\n\n" + table + journal + discovery + peers
+        "Ratios compare medians taken in this run.\n\n"
+        + table
+        + journal
+        + review
+        + discovery
+        + peers
     )
     out = Path(args.out)
     Path(args.out).write_text(report + kept_history(out), encoding="utf-8")
@@ -491,6 +501,13 @@ _JOURNAL = (
     "`bench/journal.py`: a sandbox workspace through the tools, the store on the same "
     "filesystem (pre-images are hard links); each ratio is the journaled call's median over "
     "the same call's without the journal, the undo's over the journaled edit's.\n\n"
+)
+
+_REVIEW = (
+    "\n## Review page (issue 38), same run\n\n"
+    "`bench/review.py`: a journal made by real journaled writes (200 sessions) and a 1 MB "
+    "file's creation, the page served on loopback and asked over HTTP, each request reading "
+    "the store afresh; the browser row drives the system's Chromium.\n\n"
 )
 
 _DISCOVERY = (

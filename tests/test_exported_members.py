@@ -306,8 +306,17 @@ SURFACES: dict[str, list[str]] = {
     "dsh_fs.mcp.http": [
         "HttpLimits",
         "bind_socket",
+        "http_security",
         "is_loopback",
         "serve_http",
+    ],
+    "dsh_fs.review": [
+        "TOKEN_HEADER",
+        "Review",
+        "ReviewSource",
+        "review_app",
+        "review_url",
+        "serve_review",
     ],
     "dsh_fs.cli": [
         "main",

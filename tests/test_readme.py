@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 from dsh_fs import FsErrorCode
@@ -59,7 +60,9 @@ def test_the_quickstart_prints_what_the_readme_shows() -> None:
         timeout=60,
         check=True,
     )
-    printed = re.sub(r"/tmp/[^/\s\"]+/app\.py", "/tmp/tmpXXXX/app.py", run.stdout)
+    # The example's folder is under the temporary directory (TMPDIR), not always /tmp.
+    folder = re.escape(tempfile.gettempdir()) + r"/[^/\s\"]+/app\.py"
+    printed = re.sub(folder, "/tmp/tmpXXXX/app.py", run.stdout)
     shown = fenced_blocks("")
     assert any(block == printed for block in shown), printed
 

@@ -129,7 +129,13 @@ def test_python_m_dsh_fs_bad_flag_exits_2_without_a_traceback() -> None:
 
 
 def test_demo_prints_the_transcript_exits_0_and_leaves_nothing_behind(tmp_path: Path) -> None:
-    env = {**os.environ, "TMPDIR": str(tmp_path)}
+    # A home and a temporary folder of its own, as a user's: the demo's server journals by
+    # default, so a journal store under this home would be a leak into the user's state.
+    home, temp = tmp_path / "home", tmp_path / "tmp"
+    home.mkdir()
+    temp.mkdir()
+    env = {name: value for name, value in os.environ.items() if not name.startswith("XDG_")}
+    env.update(HOME=str(home), TMPDIR=str(temp))
     done = subprocess.run(
         [sys.executable, "-m", "dsh_fs", "demo"],
         capture_output=True,
@@ -142,7 +148,8 @@ def test_demo_prints_the_transcript_exits_0_and_leaves_nothing_behind(tmp_path: 
     assert "refused (FS_STALE_VERSION)" in done.stdout
     assert "re-read the file, then retry" in done.stdout
     assert "refused (FS_SANDBOX_DENIED)" in done.stdout
-    assert list(tmp_path.iterdir()) == []
+    assert list(temp.iterdir()) == []
+    assert list(home.iterdir()) == []
 
 
 def test_schema_piped_into_a_reader_that_is_gone_exits_quietly() -> None:

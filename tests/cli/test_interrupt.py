@@ -20,9 +20,14 @@ DEADLINE = 240
 """Seconds the whole exchange may take: far above a loaded run, so only a hang reaches it."""
 
 # The child makes the pty its controlling terminal, so ^C typed on it is a real SIGINT
-# from the terminal's line discipline, sent to the child's process group.
+# from the terminal's line discipline, sent to the child's process group. It also puts
+# SIGINT back to its default, as a shell does for the command it runs in the foreground:
+# an ignored SIGINT survives exec, and a suite started as a background job (`cmd &` in a
+# script, nohup, some CI runners) hands one down; Python then installs no handler and the
+# server rightly ignores ^C, so the test used to wait out its deadline.
 LAUNCH = (
-    "import fcntl, os, sys, termios; os.setsid(); fcntl.ioctl(0, termios.TIOCSCTTY, 0); "
+    "import fcntl, os, signal, sys, termios; signal.signal(signal.SIGINT, signal.SIG_DFL); "
+    "os.setsid(); fcntl.ioctl(0, termios.TIOCSCTTY, 0); "
     "os.execv(sys.executable, [sys.executable, *sys.argv[1:]])"
 )
 

@@ -375,6 +375,7 @@ for name in ("secret.txt", "locked/shared.txt", "closed/inner.txt"):
     with open(os.path.join(scratch, name), "w", encoding="utf-8") as handle:
         handle.write("shared\\n")
 anyio.run(main, scratch, False)
+shutil.rmtree(scratch)
 if os.geteuid() == 0:
     os.setgroups([])
     os.setgid(65534)

@@ -72,6 +72,9 @@ def test_a_forward_delta_turns_the_pre_image_into_the_after_image() -> None:
         assert delta is not None
         assert apply_delta(before, delta) == after
     assert forward_delta(b"a\n", b"\0binary") is None
+    # A record stays small: a middle over 128 KiB is not kept.
+    assert forward_delta(b"", b"x\n" * (64 * 1024)) is not None
+    assert forward_delta(b"", b"x\n" * (64 * 1024 + 1)) is None
 
 
 def test_line_counts_of_a_repetitive_rewrite_take_linear_time() -> None:

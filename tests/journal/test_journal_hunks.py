@@ -181,3 +181,23 @@ async def test_a_revert_by_hunk_never_lets_an_older_change_undo_past_the_users_e
         results = await _journal(ws).undo(session="agent")
         assert [(r.id, r.result) for r in results] == [(older, "refused")]
         assert "the user's line\n" in (root / "f.txt").read_text()
+
+
+def test_the_blocking_facade_reverts_by_hunk_too(tmp_path: Path) -> None:
+    from dsh_fs.adapters import SyncWorkspace
+
+    root = tmp_path / "root"
+    root.mkdir()
+    lines = _numbered(10)
+    (root / "f.txt").write_text("".join(lines))
+    with SyncWorkspace.sandbox(root, journal=tmp_path / "store") as ws:
+        assert ws.journal is not None
+        s = ws.session(label="sync")
+        s.call("read", {"file_path": "f.txt"})
+        changed = "".join([*lines[:4], "five\n", *lines[5:]])
+        assert not s.call("write", {"file_path": "f.txt", "content": changed}).is_error
+        (entry,) = ws.journal.entries()
+        (result,) = ws.journal.undo(ids=[entry.id], hunks=[1])
+        assert result.hunks is not None
+        assert [h.result for h in result.hunks] == ["reverted"]
+    assert (root / "f.txt").read_text() == "".join(lines)

@@ -118,10 +118,10 @@ async def test_only_an_explicit_id_redoes_and_a_redone_change_is_in_force_again(
         assert again.reason.startswith("already undone by ")
 
 
-# The property: random histories of changes, undos and redos by several sessions, and edits
-# outside the journal; then one selection. After it, each selected file is as it was before
-# the earliest selected change in force, or something of it was refused; no undo entry was
-# undone; the same selection again changes nothing.
+# The property: random histories of changes, undos, redos and reverts by hunk by several
+# sessions, and edits outside the journal; then one selection. After it, each selected file
+# is as it was before the earliest selected change in force, or something of it was refused;
+# no undo entry was undone; the same selection again changes nothing.
 
 _FILES = ("a.txt", "b.txt")
 _SESSIONS = ("agent", "other")
@@ -132,6 +132,7 @@ _step = st.one_of(
     ),
     st.tuples(st.just("delete"), st.sampled_from(_SESSIONS), st.sampled_from(_FILES)),
     st.tuples(st.just("undo"), st.integers(0, 30)),
+    st.tuples(st.just("merge"), st.integers(0, 30)),
     st.tuples(st.just("outside"), st.sampled_from(_FILES), st.integers(0, 3)),
 )
 
@@ -166,23 +167,30 @@ async def _history(root: Path, store: Path, steps: list[tuple[object, ...]], pic
                 _, who, path, n = step
                 assert isinstance(who, str)
                 assert isinstance(path, str)
+                assert isinstance(n, int)
                 await sessions[who].call("read", {"file_path": path})
-                await sessions[who].call("write", {"file_path": path, "content": f"{who}{n}\n"})
+                content = "".join(f"{who}{n} line {k}\n" for k in range(n * 4))
+                await sessions[who].call("write", {"file_path": path, "content": content})
             elif step[0] == "delete":
                 _, who, path = step
                 assert isinstance(who, str)
                 assert isinstance(path, str)
                 await sessions[who].call("read", {"file_path": path})
                 await sessions[who].call("delete_file", {"file_path": path}, internal=True)
-            elif step[0] == "undo":
+            elif step[0] in ("undo", "merge"):
                 entries = await journal.entries()
                 if entries:
                     index = step[1]
                     assert isinstance(index, int)
-                    await journal.undo(ids=[entries[index % len(entries)].id], label="other")
+                    await journal.undo(
+                        ids=[entries[index % len(entries)].id],
+                        label="other",
+                        merge=step[0] == "merge",
+                    )
             else:
                 _, path, n = step
-                (root / str(path)).write_text(f"outside{n}\n")
+                assert isinstance(n, int)
+                (root / str(path)).write_text(f"outside{n}\n" * (n + 1))
             for entry in await journal.entries():
                 if entry.id not in before:
                     before[entry.id] = state[entry.rel]

@@ -92,7 +92,10 @@ def _children() -> set[int]:
     """This process's live child processes (Linux: /proc lists each thread's children)."""
     found: set[int] = set()
     for task in Path("/proc/self/task").iterdir():
-        text = (task / "children").read_text(encoding="ascii")
+        try:
+            text = (task / "children").read_text(encoding="ascii")
+        except FileNotFoundError:
+            continue  # a thread that ended meanwhile (another test's idle worker) has none
         found.update(int(pid) for pid in text.split())
     return found
 

@@ -198,11 +198,21 @@ class SyncJournal:
         session: str | None = None,
         since: str | None = None,
         dry_run: bool = False,
+        hunks: Iterable[int] = (),
+        merge: bool = False,
+        paths: Sequence[str] = (),
     ) -> list[UndoResult]:
-        """`Journal.undo`."""
+        """`Journal.undo` (a revert by hunk with `hunks` or `merge`)."""
         return self._portal.call(
             functools.partial(
-                self.journal.undo, ids=list(ids), session=session, since=since, dry_run=dry_run
+                self.journal.undo,
+                ids=list(ids),
+                session=session,
+                since=since,
+                dry_run=dry_run,
+                hunks=list(hunks),
+                merge=merge,
+                paths=paths,
             )
         )
 

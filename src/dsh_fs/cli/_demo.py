@@ -2,7 +2,8 @@
 
 It starts ``dsh-fs mcp`` on a temporary folder over stdio, drives it with the MCP client
 SDK and prints what the agent sees. It doubles as a smoke test: it exits 1 if any step
-does not turn out as the transcript says.
+does not turn out as the transcript says. The server's change journal goes into the same
+temporary folder, so the demo leaves nothing in the user's journal store (or anywhere else).
 """
 
 from __future__ import annotations
@@ -56,13 +57,16 @@ def _say(line: str) -> None:
     print(f"\n# {line}")
 
 
-async def _session(root: str, outside: str) -> None:
+async def _session(root: str, outside: str, journal: str) -> None:
     from mcp import Client
     from mcp.client.stdio import StdioServerParameters
 
     notes = os.path.join(root, "notes.md")
-    server = StdioServerParameters(command=sys.executable, args=["-m", "dsh_fs", "mcp", root])
-    print(f"$ dsh-fs mcp {root}    (over stdio, driven by the MCP Python SDK client)")
+    server = StdioServerParameters(
+        command=sys.executable, args=["-m", "dsh_fs", "mcp", "--journal", journal, root]
+    )
+    print(f"$ dsh-fs mcp --journal {journal} {root}")
+    print("  (over stdio, driven by the MCP Python SDK client)")
     with anyio.fail_after(60):
         async with Client(server) as client:
             tools = await client.list_tools()
@@ -113,17 +117,20 @@ async def _session(root: str, outside: str) -> None:
 
 
 def run_demo() -> int:
-    """Run the demo in a temporary folder that is removed afterwards; returns the exit status."""
+    """Run the demo in a temporary folder that is removed afterwards, the server's journal
+    included; returns the exit status."""
     print("dsh-fs demo: an agent session over MCP, with a stale edit refused\n")
     with tempfile.TemporaryDirectory(prefix="dsh-fs-demo-") as base:
         root = os.path.join(base, "project")
         os.mkdir(root)
         outside = os.path.join(base, "outside.txt")
+        # Not the user's journal store: a demo's changes are nobody's history to undo.
+        journal = os.path.join(base, "journal")
         notes = os.path.join(root, "notes.md")
         with open(notes, "w", encoding="utf-8") as f:
             f.write(_NOTES)
         try:
-            anyio.run(_session, root, outside)
+            anyio.run(_session, root, outside, journal)
             with open(notes, encoding="utf-8") as f:
                 final = f.read()
             if "- [x] ship it" not in final or "- tell the team" not in final:

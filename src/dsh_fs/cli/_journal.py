@@ -270,11 +270,7 @@ def _close(journals: list[Journal]) -> None:
 
 def _served(workspace: Workspace, entry: JournalEntry) -> bool:
     """Whether `entry` changed a file inside the workspace's roots."""
-    from dsh_fs.providers import SandboxFileSystem
-
-    fs = workspace.fs
-    served = fs.roots if isinstance(fs, SandboxFileSystem) else ()
-    roots = [root.rstrip("/") + "/" for root in served]
+    roots = [root.rstrip("/") + "/" for root in workspace.fs.roots]
     return any(
         path is not None and (path + "/").startswith(tuple(roots))
         for path in (entry.path, entry.source)
@@ -517,10 +513,7 @@ async def _undo_in(
     for index, ids in by_journal.items():
         results += await journals[index].undo(ids=ids, **options)
     if args.session is not None or args.since is not None:
-        from dsh_fs.providers import SandboxFileSystem
-
-        fs = workspace.fs
-        served = list(fs.roots) if isinstance(fs, SandboxFileSystem) else []
+        served = list(workspace.fs.roots)
         for index, journal in enumerate(journals):
             results += await journal.undo(
                 session=args.session,

@@ -1,4 +1,5 @@
-"""`dsh-fs`: the command line (``mcp``, ``schema``, ``demo``).
+"""`dsh-fs`: the command line (``mcp``, ``schema``, the journal's commands, ``review``,
+``demo``).
 
 Argument errors are one line on stderr and exit status 2, never a traceback. Heavy
 imports (the MCP SDK, uvicorn) happen only in the subcommand that needs them.
@@ -32,6 +33,7 @@ from ._journal import (
 )
 from ._observations import DEFAULT_TTL, duration_type, observation_ledger
 from ._plugins import load_plugin
+from ._review_command import add_review_command, run_review
 from ._running import run_until_interrupted
 from ._usage import UsageError, size_type
 
@@ -267,6 +269,7 @@ def _build_parser() -> _Parser:
 
     add_journal_options(mcp, switch=True)
     add_journal_commands(commands)
+    add_review_command(commands)
 
     commands.add_parser(
         "demo",
@@ -509,6 +512,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _run_schema(args)
         if args.command in ("log", "diff", "undo", "journal"):
             return run_journal(args)
+        if args.command == "review":
+            return run_review(args)
         from ._demo import run_demo
 
         return run_demo()

@@ -283,8 +283,10 @@ _EXACT_LINES = 100
 longest common subsequence); longer ones by the lines each side has that the other lacks
 (a multiset difference: linear, exact unless lines were reordered)."""
 
-DELTA_LIMIT = 1 << 20
-"""The largest middle a forward delta keeps (bytes); a larger change keeps none."""
+DELTA_LIMIT = 128 * 1024
+"""The largest middle a forward delta keeps (bytes); a larger change keeps none. The delta
+lives in the entry's record, which must stay small (a store reads records whole, and
+refuses one over its bound: 1 MiB, even with every character escaped in JSON)."""
 
 
 def line_counts(before: bytes | None, after: bytes | None) -> tuple[int | None, int | None]:
@@ -379,15 +381,14 @@ def _is_text(data: bytes | None) -> bool:
 
 def _common_prefix(a: bytes, b: bytes) -> int:
     """How many leading bytes `a` and `b` share: slices compared by memcmp, doubling while
-    they agree, then a binary search in the first slice that differs."""
-    return _shared(lambda lo, hi: a[lo:hi] == b[lo:hi], min(len(a), len(b)))
+    they agree, then a binary search in the first slice that differs. Only `b`'s slice is
+    copied (`startswith` compares `a` in place): half the copying of two slices."""
+    return _shared(lambda lo, hi: a.startswith(b[lo:hi], lo), min(len(a), len(b)))
 
 
 def _common_suffix(a: bytes, b: bytes, limit: int) -> int:
     """How many trailing bytes `a` and `b` share, at most `limit`."""
-    return _shared(
-        lambda lo, hi: a[len(a) - hi : len(a) - lo] == b[len(b) - hi : len(b) - lo], limit
-    )
+    return _shared(lambda lo, hi: a.endswith(b[len(b) - hi : len(b) - lo], 0, len(a) - lo), limit)
 
 
 def _shared(same: Callable[[int, int], bool], limit: int) -> int:

@@ -15,11 +15,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ._serving import HttpLimits, bind_socket, is_loopback, serve_http
+    from ._serving import HttpLimits, bind_socket, http_security, is_loopback, serve_http
 
-__all__ = ["HttpLimits", "bind_socket", "is_loopback", "serve_http"]
+__all__ = ["HttpLimits", "bind_socket", "http_security", "is_loopback", "serve_http"]
 
-_LAZY = frozenset({"HttpLimits", "bind_socket", "is_loopback", "serve_http"})
+_LAZY = frozenset({"HttpLimits", "bind_socket", "http_security", "is_loopback", "serve_http"})
 
 
 def __getattr__(name: str) -> Any:

@@ -1,0 +1,188 @@
+// dsh-fs review: the page's only script (part of dsh-fs; same licence). It loads diffs a
+// chunk at a time, sends the actions (POST, JSON, the token in a header) and keeps the page
+// current by polling the journal's version. HTML it inserts comes from the server, which
+// escapes every file name, label and line; anything else it shows goes in as text.
+"use strict";
+(() => {
+  const token = document.querySelector('meta[name="dsh-fs-token"]').content;
+  const headers = { "X-Dsh-Fs-Token": token };
+  const statusBox = document.getElementById("status");
+  const POLL_MS = 1500;
+
+  function say(text, kind) {
+    statusBox.textContent = text;
+    statusBox.className = kind || "";
+  }
+
+  async function getJSON(path, params) {
+    const url = path + "?" + new URLSearchParams(params).toString();
+    const response = await fetch(url, { headers, cache: "no-store" });
+    const body = await response.json().catch(() => ({ error: response.statusText }));
+    if (!response.ok) throw new Error(body.error || String(response.status));
+    return body;
+  }
+
+  async function getHTML(path, params) {
+    const url = path + "?" + new URLSearchParams(params).toString();
+    const response = await fetch(url, { headers, cache: "no-store" });
+    if (!response.ok) throw new Error(String(response.status));
+    return response.text();
+  }
+
+  // Diffs: the first chunk when shown, each next one when its button is pressed or scrolls
+  // into view, so a 1 MB change never lands on the page at once.
+  const watcher = "IntersectionObserver" in window
+    ? new IntersectionObserver((seen) => {
+      for (const item of seen) {
+        if (item.isIntersecting) loadMore(item.target);
+      }
+    }, { rootMargin: "400px" })
+    : null;
+
+  async function loadChunk(box, store, id, chunk) {
+    const data = await getJSON("/api/diff", { store, id, chunk });
+    let table = box.querySelector("table.difftab");
+    if (!table) {
+      box.textContent = "";
+      const names = document.createElement("p");
+      names.className = "names";
+      names.textContent = `--- ${data.old}  +++ ${data.new}  (${data.hunks} hunk${data.hunks === 1 ? "" : "s"})`;
+      table = document.createElement("table");
+      table.className = "difftab";
+      box.append(names, table);
+    }
+    table.insertAdjacentHTML("beforeend", data.html);
+    const more = table.querySelector("button.more");
+    if (more && watcher) watcher.observe(more);
+  }
+
+  async function loadMore(button) {
+    if (button.dataset.loading) return;
+    button.dataset.loading = "1";
+    if (watcher) watcher.unobserve(button);
+    const body = button.closest("tbody");
+    const box = button.closest("div.diff");
+    try {
+      await loadChunk(box, button.dataset.store, button.dataset.id, button.dataset.chunk);
+      body.remove();
+    } catch (error) {
+      delete button.dataset.loading;
+      say(`Could not load more of the diff: ${error.message}`, "refused");
+    }
+  }
+
+  async function toggle(button) {
+    const box = document.getElementById(button.getAttribute("aria-controls"));
+    const open = button.getAttribute("aria-expanded") === "true";
+    button.setAttribute("aria-expanded", String(!open));
+    button.textContent = open ? "Show diff" : "Hide diff";
+    box.hidden = open;
+    if (!open && !box.dataset.loaded) {
+      box.dataset.loaded = "1";
+      box.textContent = "Loading…";
+      try {
+        await loadChunk(box, button.dataset.store, button.dataset.id, 0);
+      } catch (error) {
+        delete box.dataset.loaded;
+        box.textContent = `Could not load the diff: ${error.message}`;
+      }
+    }
+  }
+
+  async function act(button) {
+    const payload = { action: button.dataset.action, store: Number(button.dataset.store) };
+    if (button.dataset.label !== undefined) payload.label = button.dataset.label;
+    if (button.dataset.id !== undefined) payload.id = button.dataset.id;
+    if (button.dataset.hunk !== undefined) payload.hunk = Number(button.dataset.hunk);
+    button.disabled = true;
+    say("Working…");
+    try {
+      const response = await fetch("/api/action", {
+        method: "POST",
+        headers: { ...headers, "Content-Type": "application/json" },
+        body: JSON.stringify(payload),
+        cache: "no-store",
+      });
+      const data = await response.json().catch(() => ({ error: response.statusText }));
+      if (!response.ok) {
+        say(`Refused: ${data.error || response.status}`, "refused");
+      } else {
+        const refused = data.results.some((r) => r.result === "refused") || data.results.length === 0;
+        say(data.message, refused ? "refused" : "done");
+      }
+    } catch (error) {
+      say(`The action did not reach dsh-fs review: ${error.message}`, "refused");
+    } finally {
+      button.disabled = false;
+    }
+    await refresh(true);
+  }
+
+  document.addEventListener("click", (event) => {
+    const button = event.target.closest("button");
+    if (!button) return;
+    if (button.classList.contains("toggle")) toggle(button);
+    else if (button.classList.contains("more")) loadMore(button);
+    else if (button.dataset.action) act(button);
+  });
+
+  // Live: the version changes whenever a store does; then the list or the session's
+  // changes are fetched again. Open diffs stay open: only the head of a known change is
+  // replaced, and a new change is added at the end.
+  let version = null;
+  let busy = false;
+  const live = document.getElementById("live");
+
+  async function refresh(force) {
+    if (busy) return;
+    busy = true;
+    try {
+      const data = await getJSON("/api/version", {});
+      if (version !== null && (force || data.version !== version)) await update();
+      version = data.version;
+      live.textContent = "live";
+      live.className = "live";
+    } catch (error) {
+      live.textContent = "not connected";
+      live.className = "live off";
+    } finally {
+      busy = false;
+    }
+  }
+
+  async function update() {
+    const rows = document.getElementById("sessions-body");
+    if (rows) {
+      const page = rows.closest("table").dataset.page;
+      const focused = document.activeElement && document.activeElement.closest("tr");
+      const key = focused && focused.dataset.key;
+      rows.innerHTML = await getHTML("/fragment/sessions", { page });
+      if (key) {
+        for (const row of rows.querySelectorAll("tr")) {
+          if (row.dataset.key === key) row.querySelector("a, button").focus();
+        }
+      }
+      return;
+    }
+    const list = document.getElementById("changes");
+    if (!list) return;
+    const data = await getJSON("/fragment/changes", { store: list.dataset.store, label: list.dataset.label });
+    document.getElementById("session-facts").innerHTML = data.facts;
+    const fresh = document.createElement("ol");
+    fresh.innerHTML = data.items;
+    for (const item of Array.from(fresh.children)) {
+      const known = item.id ? document.getElementById(item.id) : null;
+      if (!known) {
+        list.append(item);
+        continue;
+      }
+      known.className = item.className;
+      const head = item.querySelector(".change-head");
+      const oldHead = known.querySelector(".change-head");
+      if (head && oldHead && head.innerHTML !== oldHead.innerHTML) oldHead.replaceWith(head);
+    }
+  }
+
+  refresh(false);
+  setInterval(() => refresh(false), POLL_MS);
+})();

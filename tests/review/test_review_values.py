@@ -1,0 +1,99 @@
+"""The page's values without a server: a diff as numbered rows (both sides' line numbers,
+hunks numbered as `dsh-fs diff` has them, chunks), sessions summed up newest first."""
+
+from __future__ import annotations
+
+import difflib
+
+from dsh_fs.fs import FsVersion, JournalEntry
+from dsh_fs.review._diff_view import CHUNK_ROWS, parse_diff
+from dsh_fs.review._sessions import StoreSnapshot, session_changes, sessions
+
+
+def _diff(old: str, new: str) -> str:
+    lines = difflib.unified_diff(
+        old.splitlines(keepends=True), new.splitlines(keepends=True), "a/f", "b/f"
+    )
+    return "".join(lines)
+
+
+def test_rows_carry_the_line_numbers_of_both_sides() -> None:
+    old = "".join(f"{n}\n" for n in range(1, 21))
+    new = old.replace("\n3\n", "\nthree\n").replace("17\n", "17\nseventeen and a half\n")
+    view = parse_diff(_diff(old, new))
+    assert view.hunks == 2
+    assert (view.old_name, view.new_name) == ("a/f", "b/f")
+    removed = [row for row in view.rows if row.kind == "removed"]
+    added = [row for row in view.rows if row.kind == "added"]
+    assert [(r.text, r.old, r.new) for r in removed] == [("3", 3, None)]
+    assert [(r.text, r.old, r.new) for r in added] == [
+        ("three", None, 3),
+        ("seventeen and a half", None, 18),
+    ]
+    last = [row for row in view.rows if row.kind == "context"][-1]
+    assert (last.text, last.old, last.new) == ("20", 20, 21)
+    assert [row.hunk for row in view.rows if row.kind == "hunk"] == [1, 2]
+
+
+def test_a_create_numbers_its_lines_from_one() -> None:
+    view = parse_diff(_diff("", "a\nb\n").replace("--- a/f", "--- /dev/null"))
+    assert view.old_name == "/dev/null"
+    assert [(row.new, row.text) for row in view.rows if row.kind == "added"] == [
+        (1, "a"),
+        (2, "b"),
+    ]
+
+
+def test_a_note_instead_of_a_diff_is_one_note_row() -> None:
+    text = "--- a/f\n+++ b/f\n(the content after this change is no longer kept, or is not text)\n"
+    view = parse_diff(text)
+    assert view.hunks == 0
+    assert [row.kind for row in view.rows] == ["note"]
+
+
+def test_a_long_diff_is_cut_into_chunks() -> None:
+    view = parse_diff(_diff("", "".join(f"{n}\n" for n in range(1000))))
+    assert view.chunks == -(-len(view.rows) // CHUNK_ROWS)
+    assert len(view.chunk(0)) == CHUNK_ROWS
+    assert sum(len(view.chunk(n)) for n in range(view.chunks)) == len(view.rows)
+    assert view.chunk(view.chunks) == ()
+
+
+def _entry(n: int, session: str, **fields: object) -> JournalEntry:
+    base: dict[str, object] = {
+        "id": f"20260101T0000{n:02d}.000000Z-0000000{n % 10}",
+        "time": f"2026-01-01T00:00:{n:02d}Z",
+        "session": session,
+        "tool": "write",
+        "path": f"/r/f{n}.txt",
+        "rel": f"f{n}.txt",
+        "source": None,
+        "before": None,
+        "after": FsVersion(f"v{n}"),
+        "added": 1,
+        "removed": 0,
+        "undoable": True,
+        "undoes": None,
+        "mode": None,
+        "size": None,
+    }
+    base.update(fields)
+    return JournalEntry(**base)  # type: ignore[arg-type]
+
+
+def test_sessions_are_summed_up_newest_first_with_what_is_still_in_force() -> None:
+    first = _entry(1, "a-1")
+    entries = (
+        first,
+        _entry(2, "a-1", rel="f1.txt", added=3, removed=2),
+        _entry(3, "b-2"),
+        _entry(4, "review-3", tool="undo", undoes=first.id, added=0, removed=1),
+    )
+    snapshot = StoreSnapshot(index=0, root="/r", location="/s", entries=entries, problems=())
+    summaries = sessions([snapshot])
+    assert [s.label for s in summaries] == ["review-3", "b-2", "a-1"]
+    a = summaries[2]
+    assert (a.changes, a.files, a.added, a.removed, a.in_force) == (2, 1, 4, 2, 1)
+    changes = session_changes(snapshot, "a-1")
+    assert changes[0].undone_by == entries[3]
+    assert changes[1].undone_by is None
