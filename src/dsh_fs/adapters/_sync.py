@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from typing_extensions import Self
 
     from dsh_fs.discovery import DiscoveryConfig
-    from dsh_fs.fs import JournalEntry
+    from dsh_fs.fs import JournalEntry, ObservationLedger
     from dsh_fs.journal import Journal, UndoResult
     from dsh_fs.providers import SandboxMode
     from dsh_fs.runtime import ToolResult
@@ -263,6 +263,7 @@ class SyncWorkspace:
         rules: Rules | None = _DEFAULT_RULES,
         journal: JournalOption = None,
         placeholders: bool = True,
+        observations: ObservationLedger | None = None,
     ) -> Self:
         """A synchronous `Workspace.local` (same arguments)."""
         from dsh_fs.workspace import Workspace
@@ -278,6 +279,7 @@ class SyncWorkspace:
                 rules=rules,
                 journal=journal,
                 placeholders=placeholders,
+                observations=observations,
             )
         )
 
@@ -295,6 +297,7 @@ class SyncWorkspace:
         rules: Rules | None = _DEFAULT_RULES,
         journal: JournalOption = None,
         placeholders: bool = True,
+        observations: ObservationLedger | None = None,
     ) -> Self:
         """A synchronous `Workspace.sandbox` (same arguments).
 
@@ -317,6 +320,7 @@ class SyncWorkspace:
                 rules=rules,
                 journal=journal,
                 placeholders=placeholders,
+                observations=observations,
             )
         )
 
@@ -338,6 +342,7 @@ class SyncWorkspace:
         rules: Rules | None = _DEFAULT_RULES,
         journal: JournalOption = None,
         placeholders: bool = True,
+        observations: ObservationLedger | None = None,
         **storage_options: Any,
     ) -> Self:
         """A synchronous `Workspace.remote` (same arguments): any fsspec storage.
@@ -359,6 +364,7 @@ class SyncWorkspace:
                 rules=rules,
                 journal=journal,
                 placeholders=placeholders,
+                observations=observations,
                 **storage_options,
             )
         )
