@@ -40,9 +40,8 @@ def observation_ledger(url: str | None, ttl: float) -> ObservationLedger:
     """
     if url is None or url == "memory":
         from dsh_fs.policy import MemoryLedger
-        from dsh_fs.policy._observation import DEFAULT_MAX_OBSERVATIONS
 
-        return MemoryLedger(capacity=DEFAULT_MAX_OBSERVATIONS, ttl=ttl)
+        return MemoryLedger(ttl=ttl)
     if not url.startswith(_REDIS_SCHEMES):
         raise UsageError(f"dsh-fs mcp: --observations {url!r}: expected 'memory' or a redis:// URL")
     try:

@@ -15,14 +15,18 @@ from collections.abc import Callable
 from dsh_fs.fs import FsTargetKey, Observation, ObservationLedger
 from dsh_fs.runtime import AgentSession
 
-__all__ = ["MemoryLedger"]
+__all__ = ["DEFAULT_MAX_OBSERVATIONS", "MemoryLedger"]
+
+DEFAULT_MAX_OBSERVATIONS = 4096
+"""How many files one session's observations cover at most (see `ObservationPolicy`)."""
 
 
 class MemoryLedger(ObservationLedger):
     """Observations in process memory, bounded per owner and optionally expiring.
 
     Args:
-        capacity: Targets remembered per owner (the least recently used goes first).
+        capacity: Targets remembered per owner (the least recently used goes first;
+            default 4096).
         ttl: Seconds an entry lives after it was recorded; None: until evicted.
         clock: Monotonic seconds (tests pass their own).
 
@@ -33,7 +37,7 @@ class MemoryLedger(ObservationLedger):
     def __init__(
         self,
         *,
-        capacity: int,
+        capacity: int = DEFAULT_MAX_OBSERVATIONS,
         ttl: float | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:

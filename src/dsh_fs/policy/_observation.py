@@ -38,12 +38,10 @@ from dsh_fs.fs import (
 )
 from dsh_fs.runtime import AgentSession, Next, Plugin, PluginScope, ToolExecution
 
-from ._memory_ledger import MemoryLedger
+from ._memory_ledger import DEFAULT_MAX_OBSERVATIONS, MemoryLedger
 
 __all__ = ["DEFAULT_MAX_OBSERVATIONS", "ObservationPolicy"]
 
-DEFAULT_MAX_OBSERVATIONS = 4096
-"""How many files one session's observations cover at most (see `ObservationPolicy`)."""
 
 logger = logging.getLogger(__name__)
 
