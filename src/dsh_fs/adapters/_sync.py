@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from typing_extensions import Self
 
     from dsh_fs.discovery import DiscoveryConfig
-    from dsh_fs.fs import JournalEntry
+    from dsh_fs.fs import JournalEntry, ObservationLedger
     from dsh_fs.journal import Journal, UndoResult
     from dsh_fs.providers import SandboxMode
     from dsh_fs.runtime import ToolResult
@@ -266,6 +266,7 @@ class SyncWorkspace:
         encoding_fallback: Sequence[str] = (),
         editorconfig: bool = False,
         placeholders: bool = True,
+        observations: ObservationLedger | None = None,
     ) -> Self:
         """A synchronous `Workspace.local` (same arguments)."""
         from dsh_fs.workspace import Workspace
@@ -284,6 +285,7 @@ class SyncWorkspace:
                 encoding_fallback=encoding_fallback,
                 editorconfig=editorconfig,
                 placeholders=placeholders,
+                observations=observations,
             )
         )
 
@@ -304,6 +306,7 @@ class SyncWorkspace:
         encoding_fallback: Sequence[str] = (),
         editorconfig: bool = False,
         placeholders: bool = True,
+        observations: ObservationLedger | None = None,
     ) -> Self:
         """A synchronous `Workspace.sandbox` (same arguments).
 
@@ -329,6 +332,7 @@ class SyncWorkspace:
                 encoding_fallback=encoding_fallback,
                 editorconfig=editorconfig,
                 placeholders=placeholders,
+                observations=observations,
             )
         )
 
@@ -352,6 +356,7 @@ class SyncWorkspace:
         encodings: Encodings | Mapping[str, str] | None = None,
         encoding_fallback: Sequence[str] = (),
         placeholders: bool = True,
+        observations: ObservationLedger | None = None,
         **storage_options: Any,
     ) -> Self:
         """A synchronous `Workspace.remote` (same arguments): any fsspec storage.
@@ -375,6 +380,7 @@ class SyncWorkspace:
                 encodings=encodings,
                 encoding_fallback=encoding_fallback,
                 placeholders=placeholders,
+                observations=observations,
                 **storage_options,
             )
         )

@@ -44,7 +44,7 @@ _MIN_TOKEN: Final = 16
 _TOKEN_CHARS: Final = re.compile(r"[A-Za-z0-9\-._~+/]+=*")
 """RFC 6750's ``b64token``: what an ``Authorization: Bearer`` header can carry as is."""
 
-_HTTP_ONLY: Final = ("token_file", "no_auth", "allow_remote", "allowed_host")
+_HTTP_ONLY: Final = ("token_file", "tokens", "no_auth", "allow_remote", "allowed_host")
 
 
 def check_http_flags(args: argparse.Namespace) -> None:
@@ -60,6 +60,9 @@ def check_http_flags(args: argparse.Namespace) -> None:
                 raise UsageError(f"dsh-fs mcp: {flag} applies to --http only")
     if args.no_auth and args.token_file is not None:
         raise UsageError("dsh-fs mcp: --no-auth and --token-file contradict each other")
+    if args.tokens is not None and (args.no_auth or args.token_file is not None):
+        other = "--no-auth" if args.no_auth else "--token-file"
+        raise UsageError(f"dsh-fs mcp: --tokens and {other} contradict each other")
 
 
 def _checked_token(token: str, source: str) -> str:
@@ -74,31 +77,59 @@ def _checked_token(token: str, source: str) -> str:
 
 
 def _read_token_file(path: str) -> str:
+    return _checked_token(_read_token_file_text(path, "--token-file"), path)
+
+
+def _read_token_file_text(path: str, flag: str) -> str:
     try:
         with open(path, encoding="utf-8") as file:
             mode = os.fstat(file.fileno()).st_mode
             text = file.read()
     except (OSError, UnicodeDecodeError) as exc:
         detail = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
-        raise UsageError(f"dsh-fs mcp: --token-file {path}: {detail}") from None
+        raise UsageError(f"dsh-fs mcp: {flag} {path}: {detail}") from None
     if mode & (stat.S_IRGRP | stat.S_IROTH):
         print(
             f"dsh-fs: warning: {path} is readable by other users, who could then use the "
             f"server; make it private: chmod 600 {path}",
             file=sys.stderr,
         )
-    return _checked_token(text, path)
+    return text
 
 
-def resolve_token(args: argparse.Namespace) -> tuple[str | None, str]:
-    """The token clients must send, and where it came from (``--token-file PATH``,
-    ``DSH_FS_MCP_TOKEN``, ``generated``, or ``--no-auth`` for none).
+def _read_tokens(path: str) -> dict[str, str]:
+    """``--tokens FILE``: one ``TOKEN NAME`` per line (blank lines and ``#`` comments
+    skipped), each token one agent (SPEC §14)."""
+    text = _read_token_file_text(path, "--tokens")
+    tokens: dict[str, str] = {}
+    for number, line in enumerate(text.splitlines(), 1):
+        words = line.split()
+        if not words or words[0].startswith("#"):
+            continue
+        where = f"--tokens {path} line {number}"
+        if len(words) != 2:
+            raise UsageError(f"dsh-fs mcp: {where}: expected 'TOKEN NAME'")
+        token = _checked_token(words[0], where)
+        if token in tokens:
+            raise UsageError(f"dsh-fs mcp: {where}: the token is already {tokens[token]!r}'s")
+        tokens[token] = words[1]
+    if not tokens:
+        raise UsageError(f"dsh-fs mcp: --tokens {path}: no 'TOKEN NAME' line")
+    return tokens
+
+
+def resolve_token(args: argparse.Namespace) -> tuple[str | dict[str, str] | None, str]:
+    """The token clients must send (or, with ``--tokens``, each agent's), and where it came
+    from (``--token-file PATH``, ``--tokens PATH``, ``DSH_FS_MCP_TOKEN``, ``generated``, or
+    ``--no-auth`` for none).
 
     Raises:
         UsageError: the token file can't be read, or a token is too weak to use.
     """
     if args.no_auth:
         return None, "--no-auth"
+    if args.tokens is not None:
+        return _read_tokens(args.tokens), f"--tokens {args.tokens}"
     if args.token_file is not None:
         return _read_token_file(args.token_file), f"--token-file {args.token_file}"
     from_env = os.environ.get(TOKEN_ENV, "")
@@ -138,12 +169,17 @@ def _url(host: str, port: int) -> str:
     return f"http://{shown}:{port}/mcp"
 
 
-def _banner(url: str, token: str | None, source: str, loopback: bool) -> list[str]:
+def _banner(url: str, token: str | dict[str, str] | None, source: str, loopback: bool) -> list[str]:
     lines: list[str] = []
     if token is None:
         lines.append(
             "dsh-fs: warning: no authentication (--no-auth): every process on this machine "
             "can read and edit the served folders through this server"
+        )
+    elif isinstance(token, dict):
+        lines.append(
+            f"dsh-fs: clients must send \"Authorization: Bearer <their agent's token from "
+            f'{source}>" ({len(token)} agents; each owns its observations)'
         )
     elif source == "generated":
         header = f"Authorization: Bearer {token}"

@@ -31,6 +31,7 @@ from ._journal import (
     journal_flags,
     run_journal,
 )
+from ._observations import DEFAULT_TTL, duration_type, observation_ledger
 from ._plugins import load_plugin
 from ._review_command import add_review_command, run_review
 from ._running import run_until_interrupted
@@ -190,6 +191,21 @@ def _build_parser() -> _Parser:
         "importable module; repeatable), e.g. count_lines:CountLinesPlugin",
     )
     mcp.add_argument(
+        "--observations",
+        metavar="URL",
+        help="where the observation policy keeps who read what: 'memory' (default: this "
+        "process) or redis://HOST:PORT/DB, a ledger every replica of a fleet shares; a replica "
+        "that can't reach it refuses mutations and keeps serving reads",
+    )
+    mcp.add_argument(
+        "--observation-ttl",
+        metavar="DURATION",
+        type=duration_type,
+        default=DEFAULT_TTL,
+        help="how long an observation lives, in seconds or with an s, m, h or d suffix "
+        "(default: 24h)",
+    )
+    mcp.add_argument(
         "--http",
         metavar="HOST:PORT",
         help="serve streamable HTTP at http://HOST:PORT/mcp instead of stdio "
@@ -200,6 +216,12 @@ def _build_parser() -> _Parser:
         metavar="PATH",
         help="with --http: the bearer token clients must send is in PATH (default: "
         "$DSH_FS_MCP_TOKEN, else one generated and printed at start)",
+    )
+    mcp.add_argument(
+        "--tokens",
+        metavar="FILE",
+        help="with --http: one agent per line, 'TOKEN NAME'; a request's token names its agent, "
+        "and two agents never share observations",
     )
     mcp.add_argument(
         "--no-auth",
@@ -392,6 +414,10 @@ def _server_flags(args: argparse.Namespace) -> list[str]:
         flags += ["--encoding", rule]
     if args.encoding_fallback:
         flags += ["--encoding-fallback", args.encoding_fallback]
+    if args.observations is not None:
+        flags += ["--observations", args.observations]
+    if args.observation_ttl != DEFAULT_TTL:
+        flags += ["--observation-ttl", f"{args.observation_ttl:g}"]
     if args.max_message_size != _DEFAULT_MESSAGE_SIZE:
         flags += ["--max-message-size", str(args.max_message_size)]
     if args.max_image_size != _DEFAULT_IMAGE_SIZE:
@@ -445,6 +471,9 @@ def _mcp_workspace(args: argparse.Namespace) -> Workspace:
     )
     plugins = [load_plugin(spec) for spec in args.plugin]
     encodings, fallback = _encodings(args)
+    observations = (
+        None if args.no_policy else observation_ledger(args.observations, args.observation_ttl)
+    )
     try:
         workspace = Workspace.sandbox(
             roots[0],
@@ -460,6 +489,7 @@ def _mcp_workspace(args: argparse.Namespace) -> Workspace:
             encoding_fallback=fallback,
             editorconfig=args.editorconfig,
             placeholders=not args.allow_placeholders,
+            observations=observations,
         )
     except ValueError as exc:
         raise UsageError(f"dsh-fs mcp: {exc}") from exc

@@ -35,10 +35,12 @@ from ._events import (
     FS_FORGET,
     FS_MOVE_INTENT,
     FS_OBSERVED,
+    FS_SETTLE,
     FS_WRITE_INTENT,
     FsForget,
     FsIntent,
     FsObserved,
+    FsSettle,
 )
 from ._journal_contract import (
     ENTRY_ID,
@@ -55,6 +57,7 @@ from ._journal_contract import (
     forward_delta,
     line_counts,
 )
+from ._ledger import LedgerUnreachable, ObservationLedger
 from ._rules import DEFAULT_PROTECT, PathRules, RuleMatch, Rules
 from ._search import (
     VCS_DIRECTORIES,
@@ -107,6 +110,7 @@ __all__ = [
     "FS_FORGET",
     "FS_MOVE_INTENT",
     "FS_OBSERVED",
+    "FS_SETTLE",
     "FS_WRITE_INTENT",
     "PRIMITIVES",
     "UTF8",
@@ -150,6 +154,7 @@ __all__ = [
     "FsPathInfo",
     "FsPreImage",
     "FsPrimitive",
+    "FsSettle",
     "FsTarget",
     "FsTargetKey",
     "FsTextChunk",
@@ -162,8 +167,10 @@ __all__ = [
     "JournalProblem",
     "JournalStore",
     "JournalUsage",
+    "LedgerUnreachable",
     "NativeSearchAbandoned",
     "Observation",
+    "ObservationLedger",
     "PatchOp",
     "PathRules",
     "Present",

@@ -26,10 +26,12 @@ __all__ = [
     "FS_FORGET",
     "FS_MOVE_INTENT",
     "FS_OBSERVED",
+    "FS_SETTLE",
     "FS_WRITE_INTENT",
     "FsForget",
     "FsIntent",
     "FsObserved",
+    "FsSettle",
 ]
 
 
@@ -71,6 +73,14 @@ class FsForget:
     """The tool execution whose session forgets (opaque to the contract)."""
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FsSettle:
+    """Payload of `fs/settle`: `actor` dispatched `fs/observed` and waits until it is stored."""
+
+    actor: object
+    """The tool execution whose observations are stored (opaque to the contract)."""
+
+
 FS: ServiceKey[FileSystem] = ServiceKey("fs")
 """The filesystem service (`ctx.fs`)."""
 
@@ -89,6 +99,11 @@ FS_MOVE_INTENT: Waterfall[FsIntent, FsVersion | None] = Waterfall("fs/move-inten
 
 FS_OBSERVED: Signal[FsObserved] = Signal("fs/observed")
 """Records that an actor observed a target present at a version, or absent."""
+
+FS_SETTLE: Waterfall[FsSettle, None] = Waterfall("fs/settle")
+"""Awaited after `fs/observed`, before the tool's result goes out: a listener that stores
+observations elsewhere (a shared ledger, SPEC §14) stores them, so the next request, on any
+replica, sees them. Default None (nothing to store)."""
 
 FS_FORGET: Signal[FsForget] = Signal("fs/forget")
 """Drops what an actor's session observed of the targets the payload picks: they are unseen

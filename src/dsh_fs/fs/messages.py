@@ -283,6 +283,17 @@ def not_observed(verb: Literal["edit", "delete", "move"], path: str) -> FsError:
     return FsError(FsErrorCode.NOT_OBSERVED, f'{verb} requires reading "{path}" first', path=path)
 
 
+def ledger_unreachable(verb: Literal["write", "edit", "delete", "move"], path: str) -> FsError:
+    """The policy: the shared observation ledger did not answer, so nothing is known about
+    what was read; the mutation is refused rather than guessed (FS_NOT_OBSERVED, SPEC §14)."""
+    return FsError(
+        FsErrorCode.NOT_OBSERVED,
+        f'{verb} of "{path}" refused: the observation ledger is unreachable, so it is not known'
+        " whether the file was read; retry later",
+        path=path,
+    )
+
+
 def write_stale(path: str) -> FsError:
     """A `ReplaceIfVersion` write found another version (FS_STALE_VERSION)."""
     return _error(FsErrorCode.STALE_VERSION, "write", path, "file changed since it was read")

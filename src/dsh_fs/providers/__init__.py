@@ -2,7 +2,8 @@
 
 `LocalFileSystem` (the host filesystem), `SandboxFileSystem` (a fence around it, applied
 through the local provider's `LocalGuards`) and `FsspecFileSystem` (any fsspec storage:
-memory, S3, SFTP, …); `RuledFileSystem` applies path rules around any of them.
+memory, S3, SFTP, …); `RuledFileSystem` applies path rules around any of them. `RedisLedger`
+keeps the observation policy's state in a Redis server a fleet of replicas shares.
 Providers sit above the contract and below the tools and the policy,
 which never import them. This is the only layer that touches `os`-level file APIs.
 """
@@ -18,6 +19,7 @@ __all__ = [
     "LocalFileSystem",
     "LocalGuards",
     "LocalJournalStore",
+    "RedisLedger",
     "RuledFileSystem",
     "SandboxFileSystem",
     "SandboxMode",
@@ -25,6 +27,7 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
+    from ._redis_ledger import RedisLedger
     from ._ruled import RuledFileSystem
     from .fsspec import FsspecFileSystem
     from .local import LocalFileSystem, LocalJournalStore, default_journal_location
@@ -42,6 +45,10 @@ def __getattr__(name: str) -> Any:
         from .local import LocalFileSystem
 
         return LocalFileSystem
+    if name == "RedisLedger":
+        from ._redis_ledger import RedisLedger
+
+        return RedisLedger
     if name == "RuledFileSystem":
         from ._ruled import RuledFileSystem
 

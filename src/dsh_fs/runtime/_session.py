@@ -18,13 +18,19 @@ class AgentSession:
     reference to a session frees everything recorded for it.
     """
 
-    __slots__ = ("__weakref__", "cwd", "id")
+    __slots__ = ("__weakref__", "cwd", "id", "principal")
 
-    def __init__(self, *, cwd: str | None = None, id: str | None = None) -> None:
+    def __init__(
+        self, *, cwd: str | None = None, id: str | None = None, principal: str | None = None
+    ) -> None:
         self.cwd = cwd
         """Base for relative paths; None means the provider's default base."""
         self.id = id if id is not None else f"session-{next(_session_ids)}"
         """A label for logs; identity is the object, not this string."""
+        self.principal = principal
+        """Who owns the observations in a shared ledger (SPEC §14): sessions with the same
+        principal (one agent and client name, on any replica) share them; None: this
+        session object alone, as in memory."""
 
     def __repr__(self) -> str:
         return f"AgentSession(id={self.id!r}, cwd={self.cwd!r})"

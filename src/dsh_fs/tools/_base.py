@@ -13,11 +13,13 @@ from dsh_fs.fs import (
     FS_CHANGE_INTENT,
     FS_EDIT_INTENT,
     FS_OBSERVED,
+    FS_SETTLE,
     FsCapture,
     FsEdit,
     FsEditOutcome,
     FsIntent,
     FsObserved,
+    FsSettle,
     FsTarget,
     Observation,
     Present,
@@ -75,13 +77,15 @@ def session_cwd(execution: ToolExecution) -> str | None:
     return None if execution.session is None else execution.session.cwd
 
 
-def observe(
+async def observe(
     context: Context, execution: ToolExecution, target: FsTarget, observation: Observation
 ) -> None:
-    """Dispatch `fs/observed`: `execution` saw `target` in the state `observation`."""
+    """Dispatch `fs/observed`: `execution` saw `target` in the state `observation`; then
+    `fs/settle`, so a shared ledger holds it before the result goes out (SPEC §14)."""
     context.events.emit(
         FS_OBSERVED, FsObserved(target=target, observation=observation, actor=execution)
     )
+    await context.events.waterfall(FS_SETTLE, FsSettle(actor=execution), None)
 
 
 async def guarded_edit(
@@ -112,7 +116,7 @@ async def guarded_edit(
         refuse_placeholder("edit", target.display_path, *texts)
     capture = await capture_for(context, execution, target)
     outcome = await fs.edit_text(target, change, expected, capture=capture)
-    observe(context, execution, target, Present(outcome.version))
+    await observe(context, execution, target, Present(outcome.version))
     return target, outcome
 
 

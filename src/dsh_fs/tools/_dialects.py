@@ -357,7 +357,7 @@ class DeleteFileTool(FsTool[DeleteArguments, DeleteValue]):
         except FsError:
             # The parent went away after the removal: nothing is left to record.
             return DeleteValue(path=target.display_path)
-        observe(context, execution, gone, Absent())
+        await observe(context, execution, gone, Absent())
         return DeleteValue(path=target.display_path)
 
     def render(self, value: DeleteValue) -> str:

@@ -192,9 +192,9 @@ class MoveTool(FsTool[MoveArguments, MoveValue]):
         capture = await capture_for(context, execution, destination)
         outcome = await fs.move(source, destination, expected, guard, capture=capture)
         if outcome.type is FsFileType.FILE:
-            observe(context, execution, source, Absent())
+            await observe(context, execution, source, Absent())
             if outcome.version is not None:
-                observe(context, execution, destination, Present(outcome.version))
+                await observe(context, execution, destination, Present(outcome.version))
         return MoveValue(
             source=source.display_path,
             destination=destination.display_path,
@@ -266,7 +266,7 @@ class DeleteTool(FsTool[PathArgument, DeleteValue]):
         # A file's delete is journaled (undo brings it back from its pre-image).
         capture = await capture_for(context, execution, target)
         await fs.delete(target, expected, capture=capture)
-        observe(context, execution, target, Absent())
+        await observe(context, execution, target, Absent())
         return DeleteValue(path=target.display_path, type="file")
 
     def render(self, value: DeleteValue) -> str:

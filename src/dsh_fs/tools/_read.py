@@ -119,7 +119,7 @@ class ReadTool(FsTool[ReadArguments, "ReadValue | ImageValue"]):
         path = target.display_path
         info = await fs.stat(target)
         if info is None:
-            observe(context, execution, target, Absent())
+            await observe(context, execution, target, Absent())
             raise messages.not_found("read", path)
         if info.type is not FsFileType.FILE:
             # Never opened: a FIFO or a device must not block the call.
@@ -144,7 +144,7 @@ class ReadTool(FsTool[ReadArguments, "ReadValue | ImageValue"]):
             if error.code is not FsErrorCode.NOT_TEXT:
                 raise
             image = await self._image(fs, target, info, args, error)
-            observe(context, execution, target, Present(image.version))
+            await observe(context, execution, target, Present(image.version))
             return image.value
         if result.out_of_range:
             raise FsError(
@@ -153,7 +153,7 @@ class ReadTool(FsTool[ReadArguments, "ReadValue | ImageValue"]):
                 f"({result.total_lines} lines)",
                 path=path,
             )
-        observe(context, execution, target, Present(info.version))
+        await observe(context, execution, target, Present(info.version))
         return ReadValue(
             path=path,
             offset=result.offset,

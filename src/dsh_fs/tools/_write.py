@@ -86,7 +86,7 @@ class WriteTool(FsTool[WriteArguments, WriteValue]):
                 refuse_placeholder("write", target.display_path, prior, args.content)
         capture = await capture_for(context, execution, target)
         outcome = await fs.write_text(target, args.content, guard, capture=capture)
-        observe(context, execution, target, Present(outcome.version))
+        await observe(context, execution, target, Present(outcome.version))
         return WriteValue(
             path=target.display_path,
             operation=outcome.operation,

@@ -18,6 +18,7 @@ from dsh_fs.fs import (
     FsForget,
     FsTargetKey,
     JournalStore,
+    ObservationLedger,
     PathRules,
     Rules,
     messages,
@@ -244,6 +245,10 @@ class Workspace:
         journal_config: The journal's bounds.
         max_set_bytes: The most UTF-8 bytes the files of one `edit_files` call may hold
             once edited (default 64 MiB); a larger set is `INVALID_ARGS`, nothing written.
+        observations: Where the observation policy keeps who read what (SPEC §14): None
+            keeps it in this process's memory (each session its own); a shared ledger
+            (`dsh_fs.providers.RedisLedger`) lets replicas serve one agent. The workspace
+            closes it in `aclose`.
 
     The workspace's `fs` is the provider given behind the journal store's fence and the
     path rules (a `RuledFileSystem`): what every tool, dialect and adapter reads and
@@ -261,6 +266,7 @@ class Workspace:
         "_closed",
         "_disposers",
         "_fenced_out",
+        "_ledger",
         "_provider",
         "context",
         "cwd",
@@ -285,8 +291,10 @@ class Workspace:
         journal_config: JournalConfig | None = None,
         placeholders: bool = True,
         max_set_bytes: int = MAX_SET_BYTES,
+        observations: ObservationLedger | None = None,
     ) -> None:
         chosen = _chosen(tools)
+        self._ledger = observations
         compiled = _compiled(rules, fs, cwd)
         self._provider = fs
         self._fenced_out = _store_places(journal_store) if journal_store is not None else ()
@@ -330,7 +338,8 @@ class Workspace:
         if compiled is not None:
             self._disposers.append(self.context.use(RulesPlugin(compiled), None).dispose)
         if policy:
-            self._disposers.append(self.context.use(ObservationPolicy(), None).dispose)
+            policy_plugin = ObservationPolicy(ledger=observations)
+            self._disposers.append(self.context.use(policy_plugin, None).dispose)
         self.journal: Journal | None = None
         """The change journal (entries, diff, undo), or None when not journaling."""
         if journal_store is not None:
@@ -361,10 +370,11 @@ class Workspace:
         encoding_fallback: Sequence[str] = (),
         editorconfig: bool = False,
         placeholders: bool = True,
+        observations: ObservationLedger | None = None,
     ) -> Workspace:
         """The host filesystem, relative paths resolved against `cwd` (default: the
         process's working directory). `tools`, `discovery`, `max_image_bytes`,
-        `placeholders` and `rules` (relative to the base) as for the constructor;
+        `placeholders`, `observations` and `rules` (relative to the base) as for the constructor;
         `journal` turns the change journal on (its root: `cwd`). `encodings` (patterns
         relative to the base → codec) and `encoding_fallback` (codecs for files that are not
         UTF-8 and have no rule) declare files in other encodings (SPEC §12);
@@ -395,6 +405,7 @@ class Workspace:
             journal_store=store,
             journal_config=config,
             placeholders=placeholders,
+            observations=observations,
         )
 
     @classmethod
@@ -414,12 +425,13 @@ class Workspace:
         encoding_fallback: Sequence[str] = (),
         editorconfig: bool = False,
         placeholders: bool = True,
+        observations: ObservationLedger | None = None,
     ) -> Workspace:
         """Local folders behind a fence (`SandboxFileSystem`); relative paths resolve against
         `root`. Mutations follow `mode`: ``read-only`` (none), ``workspace-write`` (inside
         the roots) or ``full-access`` (anywhere); reads stay inside the roots unless
         `confine_reads` is False. A refusal is `FS_SANDBOX_DENIED`. `tools`, `discovery`,
-        `max_image_bytes`, `placeholders` and `rules` (relative to each root) as for the
+        `max_image_bytes`, `placeholders`, `observations` and `rules` (relative to each root) as for the
         constructor; `encodings`, `encoding_fallback` and `editorconfig` (relative to each
         root) as for `local`.
 
@@ -454,6 +466,7 @@ class Workspace:
             journal_store=store,
             journal_config=config,
             placeholders=placeholders,
+            observations=observations,
         )
 
     @classmethod
@@ -470,14 +483,15 @@ class Workspace:
         encodings: EncodingsOption = None,
         encoding_fallback: Sequence[str] = (),
         placeholders: bool = True,
+        observations: ObservationLedger | None = None,
         **storage_options: Any,
     ) -> Workspace:
         """Any fsspec storage under the root `url` (``s3://bucket/prefix``,
         ``memory://name``, ``sftp://host/dir``, …) through `FsspecFileSystem`;
         `storage_options` go to fsspec (credentials, ``endpoint_url``, …). Display paths are
         URLs under the root; ``/a.py`` means the root's ``a.py``. `tools`, `discovery`,
-        `max_image_bytes` and `placeholders` as for the constructor, and `rules` (relative to
-        the root URL).
+        `max_image_bytes`, `placeholders` and `observations` as for the constructor, and
+        `rules` (relative to the root URL).
         `journal` keeps the change journal on the same storage: True in a hidden sibling
         prefix of the root (``s3://bucket/.dsh-fs-journal`` for ``s3://bucket/ws``; fenced
         out when the root is a bucket's top), a URL or a `JournalConfig` to name another.
@@ -523,6 +537,7 @@ class Workspace:
             journal_store=store,
             journal_config=config,
             placeholders=placeholders,
+            observations=observations,
         )
 
     def use(self, plugin: Plugin[C], config: C) -> None:
@@ -536,15 +551,25 @@ class Workspace:
         self._disposers.append(self.context.use(plugin, config).dispose)
 
     def session(
-        self, *, cwd: StrPath | None = None, id: str | None = None, label: str | None = None
+        self,
+        *,
+        cwd: StrPath | None = None,
+        id: str | None = None,
+        label: str | None = None,
+        principal: str | None = None,
     ) -> Session:
         """A new agent session: its own observations, and its own working directory.
 
         Relative `cwd` values are resolved by the provider against the workspace's base.
-        `label` (or `id`) names it in logs and in the journal (made unique there).
+        `label` (or `id`) names it in logs and in the journal (made unique there). With a
+        shared ledger (`observations`), sessions of one `principal` (an agent, on any
+        replica) share their observations; without one each session owns its own.
         """
         session_cwd = os.fspath(cwd) if cwd is not None else self.cwd
-        return Session(self, AgentSession(cwd=session_cwd, id=label if label is not None else id))
+        agent = AgentSession(
+            cwd=session_cwd, id=label if label is not None else id, principal=principal
+        )
+        return Session(self, agent)
 
     def tool_schemas(self) -> list[dict[str, Any]]:
         """``[{"name", "description", "parameters"}]`` with JSON Schema parameters."""
@@ -571,6 +596,8 @@ class Workspace:
         finally:
             while self._disposers:
                 self._disposers.pop()()
+            if self._ledger is not None:
+                await self._ledger.aclose()
 
     async def __aenter__(self) -> Workspace:
         return self

@@ -25,6 +25,7 @@ A client that sends its request too slowly is cut off by the connection guard
 from __future__ import annotations
 
 import hmac
+from collections.abc import Mapping
 from typing import Final, Literal
 
 import mcp_types as types
@@ -57,18 +58,28 @@ _ERROR_BODY: Final = 1 << 16
 
 
 class _Token:
-    """A `TokenVerifier` that accepts exactly one token."""
+    """A `TokenVerifier` that accepts the server's token, or one of its agents' tokens.
 
-    __slots__ = ("_token",)
+    The accepted request's ``client_id`` is the agent's name (`CLIENT_ID` for the single
+    token): each token is one agent, the principal its observations belong to (SPEC §14).
+    """
 
-    def __init__(self, token: str) -> None:
-        self._token = token.encode("utf-8")
+    __slots__ = ("_tokens",)
+
+    def __init__(self, tokens: Mapping[str, str]) -> None:
+        self._tokens = [(token.encode("utf-8"), agent) for token, agent in tokens.items()]
 
     async def verify_token(self, token: str) -> AccessToken | None:
-        # Header values arrive as latin-1 text; compare the bytes in constant time.
-        if hmac.compare_digest(token.encode("utf-8", "surrogateescape"), self._token):
-            return AccessToken(token="", client_id=CLIENT_ID, scopes=[])
-        return None
+        # Header values arrive as latin-1 text; compare the bytes in constant time, against
+        # every token (how many there are is no secret; which one matched is).
+        sent = token.encode("utf-8", "surrogateescape")
+        found = None
+        for known, agent in self._tokens:
+            if hmac.compare_digest(sent, known):
+                found = agent
+        if found is None:
+            return None
+        return AccessToken(token="", client_id=found, scopes=[])
 
 
 def _json_error(status: int, reply: JSONRPCError) -> Response:
@@ -89,14 +100,15 @@ class HttpGuard:
         app: ASGIApp,
         *,
         security: TransportSecuritySettings,
-        token: str | None,
+        token: str | Mapping[str, str] | None,
         path: str,
         max_body: int,
     ) -> None:
         """Args:
         app: The SDK's app (it also serves the lifespan).
         security: The allowed ``Host``/``Origin`` values.
-        token: The bearer token clients must send, or None to accept every request.
+        token: The bearer token clients must send, or the agents' tokens (token -> agent
+            name), or None to accept every request.
         path: The MCP endpoint, whose POST bodies are read here.
         max_body: The largest body accepted, in bytes.
         """
@@ -109,7 +121,9 @@ class HttpGuard:
         if token is not None:
             checked = AuthenticationMiddleware(
                 RequireAuthMiddleware(checked, required_scopes=[]),
-                backend=BearerAuthBackend(_Token(token)),
+                backend=BearerAuthBackend(
+                    _Token({token: CLIENT_ID} if isinstance(token, str) else token)
+                ),
             )
         self._checked = checked
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import socket
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 import mcp_types as types
@@ -145,7 +145,7 @@ async def serve_http(
     workspace: Workspace,
     sock: socket.socket,
     *,
-    token: str | None,
+    token: str | Mapping[str, str] | None,
     allow_remote: bool = False,
     allowed_hosts: Sequence[str] = (),
     structured: bool = False,
@@ -163,7 +163,8 @@ async def serve_http(
         workspace: What to serve; each MCP session is one observation owner.
         sock: A listening TCP socket (`bind_socket`).
         token: The bearer token every request must carry (``Authorization: Bearer …``),
-            or None for none (a loopback address only).
+            or one per agent (token -> agent name, `--tokens`; an empty mapping admits
+            nobody), or None for none (a loopback address only).
         allow_remote: Whether `sock` may be bound to an address other machines reach.
         allowed_hosts: ``Host`` values accepted besides the bound address (`http_security`).
         structured: Return each result's value as `structuredContent` too.
