@@ -102,6 +102,10 @@ def pytest_configure(config: pytest.Config) -> None:
     os.environ["HOME"] = home
     for name, default in _XDG.items():
         os.environ[name] = os.path.join(home, *default)
+        # Made now, as a lived-in home has them: the workers share this home, and a test
+        # that watches it (the differential's home guard) must not see another test's first
+        # use of ~/.config or ~/.cache as a new entry.
+        os.makedirs(os.environ[name], exist_ok=True)
     # npx keeps what it fetches (the MCP Inspector a test runs, ~16,000 files) in npm's
     # cache, ~/.npm: pytest's cache folder in the checkout keeps it between runs instead.
     if (cache := getattr(config, "cache", None)) is not None:
