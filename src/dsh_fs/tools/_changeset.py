@@ -200,7 +200,9 @@ class ChangeSet:
                 raise SetFailure(
                     staged.first, self.count, staged.target.display_path, cause
                 ) from None
-            observe(self.context, self.execution, staged.target, Present(staged.published.version))
+            await observe(
+                self.context, self.execution, staged.target, Present(staged.published.version)
+            )
         return tuple(
             EditedFile(
                 path=staged.target.display_path,
@@ -233,5 +235,5 @@ class ChangeSet:
                 # session's observation of it is dropped by the stale guard next time.
                 continue
             # The restored text is the text the session read: it is observed as it is now.
-            observe(self.context, self.execution, staged.target, Present(restored.version))
+            await observe(self.context, self.execution, staged.target, Present(restored.version))
             staged.published = None

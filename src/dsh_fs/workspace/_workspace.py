@@ -431,9 +431,9 @@ class Workspace:
         `root`. Mutations follow `mode`: ``read-only`` (none), ``workspace-write`` (inside
         the roots) or ``full-access`` (anywhere); reads stay inside the roots unless
         `confine_reads` is False. A refusal is `FS_SANDBOX_DENIED`. `tools`, `discovery`,
-        `max_image_bytes`, `placeholders`, `observations` and `rules` (relative to each root) as for the
-        constructor; `encodings`, `encoding_fallback` and `editorconfig` (relative to each
-        root) as for `local`.
+        `max_image_bytes`, `placeholders`, `observations` and `rules` (relative to each
+        root) as for the constructor; `encodings`, `encoding_fallback` and `editorconfig`
+        (relative to each root) as for `local`.
 
         Raises:
             ValueError: A root does not exist or is not a directory, or the mode is unknown;
