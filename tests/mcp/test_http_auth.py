@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import shlex
 import shutil
@@ -132,15 +133,20 @@ NPM_FAILED = re.compile(r"^npm (error|ERR!)", re.MULTILINE)
 then the test skips. The Inspector's own failures do not start so."""
 
 
-async def test_the_printed_inspector_command_lists_the_tools_on_this_node(root: Path) -> None:
+async def test_the_printed_inspector_command_lists_the_tools_on_this_node(
+    root: Path, tmp_path: Path
+) -> None:
     """The banner's MCP Inspector line, run as printed by the `npx` on this machine (npm
     serves Node 20 an Inspector without ``--header`` unless the line pins one)."""
     if shutil.which("npx") is None:
         pytest.skip("no npx on PATH")
     async with http_server(root, env={"DSH_FS_MCP_TOKEN": ""}) as server:
         command = shlex.split(printed_entries(server.stderr)["MCP Inspector"])
+        # A home of its own: the Inspector keeps ~/.mcp-inspector, and the suite's workers
+        # share the suite's home.
+        env = {**os.environ, "HOME": str(tmp_path)}
         with anyio.fail_after(600):  # a first run downloads the Inspector
-            ran = await anyio.run_process(command, stdin=subprocess.DEVNULL, check=False)
+            ran = await anyio.run_process(command, stdin=subprocess.DEVNULL, check=False, env=env)
     stderr = ran.stderr.decode(errors="replace")
     if ran.returncode != 0 and NPM_FAILED.search(stderr):
         pytest.skip(f"npm cannot fetch the Inspector: {stderr.strip().splitlines()[-1]}")

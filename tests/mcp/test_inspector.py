@@ -9,6 +9,7 @@ Skipped, saying why, when npx is missing or npm cannot fetch the Inspector."""
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import shutil
 import subprocess
@@ -36,12 +37,14 @@ def root(tmp_path: Path) -> Path:
     return make_root(tmp_path)
 
 
-async def inspect(command: list[str]) -> dict[str, Any]:
-    """Run the Inspector CLI; its JSON answer (skips when npm cannot fetch it)."""
+async def inspect(command: list[str], home: Path) -> dict[str, Any]:
+    """Run the Inspector CLI in a home of its own (it keeps ``~/.mcp-inspector``, and the
+    suite's workers share the suite's home); its JSON answer (skips when npm cannot fetch it)."""
     if shutil.which("npx") is None:
         pytest.skip("no npx on PATH: the MCP Inspector cannot run here")
+    env = {**os.environ, "HOME": str(home)}
     with anyio.fail_after(600):  # a first run downloads the Inspector
-        ran = await anyio.run_process(command, stdin=subprocess.DEVNULL, check=False)
+        ran = await anyio.run_process(command, stdin=subprocess.DEVNULL, check=False, env=env)
     stderr = ran.stderr.decode(errors="replace")
     if ran.returncode != 0 and NPM_FAILED.search(stderr):
         pytest.skip(f"npm cannot fetch the Inspector: {stderr.strip().splitlines()[-1]}")
@@ -55,21 +58,25 @@ def text(answer: dict[str, Any]) -> str:
     return "".join(part["text"] for part in answer["content"])
 
 
-async def test_the_inspector_cli_reads_and_globs_in_a_root_served_over_stdio(root: Path) -> None:
+async def test_the_inspector_cli_reads_and_globs_in_a_root_served_over_stdio(
+    root: Path, tmp_path: Path
+) -> None:
     server = [sys.executable, "-m", "dsh_fs", "mcp", str(root)]
-    read = await inspect(["npx", INSPECTOR, "--cli", *server, *READ])
-    found = await inspect(["npx", INSPECTOR, "--cli", *server, *GLOB])
+    read = await inspect(["npx", INSPECTOR, "--cli", *server, *READ], tmp_path)
+    found = await inspect(["npx", INSPECTOR, "--cli", *server, *GLOB], tmp_path)
     assert "1: alpha\n2: beta\n3: gamma" in text(read)
     assert text(found) == "notes.txt"
 
 
-async def test_the_printed_inspector_line_reads_and_globs_over_http(root: Path) -> None:
+async def test_the_printed_inspector_line_reads_and_globs_over_http(
+    root: Path, tmp_path: Path
+) -> None:
     # A generated token: the banner prints the entries with it.
     async with http_server(root, env={"DSH_FS_MCP_TOKEN": ""}) as server:
         printed = shlex.split(printed_entries(server.stderr)["MCP Inspector"])
         assert printed[-2:] == ["--method", "tools/list"]
-        read = await inspect([*printed[:-2], *READ])
-        found = await inspect([*printed[:-2], *GLOB])
+        read = await inspect([*printed[:-2], *READ], tmp_path)
+        found = await inspect([*printed[:-2], *GLOB], tmp_path)
         log = server.stderr
     assert "1: alpha\n2: beta\n3: gamma" in text(read)
     assert text(found) == "notes.txt"
