@@ -3,9 +3,11 @@
 A wrapper (the sandbox's fence, the path rules, the journal store's fence) decides whether a
 call may go on; it never does the work. The base forwards each `FileSystem` primitive to
 `wrapped` exactly once, always passing `capture`, and consults its hooks on the way, as the
-table `PRIMITIVES` says each primitive touches its targets. A new primitive is one contract
-method, one row here, one forwarding method here, and one implementation in the providers
-that do the work; a wrapper subclass needs nothing new (its hooks see the new row).
+table `PRIMITIVES` says each primitive touches its targets. The table is declared where the
+forwarding is: each forwarding method carries its row (`@_primitive(...)`), and the decorator
+checks the targets before the method forwards. A new primitive is one contract method, one
+forwarding method here with its row, and one implementation in the providers that do the
+work; a wrapper subclass needs nothing new (its hooks see the new row).
 
 `FenceOut` is the smallest wrapper: places no tool may reach (the change journal's store).
 """
@@ -14,11 +16,13 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import functools
+import inspect
 import re
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any, TypeVar, cast
 
 from . import messages
 from ._contract import FileSystem
@@ -48,6 +52,7 @@ from ._types import (
 __all__ = ["PRIMITIVES", "FenceOut", "FsAccess", "FsPrimitive", "FsTouch", "WrapperFileSystem"]
 
 _T = TypeVar("_T")
+_F = TypeVar("_F", bound=Callable[..., Any])
 
 
 class FsTouch(enum.Enum):
@@ -115,41 +120,39 @@ def _entry(verb: messages.Verb, *, reads: bool = False, link: bool = False) -> F
 
 _NAMES = FsAccess(touch=FsTouch.NAMES, verb="access")
 
-PRIMITIVES: Mapping[str, FsPrimitive] = {
-    row.name: row
-    for row in (
-        _row("resolve", resolves=True),
-        _row("walk_target", resolves=True),
-        _row("process_path", _NAMES),
-        _row("file_url", _NAMES),
-        _row("contains", _NAMES, _NAMES),
-        _row("stat", _reads("read")),
-        _row("lstat", _reads("read", link=True), resolves=True),
-        _row("read_text", _reads("read")),
-        _row("read_decoded", _reads("read")),
-        _row("stream_text", _reads("read")),
-        _row("stream_text_from", _reads("read")),
-        _row("read_bytes", _reads("read")),
-        _row("read_head", _reads("read")),
-        _row("list_dir", _reads("list"), reveals=True),
-        _row("list_dir_first", _reads("list"), reveals=True),
-        _row("walk", _reads("search"), reveals=True),
-        _row("native_grep", _reads("search"), reveals=True),
-        _row("native_glob", _reads("search"), reveals=True),
-        _row("write_text", _changes("write")),
-        _row("edit_text", _changes("edit", reads=True)),
-        _row("delete", _changes("delete", reads=True)),
-        # An undo's change lands only where a tool could write (and read: its guard reads).
-        _row("restore", _changes("write", reads=True)),
-        _row("mkdir", _changes("mkdir")),
-        _row("delete_link", _entry("delete", link=True)),
-        _row("delete_dir", _entry("delete")),
-        _row("move", _entry("move", reads=True, link=True), _entry("move")),
-        _row("aclose"),
-    )
-}
-"""Every `FileSystem` primitive (tests/fs/test_wrapper.py holds the contract to it): what
-it does to each target. The hooks of `WrapperFileSystem` decide from these rows."""
+_ROWS: dict[str, FsPrimitive] = {}
+"""The rows, in the order the forwarding methods below declare them."""
+
+
+def _primitive(
+    *targets: FsAccess, resolves: bool = False, reveals: bool = False, admits: bool = True
+) -> Callable[[_F], _F]:
+    """Declare the decorated forwarding method a primitive with this row (its name is the
+    method's). With `admits` the decorator shows the call's target arguments (the first
+    ``len(targets)`` after ``self``) to the hooks before the method runs, so a plain
+    forwarder is one line; a method that must check otherwise (hide before it checks,
+    filter what it answers, check when a block is entered) says ``admits=False``."""
+
+    def declare(method: _F) -> _F:
+        row = FsPrimitive(name=method.__name__, targets=targets, resolves=resolves, reveals=reveals)
+        if row.name in _ROWS:
+            raise TypeError(f"primitive {row.name} is declared twice")
+        _ROWS[row.name] = row
+        if not admits or not targets:
+            return method
+        names = tuple(inspect.signature(method).parameters)[1 : 1 + len(targets)]
+        call = cast("Callable[..., Awaitable[Any]]", method)
+
+        @functools.wraps(method)
+        async def admitted(self: WrapperFileSystem, *args: Any, **kwargs: Any) -> Any:
+            # Checked before anything is forwarded: a refused call never reaches `wrapped`.
+            given = args[: len(names)]
+            self._admit(row, *given, *(kwargs[name] for name in names[len(given) :]))
+            return await call(self, *args, **kwargs)
+
+        return cast("_F", admitted)
+
+    return declare
 
 
 def _join(base: str, rel: str) -> str:
@@ -243,32 +246,36 @@ class WrapperFileSystem(FileSystem):
 
     # -- names ---------------------------------------------------------------------------
 
+    @_primitive(resolves=True)
     async def resolve(self, path: str, cwd: str | None = None) -> FsTarget:
         return await self.wrapped.resolve(path, self.where(path, cwd))
 
+    @_primitive(resolves=True)
     async def walk_target(self, root: FsTarget, path: str) -> FsTarget:
         return await self.wrapped.walk_target(root, path)
 
+    @_primitive(_NAMES)
     async def process_path(self, target: FsTarget) -> str:
-        self._admit(_PROCESS_PATH, target)
         return await self.wrapped.process_path(target)
 
+    @_primitive(_NAMES)
     async def file_url(self, target: FsTarget) -> str:
-        self._admit(_FILE_URL, target)
         return await self.wrapped.file_url(target)
 
+    @_primitive(_NAMES, _NAMES)
     async def contains(self, parent: FsTarget, child: FsTarget) -> bool:
-        self._admit(_CONTAINS, parent, child)
         return await self.wrapped.contains(parent, child)
 
     # -- reads ---------------------------------------------------------------------------
 
+    @_primitive(_reads("read"), admits=False)
     async def stat(self, target: FsTarget) -> FsInfo | None:
         if self.hides(target):
             return None
         self._admit(_STAT, target)
         return await self.wrapped.stat(target)
 
+    @_primitive(_reads("read", link=True), resolves=True, admits=False)
     async def lstat(self, path: str, cwd: str | None = None) -> FsPathInfo | None:
         cwd = self.where(path, cwd)
         target = await self.wrapped.resolve(path, cwd)
@@ -284,19 +291,21 @@ class WrapperFileSystem(FileSystem):
                 return None
         return info
 
+    @_primitive(_reads("read"))
     async def read_text(self, target: FsTarget) -> str:
-        self._admit(_READ_TEXT, target)
         return await self.wrapped.read_text(target)
 
+    @_primitive(_reads("read"))
     async def read_decoded(self, target: FsTarget) -> FsDecoded:
         # Forwarded, not the contract's default over `read_text`: the wrapped provider
         # names the codec it decoded (SPEC §12), which the default would call UTF-8.
-        self._admit(_READ_DECODED, target)
         return await self.wrapped.read_decoded(target)
 
+    @_primitive(_reads("read"), admits=False)
     def stream_text(self, target: FsTarget) -> AbstractAsyncContextManager[AsyncIterator[str]]:
         return self._entered(_STREAM_TEXT, target, lambda: self.wrapped.stream_text(target))
 
+    @_primitive(_reads("read"), admits=False)
     def stream_text_from(
         self, target: FsTarget, start: int = 0
     ) -> AbstractAsyncContextManager[FsTextStream]:
@@ -304,16 +313,17 @@ class WrapperFileSystem(FileSystem):
             _STREAM_TEXT_FROM, target, lambda: self.wrapped.stream_text_from(target, start)
         )
 
+    @_primitive(_reads("read"))
     async def read_bytes(self, target: FsTarget, max_bytes: int) -> bytes:
-        self._admit(_READ_BYTES, target)
         return await self.wrapped.read_bytes(target, max_bytes)
 
+    @_primitive(_reads("read"))
     async def read_head(self, target: FsTarget, size: int) -> bytes:
-        self._admit(_READ_HEAD, target)
         return await self.wrapped.read_head(target, size)
 
     # -- listings and searches -------------------------------------------------------------
 
+    @_primitive(_reads("list"), reveals=True, admits=False)
     async def list_dir(self, target: FsTarget) -> list[FsDirEntry]:
         self._admit(_LIST_DIR, target)
         entries = await self.wrapped.list_dir(target)
@@ -321,6 +331,7 @@ class WrapperFileSystem(FileSystem):
             return entries
         return [e for e in entries if await self.shows(target, e.name, e.type)]
 
+    @_primitive(_reads("list"), reveals=True, admits=False)
     async def list_dir_first(self, target: FsTarget, limit: int) -> FsDirListing:
         if limit < 0:
             raise ValueError(f"limit must not be negative, got {limit}")
@@ -335,6 +346,7 @@ class WrapperFileSystem(FileSystem):
         ]
         return FsDirListing(entries=tuple(children[:limit]), total=len(children))
 
+    @_primitive(_reads("search"), reveals=True, admits=False)
     def walk(
         self, root: FsTarget, *, descend: Callable[[str], bool] | None = None
     ) -> AbstractAsyncContextManager[AsyncIterator[list[FsWalkEntry]]]:
@@ -367,6 +379,7 @@ class WrapperFileSystem(FileSystem):
             if shown:  # a directory whose every child is hidden has no batch, like an empty one
                 yield shown
 
+    @_primitive(_reads("search"), reveals=True, admits=False)
     def native_grep(
         self, root: FsTarget, query: FsGrepQuery
     ) -> AbstractAsyncContextManager[AsyncIterator[list[FsGrepHit]]] | None:
@@ -378,6 +391,7 @@ class WrapperFileSystem(FileSystem):
             return None
         return self._native(_NATIVE_GREP, root, inner, lambda hit: hit.path)
 
+    @_primitive(_reads("search"), reveals=True, admits=False)
     def native_glob(
         self, root: FsTarget, query: FsGlobQuery
     ) -> AbstractAsyncContextManager[AsyncIterator[list[str]]] | None:
@@ -416,6 +430,7 @@ class WrapperFileSystem(FileSystem):
 
     # -- changes -------------------------------------------------------------------------
 
+    @_primitive(_changes("write"))
     async def write_text(
         self,
         target: FsTarget,
@@ -424,9 +439,9 @@ class WrapperFileSystem(FileSystem):
         *,
         capture: FsCapture | None = None,
     ) -> FsWriteOutcome:
-        self._admit(_WRITE_TEXT, target)
         return await self.wrapped.write_text(target, content, expected, capture=capture)
 
+    @_primitive(_changes("edit", reads=True))
     async def edit_text(
         self,
         target: FsTarget,
@@ -435,9 +450,9 @@ class WrapperFileSystem(FileSystem):
         *,
         capture: FsCapture | None = None,
     ) -> FsEditOutcome:
-        self._admit(_EDIT_TEXT, target)
         return await self.wrapped.edit_text(target, edit, expected, capture=capture)
 
+    @_primitive(_changes("delete", reads=True))
     async def delete(
         self,
         target: FsTarget,
@@ -445,9 +460,10 @@ class WrapperFileSystem(FileSystem):
         *,
         capture: FsCapture | None = None,
     ) -> FsDeleteOutcome:
-        self._admit(_DELETE, target)
         return await self.wrapped.delete(target, expected, capture=capture)
 
+    # An undo's change lands only where a tool could write (and read: its guard reads).
+    @_primitive(_changes("write", reads=True))
     async def restore(
         self,
         target: FsTarget,
@@ -457,21 +473,21 @@ class WrapperFileSystem(FileSystem):
         mode: int | None = None,
         capture: FsCapture | None = None,
     ) -> FsVersion | None:
-        self._admit(_RESTORE, target)
         return await self.wrapped.restore(target, pre_image, expected, mode=mode, capture=capture)
 
+    @_primitive(_changes("mkdir"))
     async def mkdir(self, target: FsTarget, *, capture: FsCapture | None = None) -> FsMkdirOutcome:
-        self._admit(_MKDIR, target)
         return await self.wrapped.mkdir(target, capture=capture)
 
+    @_primitive(_entry("delete", link=True))
     async def delete_link(self, target: FsTarget) -> None:
-        self._admit(_DELETE_LINK, target)
         await self.wrapped.delete_link(target)
 
+    @_primitive(_entry("delete"))
     async def delete_dir(self, target: FsTarget) -> None:
-        self._admit(_DELETE_DIR, target)
         await self.wrapped.delete_dir(target)
 
+    @_primitive(_entry("move", reads=True, link=True), _entry("move"))
     async def move(
         self,
         source: FsTarget,
@@ -481,37 +497,27 @@ class WrapperFileSystem(FileSystem):
         *,
         capture: FsCapture | None = None,
     ) -> FsMoveOutcome:
-        self._admit(_MOVE, source, destination)
         return await self.wrapped.move(source, destination, expected, replace, capture=capture)
 
+    @_primitive()
     async def aclose(self) -> None:
         await self.wrapped.aclose()
 
 
-_PROCESS_PATH = PRIMITIVES["process_path"]
-_FILE_URL = PRIMITIVES["file_url"]
-_CONTAINS = PRIMITIVES["contains"]
+PRIMITIVES: Mapping[str, FsPrimitive] = dict(_ROWS)
+"""Every `FileSystem` primitive (tests/fs/test_wrapper.py holds the contract to it): what
+it does to each target, as the forwarding methods of `WrapperFileSystem` declare it. The
+hooks decide from these rows."""
+
 _STAT = PRIMITIVES["stat"]
 _LSTAT = PRIMITIVES["lstat"]
-_READ_TEXT = PRIMITIVES["read_text"]
-_READ_DECODED = PRIMITIVES["read_decoded"]
 _STREAM_TEXT = PRIMITIVES["stream_text"]
 _STREAM_TEXT_FROM = PRIMITIVES["stream_text_from"]
-_READ_BYTES = PRIMITIVES["read_bytes"]
-_READ_HEAD = PRIMITIVES["read_head"]
 _LIST_DIR = PRIMITIVES["list_dir"]
 _LIST_DIR_FIRST = PRIMITIVES["list_dir_first"]
 _WALK = PRIMITIVES["walk"]
 _NATIVE_GREP = PRIMITIVES["native_grep"]
 _NATIVE_GLOB = PRIMITIVES["native_glob"]
-_WRITE_TEXT = PRIMITIVES["write_text"]
-_EDIT_TEXT = PRIMITIVES["edit_text"]
-_DELETE = PRIMITIVES["delete"]
-_RESTORE = PRIMITIVES["restore"]
-_MKDIR = PRIMITIVES["mkdir"]
-_DELETE_LINK = PRIMITIVES["delete_link"]
-_DELETE_DIR = PRIMITIVES["delete_dir"]
-_MOVE = PRIMITIVES["move"]
 
 _PLAIN = re.compile(r"[A-Za-z0-9._/+=@%,~-]+")
 """The characters a path below a searcher's root may use to be handed to it as an exclusion
