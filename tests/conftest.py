@@ -94,6 +94,12 @@ def pytest_configure(config: pytest.Config) -> None:
     PATH and a few others (no XDG_STATE_HOME), so only a HOME of the suite's own keeps every
     child's journal store out of the user's. xdist's workers inherit it from the controller.
     """
+    # Hypothesis keeps what it learns (the examples that failed, to replay them first; the
+    # constants it found in the code) in `.hypothesis` of the working directory: in pytest's
+    # own cache folder instead, beside the npm cache below. Read at its first use, in every
+    # worker too (each process sets it for itself).
+    if (cache := getattr(config, "cache", None)) is not None:
+        os.environ["HYPOTHESIS_STORAGE_DIRECTORY"] = str(cache.mkdir("hypothesis"))
     if hasattr(config, "workerinput"):
         return
     config.stash[_BEFORE] = {place: _snapshot(place) for place in _user_places(dict(os.environ))}
