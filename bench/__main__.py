@@ -23,7 +23,14 @@ from typing import Any
 import anyio
 
 from bench._data import SIZES, ensure_encoded, ensure_file, small_file
-from bench._mcp import McpPipe, dsh_fs_command, dsh_fs_server, raw_python_server, time_calls
+from bench._mcp import (
+    McpPipe,
+    dsh_fs_command,
+    dsh_fs_server,
+    journal_store,
+    raw_python_server,
+    time_calls,
+)
 from bench._peers import peer_rows, render_peers, small_read_verdict
 from bench.discovery import discovery_rows, render_discovery
 from bench.journal import journal_rows
@@ -278,7 +285,7 @@ def start_up(root: Path, runs: int) -> tuple[dict[str, Any], dict[str, Any]]:
     # An installed package has its bytecode; a checkout run with PYTHONDONTWRITEBYTECODE (or
     # freshly edited) would compile its changed modules at every spawn.
     compileall.compile_dir(ROOT / "src", quiet=1)
-    command = [*dsh_fs_command(), "mcp", str(root)]
+    command = [*dsh_fs_command(), "mcp", str(root), "--journal", journal_store()]
     ours: dict[str, Any] = {"times": [], "cpu": [], "rss_kib": None}
     base: dict[str, Any] = {"times": [], "cpu": [], "rss_kib": None}
     for _ in range(runs):

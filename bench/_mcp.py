@@ -8,9 +8,12 @@ every round trip, equally for every server.
 
 from __future__ import annotations
 
+import atexit
 import json
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -113,9 +116,23 @@ class McpPipe:
             self._process.stdout.close()
 
 
+def journal_store() -> str:
+    """A change journal store of the benchmark's own, removed when it exits: a server the
+    benchmark starts journals as a user's would (the default), never into the user's own
+    store under ``~/.local/state``."""
+    global _JOURNAL
+    if _JOURNAL is None:
+        _JOURNAL = tempfile.mkdtemp(prefix="dsh-fs-bench-journal-")
+        atexit.register(shutil.rmtree, _JOURNAL, ignore_errors=True)
+    return _JOURNAL
+
+
+_JOURNAL: str | None = None
+
+
 def dsh_fs_server(root: Path) -> McpPipe:
-    """``python -m dsh_fs mcp ROOT``."""
-    return McpPipe([sys.executable, "-m", "dsh_fs", "mcp", str(root)])
+    """``python -m dsh_fs mcp ROOT``, journaling into `journal_store`."""
+    return McpPipe([sys.executable, "-m", "dsh_fs", "mcp", str(root), "--journal", journal_store()])
 
 
 def dsh_fs_command() -> list[str]:
