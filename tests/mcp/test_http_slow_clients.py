@@ -66,7 +66,10 @@ async def test_a_client_is_served_while_1100_partial_requests_hold_connections(
         http_server(root, nofile=1024) as server,
         connections(server, 1100, PARTIAL_HEAD) as idle,
     ):
-        with anyio.fail_after(TIMEOUT):
+        # A guard against a hang, not a speed target: the server first works through 1,100
+        # stalled connections (closing the longest-waiting to make room), which on a machine
+        # busy with other work took longer than the usual guard once.
+        with anyio.fail_after(3 * TIMEOUT):
             assert await tool_names(server.url) == TOOLS
             for stream in idle[:100]:  # the longest-waiting ones made room
                 await until_closed(stream)
