@@ -6,6 +6,7 @@ Synchronous helpers: they run in worker threads unless a caller says otherwise.
 from __future__ import annotations
 
 import os
+from typing import Protocol
 
 from dsh_fs.errors import FsError
 from dsh_fs.fs import EncodedText, messages
@@ -17,6 +18,8 @@ from ._open import open_regular
 
 __all__ = [
     "READ_CHUNK_SIZE",
+    "WRITE_PIECE",
+    "Hasher",
     "LazyContent",
     "read_bytes_capped",
     "read_bytes_within",
@@ -25,6 +28,13 @@ __all__ = [
     "read_head",
     "write_all",
 ]
+
+
+class Hasher(Protocol):
+    """What `write_all` feeds (a `hashlib` object)."""
+
+    def update(self, data: bytes | bytearray | memoryview, /) -> None: ...
+
 
 READ_CHUNK_SIZE = 1024 * 1024
 """Largest single `read` of a whole-file text read (an edit's prior content)."""
@@ -141,14 +151,26 @@ def read_bytes_within(
     return b"".join(chunks)
 
 
-def write_all(fd: int, data: bytes | EncodedText) -> None:
+WRITE_PIECE = 256 * 1024
+"""Bytes a digested `write_all` hashes and then writes at a time: the piece is still in the
+CPU's cache when it is written, so the digest is no second pass over the content."""
+
+
+def write_all(fd: int, data: bytes | EncodedText, hasher: Hasher | None = None) -> None:
     """Write all of `data` (bytes, or every piece of an encoded text) to `fd` (a `write`
-    may be partial)."""
+    may be partial); with `hasher`, each piece is hashed right before it is written."""
     for part in data.parts if isinstance(data, EncodedText) else (data,):
         view = memoryview(part)
         while view:
-            written = os.write(fd, view)
-            view = view[written:]
+            if hasher is not None:
+                piece = view[:WRITE_PIECE]
+                hasher.update(piece)
+            else:
+                piece = view
+            while piece:
+                written = os.write(fd, piece)
+                piece = piece[written:]
+            view = view[WRITE_PIECE if hasher is not None else len(view) :]
 
 
 def read_head(key: str, display: str, size: int, guards: LocalGuards) -> bytes:
