@@ -9,8 +9,10 @@ every round trip, equally for every server.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -46,6 +48,11 @@ class McpPipe:
     """One MCP server process over stdio, initialized and ready for `tools/call`."""
 
     def __init__(self, argv: list[str], *, cwd: Path | None = None) -> None:
+        # The server's state (dsh-fs journals every change) goes into a folder of this
+        # pipe's own, removed at `close`: a bench run never writes into the user's
+        # ~/.local/state.
+        self._state = tempfile.TemporaryDirectory(prefix="dsh-fs-bench-state-")
+        env = {**os.environ, "XDG_STATE_HOME": self._state.name}
         started = time.perf_counter()
         self._process = subprocess.Popen(
             argv,
@@ -53,6 +60,7 @@ class McpPipe:
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
             cwd=cwd,
+            env=env,
         )
         self._next_id = 0
         self.request(
@@ -111,6 +119,7 @@ class McpPipe:
             self._process.wait()
         if self._process.stdout is not None:
             self._process.stdout.close()
+        self._state.cleanup()
 
 
 def dsh_fs_server(root: Path) -> McpPipe:

@@ -13,11 +13,21 @@ from hypothesis import HealthCheck, settings
 
 from dsh_fs import _platform
 
+# No example database: hypothesis would write one into the checkout (.hypothesis/), and the
+# suite writes only into its temporary folders.
 settings.register_profile(
-    "default", max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+    "default",
+    max_examples=100,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+    database=None,
 )
 settings.register_profile(
-    "fuzz", max_examples=5000, deadline=None, suppress_health_check=list(HealthCheck)
+    "fuzz",
+    max_examples=5000,
+    deadline=None,
+    suppress_health_check=list(HealthCheck),
+    database=None,
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 

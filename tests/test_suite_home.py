@@ -25,6 +25,12 @@ def test_the_suite_runs_with_a_home_and_state_home_of_its_own() -> None:
     assert os.environ["XDG_STATE_HOME"] == os.path.join(home, ".local", "state")
 
 
+def test_hypothesis_keeps_no_example_database_in_the_checkout() -> None:
+    from hypothesis import settings
+
+    assert settings().database is None
+
+
 def test_a_run_that_writes_into_the_users_journal_store_fails_and_names_what_it_wrote(
     tmp_path: Path,
 ) -> None:

@@ -18,6 +18,7 @@ from ._open import open_regular
 
 __all__ = [
     "READ_CHUNK_SIZE",
+    "WHOLE_CHECK_BYTES",
     "WRITE_PIECE",
     "Hasher",
     "LazyContent",
@@ -35,6 +36,10 @@ class Hasher(Protocol):
 
     def update(self, data: bytes | bytearray | memoryview, /) -> None: ...
 
+
+WHOLE_CHECK_BYTES = 16 * 1024 * 1024
+"""`LazyContent.checked` reads a file up to this size whole, then checks it; a larger one
+is checked chunk by chunk as it is read (a huge binary file is refused at its first chunk)."""
 
 READ_CHUNK_SIZE = 1024 * 1024
 """Largest single `read` of a whole-file text read (an edit's prior content)."""
@@ -97,6 +102,11 @@ class LazyContent:
         Raises:
             FsError: `FS_NOT_TEXT`.
         """
+        if self._data is None and self._size_hint <= WHOLE_CHECK_BYTES:
+            # Small enough to read whole first: one read and a check in cache-sized slices
+            # (ASCII at memchr speed) cost less than an incremental decode of each chunk
+            # into a new str; a NUL or a bad sequence is refused all the same.
+            self._data = read_fd(self._fd, self._size_hint)
         if self._data is None:
             try:
                 self._data = read_checked_fd(self._fd, verb, display)
