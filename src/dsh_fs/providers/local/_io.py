@@ -5,6 +5,7 @@ Synchronous helpers: they run in worker threads unless a caller says otherwise.
 
 from __future__ import annotations
 
+import codecs
 import os
 from typing import Protocol
 
@@ -12,7 +13,7 @@ from dsh_fs.errors import FsError
 from dsh_fs.fs import EncodedText, messages
 
 from .._oserrors import map_os_errors
-from .._text import ChunkDecoder, check_text
+from .._text import CHECK_SLICE, check_text
 from ._guards import LocalGuards
 from ._open import open_regular
 
@@ -60,19 +61,49 @@ def read_checked_fd(fd: int, verb: messages.Verb, display: str) -> bytearray:
     """The rest of the file's bytes, checked as text chunk by chunk as they are read.
 
     One growing buffer (large reallocations move pages, not bytes), so the peak is the file
-    plus a chunk, not the chunks plus their join.
+    plus a chunk, not the chunks plus their join. Each chunk is checked where it landed, in
+    `CHECK_SLICE` slices (an ASCII chunk at memchr speed): no chunk's text is built whole,
+    which cost ~1.3 ms a MiB against ~0.44 (issue 44).
 
     Raises:
         FsError: `FS_NOT_TEXT` at the first chunk that is not text.
     """
-    decoder = ChunkDecoder(verb, display)
     data = bytearray()
+    checked = 0  # bytes of `data` known to be whole UTF-8 characters
     while True:
         chunk = os.read(fd, READ_CHUNK_SIZE)
-        decoder.decode(chunk, not chunk)
+        if b"\0" in chunk:
+            raise messages.binary_file(verb, display)
+        data += chunk
+        if checked == len(data) - len(chunk) and chunk.isascii():
+            checked = len(data)  # nothing pending before it, and ASCII is whole
+        else:
+            checked = _check_from(data, checked, not chunk, verb, display)
         if not chunk:
             return data
-        data += chunk
+
+
+def _check_from(data: bytearray, start: int, final: bool, verb: messages.Verb, display: str) -> int:
+    """Check `data` from `start` as strict UTF-8; returns where an unfinished character at
+    its end begins (`len(data)` when none; with `final` that character is refused too).
+
+    Raises:
+        FsError: `FS_NOT_TEXT` (``invalid UTF-8 text``).
+    """
+    size, pos = len(data), start
+    # Released before returning: the caller grows `data`, which an open view forbids.
+    with memoryview(data) as view:
+        try:
+            while pos < size:
+                end = min(pos + CHECK_SLICE, size)
+                with view[pos:end] as piece:
+                    _, used = codecs.utf_8_decode(piece, "strict", final and end == size)
+                pos += used
+                if end == size:
+                    break  # all of it, or an unfinished character the next chunk completes
+        except UnicodeDecodeError as exc:
+            raise messages.invalid_utf8(verb, display) from exc
+    return pos
 
 
 class LazyContent:
