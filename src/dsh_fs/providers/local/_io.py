@@ -135,9 +135,15 @@ class LazyContent:
         """
         if self._data is None and self._size_hint <= WHOLE_CHECK_BYTES:
             # Small enough to read whole first: one read and a check in cache-sized slices
-            # (ASCII at memchr speed) cost less than an incremental decode of each chunk
-            # into a new str; a NUL or a bad sequence is refused all the same.
-            self._data = read_fd(self._fd, self._size_hint)
+            # cost half what growing a buffer chunk by chunk costs (its fresh pages fault);
+            # a NUL or a bad sequence is refused all the same. One byte more than the fstat
+            # said tells a file that grew since: it gets the chunked check (a short read of
+            # a regular file is its end).
+            whole = os.read(self._fd, self._size_hint + 1)
+            if len(whole) <= self._size_hint:
+                self._data = whole
+            else:
+                os.lseek(self._fd, 0, os.SEEK_SET)
         if self._data is None:
             try:
                 self._data = read_checked_fd(self._fd, verb, display)
