@@ -8,9 +8,8 @@ every round trip, equally for every server.
 
 from __future__ import annotations
 
-import atexit
 import json
-import shutil
+import os
 import subprocess
 import sys
 import tempfile
@@ -49,6 +48,11 @@ class McpPipe:
     """One MCP server process over stdio, initialized and ready for `tools/call`."""
 
     def __init__(self, argv: list[str], *, cwd: Path | None = None) -> None:
+        # The server's state (dsh-fs journals every change) goes into a folder of this
+        # pipe's own, removed at `close`: a bench run never writes into the user's
+        # ~/.local/state.
+        self._state = tempfile.TemporaryDirectory(prefix="dsh-fs-bench-state-")
+        env = {**os.environ, "XDG_STATE_HOME": self._state.name}
         started = time.perf_counter()
         self._process = subprocess.Popen(
             argv,
@@ -56,6 +60,7 @@ class McpPipe:
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
             cwd=cwd,
+            env=env,
         )
         self._next_id = 0
         self.request(
@@ -114,25 +119,12 @@ class McpPipe:
             self._process.wait()
         if self._process.stdout is not None:
             self._process.stdout.close()
-
-
-def journal_store() -> str:
-    """A change journal store of the benchmark's own, removed when it exits: a server the
-    benchmark starts journals as a user's would (the default), never into the user's own
-    store under ``~/.local/state``."""
-    global _JOURNAL
-    if _JOURNAL is None:
-        _JOURNAL = tempfile.mkdtemp(prefix="dsh-fs-bench-journal-")
-        atexit.register(shutil.rmtree, _JOURNAL, ignore_errors=True)
-    return _JOURNAL
-
-
-_JOURNAL: str | None = None
+        self._state.cleanup()
 
 
 def dsh_fs_server(root: Path) -> McpPipe:
-    """``python -m dsh_fs mcp ROOT``, journaling into `journal_store`."""
-    return McpPipe([sys.executable, "-m", "dsh_fs", "mcp", str(root), "--journal", journal_store()])
+    """``python -m dsh_fs mcp ROOT``."""
+    return McpPipe([sys.executable, "-m", "dsh_fs", "mcp", str(root)])
 
 
 def dsh_fs_command() -> list[str]:

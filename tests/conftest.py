@@ -14,10 +14,16 @@ from hypothesis import HealthCheck, settings
 from dsh_fs import _platform
 
 settings.register_profile(
-    "default", max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+    "default",
+    max_examples=100,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
 )
 settings.register_profile(
-    "fuzz", max_examples=5000, deadline=None, suppress_health_check=list(HealthCheck)
+    "fuzz",
+    max_examples=5000,
+    deadline=None,
+    suppress_health_check=list(HealthCheck),
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 

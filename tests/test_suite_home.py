@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parent.parent
 
 LEAKING_TEST = """
@@ -23,6 +25,14 @@ def test_the_suite_runs_with_a_home_and_state_home_of_its_own() -> None:
     home = os.environ["HOME"]
     assert os.path.basename(home).startswith("dsh-fs-tests-home-")
     assert os.environ["XDG_STATE_HOME"] == os.path.join(home, ".local", "state")
+
+
+def test_hypothesis_keeps_its_storage_in_pytests_cache_folder_not_the_checkout(
+    pytestconfig: pytest.Config,
+) -> None:
+    cache = pytestconfig.cache
+    assert cache is not None
+    assert os.environ["HYPOTHESIS_STORAGE_DIRECTORY"] == str(cache.mkdir("hypothesis"))
 
 
 def test_a_run_that_writes_into_the_users_journal_store_fails_and_names_what_it_wrote(

@@ -8,14 +8,20 @@ from __future__ import annotations
 
 import os
 import time
+from functools import partial
 from pathlib import Path
 
 import pytest
 
 from dsh_fs.errors import FsError, FsErrorCode
-from dsh_fs.fs import FsEditRequest, ReplaceIfVersion
+from dsh_fs.fs import EncodedText, FsEditRequest, ReplaceIfVersion
 from dsh_fs.providers import LocalFileSystem
-from dsh_fs.providers.local._versions import DIGEST_LIMIT, VersionBook
+from dsh_fs.providers.local._versions import (
+    DIGEST_LIMIT,
+    RecentlyPublished,
+    VersionBook,
+    digest,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -162,3 +168,80 @@ def test_coarse_granularity_truncates_the_timestamps_in_versions() -> None:
     )
     with pytest.raises(ValueError, match="at least 1"):
         VersionBook(timestamp_granularity_ns=0)
+
+
+async def test_touch_after_our_own_write_is_not_stale(tmp_path: Path) -> None:
+    # The written content's digest is deferred (the provider keeps the bytes): the touch
+    # makes the check compute it from them.
+    fs = LocalFileSystem(tmp_path)
+    target = await fs.resolve("a.txt")
+    written = await fs.write_text(target, "alpha\n")
+    os.utime(tmp_path / "a.txt", ns=(10**18, 10**18))
+    await fs.edit_text(
+        target, FsEditRequest(old_string="alpha", new_string="beta"), written.version
+    )
+    assert (tmp_path / "a.txt").read_text(encoding="utf-8") == "beta\n"
+
+
+async def test_touch_after_our_own_edit_is_not_stale(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("alpha\n", encoding="utf-8")
+    fs = LocalFileSystem(tmp_path)
+    target = await fs.resolve("a.txt")
+    edited = await fs.edit_text(target, FsEditRequest(old_string="alpha", new_string="beta"))
+    os.utime(tmp_path / "a.txt", ns=(10**18, 10**18))
+    outcome = await fs.write_text(target, "gamma\n", ReplaceIfVersion(edited.version))
+    assert outcome.before == "beta\n"
+
+
+def kept(text: str) -> EncodedText:
+    return EncodedText((text.encode(),), text=text)
+
+
+def test_a_deferred_digest_is_computed_once_when_a_check_needs_it() -> None:
+    book = VersionBook()
+    calls: list[bytes] = []
+
+    def compute() -> bytes:
+        calls.append(b"alpha\n")
+        return digest(b"alpha\n")
+
+    info = fake_stat(6, time.time_ns())
+    version = book.remember(info, compute)
+    assert calls == []
+    touched = fake_stat(6, time.time_ns() + 10**9)
+    assert book.is_current(version, touched, lambda: b"alpha\n")
+    assert not book.is_current(version, touched, lambda: b"omega\n")
+    assert len(calls) == 1
+
+
+def test_a_kept_copy_pushed_out_by_the_budget_settles_its_digest() -> None:
+    # Pushed out, the bytes are gone: a racy same-tick rewrite must still be caught, so the
+    # digest is computed as the copy goes.
+    book = VersionBook()
+    recent = RecentlyPublished(budget=64, release=book.release)
+    first = fake_stat(6, time.time_ns())
+    version = book.remember(first, partial(digest, b"alpha\n"))
+    assert recent.keep("a", version, EncodedText((b"alpha\n",))) is not None
+    big = EncodedText((b"x" * 16,))
+    for key in "bcdefgh":
+        recent.keep(key, book.remember(fake_stat(16, time.time_ns()), b"\0" * 32), big)
+    assert recent.match("a", version, lambda: b"alpha\n") is None  # pushed out
+    seen = book.lookup(version)
+    assert seen is not None
+    assert seen.digest == digest(b"alpha\n")
+    assert not book.is_current(version, first, lambda: b"omega\n")
+
+
+def test_a_deferred_digest_of_a_replaced_publication_is_dropped() -> None:
+    book = VersionBook()
+    recent = RecentlyPublished(release=book.release)
+
+    def never() -> bytes:
+        raise AssertionError("a replaced publication's digest is never computed")
+
+    old = book.remember(fake_stat(6, time.time_ns()), never)
+    recent.keep("a", old, kept("alpha\n"))
+    new = book.remember(fake_stat(5, time.time_ns() + 1), partial(digest, b"beta\n"))
+    recent.keep("a", new, kept("beta\n"))
+    assert book.lookup(old) is None
+    assert book.lookup(new) is not None

@@ -20,6 +20,7 @@ import anyio
 import pytest
 
 from dsh_fs.providers import LocalFileSystem
+from dsh_fs.providers.local._publish import PUBLICATION_ENV
 
 from .publisher import PAUSE_ENV, expected_content
 
@@ -29,6 +30,13 @@ FULL_FILES = {**QUICK_FILES, "d.txt": 8 << 20}
 
 History = dict[str, tuple[int, int]]
 """Per file: (last generation done, last generation begun)."""
+
+
+@pytest.fixture(autouse=True)
+def staging_publication(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These tortures are the staging directory's (the unnamed file, the default where the
+    platform has it, has `test_crash_unnamed`); the publisher children inherit the choice."""
+    monkeypatch.setenv(PUBLICATION_ENV, "staging")
 
 
 def run_and_kill(workspace: Path, files: dict[str, int], rng: random.Random) -> list[str]:

@@ -27,6 +27,13 @@ class LocalGuards:
     """Whether `may_see` can refuse anything (when False, a search need not compute the
     canonical paths of what it found)."""
 
+    @property
+    def passive(self) -> bool:
+        """Whether these are the base class's guards, which allow everything without
+        looking: then nobody asks the kernel for a path to show them (a ``/proc`` readlink
+        per check, three per write). Any subclass may refuse, so it is always shown one."""
+        return type(self) is LocalGuards
+
     def check_open(self, verb: messages.Verb, display: str, opened: str) -> None:
         """A regular file was opened to read its content (a read, or an edit's prior file),
         or a directory to walk below it; `opened` is its kernel path. (A write's prior file

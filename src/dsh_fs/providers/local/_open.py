@@ -135,7 +135,8 @@ def open_regular(
         if not st_mode.S_ISREG(info.st_mode):
             raise messages.not_regular_file(verb, display)
         # The kernel's path is for guards that can refuse something; others never look.
-        opened = fd_path(fd, key) if guards.confined or verb == "write" else key
+        looks = (guards.confined or verb == "write") and not guards.passive
+        opened = fd_path(fd, key) if looks else key
         if verb != "write":
             guards.check_open(verb, display, opened)
     except BaseException:

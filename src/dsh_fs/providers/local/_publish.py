@@ -1,7 +1,8 @@
 """Publication: stage content privately, fsync it, and make it the file.
 
 Content is staged in an unnamed ``O_TMPFILE`` file of the target's directory where the
-publication path allows it (`TMPFILE_PUBLICATION`), else in a private staging directory.
+platform and the filesystem have one (unless `TMPFILE_PUBLICATION` is off), else in a
+private staging directory.
 Every step works relative to the locked directory's descriptor (`*at` system calls), so the
 content lands in the directory that was locked and checked, whatever happens to its path.
 Synchronous: runs in the mutation's worker thread, locks held.
@@ -19,18 +20,20 @@ from dsh_fs import _platform
 from dsh_fs._platform import sync
 from dsh_fs.fs import EncodedText, messages
 
-from ._io import write_all
+from ._io import Hasher, write_all
 from ._staging import new_stage_dir_at, stage_file_name
 
 __all__ = ["TMPFILE_PUBLICATION", "Staged", "publish", "writable_in_place"]
 
 PUBLICATION_ENV = "DSH_FS_PUBLICATION"
-"""``tmpfile`` chooses the unnamed-file path where the platform has it; anything else (the
-default) the staging directory. The torture runs and the bench choose each path with it.
-The staging directory stays the default: tests pin its residue (a directory per
-publication, seen while a live owner waits), and bench/results.md has the measurements."""
+"""``staging`` chooses the private staging directory; anything else (the default) the
+unnamed-file path where the platform has it. The torture runs and the bench choose each path
+with it. The unnamed file is the default since issue 44: it costs what the leanest durable
+rename costs (bench/publication.py: 7.6-8.0 ms against the rename's 7.8 ms at load ~9, the
+staging directory 10.2-11.1 ms), where the directory's mkdir, cross-directory rename, rmdir
+and the close that frees it were a fifth of a 1 MB write."""
 
-TMPFILE_PUBLICATION = os.environ.get(PUBLICATION_ENV) == "tmpfile"
+TMPFILE_PUBLICATION = os.environ.get(PUBLICATION_ENV) != "staging"
 """Whether publication tries an unnamed ``O_TMPFILE`` file first, where the platform has
 one and ``/proc`` to link it by (`_platform.open_unnamed`, `_platform.link_descriptor`); a
 filesystem without ``O_TMPFILE`` still falls back per call."""
@@ -56,6 +59,8 @@ class Staged:
     owner: tuple[int, int] | None = None
     """The owner and group a new file is given back when the process may (an undo that
     recreates a file, a copy across filesystems); None: the process's own."""
+    hasher: Hasher | None = None
+    """Fed the content as it is written (the version's digest, with no second pass)."""
 
 
 def publish(
@@ -130,7 +135,7 @@ def _link_to_stage_name(fd: int, dir_fd: int) -> str:
 
 def _fill(fd: int, staged: Staged) -> None:
     """Write the content, give it its owner and mode, and fsync it."""
-    write_all(fd, staged.data)
+    write_all(fd, staged.data, staged.hasher)
     if staged.prior is None:
         mode = staged.new_file_mode if staged.mode is None else staged.mode
         if staged.owner is None:

@@ -15,7 +15,10 @@ content the provider already holds closes both:
 Digests are remembered for content the provider read whole (up to `DIGEST_LIMIT` bytes, or
 any size when racy) and for everything it publishes; the memory is a bounded LRU.
 `RecentlyPublished` keeps the last content published per target whole while it is small, so
-the next mutation of that target can prove it unchanged with a byte compare.
+the next mutation of that target can prove it unchanged with a byte compare. The digest of
+content it keeps is computed only when a check first needs it (`VersionBook.remember` with a
+function): the agent loop's next check is that byte compare, and a publication then costs no
+hashing at all (issue 44).
 """
 
 from __future__ import annotations
@@ -84,6 +87,19 @@ class ContentDigest:
     """Whether the tuple alone may miss a same-tick rewrite of this version."""
 
 
+@dataclass(frozen=True, slots=True)
+class _Deferred:
+    """A digest not computed yet: the content is kept by `RecentlyPublished` (see
+    `VersionBook.release`)."""
+
+    compute: Callable[[], bytes]
+    """Computes it."""
+    size: int
+    """The content's length."""
+    racy: bool
+    """As `ContentDigest.racy`."""
+
+
 class VersionBook:
     """Mints versions from stat results and remembers content digests per version.
 
@@ -102,7 +118,7 @@ class VersionBook:
         self._clock = clock
         self._tick = timestamp_granularity_ns
         self._racy_window = max(RACY_WINDOW_NS, 2 * timestamp_granularity_ns)
-        self._seen: OrderedDict[FsVersion, ContentDigest] = OrderedDict()
+        self._seen: OrderedDict[FsVersion, ContentDigest | _Deferred] = OrderedDict()
         self._lock = threading.Lock()  # mutations run in worker threads
 
     def version(self, info: os.stat_result) -> FsVersion:
@@ -125,10 +141,21 @@ class VersionBook:
         """Whether a whole read of this file should fingerprint what it reads."""
         return info.st_size <= DIGEST_LIMIT or self.is_racy(info)
 
-    def remember(self, info: os.stat_result, content_digest: bytes) -> FsVersion:
-        """Record that the content at `info`'s version has `content_digest`; returns it."""
+    def remember(
+        self, info: os.stat_result, content_digest: bytes | Callable[[], bytes]
+    ) -> FsVersion:
+        """Record that the content at `info`'s version has `content_digest`; returns it.
+
+        `content_digest` may be a function that computes it from content the caller keeps
+        (`RecentlyPublished`): it is called when a check first needs the digest, and the
+        keeper calls `release` when it lets the content go."""
         version = self.version(info)
-        entry = ContentDigest(content_digest, info.st_size, self.is_racy(info))
+        racy = self.is_racy(info)
+        entry = (
+            ContentDigest(content_digest, info.st_size, racy)
+            if isinstance(content_digest, bytes)
+            else _Deferred(content_digest, info.st_size, racy)
+        )
         with self._lock:
             self._seen[version] = entry
             self._seen.move_to_end(version)
@@ -137,9 +164,30 @@ class VersionBook:
         return version
 
     def lookup(self, version: FsVersion) -> ContentDigest | None:
-        """The digest remembered for `version`, if any."""
+        """The digest remembered for `version`, if any (computed now if it was deferred)."""
         with self._lock:
-            return self._seen.get(version)
+            entry = self._seen.get(version)
+        if not isinstance(entry, _Deferred):
+            return entry
+        settled = ContentDigest(entry.compute(), entry.size, entry.racy)
+        with self._lock:
+            if self._seen.get(version) is entry:
+                self._seen[version] = settled
+        return settled
+
+    def release(self, version: FsVersion, superseded: bool) -> None:
+        """The keeper of `version`'s content lets it go: a deferred digest is computed now,
+        unless the version is `superseded` (the keeper's own later publication replaced that
+        file: no file can be at it again, so its digest would only ever tell that another
+        file has the same bytes, and is dropped). A digest a read or a check settled stays."""
+        with self._lock:
+            entry = self._seen.get(version)
+            if not isinstance(entry, _Deferred):
+                return
+            if superseded:
+                del self._seen[version]
+                return
+        self.lookup(version)
 
     def is_current(
         self,
@@ -192,28 +240,46 @@ class RecentlyPublished:
 
     Args:
         budget: Most bytes kept, counting the encoded content and its `str` when known.
+        release: Told `(version, superseded)` when an entry is let go: replaced by the same
+            target's next publication (superseded), or pushed out by the budget.
     """
 
-    def __init__(self, budget: int = RECENT_BUDGET) -> None:
+    def __init__(
+        self,
+        budget: int = RECENT_BUDGET,
+        release: Callable[[FsVersion, bool], None] | None = None,
+    ) -> None:
         self._budget = budget
+        self._release = release
         self._entries: OrderedDict[str, tuple[Published, int]] = OrderedDict()
         self._used = 0
         self._lock = threading.Lock()  # mutations run in worker threads
 
-    def keep(self, key: str, version: FsVersion, content: EncodedText) -> None:
-        """Remember that `key` now holds `content` at `version`; too big is forgotten."""
+    def fits(self, content: EncodedText) -> bool:
+        """Whether `keep` would keep `content`."""
+        return self._cost(content) <= self._budget // 4 and content.size <= DIGEST_LIMIT
+
+    @staticmethod
+    def _cost(content: EncodedText) -> int:
         text = content.decoded
-        cost = content.size + (sys.getsizeof(text) if text is not None else 0)
-        fits = cost <= self._budget // 4 and content.size <= DIGEST_LIMIT
-        published = Published(version, content.to_bytes(), text) if fits else None
+        return content.size + (sys.getsizeof(text) if text is not None else 0)
+
+    def keep(self, key: str, version: FsVersion, content: EncodedText) -> Published | None:
+        """Remember that `key` now holds `content` at `version` and return what is kept;
+        too big is forgotten (None)."""
+        cost = self._cost(content)
+        fits = self.fits(content)
+        published = Published(version, content.to_bytes(), content.decoded) if fits else None
+        released: list[tuple[FsVersion, bool]] = []
         with self._lock:
-            self._drop(key)
-            if published is None:
-                return
-            self._entries[key] = (published, cost)
-            self._used += cost
-            while self._used > self._budget:
-                self._drop(next(iter(self._entries)))
+            released += self._drop(key, superseded=True)
+            if published is not None:
+                self._entries[key] = (published, cost)
+                self._used += cost
+                while self._used > self._budget:
+                    released += self._drop(next(iter(self._entries)), superseded=False)
+        self._released(released)
+        return published
 
     def match(
         self, key: str, version: FsVersion, content: Callable[[], bytes | bytearray]
@@ -229,11 +295,21 @@ class RecentlyPublished:
         return entry[0] if content() == entry[0].data else None
 
     def forget(self, key: str) -> None:
-        """Forget what was published at `key` (content whose text is not its UTF-8)."""
+        """Forget what was published at `key`, which a publication of content whose text is
+        not its UTF-8 just replaced."""
         with self._lock:
-            self._drop(key)
+            released = self._drop(key, superseded=True)
+        self._released(released)
 
-    def _drop(self, key: str) -> None:
+    def _drop(self, key: str, *, superseded: bool) -> list[tuple[FsVersion, bool]]:
         entry = self._entries.pop(key, None)
-        if entry is not None:
-            self._used -= entry[1]
+        if entry is None:
+            return []
+        self._used -= entry[1]
+        return [(entry[0].version, superseded)]
+
+    def _released(self, released: list[tuple[FsVersion, bool]]) -> None:
+        """Tell `release` (outside the lock: settling a digest hashes)."""
+        if self._release is not None:
+            for version, superseded in released:
+                self._release(version, superseded)
