@@ -23,6 +23,7 @@ from importlib import resources
 from typing import Any, Final
 
 import anyio
+from anyio import to_thread
 from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -30,13 +31,16 @@ from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from dsh_fs.fs import JournalEntry
 from dsh_fs.journal import Journal, UndoResult
 
 from ._diff_view import DiffView, parse_diff
 from ._html import (
     change_items,
+    damaged_section,
     diff_chunk,
     document,
+    page_nav,
     refusal_page,
     session_body,
     session_facts,
@@ -81,6 +85,21 @@ class ReviewSource:
     """The folder (as given, absolute)."""
     journal: Journal
     """Its journal (the store the servers of that folder write)."""
+    inside: tuple[str, ...] = ()
+    """The served roots its changes are shown (and undone) inside, as `log` and `undo` take
+    another root's sub-store (SPEC §9.1); empty: every change of the store, and its damaged
+    records."""
+
+    def shows(self, entry: JournalEntry) -> bool:
+        """Whether `entry` is shown: a change inside the served roots (a move's either
+        side), or any change of a store shown whole."""
+        if not self.inside:
+            return True
+        roots = tuple(root.rstrip("/") + "/" for root in self.inside)
+        return any(
+            path is not None and (path + "/").startswith(roots)
+            for path in (entry.path, entry.source)
+        )
 
 
 class Review:
@@ -88,11 +107,16 @@ class Review:
     whoever asks), the diffs (a few kept parsed), the actions (one at a time).
 
     Args:
-        sources: The served ROOTs with their journals, in the order given.
+        sources: The served ROOTs with their journals, in the order given (then the other
+            roots' sub-stores `log` reads too).
+        roots: The served ROOTs as the page names them (default: the sources' roots).
     """
 
-    def __init__(self, sources: Sequence[ReviewSource]) -> None:
+    def __init__(
+        self, sources: Sequence[ReviewSource], *, roots: Sequence[str] | None = None
+    ) -> None:
         self.sources = tuple(sources)
+        self._roots = list(roots) if roots is not None else None
         self._snapshots: tuple[StoreSnapshot, ...] = ()
         self._read_at = -math.inf
         self._reading = anyio.Lock()
@@ -102,6 +126,8 @@ class Review:
     @property
     def roots(self) -> list[str]:
         """The served ROOTs."""
+        if self._roots is not None:
+            return list(self._roots)
         return [source.root for source in self.sources]
 
     async def snapshots(self, *, fresh: bool = False) -> tuple[StoreSnapshot, ...]:
@@ -116,8 +142,9 @@ class Review:
                             index=index,
                             root=source.root,
                             location=source.journal.location,
-                            entries=tuple(entries),
-                            problems=tuple(problems),
+                            entries=tuple(e for e in entries if source.shows(e)),
+                            # Another root's sub-store: its damage is that root's (as `log`).
+                            problems=tuple(problems) if not source.inside else (),
                         )
                     )
                 self._snapshots = tuple(read)
@@ -142,7 +169,8 @@ class Review:
         key = (store, entry_id, snapshots[store].fingerprint)
         view = self._diffs.get(key)
         if view is None:
-            view = parse_diff(await self.sources[store].journal.diff(entry_id))
+            text = await self.sources[store].journal.diff(entry_id)
+            view = await to_thread.run_sync(parse_diff, text)  # the event loop keeps serving
             self._diffs[key] = view
             while len(self._diffs) > 8:
                 self._diffs.popitem(last=False)
@@ -154,11 +182,13 @@ class Review:
         would, journaled under the label ``review``; returns ``{message, results}``. One
         action runs at a time here; the journal's guards settle races with other processes
         (a second undo of a change is refused: already undone)."""
-        journal = self.sources[store].journal
+        source = self.sources[store]
+        journal = source.journal
         async with self._acting:
             try:
                 if action == "undo-session":
-                    results = await journal.undo(session=arguments["label"], label="review")
+                    ids = await _session_in_force(source, arguments["label"])
+                    results = await journal.undo(ids=ids, label="review") if ids else []
                 elif action == "undo-change":
                     results = await journal.undo(ids=[arguments["id"]], label="review")
                 else:
@@ -177,6 +207,22 @@ class Review:
             finally:
                 self._read_at = -math.inf  # the page shows the action's entries at once
         return {"message": _summary(results), "results": [r.to_json() for r in results]}
+
+
+async def _session_in_force(source: ReviewSource, label: str) -> list[str]:
+    """The changes an undo of session `label` takes back (the §9.1 selection): its changes
+    still in force, not undos themselves, read now. The label matches exactly: the CLI's
+    prefix rule would also take a session whose client named itself ``<label>-x``."""
+    entries, _ = await source.journal.read()
+    undone = {entry.undoes for entry in entries if entry.undoes is not None}
+    return [
+        entry.id
+        for entry in entries
+        if entry.session == label
+        and entry.undoes is None
+        and entry.id not in undone
+        and source.shows(entry)
+    ]
 
 
 async def _revert_hunk(journal: Journal, entry_id: str, hunk: int) -> list[UndoResult] | str:
@@ -330,6 +376,19 @@ def review_app(review: Review, *, security: TransportSecuritySettings, token: st
         shown, _, _ = await page_list(_int(request.query_params.get("page"), 1))
         return HTMLResponse(session_rows(shown, token))
 
+    async def listing(request: Request) -> Response:
+        # What the list's live update replaces: the rows, the pages (more sessions make
+        # more pages) and the damaged records.
+        shown, page, pages = await page_list(_int(request.query_params.get("page"), 1))
+        return JSONResponse(
+            {
+                "rows": session_rows(shown, token),
+                "pages": page_nav(token, page, pages),
+                "page": page,
+                "damaged": damaged_section(await review.snapshots()),
+            }
+        )
+
     async def changes(request: Request) -> Response:
         store = store_of(request)
         label = request.query_params.get("label")
@@ -340,6 +399,7 @@ def review_app(review: Review, *, security: TransportSecuritySettings, token: st
             {
                 "facts": session_facts(snapshot, _summary_of(snapshot, label)),
                 "items": change_items(session_changes(snapshot, label), token),
+                "damaged": damaged_section([snapshot]),
             }
         )
 
@@ -363,7 +423,7 @@ def review_app(review: Review, *, security: TransportSecuritySettings, token: st
                 "old": view.old_name,
                 "new": view.new_name,
                 "hunks": view.hunks,
-                "rows": len(view.rows),
+                "rows": view.count,
                 "html": diff_chunk(view, number, store, entry_id),
             }
         )
@@ -405,6 +465,7 @@ def review_app(review: Review, *, security: TransportSecuritySettings, token: st
             Route("/", home),
             Route("/session", session),
             Route("/fragment/sessions", rows),
+            Route("/fragment/list", listing),
             Route("/fragment/changes", changes),
             Route("/api/version", version),
             Route("/api/diff", diff),
