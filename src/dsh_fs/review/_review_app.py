@@ -122,6 +122,7 @@ class Review:
         self._reading = anyio.Lock()
         self._acting = anyio.Lock()
         self._diffs: OrderedDict[tuple[int, str, str], DiffView] = OrderedDict()
+        self._summed: tuple[str, list[SessionSummary]] | None = None
 
     @property
     def roots(self) -> list[str]:
@@ -150,6 +151,15 @@ class Review:
                 self._snapshots = tuple(read)
                 self._read_at = time.monotonic()
             return self._snapshots
+
+    async def summaries(self) -> list[SessionSummary]:
+        """Every session of every store, newest first (summed up again only when a store
+        changed: every open tab asks, and 10,000 entries take a while to sum)."""
+        snapshots = await self.snapshots()
+        version = "/".join(snapshot.fingerprint for snapshot in snapshots)
+        if self._summed is None or self._summed[0] != version:
+            self._summed = (version, sessions(snapshots))
+        return self._summed[1]
 
     async def version(self) -> str:
         """A token that changes whenever a store does (the page polls it)."""
@@ -323,8 +333,10 @@ class ReviewGuard:
         return hmac.compare_digest(given.encode("utf-8", "surrogateescape"), self._token)
 
 
-def _summary_of(snapshot: StoreSnapshot, label: str) -> SessionSummary | None:
-    return next((s for s in sessions([snapshot]) if s.label == label), None)
+def _summary_of(
+    summaries: Sequence[SessionSummary], snapshot: StoreSnapshot, label: str
+) -> SessionSummary | None:
+    return next((s for s in summaries if s.store == snapshot.index and s.label == label), None)
 
 
 def _int(value: str | None, default: int) -> int:
@@ -351,7 +363,7 @@ def review_app(review: Review, *, security: TransportSecuritySettings, token: st
         return store if 0 <= store < len(review.sources) else None
 
     async def page_list(page: int) -> tuple[list[SessionSummary], int, int]:
-        summaries = sessions(await review.snapshots())
+        summaries = await review.summaries()
         pages = max(1, -(-len(summaries) // PAGE_SIZE))
         page = min(max(page, 1), pages)
         return summaries[(page - 1) * PAGE_SIZE : page * PAGE_SIZE], page, pages
@@ -368,7 +380,8 @@ def review_app(review: Review, *, security: TransportSecuritySettings, token: st
             return HTMLResponse(refusal_page(404, "No such session."), status_code=404)
         snapshot = (await review.snapshots())[store]
         changes = session_changes(snapshot, label)
-        body = session_body(snapshot, _summary_of(snapshot, label), label, changes, token)
+        summary = _summary_of(await review.summaries(), snapshot, label)
+        body = session_body(snapshot, summary, label, changes, token)
         title = f"Session {label}"
         return HTMLResponse(document(title=title, token=token, roots=review.roots, body=body))
 
@@ -397,7 +410,9 @@ def review_app(review: Review, *, security: TransportSecuritySettings, token: st
         snapshot = (await review.snapshots())[store]
         return JSONResponse(
             {
-                "facts": session_facts(snapshot, _summary_of(snapshot, label)),
+                "facts": session_facts(
+                    snapshot, _summary_of(await review.summaries(), snapshot, label)
+                ),
                 "items": change_items(session_changes(snapshot, label), token),
                 "damaged": damaged_section([snapshot]),
             }
