@@ -47,8 +47,17 @@ async def _journal(root: Path, store: Path, entries: int) -> None:
                 await session.call("read", {"file_path": name})
             result = await session.call("write", {"file_path": name, "content": f"{n}\n"})
             assert not result.is_error, result.text
-        big = "".join(f"line {n} of a large file, long enough to matter\n" for n in range(23_000))
-        await ws.session(label="big").call("write", {"file_path": "big.txt", "content": big})
+        big = [f"line {n} of a large file, long enough to matter\n" for n in range(23_000)]
+        await ws.session(label="big").call(
+            "write", {"file_path": "big.txt", "content": "".join(big)}
+        )
+        # The same 1 MB file with an edit every 23 lines: 1,000 hunks all through it.
+        scattered = ws.session(label="scattered")
+        await scattered.call("read", {"file_path": "big.txt"})
+        for n in range(0, len(big), 23):
+            big[n] = f"edited line {n}\n"
+        result = await scattered.call("write", {"file_path": "big.txt", "content": "".join(big)})
+        assert not result.is_error, result.text
 
 
 def _median(repeat: int, measure: Callable[[], float]) -> float:
@@ -96,6 +105,7 @@ def review_rows(entries: int, repeat: int) -> list[str]:
             recorded = portal.call(journal.entries)
             label = next(e.session for e in recorded if e.session.startswith("agent"))
             big_id = next(e.id for e in recorded if e.session.startswith("big"))
+            scattered_id = next(e.id for e in recorded if e.session.startswith("scattered"))
             review = Review([ReviewSource(root=str(root), journal=journal)])
             sock = bind_socket("127.0.0.1", 0)
             ready = threading.Event()
@@ -122,6 +132,8 @@ def review_rows(entries: int, repeat: int) -> list[str]:
                     page = _median(repeat, lambda: timed("/"))
                     session = _median(repeat, lambda: timed("/session", store=0, label=label))
                     chunk = timed("/api/diff", store=0, id=big_id)  # the diff made, then cut
+                    spread = timed("/api/diff", store=0, id=scattered_id)
+                    spread_cpu = cpus["/api/diff"][-1]
                     more = _median(repeat, lambda: timed("/api/diff", store=0, id=big_id, chunk=9))
                 browser = _browser_first_rows(review_url(sock, _TOKEN))
             finally:
@@ -135,6 +147,8 @@ def review_rows(entries: int, repeat: int) -> list[str]:
     )
     rows.append(_row("1 MB change: its diff's first chunk (server, diff made)", chunk))
     rows.append(_row("1 MB change: a later chunk (400 rows; server)", more))
+    measure = "1 MB change, 1,000 edits all through it: its diff's first chunk (server)"
+    rows.append(_row(measure, spread, spread_cpu))
     if browser is not None:
         rows.append(_row("1 MB change: Show diff to its first rows (Chromium)", browser))
     else:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import difflib
 
 from dsh_fs.fs import FsVersion, JournalEntry
-from dsh_fs.review._diff_view import CHUNK_ROWS, parse_diff
+from dsh_fs.review._diff_view import CHUNK_ROWS, _rows, parse_diff
 from dsh_fs.review._sessions import StoreSnapshot, session_changes, sessions
 
 
@@ -97,3 +97,14 @@ def test_sessions_are_summed_up_newest_first_with_what_is_still_in_force() -> No
     changes = session_changes(snapshot, "a-1")
     assert changes[0].undone_by == entries[3]
     assert changes[1].undone_by is None
+
+
+def test_chunks_made_one_at_a_time_number_their_rows_as_the_whole_diff_does() -> None:
+    old = "".join(f"{n}\n" for n in range(3000))
+    new = old.replace("10\n", "ten\n").replace("1500\n", "x\ny\n").replace("2999\n", "")
+    text = _diff(old, new) + "".join(_diff("", "".join(f"{n}\n" for n in range(900))))
+    view = parse_diff(text)
+    assert view.chunks > 1
+    whole = _rows(view.lines, 0, 0, 0)
+    assert tuple(row for n in range(view.chunks) for row in view.chunk(n)) == whole
+    assert [row.hunk for row in whole if row.kind == "hunk"] == list(range(1, view.hunks + 1))

@@ -1,20 +1,24 @@
-"""`dsh-fs review`: the journal in a browser (SPEC §11.1). Opens the store of each ROOT as
-`log` does, binds loopback (unless ``--allow-remote``), prints the URL with a new token and
-opens a browser (unless ``--no-open``)."""
+"""`dsh-fs review`: the journal in a browser (SPEC §11.1). Reads the stores `log` reads
+(the first ROOT's, then every other root's sub-store, its changes inside the ROOTs), binds
+loopback (unless ``--allow-remote``), prints the URL with a new token and opens a browser
+(unless ``--no-open``)."""
 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import os
 import secrets
 import sys
 import threading
 import webbrowser
+from typing import TYPE_CHECKING
 
-from ._journal import add_journal_options, journal_config
+from ._journal import _close, _journals, add_journal_options, journal_config
 from ._running import run_until_interrupted
 from ._usage import UsageError
+
+if TYPE_CHECKING:
+    from dsh_fs.journal import Journal
 
 __all__ = ["add_review_command", "run_review"]
 
@@ -56,20 +60,27 @@ def run_review(args: argparse.Namespace) -> int:
 
     if not 0 <= args.port <= 65535:
         raise UsageError(f"dsh-fs review: --port {args.port} is out of range")
-    workspaces = []
-    for root in args.roots or [os.getcwd()]:
-        path = os.path.abspath(root)
+    paths = [os.path.abspath(root) for root in args.roots] or [os.getcwd()]
+    for path in paths:
         if not os.path.isdir(path):
             raise UsageError(f"dsh-fs review: {path}: not a directory")
-        try:
-            workspaces.append(Workspace.sandbox(path, journal=journal_config(args)))
-        except ValueError as exc:
-            raise UsageError(f"dsh-fs review: {exc}") from exc
-    sources = []
-    for workspace in workspaces:
-        assert workspace.journal is not None
-        assert workspace.cwd is not None
-        sources.append(ReviewSource(root=workspace.cwd, journal=workspace.journal))
+    try:
+        # One workspace over every ROOT, as `log` opens it: the first ROOT's store, then
+        # every other root's sub-store in the same directory (a server with several ROOTs
+        # records under its first), their changes shown inside the served ROOTs only.
+        workspace = Workspace.sandbox(paths[0], *paths[1:], journal=journal_config(args))
+    except ValueError as exc:
+        raise UsageError(f"dsh-fs review: {exc}") from exc
+    journals = _journals(workspace)
+    served = tuple(workspace.fs.roots)
+    sources = [
+        ReviewSource(
+            root=str(workspace.cwd) if index == 0 else _root_of(journal),
+            journal=journal,
+            inside=() if index == 0 else served,
+        )
+        for index, journal in enumerate(journals)
+    ]
     try:
         sock = bind_socket(args.host, args.port)
     except OSError as exc:
@@ -87,7 +98,7 @@ def run_review(args: argparse.Namespace) -> int:
         url = review_url(sock, token)
 
         def ready() -> None:
-            stores = ", ".join(source.journal.location for source in sources)
+            stores = ", ".join(source.journal.location for source in sources[:1])
             print(f"dsh-fs review: journal {stores}", file=sys.stderr)
             print(f"dsh-fs review: open {url}", file=sys.stderr, flush=True)
             if not args.no_open:
@@ -95,16 +106,23 @@ def run_review(args: argparse.Namespace) -> int:
                 threading.Thread(target=webbrowser.open, args=(url,), daemon=True).start()
 
         async def serve() -> None:
-            async with contextlib.AsyncExitStack() as stack:
-                for workspace in workspaces:
-                    await stack.enter_async_context(workspace)
+            async with workspace:
                 await serve_review(
-                    Review(sources),
+                    Review(sources, roots=paths),
                     sock,
                     token=token,
                     allow_remote=args.allow_remote,
                     on_ready=ready,
                 )
 
-        run_until_interrupted(serve)
+        try:
+            run_until_interrupted(serve)
+        finally:
+            _close(journals)
     return 0
+
+
+def _root_of(journal: Journal) -> str:
+    """The root another sub-store records (its location, should it not say)."""
+    root = getattr(journal.store, "root", None)
+    return root if isinstance(root, str) else journal.location

@@ -4,9 +4,10 @@ are still exactly there with their context, found once. Pure: lines in, lines ou
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Sequence
 from dataclasses import dataclass
+
+from ._diff import matcher
 
 __all__ = ["CONTEXT", "Hunk", "HunkResult", "hunks", "revert"]
 
@@ -49,11 +50,10 @@ class Hunk:
 
 
 def hunks(before: Sequence[str], after: Sequence[str]) -> list[Hunk]:
-    """The hunks `difflib.unified_diff` shows for `before` → `after` (lines with their
-    ends), in its order and with its context."""
+    """The hunks `diff` shows for `before` → `after` (lines with their ends), in its order
+    and with its context (the same `matcher`)."""
     found = []
-    matcher = difflib.SequenceMatcher(None, before, after)
-    for n, group in enumerate(matcher.get_grouped_opcodes(CONTEXT), start=1):
+    for n, group in enumerate(matcher(before, after).get_grouped_opcodes(CONTEXT), start=1):
         first, last = group[0], group[-1]
         lead = first[2] - first[1] if first[0] == "equal" else 0
         trail = last[2] - last[1] if last[0] == "equal" else 0

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-import difflib
 import hashlib
 import re
 from collections.abc import Iterable, Sequence
@@ -32,7 +31,7 @@ from dsh_fs.fs import (
     utf16_as_utf8,
 )
 
-from . import _hunks
+from . import _diff, _hunks
 from ._hunks import HunkResult
 from ._plugin import DEFAULT_MAX_AGE_SECONDS, DEFAULT_MAX_BYTES, capture, session_label
 
@@ -193,16 +192,9 @@ class Journal:
                 f"--- {old_name}\n+++ {new_name}\n"
                 f"(the content {missing} this change is no longer kept, or is not text)\n"
             )
-        lines = difflib.unified_diff(
-            before.splitlines(keepends=True),
-            after.splitlines(keepends=True),
-            old_name,
-            new_name,
-        )
-        out = []
-        for line in lines:
-            out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
-        return "".join(out) or f"--- {old_name}\n+++ {new_name}\n"
+        # Off the event loop: a large change takes a while even matched in near-linear
+        # time, and a server (the review page) keeps answering meanwhile.
+        return await to_thread.run_sync(_unified, before, after, old_name, new_name)
 
     async def undo(
         self,
@@ -737,6 +729,18 @@ def _verdict(entry: JournalEntry, reason: str | None = None) -> UndoResult:
     """The undo of `entry`: refused for `reason`, else undone."""
     outcome = "undone" if reason is None else "refused"
     return UndoResult(id=entry.id, path=entry.path, result=outcome, reason=reason)
+
+
+def _unified(before: str, after: str, old_name: str, new_name: str) -> str:
+    """The unified diff `diff` shows, hunks as `undo --hunk N` numbers them (`_hunks` matches
+    with the same `_diff.matcher`)."""
+    lines = _diff.unified_diff(
+        before.splitlines(keepends=True), after.splitlines(keepends=True), old_name, new_name
+    )
+    out = []
+    for line in lines:
+        out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
+    return "".join(out) or f"--- {old_name}\n+++ {new_name}\n"
 
 
 def _kind_name(kind: FsFileType) -> str:

@@ -66,6 +66,24 @@ class StoredName:
     """Its size in bytes (0 when not asked, see `RecordStore._names`)."""
     regular: bool
     """A regular file (an object): anything else is damaged, never opened."""
+    stamp: object = None
+    """What the listing tells of this name's content without opening it (a local file's
+    inode, size, mtime and ctime; an object's size and mtime): a record read before under
+    the same name and stamp is not read again. None: nothing tells; it is read every time."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Read:
+    """A committed record as read and vetted before, and what it was read at."""
+
+    stamp: object
+    """The record's `StoredName.stamp` when it was read."""
+    pre: StoredName | None
+    """Its pre-image as listed then (the vetting depends on it)."""
+    entry: JournalEntry | None
+    """The entry (None: the record is damaged)."""
+    problems: tuple[JournalProblem, ...]
+    """What reading or vetting it reported."""
 
 
 @dataclass(slots=True)
@@ -112,6 +130,12 @@ class RecordStore(JournalStore):
         self._written = 0  # what the changes recorded since added, estimated
         self._pruned_ns = 0
         self._pruning = False
+        # The records read before, by name: the stamp they were read at, and the entry
+        # (with what vetting it reported) or the failure they gave. A reading opens only
+        # the records that are new or changed since (a page polling a 10,000-entry store
+        # reads one listing, not 10,000 files); the records stay the truth.
+        self._read_before: dict[str, _Read] = {}
+        self._read_lock = threading.Lock()
 
     # The backend's primitives.
 
@@ -267,17 +291,65 @@ class RecordStore(JournalStore):
                 problems.append(JournalProblem(name=name, reason="not an entry's name"))
                 continue
             committed.append(name)
-        read = self._read_records(committed, names)
-        for name in committed:
-            try:
-                record = read[name]
-                if isinstance(record, BaseException):
-                    raise record
-                entries.append(self._vetted(record, names, problems, name.rpartition(".")[0]))
-            except (OSError, ValueError, KeyError, TypeError, RecursionError) as exc:
-                problems.append(JournalProblem(name=name, reason=record_reason(exc)))
+        for read in self._committed(committed, names):
+            if read.entry is not None:
+                entries.append(read.entry)
+            problems.extend(read.problems)
         entries.sort(key=lambda entry: entry.id)
         return entries, problems
+
+    def _committed(self, committed: list[str], names: dict[str, StoredName]) -> list[_Read]:
+        """The committed records `committed`, each vetted: the ones read before at the same
+        stamp (and with the same pre-image listed) as they were, the others read now."""
+        with self._read_lock:
+            before = self._read_before
+            # Names gone from the store are forgotten (pruned, removed): the memory holds
+            # what the store holds, no more.
+            if len(before) > len(committed):
+                self._read_before = before = {n: before[n] for n in committed if n in before}
+            known: dict[str, _Read] = {}
+            for name in committed:
+                read = before.get(name)
+                stamp = names[name].stamp
+                pre = names.get(name[: -len("json")] + "pre")
+                if (
+                    read is not None
+                    and stamp is not None
+                    and (read.stamp, read.pre) == (stamp, pre)
+                ):
+                    known[name] = read
+        fresh = [name for name in committed if name not in known]
+        records = self._read_records(fresh, names) if fresh else {}
+        out = []
+        for name in committed:
+            read = known.get(name)
+            if read is None:
+                read = self._vet_one(name, records, names)
+                if read.stamp is not None:
+                    with self._read_lock:
+                        self._read_before[name] = read
+            out.append(read)
+        return out
+
+    def _vet_one(self, name: str, records: dict[str, Any], names: dict[str, StoredName]) -> _Read:
+        """The record `name` as `_read_records` gave it (a dict, or the exception that
+        makes it damaged), vetted."""
+        problems: list[JournalProblem] = []
+        entry = None
+        try:
+            record = records[name]
+            if isinstance(record, BaseException):
+                raise record
+            assert isinstance(record, dict)
+            entry = self._vetted(record, names, problems, name.rpartition(".")[0])
+        except (OSError, ValueError, KeyError, TypeError, RecursionError) as exc:
+            problems.append(JournalProblem(name=name, reason=record_reason(exc)))
+        return _Read(
+            stamp=names[name].stamp,
+            pre=names.get(name[: -len("json")] + "pre"),
+            entry=entry,
+            problems=tuple(problems),
+        )
 
     def _vetted(
         self,

@@ -38,25 +38,43 @@ class DiffRow:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class DiffView:
-    """A parsed diff: its file names and rows."""
+    """A parsed diff: its file names and lines, made into rows a chunk at a time (a 1 MB
+    change's first chunk is ready without making its other 20,000 rows)."""
 
     old_name: str
     """The ``---`` side (``a/<path>`` or ``/dev/null``)."""
     new_name: str
     """The ``+++`` side."""
-    rows: tuple[DiffRow, ...]
-    """Every row, hunks in order."""
+    lines: tuple[str, ...]
+    """The diff's lines after the file names, one a row."""
+    starts: tuple[tuple[int, int, int], ...]
+    """Where each chunk starts: the old and new line numbers its first row continues from,
+    and how many hunks came before it."""
     hunks: int
     """How many hunks."""
 
     @property
+    def count(self) -> int:
+        """How many rows."""
+        return len(self.lines)
+
+    @property
+    def rows(self) -> tuple[DiffRow, ...]:
+        """Every row, hunks in order."""
+        return tuple(row for number in range(self.chunks) for row in self.chunk(number))
+
+    @property
     def chunks(self) -> int:
         """How many chunks of `CHUNK_ROWS` rows the page loads (at least one)."""
-        return max(1, -(-len(self.rows) // CHUNK_ROWS))
+        return max(1, -(-len(self.lines) // CHUNK_ROWS))
 
     def chunk(self, number: int) -> tuple[DiffRow, ...]:
         """The rows of chunk `number` (from 0); empty past the end."""
-        return self.rows[number * CHUNK_ROWS : (number + 1) * CHUNK_ROWS]
+        if not 0 <= number < len(self.starts):
+            return ()
+        old, new, hunks = self.starts[number]
+        lines = self.lines[number * CHUNK_ROWS : (number + 1) * CHUNK_ROWS]
+        return _rows(lines, old, new, hunks)
 
 
 def parse_diff(text: str) -> DiffView:
@@ -66,21 +84,56 @@ def parse_diff(text: str) -> DiffView:
     if lines and lines[-1] == "":
         lines.pop()
     old_name = new_name = ""
+    first = 0
     if lines and lines[0].startswith("--- "):
-        old_name = lines.pop(0)[4:]
-    if lines and lines[0].startswith("+++ "):
-        new_name = lines.pop(0)[4:]
+        old_name, first = lines[0][4:], 1
+    if len(lines) > first and lines[first].startswith("+++ "):
+        new_name, first = lines[first][4:], first + 1
+    body = tuple(lines[first:])
+    # One pass that only counts: where each chunk's numbering starts.
+    starts: list[tuple[int, int, int]] = []
+    hunks = old = new = 0
+    for index, line in enumerate(body):
+        if index % CHUNK_ROWS == 0:
+            starts.append((old, new, hunks))
+        if line.startswith("@@"):
+            match = _HUNK.match(line)
+            if match:
+                hunks += 1
+                old, new = _hunk_start(match)
+                continue
+        if hunks == 0:
+            continue
+        first_char = line[:1]
+        if first_char == "+":
+            new += 1
+        elif first_char == "-":
+            old += 1
+        elif first_char != "\\":
+            old += 1
+            new += 1
+    return DiffView(
+        old_name=old_name, new_name=new_name, lines=body, starts=tuple(starts), hunks=hunks
+    )
+
+
+def _hunk_start(match: re.Match[str]) -> tuple[int, int]:
+    """The old and new line numbers a hunk's first row has."""
+    old, new = int(match.group(1)), int(match.group(3))
+    # An empty side starts at line 0 of the file: its first line would be line 1.
+    old += 1 if match.group(2) == "0" else 0
+    new += 1 if match.group(4) == "0" else 0
+    return old, new
+
+
+def _rows(lines: tuple[str, ...], old: int, new: int, hunks: int) -> tuple[DiffRow, ...]:
+    """The rows of `lines`, numbered on from `old`, `new` and `hunks`."""
     rows: list[DiffRow] = []
-    hunks = 0
-    old = new = 0
     for line in lines:
         match = _HUNK.match(line)
         if match:
             hunks += 1
-            old, new = int(match.group(1)), int(match.group(3))
-            # An empty side starts at line 0 of the file: its first line would be line 1.
-            old += 1 if match.group(2) == "0" else 0
-            new += 1 if match.group(4) == "0" else 0
+            old, new = _hunk_start(match)
             rows.append(DiffRow(kind="hunk", text=line, hunk=hunks))
         elif hunks == 0:
             rows.append(DiffRow(kind="note", text=line))
@@ -96,4 +149,4 @@ def parse_diff(text: str) -> DiffView:
             rows.append(DiffRow(kind="context", text=line[1:], old=old, new=new))
             old += 1
             new += 1
-    return DiffView(old_name=old_name, new_name=new_name, rows=tuple(rows), hunks=hunks)
+    return tuple(rows)

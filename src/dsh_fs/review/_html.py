@@ -11,12 +11,14 @@ from urllib.parse import urlencode
 from dsh_fs.fs import JournalEntry
 
 from ._diff_view import CHUNK_ROWS, DiffRow, DiffView
-from ._sessions import ChangeView, SessionSummary, StoreSnapshot
+from ._sessions import ChangeSetView, ChangeView, SessionSummary, StoreSnapshot, grouped
 
 __all__ = [
     "change_items",
+    "damaged_section",
     "diff_chunk",
     "document",
+    "page_nav",
     "refusal_page",
     "session_body",
     "session_facts",
@@ -80,6 +82,12 @@ def refusal_page(status: int, reason: str) -> str:
     )
 
 
+def damaged_section(snapshots: Sequence[StoreSnapshot]) -> str:
+    """The damaged records of `snapshots` (empty when there are none); the page replaces
+    it in place as the stores change."""
+    return f'<div id="damaged">{_problems(snapshots)}</div>'
+
+
 def _problems(snapshots: Sequence[StoreSnapshot]) -> str:
     items = [
         f"<li><code>{_e(problem.name)}</code>: {_e(problem.reason)} "
@@ -130,12 +138,6 @@ def sessions_body(
     pages: int,
 ) -> str:
     """The list of sessions (one page of it), newest first, and the damaged records."""
-    nav = []
-    if page > 1:
-        nav.append(f'<a rel="prev" href="{_href("/", token, page=page - 1)}">Newer sessions</a>')
-    nav.append(f"<span>Page {page} of {pages}</span>")
-    if page < pages:
-        nav.append(f'<a rel="next" href="{_href("/", token, page=page + 1)}">Older sessions</a>')
     return (
         '<h2 id="sessions-title">Sessions, newest first</h2>'
         f'<table class="sessions" aria-labelledby="sessions-title" data-page="{page}">'
@@ -143,8 +145,20 @@ def sessions_body(
         "<th scope=col>Last change</th><th scope=col>Files</th><th scope=col>Lines</th>"
         "<th scope=col>In force</th><th scope=col>Actions</th></tr></thead>"
         f'<tbody id="sessions-body">{session_rows(summaries, token)}</tbody></table>'
-        f'<nav class="pages" aria-label="Pages">{" ".join(nav)}</nav>' + _problems(snapshots)
+        f'<nav class="pages" id="pages" aria-label="Pages">{page_nav(token, page, pages)}</nav>'
+        + damaged_section(snapshots)
     )
+
+
+def page_nav(token: str, page: int, pages: int) -> str:
+    """The links to the newer and older pages of sessions, and where this one is."""
+    nav = []
+    if page > 1:
+        nav.append(f'<a rel="prev" href="{_href("/", token, page=page - 1)}">Newer sessions</a>')
+    nav.append(f"<span>Page {page} of {pages}</span>")
+    if page < pages:
+        nav.append(f'<a rel="next" href="{_href("/", token, page=page + 1)}">Older sessions</a>')
+    return " ".join(nav)
 
 
 def _status(change: ChangeView, token: str) -> str:
@@ -163,7 +177,7 @@ def _status(change: ChangeView, token: str) -> str:
     return f'<span class="state">{" ".join(parts)}</span>' if parts else ""
 
 
-def _change_head(change: ChangeView, token: str) -> str:
+def _change_head(change: ChangeView, token: str, in_set: bool = False) -> str:
     entry = change.entry
     moved = ""
     if entry.source:
@@ -172,22 +186,28 @@ def _change_head(change: ChangeView, token: str) -> str:
         counts = f'<span class="counts">{"directory" if entry.directory else "link"}</span>'
     else:
         counts = _counts(entry.added, entry.removed)
+    # A change of a set is undone with its set, all or none: it has no button of its own.
+    button = (
+        ""
+        if in_set
+        else f' <button type="button" class="act" data-action="undo-change" '
+        f'data-store="{change.store}" data-id="{_e(entry.id)}" '
+        f'aria-label="Undo change {_e(entry.id)} to {_e(entry.rel)}">Undo change</button>'
+    )
     return (
         f'<div class="change-head">{_time(entry.time)} <span class="tool">{_e(entry.tool)}</span> '
-        f'<code class="path">{_e(entry.rel)}</code>{moved} {counts} {_status(change, token)} '
-        f'<button type="button" class="act" data-action="undo-change" data-store="{change.store}" '
-        f'data-id="{_e(entry.id)}" aria-label="Undo change {_e(entry.id)} to {_e(entry.rel)}">'
-        "Undo change</button></div>"
+        f'<code class="path">{_e(entry.rel)}</code>{moved} {counts} {_status(change, token)}'
+        f"{button}</div>"
     )
 
 
-def _change_item(change: ChangeView, token: str) -> str:
+def _change_item(change: ChangeView, token: str, in_set: bool = False) -> str:
     entry = change.entry
     anchor = f"{change.store}-{_e(entry.id)}"
     state = " undone" if change.undone_by is not None else ""
     return (
         f'<li class="change{state}" id="change-{anchor}" data-store="{change.store}" '
-        f'data-id="{_e(entry.id)}">{_change_head(change, token)}'
+        f'data-id="{_e(entry.id)}">{_change_head(change, token, in_set)}'
         f'<button type="button" class="toggle" aria-expanded="false" aria-controls="diff-{anchor}"'
         f' data-store="{change.store}" data-id="{_e(entry.id)}">Show diff</button>'
         f'<div class="diff" id="diff-{anchor}" hidden></div></li>'
@@ -201,16 +221,47 @@ def _damaged_item(entry: JournalEntry, error: Exception) -> str:
     )
 
 
+def _set_item(changes: ChangeSetView, token: str) -> str:
+    """A change set as one change: its files (each with its diff), one button that undoes
+    the set, all or none."""
+    group, store = changes.group, changes.store
+    state = " undone" if changes.undone else ""
+    files = len(changes.changes)
+    entries = [change.entry for change in changes.changes]
+    if any(entry.added is None or entry.removed is None for entry in entries):
+        counts = _counts(None, None)
+    else:
+        counts = _counts(sum(e.added or 0 for e in entries), sum(e.removed or 0 for e in entries))
+    return (
+        f'<li class="change set{state}" id="set-{store}-{_e(group)}" data-store="{store}" '
+        f'data-group="{_e(group)}"><div class="change-head">{_time(entries[0].time)} '
+        f'<span class="tool">change set</span> <code class="path">{_e(group)}</code> '
+        f"{files} file{'s' if files != 1 else ''} {counts}"
+        f"{' <span class=state>undone</span>' if changes.undone else ''} "
+        f'<button type="button" class="act" data-action="undo-change" data-store="{store}" '
+        f'data-id="{_e(group)}" aria-label="Undo change set {_e(group)} ({files} files)">'
+        f'Undo set</button></div><ol class="set-files">'
+        + "".join(_one(change, token, in_set=True) for change in changes.changes)
+        + "</ol></li>"
+    )
+
+
+def _one(change: ChangeView, token: str, in_set: bool = False) -> str:
+    """A change's list item; an entry that can't be shown (a tampered record with
+    impossible fields) is listed as damaged."""
+    try:
+        return _change_item(change, token, in_set)
+    except (TypeError, ValueError, AttributeError) as error:
+        return _damaged_item(change.entry, error)
+
+
 def change_items(changes: Sequence[ChangeView], token: str) -> str:
-    """The list items of a session's changes, in order; an entry that can't be shown (a
-    tampered record with impossible fields) is listed as damaged."""
-    items = []
-    for change in changes:
-        try:
-            items.append(_change_item(change, token))
-        except (TypeError, ValueError, AttributeError) as error:
-            items.append(_damaged_item(change.entry, error))
-    return "".join(items)
+    """The list items of a session's changes, in order, a change set's changes as one item
+    (SPEC §13); an entry that can't be shown is listed as damaged."""
+    return "".join(
+        _set_item(item, token) if isinstance(item, ChangeSetView) else _one(item, token)
+        for item in grouped(changes)
+    )
 
 
 def session_facts(snapshot: StoreSnapshot, summary: SessionSummary | None) -> str:
@@ -240,7 +291,8 @@ def session_body(
         f'<div id="session-facts">{session_facts(snapshot, summary)}</div>'
         f"<p>{_session_button(snapshot.index, label)}</p>"
         f'<ol class="changes" id="changes" data-store="{snapshot.index}" '
-        f'data-label="{_e(label)}">{change_items(changes, token)}</ol>' + _problems([snapshot])
+        f'data-label="{_e(label)}">{change_items(changes, token)}</ol>'
+        + damaged_section([snapshot])
     )
 
 
@@ -269,15 +321,15 @@ def diff_chunk(view: DiffView, number: int, store: int, entry_id: str) -> str:
     """Chunk `number` of a diff as a ``<tbody>``, then, if more follows, a button that
     loads the next (the page also presses it when it scrolls into view)."""
     rows = "".join(_row(row, store, entry_id) for row in view.chunk(number))
-    if number == 0 and not view.rows:
+    if number == 0 and not view.count:
         rows = '<tr class="note"><td colspan="2"></td><td>(no content changed)</td></tr>'
     more = ""
     if number + 1 < view.chunks:
         first = (number + 1) * CHUNK_ROWS + 1
-        last = min(len(view.rows), (number + 2) * CHUNK_ROWS)
+        last = min(view.count, (number + 2) * CHUNK_ROWS)
         more = (
             f'<tbody class="more"><tr><td colspan="3"><button type="button" class="more" '
             f'data-store="{store}" data-id="{_e(entry_id)}" data-chunk="{number + 1}">'
-            f"Show rows {first}–{last} of {len(view.rows)}</button></td></tr></tbody>"
+            f"Show rows {first}–{last} of {view.count}</button></td></tr></tbody>"
         )
     return f"<tbody>{rows}</tbody>{more}"

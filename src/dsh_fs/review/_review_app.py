@@ -23,6 +23,7 @@ from importlib import resources
 from typing import Any, Final
 
 import anyio
+from anyio import to_thread
 from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -30,13 +31,16 @@ from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from dsh_fs.fs import JournalEntry
 from dsh_fs.journal import Journal, UndoResult
 
 from ._diff_view import DiffView, parse_diff
 from ._html import (
     change_items,
+    damaged_section,
     diff_chunk,
     document,
+    page_nav,
     refusal_page,
     session_body,
     session_facts,
@@ -81,6 +85,21 @@ class ReviewSource:
     """The folder (as given, absolute)."""
     journal: Journal
     """Its journal (the store the servers of that folder write)."""
+    inside: tuple[str, ...] = ()
+    """The served roots its changes are shown (and undone) inside, as `log` and `undo` take
+    another root's sub-store (SPEC §9.1); empty: every change of the store, and its damaged
+    records."""
+
+    def shows(self, entry: JournalEntry) -> bool:
+        """Whether `entry` is shown: a change inside the served roots (a move's either
+        side), or any change of a store shown whole."""
+        if not self.inside:
+            return True
+        roots = tuple(root.rstrip("/") + "/" for root in self.inside)
+        return any(
+            path is not None and (path + "/").startswith(roots)
+            for path in (entry.path, entry.source)
+        )
 
 
 class Review:
@@ -88,20 +107,28 @@ class Review:
     whoever asks), the diffs (a few kept parsed), the actions (one at a time).
 
     Args:
-        sources: The served ROOTs with their journals, in the order given.
+        sources: The served ROOTs with their journals, in the order given (then the other
+            roots' sub-stores `log` reads too).
+        roots: The served ROOTs as the page names them (default: the sources' roots).
     """
 
-    def __init__(self, sources: Sequence[ReviewSource]) -> None:
+    def __init__(
+        self, sources: Sequence[ReviewSource], *, roots: Sequence[str] | None = None
+    ) -> None:
         self.sources = tuple(sources)
+        self._roots = list(roots) if roots is not None else None
         self._snapshots: tuple[StoreSnapshot, ...] = ()
         self._read_at = -math.inf
         self._reading = anyio.Lock()
         self._acting = anyio.Lock()
         self._diffs: OrderedDict[tuple[int, str, str], DiffView] = OrderedDict()
+        self._summed: tuple[str, list[SessionSummary]] | None = None
 
     @property
     def roots(self) -> list[str]:
         """The served ROOTs."""
+        if self._roots is not None:
+            return list(self._roots)
         return [source.root for source in self.sources]
 
     async def snapshots(self, *, fresh: bool = False) -> tuple[StoreSnapshot, ...]:
@@ -116,13 +143,23 @@ class Review:
                             index=index,
                             root=source.root,
                             location=source.journal.location,
-                            entries=tuple(entries),
-                            problems=tuple(problems),
+                            entries=tuple(e for e in entries if source.shows(e)),
+                            # Another root's sub-store: its damage is that root's (as `log`).
+                            problems=tuple(problems) if not source.inside else (),
                         )
                     )
                 self._snapshots = tuple(read)
                 self._read_at = time.monotonic()
             return self._snapshots
+
+    async def summaries(self) -> list[SessionSummary]:
+        """Every session of every store, newest first (summed up again only when a store
+        changed: every open tab asks, and 10,000 entries take a while to sum)."""
+        snapshots = await self.snapshots()
+        version = "/".join(snapshot.fingerprint for snapshot in snapshots)
+        if self._summed is None or self._summed[0] != version:
+            self._summed = (version, sessions(snapshots))
+        return self._summed[1]
 
     async def version(self) -> str:
         """A token that changes whenever a store does (the page polls it)."""
@@ -142,7 +179,8 @@ class Review:
         key = (store, entry_id, snapshots[store].fingerprint)
         view = self._diffs.get(key)
         if view is None:
-            view = parse_diff(await self.sources[store].journal.diff(entry_id))
+            text = await self.sources[store].journal.diff(entry_id)
+            view = await to_thread.run_sync(parse_diff, text)  # the event loop keeps serving
             self._diffs[key] = view
             while len(self._diffs) > 8:
                 self._diffs.popitem(last=False)
@@ -154,11 +192,13 @@ class Review:
         would, journaled under the label ``review``; returns ``{message, results}``. One
         action runs at a time here; the journal's guards settle races with other processes
         (a second undo of a change is refused: already undone)."""
-        journal = self.sources[store].journal
+        source = self.sources[store]
+        journal = source.journal
         async with self._acting:
             try:
                 if action == "undo-session":
-                    results = await journal.undo(session=arguments["label"], label="review")
+                    ids = await _session_in_force(source, arguments["label"])
+                    results = await journal.undo(ids=ids, label="review") if ids else []
                 elif action == "undo-change":
                     results = await journal.undo(ids=[arguments["id"]], label="review")
                 else:
@@ -177,6 +217,22 @@ class Review:
             finally:
                 self._read_at = -math.inf  # the page shows the action's entries at once
         return {"message": _summary(results), "results": [r.to_json() for r in results]}
+
+
+async def _session_in_force(source: ReviewSource, label: str) -> list[str]:
+    """The changes an undo of session `label` takes back (the §9.1 selection): its changes
+    still in force, not undos themselves, read now. The label matches exactly: the CLI's
+    prefix rule would also take a session whose client named itself ``<label>-x``."""
+    entries, _ = await source.journal.read()
+    undone = {entry.undoes for entry in entries if entry.undoes is not None}
+    return [
+        entry.id
+        for entry in entries
+        if entry.session == label
+        and entry.undoes is None
+        and entry.id not in undone
+        and source.shows(entry)
+    ]
 
 
 async def _revert_hunk(journal: Journal, entry_id: str, hunk: int) -> list[UndoResult] | str:
@@ -277,8 +333,10 @@ class ReviewGuard:
         return hmac.compare_digest(given.encode("utf-8", "surrogateescape"), self._token)
 
 
-def _summary_of(snapshot: StoreSnapshot, label: str) -> SessionSummary | None:
-    return next((s for s in sessions([snapshot]) if s.label == label), None)
+def _summary_of(
+    summaries: Sequence[SessionSummary], snapshot: StoreSnapshot, label: str
+) -> SessionSummary | None:
+    return next((s for s in summaries if s.store == snapshot.index and s.label == label), None)
 
 
 def _int(value: str | None, default: int) -> int:
@@ -305,7 +363,7 @@ def review_app(review: Review, *, security: TransportSecuritySettings, token: st
         return store if 0 <= store < len(review.sources) else None
 
     async def page_list(page: int) -> tuple[list[SessionSummary], int, int]:
-        summaries = sessions(await review.snapshots())
+        summaries = await review.summaries()
         pages = max(1, -(-len(summaries) // PAGE_SIZE))
         page = min(max(page, 1), pages)
         return summaries[(page - 1) * PAGE_SIZE : page * PAGE_SIZE], page, pages
@@ -322,13 +380,27 @@ def review_app(review: Review, *, security: TransportSecuritySettings, token: st
             return HTMLResponse(refusal_page(404, "No such session."), status_code=404)
         snapshot = (await review.snapshots())[store]
         changes = session_changes(snapshot, label)
-        body = session_body(snapshot, _summary_of(snapshot, label), label, changes, token)
+        summary = _summary_of(await review.summaries(), snapshot, label)
+        body = session_body(snapshot, summary, label, changes, token)
         title = f"Session {label}"
         return HTMLResponse(document(title=title, token=token, roots=review.roots, body=body))
 
     async def rows(request: Request) -> Response:
         shown, _, _ = await page_list(_int(request.query_params.get("page"), 1))
         return HTMLResponse(session_rows(shown, token))
+
+    async def listing(request: Request) -> Response:
+        # What the list's live update replaces: the rows, the pages (more sessions make
+        # more pages) and the damaged records.
+        shown, page, pages = await page_list(_int(request.query_params.get("page"), 1))
+        return JSONResponse(
+            {
+                "rows": session_rows(shown, token),
+                "pages": page_nav(token, page, pages),
+                "page": page,
+                "damaged": damaged_section(await review.snapshots()),
+            }
+        )
 
     async def changes(request: Request) -> Response:
         store = store_of(request)
@@ -338,8 +410,11 @@ def review_app(review: Review, *, security: TransportSecuritySettings, token: st
         snapshot = (await review.snapshots())[store]
         return JSONResponse(
             {
-                "facts": session_facts(snapshot, _summary_of(snapshot, label)),
+                "facts": session_facts(
+                    snapshot, _summary_of(await review.summaries(), snapshot, label)
+                ),
                 "items": change_items(session_changes(snapshot, label), token),
+                "damaged": damaged_section([snapshot]),
             }
         )
 
@@ -363,7 +438,7 @@ def review_app(review: Review, *, security: TransportSecuritySettings, token: st
                 "old": view.old_name,
                 "new": view.new_name,
                 "hunks": view.hunks,
-                "rows": len(view.rows),
+                "rows": view.count,
                 "html": diff_chunk(view, number, store, entry_id),
             }
         )
@@ -405,6 +480,7 @@ def review_app(review: Review, *, security: TransportSecuritySettings, token: st
             Route("/", home),
             Route("/session", session),
             Route("/fragment/sessions", rows),
+            Route("/fragment/list", listing),
             Route("/fragment/changes", changes),
             Route("/api/version", version),
             Route("/api/diff", diff),

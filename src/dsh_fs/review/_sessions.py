@@ -8,7 +8,15 @@ from dataclasses import dataclass
 
 from dsh_fs.fs import JournalEntry, JournalProblem
 
-__all__ = ["ChangeView", "SessionSummary", "StoreSnapshot", "session_changes", "sessions"]
+__all__ = [
+    "ChangeSetView",
+    "ChangeView",
+    "SessionSummary",
+    "StoreSnapshot",
+    "grouped",
+    "session_changes",
+    "sessions",
+]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -71,6 +79,47 @@ class ChangeView:
     """The recorded change."""
     undone_by: JournalEntry | None
     """The undo that took it back, if one did."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ChangeSetView:
+    """A change set (SPEC §13: the changes one ``edit_files`` call made, one `group`) as a
+    session's page lists it: one change of several files, undone all or none."""
+
+    store: int
+    """The store it is in."""
+    group: str
+    """The set's id (its entries' `group`; `undo` takes it)."""
+    changes: tuple[ChangeView, ...]
+    """Its changes, one a file, in order."""
+
+    @property
+    def undone(self) -> bool:
+        """Whether an undo took back every change of the set."""
+        return all(change.undone_by is not None for change in self.changes)
+
+
+def grouped(changes: Sequence[ChangeView]) -> list[ChangeView | ChangeSetView]:
+    """`changes` in order, those of one change set together as one item (where its first
+    change is)."""
+    firsts: list[ChangeView] = []
+    sets: dict[str, list[ChangeView]] = {}
+    for change in changes:
+        group = change.entry.group
+        if group is not None and group in sets:
+            sets[group].append(change)
+            continue
+        if group is not None:
+            sets[group] = [change]
+        firsts.append(change)  # a change, or the first of its set (the set's place)
+    return [
+        change
+        if change.entry.group is None
+        else ChangeSetView(
+            store=change.store, group=change.entry.group, changes=tuple(sets[change.entry.group])
+        )
+        for change in firsts
+    ]
 
 
 def sessions(snapshots: Sequence[StoreSnapshot]) -> list[SessionSummary]:

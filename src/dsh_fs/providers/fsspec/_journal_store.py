@@ -277,7 +277,12 @@ class FsspecJournalStore(RecordStore):
     def _names(self, sized: bool = True) -> dict[str, StoredName]:
         # One listing gives every size: `sized` costs nothing here.
         return {
-            entry.path: StoredName(size=entry.size, regular=entry.type is FsFileType.FILE)
+            entry.path: StoredName(
+                size=entry.size,
+                regular=entry.type is FsFileType.FILE,
+                # A record is replaced only when pruning marks it (longer, and newer).
+                stamp=(entry.size, entry.mtime_ns) if entry.type is FsFileType.FILE else None,
+            )
             for entry in self._store.find(self._base)
             if "/" not in entry.path
         }

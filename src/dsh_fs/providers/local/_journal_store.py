@@ -26,6 +26,7 @@ import json
 import os
 import secrets
 import stat as st_mode
+import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -68,6 +69,10 @@ _OPEN_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
 _OPEN_READ = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 """How anything in the store is opened for reading: a link is refused (ELOOP) and a FIFO
 or device does not block the open; `fstat` then refuses what is not a regular file."""
+
+_RACY_NS = 2_000_000_000
+"""A record changed more recently than this (by its ctime) is read again at every reading:
+a rewrite within the clock's coarse tick leaves its stamp as it was."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -274,18 +279,29 @@ class LocalJournalStore(RecordStore):
     def _names(self, sized: bool = True) -> dict[str, StoredName]:
         names: dict[str, StoredName] = {}
         # The directory's entry types tell a regular file without a stat (one system call
-        # per name saved on every `log`); a size is looked up only where it is needed.
+        # per name saved on every `log`); a size is looked up only where it is needed, and
+        # a record's stamp (what tells a record read before from a rewritten one: a new
+        # inode, or the same one written in place, which moves its ctime). The clock a
+        # ctime is taken from ticks coarsely: a file changed within the last seconds gets
+        # no stamp (read every time), so a same-size rewrite in the same tick is never
+        # taken for the record read before it (git's "racy" entries, likewise).
+        settled = time.time_ns() - _RACY_NS
         with os.scandir(self._dir_fd) as found:
             for entry in found:
+                name = entry.name
+                stamp: object = None
                 try:
                     regular = entry.is_file(follow_symlinks=False)
-                    if sized or entry.name.endswith(".pre"):
-                        size = entry.stat(follow_symlinks=False).st_size
+                    if sized or name.endswith((".pre", ".json")):
+                        info = entry.stat(follow_symlinks=False)
+                        size = info.st_size
+                        if regular and info.st_ctime_ns < settled:
+                            stamp = (info.st_ino, size, info.st_mtime_ns, info.st_ctime_ns)
                     else:
                         size = 0
                 except FileNotFoundError:
                     continue
-                names[entry.name] = StoredName(size=size, regular=regular)
+                names[name] = StoredName(size=size, regular=regular, stamp=stamp)
         return names
 
     def _read_records(self, names: list[str], listed: dict[str, StoredName]) -> dict[str, Any]:

@@ -22,13 +22,6 @@
     return body;
   }
 
-  async function getHTML(path, params) {
-    const url = path + "?" + new URLSearchParams(params).toString();
-    const response = await fetch(url, { headers, cache: "no-store" });
-    if (!response.ok) throw new Error(String(response.status));
-    return response.text();
-  }
-
   // Diffs: the first chunk when shown, each next one when its button is pressed or scrolls
   // into view, so a 1 MB change never lands on the page at once.
   const watcher = "IntersectionObserver" in window
@@ -156,7 +149,13 @@
       const page = rows.closest("table").dataset.page;
       const focused = document.activeElement && document.activeElement.closest("tr");
       const key = focused && focused.dataset.key;
-      rows.innerHTML = await getHTML("/fragment/sessions", { page });
+      const data = await getJSON("/fragment/list", { page });
+      rows.innerHTML = data.rows;
+      // More sessions make more pages; the damaged records come and go with the stores.
+      const pages = document.getElementById("pages");
+      if (pages && pages.innerHTML !== data.pages) pages.innerHTML = data.pages;
+      rows.closest("table").dataset.page = String(data.page);
+      replaceDamaged(data.damaged);
       if (key) {
         for (const row of rows.querySelectorAll("tr")) {
           if (row.dataset.key === key) row.querySelector("a, button").focus();
@@ -168,8 +167,15 @@
     if (!list) return;
     const data = await getJSON("/fragment/changes", { store: list.dataset.store, label: list.dataset.label });
     document.getElementById("session-facts").innerHTML = data.facts;
+    replaceDamaged(data.damaged);
     const fresh = document.createElement("ol");
     fresh.innerHTML = data.items;
+    merge(list, fresh);
+  }
+
+  // The changes of `fresh` into `list`: a new one added at the end, a known one's head
+  // replaced; a change set's files likewise (a set grows while its call runs).
+  function merge(list, fresh) {
     for (const item of Array.from(fresh.children)) {
       const known = item.id ? document.getElementById(item.id) : null;
       if (!known) {
@@ -177,10 +183,18 @@
         continue;
       }
       known.className = item.className;
-      const head = item.querySelector(".change-head");
-      const oldHead = known.querySelector(".change-head");
+      const head = item.querySelector(":scope > .change-head");
+      const oldHead = known.querySelector(":scope > .change-head");
       if (head && oldHead && head.innerHTML !== oldHead.innerHTML) oldHead.replaceWith(head);
+      const files = item.querySelector(":scope > ol.set-files");
+      const oldFiles = known.querySelector(":scope > ol.set-files");
+      if (files && oldFiles) merge(oldFiles, files);
     }
+  }
+
+  function replaceDamaged(html) {
+    const damaged = document.getElementById("damaged");
+    if (damaged && damaged.outerHTML !== html) damaged.outerHTML = html;
   }
 
   refresh(false);
