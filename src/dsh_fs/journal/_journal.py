@@ -157,14 +157,18 @@ class Journal:
             self.store.prune, self.max_bytes, self.max_age_seconds, now_ns
         )
 
-    async def entry(self, entry_id: str) -> JournalEntry:
+    async def entry(
+        self, entry_id: str, *, entries: Sequence[JournalEntry] | None = None
+    ) -> JournalEntry:
         """The entry `entry_id` (a unique prefix will do); for the id of a change set
-        (SPEC §13), the set's first change.
+        (SPEC §13), the set's first change. `entries`: what `read` returned, when the caller
+        read the store already (then it is not read again).
 
         Raises:
             KeyError: no such entry (or the prefix is not unique).
         """
-        entries, _ = await self.read()
+        if entries is None:
+            entries, _ = await self.read()
         members = [entry for entry in entries if entry.group == entry_id]
         return members[0] if members else _find(entries, entry_id)
 
@@ -215,6 +219,7 @@ class Journal:
         hunks: Iterable[int] = (),
         merge: bool = False,
         paths: Sequence[str] = (),
+        entries: Sequence[JournalEntry] | None = None,
     ) -> list[UndoResult]:
         """Undo the selected changes, newest first, each only if its file is exactly where
         the change left it; the undos are journaled under session `label`.
@@ -226,6 +231,10 @@ class Journal:
         guarded by the file's version now and journaled as an undo of the change.
 
         `paths` narrows a selection to these files and folders (as `entries` takes them).
+
+        The store is read once (or not at all when the caller passes what `read` returned
+        as `entries`): every undo, refusal and reason is decided from that reading, and each
+        change is applied through the provider's guards, which see the files as they are.
 
         An id may name a change set (SPEC §13: the `group` its entries carry): every change
         of the set is undone, each guarded, all or none (one that would be refused refuses
@@ -246,7 +255,9 @@ class Journal:
             raise ValueError("name the changes to undo: ids, a session or a time")
         if (numbers or merge) and (len(ids) != 1 or session is not None or since is not None):
             raise ValueError("a revert by hunk names one change, by its id")
-        entries, _ = await self.read()
+        if entries is None:
+            entries, _ = await self.read()
+        entries = list(entries)
         history = _History(entries)
         members = {
             entry_id: [entry for entry in entries if entry.group == entry_id] for entry_id in ids
@@ -255,7 +266,9 @@ class Journal:
         if sets and not dry_run and not (numbers or merge):
             # A change set is undone whole or not at all (SPEC §13): every file is tried
             # first, and one that would be refused refuses the set.
-            trial = await self.undo(ids=ids, dry_run=True, label=label, paths=paths)
+            trial = await self.undo(
+                ids=ids, dry_run=True, label=label, paths=paths, entries=entries
+            )
             refused = [result for result in trial if result.result != "undone"]
             if refused:
                 why = f"{refused[0].path}: {refused[0].reason}"
@@ -289,9 +302,7 @@ class Journal:
                 results.append(await self._undo_entry_move(entry, undone_by, owner, dry_run))
                 continue
             if entry.directory:
-                result, new_version = await self._undo_directory(
-                    entry, undone_by, restored, owner, dry_run
-                )
+                result, new_version = await self._undo_directory(entry, history, owner, dry_run)
                 results.append(result)
                 if result.result == "undone" and entry.before is not None:
                     restored[entry.before] = new_version  # a delete's undo made it again
@@ -379,19 +390,16 @@ class Journal:
             )
         except FsError as error:
             if error.code in (FsErrorCode.STALE_VERSION, FsErrorCode.NOT_OBSERVED):
-                return refused(await self._changed_since(entry, await self._now(target)))
+                return refused(
+                    await self._changed_since(entry, await self._now(target), history.entries)
+                )
             return refused(error.message)
         return UndoResult(
             id=entry.id, path=entry.path, result="undone", reason=None, hunks=tuple(done)
         )
 
     async def _undo_directory(
-        self,
-        entry: JournalEntry,
-        undone_by: dict[str, JournalEntry],
-        restored: dict[FsVersion | None, FsVersion | None],
-        owner: str,
-        dry_run: bool,
+        self, entry: JournalEntry, history: _History, owner: str, dry_run: bool
     ) -> tuple[UndoResult, FsVersion | None]:
         """A made directory removed again, only while it is exactly as the change left it
         (its version, or the one a later change's undo made it again at; the removal itself
@@ -402,6 +410,7 @@ class Journal:
         def result(reason: str | None) -> tuple[UndoResult, FsVersion | None]:
             return _verdict(entry, reason), None
 
+        undone_by = history.undone_by
         if entry.id in undone_by:
             return result(f"already undone by {undone_by[entry.id].id}")
         meta = FsChangeMeta(tool="undo", session=owner, undoes=entry.id)
@@ -418,9 +427,9 @@ class Journal:
                 return _verdict(entry), made.version if made is not None else None
             if info is None or info.type is not FsFileType.DIRECTORY:
                 return result("the directory is gone" if info is None else "a file is there now")
-            expected = _expected_exactly(entry.after, restored)
+            expected = _expected_exactly(entry.after, history.restored)
             if info.version != expected:
-                return result(await self._changed_since(entry, info.version))
+                return result(await self._changed_since(entry, info.version, history.entries))
             if dry_run:
                 return result(None)
             await self._remove_directory(target, info.version, meta)
@@ -506,7 +515,7 @@ class Journal:
             current = info.version if info is not None else None
             expected = await self._guard(expected, current, history)
             if current != expected:
-                return refused(await self._changed_since(entry, current))
+                return refused(await self._changed_since(entry, current, history.entries))
             if await self.fs.stat(source) is not None:
                 return refused(f"a file exists at {entry.source} now")
             if dry_run:
@@ -525,7 +534,9 @@ class Journal:
                 )
         except FsError as error:
             if error.code in (FsErrorCode.STALE_VERSION, FsErrorCode.NOT_OBSERVED):
-                return refused(await self._changed_since(entry, await self._now(destination)))
+                return refused(
+                    await self._changed_since(entry, await self._now(destination), history.entries)
+                )
             if error.code is FsErrorCode.ALREADY_EXISTS:
                 return refused(f"a file exists at {entry.source} now")
             return refused(error.message)
@@ -548,7 +559,7 @@ class Journal:
             current = info.version if info is not None else None
             expected = await self._guard(expected, current, history)
             if current != expected:
-                return refused(await self._changed_since(entry, current))
+                return refused(await self._changed_since(entry, current, history.entries))
             if dry_run:
                 return _verdict(entry), None
             meta = FsChangeMeta(tool="undo", session=owner, undoes=entry.id)
@@ -557,7 +568,9 @@ class Journal:
             )
         except FsError as error:
             if error.code in (FsErrorCode.STALE_VERSION, FsErrorCode.NOT_OBSERVED):
-                return refused(await self._changed_since(entry, await self._now(target)))
+                return refused(
+                    await self._changed_since(entry, await self._now(target), history.entries)
+                )
             return refused(error.message)
         return _verdict(entry), version
 
@@ -632,8 +645,11 @@ class Journal:
             return None
         return info.version if info is not None else None
 
-    async def _changed_since(self, entry: JournalEntry, current: FsVersion | None) -> str:
-        entries, _ = await self.read()
+    async def _changed_since(
+        self, entry: JournalEntry, current: FsVersion | None, entries: Sequence[JournalEntry]
+    ) -> str:
+        """Why `entry` can't be undone with its file at `current`, from the entries the
+        undo read (never a second reading of the store per refusal)."""
         later = [
             e for e in entries if e.id > entry.id and (e.rel == entry.rel or e.source == entry.path)
         ]
@@ -754,7 +770,7 @@ def _text(data: bytes | None) -> str | None:
         return None
 
 
-def _find(entries: list[JournalEntry], entry_id: str) -> JournalEntry:
+def _find(entries: Sequence[JournalEntry], entry_id: str) -> JournalEntry:
     """The entry `entry_id` names: its whole id, or a unique prefix of at least 8
     characters.
 

@@ -107,23 +107,28 @@ def new_record(meta: FsChangeMeta, start: FsChangeStart, rel: str, key: str) -> 
 
 
 def count_lines(
-    record: dict[str, Any], before: bytes | None, content: bytes | EncodedText | None
+    record: dict[str, Any],
+    before: bytes | None,
+    content: bytes | EncodedText | None,
+    digest: bytes | None = None,
 ) -> None:
     """Fill in what the record keeps of the published `content` (the pre-image being
     `before`): ``added`` and ``removed`` lines (as ``git diff --numstat``) and the forward
     ``delta`` when each side that exists is known and at most `COUNT_LIMIT` bytes, else they
-    stay null; the ``digest`` of `content` whenever it is at hand (SPEC §9.1's guard)."""
+    stay null; the ``digest`` of `content` whenever it is at hand (SPEC §9.1's guard): the
+    sha256 `digest` the provider computed already, else hashed here."""
     data: bytes | None
     if content is None or isinstance(content, bytes):
         data = content
-        if content is not None:
-            record["digest"] = hashlib.sha256(content).hexdigest()
     else:
-        hasher = hashlib.sha256()
-        for part in content.parts:
-            hasher.update(part)
-        record["digest"] = hasher.hexdigest()
         data = content.to_bytes() if content.size <= COUNT_LIMIT else None
+    if content is not None:
+        if digest is None:
+            hasher = hashlib.sha256()
+            for part in content.parts if isinstance(content, EncodedText) else (content,):
+                hasher.update(part)
+            digest = hasher.digest()
+        record["digest"] = digest.hex()
     known_before = record["before"] is None or (before is not None and len(before) <= COUNT_LIMIT)
     known_after = record["after"] is None or (data is not None and len(data) <= COUNT_LIMIT)
     if known_before and known_after:
