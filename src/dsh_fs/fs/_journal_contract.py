@@ -89,6 +89,11 @@ class FsChangeMeta:
     """For an undo, the id of the entry it reverts."""
     group: str | None = None
     """The change set the change belongs to (SPEC §13); None for a change of its own."""
+    hunks: tuple[int, ...] | None = None
+    """For a revert by hunk, the numbers of the hunks of `undoes` it reverted (the others
+    stay in force: a later undo of that change takes back only those)."""
+    hunk_count: int | None = None
+    """For a revert by hunk, how many hunks the change it reverts has."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -204,6 +209,12 @@ class JournalEntry:
     group: str | None = None
     """The change set the change belongs to (SPEC §13: `undo GROUP_ID` undoes all of it);
     None for a change of its own."""
+    hunks: tuple[int, ...] | None = None
+    """For a revert by hunk (tool ``undo-hunks``): the numbers of the hunks of the change
+    it names (`undoes`) that it reverted; None otherwise."""
+    hunk_count: int | None = None
+    """For a revert by hunk: how many hunks the change it names has (that change is undone
+    once the reverts in force took back every one of them)."""
 
     @property
     def directory(self) -> bool:
@@ -381,10 +392,13 @@ def _kept(old_lines: list[bytes], new_lines: list[bytes]) -> int:
     new_left = list(compress(new_lines, differ)) + new_lines[len(differ) :]
     if not old_left or not new_left:
         return paired
-    old_set, new_set = set(old_left), set(new_left)
+    old_set = set(old_left)
+    if len(old_set) == len(old_left):
+        # Each line once on the old side: a common line is kept once, however often the
+        # new side repeats it (no set of the new side needed).
+        return paired + len(old_set.intersection(new_left))
+    new_set = set(new_left)
     common = old_set & new_set
-    if len(old_set) == len(old_left) and len(new_set) == len(new_left):
-        return paired + len(common)
     old_count, new_count = Counter(old_left), Counter(new_left)
     return paired + sum(
         map(min, map(old_count.__getitem__, common), map(new_count.__getitem__, common))

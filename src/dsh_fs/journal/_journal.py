@@ -285,7 +285,8 @@ class Journal:
         ]
         if numbers or merge:
             owner = session_label(label)
-            return [await self._revert_hunks(chosen[0], history, owner, numbers, dry_run)]
+            result, _ = await self._revert_hunks(chosen[0], history, owner, numbers, dry_run)
+            return [result]
         if session is not None or since is not None:
             chosen += [
                 entry
@@ -298,6 +299,14 @@ class Journal:
         owner = session_label(label)
         results: list[UndoResult] = []
         for entry in sorted(unique.values(), key=lambda e: e.id, reverse=True):
+            if entry.id in history.reverted:
+                # Reverted in part by hunk: only the hunks still in force are taken back,
+                # where the file still has them; the reverted ones are never put back.
+                result, new_version = await self._revert_hunks(entry, history, owner, [], dry_run)
+                results.append(result)
+                if new_version is not None:  # the file is as it was before the change
+                    restored[entry.before] = new_version
+                continue
             if entry.source is not None and (entry.directory or entry.link):
                 results.append(await self._undo_entry_move(entry, undone_by, owner, dry_run))
                 continue
@@ -327,22 +336,28 @@ class Journal:
         owner: str,
         numbers: list[int],
         dry_run: bool,
-    ) -> UndoResult:
-        """The hunks `numbers` of `entry` (every hunk when empty) reverted in its file as it
-        is now; the file published guarded by the version read, journaled as an undo.
+    ) -> tuple[UndoResult, FsVersion | None]:
+        """The hunks `numbers` of `entry` (every hunk not reverted yet when empty) reverted
+        in its file as it is now; the file published guarded by the version read, journaled
+        as an undo that names the hunks it reverted. A hunk an earlier revert in force took
+        back is refused, never put back. Returns the result, and the version published when
+        the file is now exactly as it was before the change (None otherwise).
 
         Raises:
             ValueError: a hunk number the change does not have.
         """
 
-        def refused(reason: str, done: list[HunkResult] | None = None) -> UndoResult:
-            return UndoResult(
+        def refused(
+            reason: str, done: list[HunkResult] | None = None
+        ) -> tuple[UndoResult, FsVersion | None]:
+            result = UndoResult(
                 id=entry.id,
                 path=entry.path,
                 result="refused",
                 reason=reason,
                 hunks=tuple(done) if done is not None else (),
             )
+            return result, None
 
         if entry.id in history.undone_by:
             return refused(f"already undone by {history.undone_by[entry.id].id}")
@@ -354,13 +369,22 @@ class Journal:
         if before is None or after is None:
             return refused("the text of this change is no longer kept, or is not text")
         found = _hunks.hunks(before.splitlines(keepends=True), after.splitlines(keepends=True))
-        wanted = numbers or [hunk.n for hunk in found]
+        taken = history.reverted.get(entry.id, {})
+        wanted = numbers or [hunk.n for hunk in found if hunk.n not in taken]
         unknown = [n for n in wanted if not 1 <= n <= len(found)]
         if unknown:
             raise ValueError(
                 f"change {entry.id} has {len(found)} hunk{'s' if len(found) != 1 else ''}; "
                 f"no hunk {unknown[0]}"
             )
+        already = [
+            HunkResult(n=n, result="refused", reason=f"already reverted by {taken[n].id}")
+            for n in wanted
+            if n in taken
+        ]
+        wanted = [n for n in wanted if n not in taken]
+        if not wanted:
+            return refused("no hunk could be reverted", already)
         target: FsTarget | None = None
         try:
             target = await self.fs.resolve(entry.path)
@@ -373,20 +397,26 @@ class Journal:
             lines, done = _hunks.revert(
                 current.splitlines(keepends=True), [found[n - 1] for n in wanted]
             )
+            done = sorted(done + already, key=lambda hunk: hunk.n)
             if not any(hunk.result == "reverted" for hunk in done):
                 return refused("no hunk could be reverted", done)
+            result = UndoResult(
+                id=entry.id, path=entry.path, result="undone", reason=None, hunks=tuple(done)
+            )
             if dry_run:
-                return UndoResult(
-                    id=entry.id, path=entry.path, result="undone", reason=None, hunks=tuple(done)
-                )
-            meta = FsChangeMeta(tool=HUNK_TOOL, session=owner, undoes=entry.id)
+                return result, None
+            meta = FsChangeMeta(
+                tool=HUNK_TOOL,
+                session=owner,
+                undoes=entry.id,
+                hunks=tuple(hunk.n for hunk in done if hunk.result == "reverted"),
+                hunk_count=len(found),
+            )
             # The version read before the content: a change in between (or during the
             # write) fails the guard and refuses the whole revert.
-            await self.fs.write_text(
-                target,
-                "".join(lines),
-                ReplaceIfVersion(info.version),
-                capture=capture(self.store, meta),
+            text = "".join(lines)
+            outcome = await self.fs.write_text(
+                target, text, ReplaceIfVersion(info.version), capture=capture(self.store, meta)
             )
         except FsError as error:
             if error.code in (FsErrorCode.STALE_VERSION, FsErrorCode.NOT_OBSERVED):
@@ -394,9 +424,9 @@ class Journal:
                     await self._changed_since(entry, await self._now(target), history.entries)
                 )
             return refused(error.message)
-        return UndoResult(
-            id=entry.id, path=entry.path, result="undone", reason=None, hunks=tuple(done)
-        )
+        # Every hunk taken back and nothing else changed: the file is as it was before the
+        # change, so an older change's undo may follow it (its `after` is exposed again).
+        return result, (outcome.version if text == before else None)
 
     async def _undo_directory(
         self, entry: JournalEntry, history: _History, owner: str, dry_run: bool
@@ -718,11 +748,28 @@ class _History:
         in_force: dict[str, bool] = {}
         self.undone_by: dict[str, JournalEntry] = {}
         """The id of each change no longer in force, and the undo in force that reverted it."""
+        self.reverted: dict[str, dict[int, JournalEntry]] = {}
+        """Each change reverted in part by hunk and still in force: the hunks the reverts in
+        force took back (by number, with the revert that took it). Undoing it takes back
+        only the others; once every hunk is taken back the change is undone."""
         for entry in reversed(entries):
-            reverted = [u for u in undoers.get(entry.id, ()) if in_force.get(u.id, False)]
-            in_force[entry.id] = not reverted
-            if reverted:
-                self.undone_by[entry.id] = reverted[-1]
+            reverts = [u for u in undoers.get(entry.id, ()) if in_force.get(u.id, False)]
+            whole = [u for u in reverts if not _in_part(u)]
+            taken: dict[int, JournalEntry] = {}
+            count = 0
+            for revert in reverts:
+                if _in_part(revert):
+                    assert revert.hunks is not None
+                    count = revert.hunk_count or 0
+                    taken.update(dict.fromkeys(revert.hunks, revert))
+            every = bool(taken) and len(taken) >= count
+            in_force[entry.id] = not (whole or every)
+            if whole:
+                self.undone_by[entry.id] = whole[-1]
+            elif every:
+                self.undone_by[entry.id] = max(taken.values(), key=lambda u: u.id)
+            elif taken:
+                self.reverted[entry.id] = taken
         by_id = {entry.id: entry for entry in entries}
         self.restored: dict[FsVersion | None, FsVersion | None] = {}
         """The version a file has after an undo in force, keyed by the version the undone
@@ -738,6 +785,12 @@ class _History:
             entry.after: entry for entry in entries if entry.after is not None
         }
         """The change that published each version."""
+
+
+def _in_part(revert: JournalEntry) -> bool:
+    """Whether `revert` took back only some hunks of the change it names (a revert by hunk
+    that recorded them; an older one counts as a whole undo, as it did)."""
+    return revert.tool == HUNK_TOOL and revert.hunks is not None
 
 
 def _expected_exactly(

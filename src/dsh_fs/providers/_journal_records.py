@@ -82,7 +82,10 @@ def new_record(meta: FsChangeMeta, start: FsChangeStart, rel: str, key: str) -> 
     its `after` and line counts are filled in by `commit`; `rel` and `key` say where the
     file is in the store's own terms."""
     entry_id, moment = new_entry_id()
-    return {
+    hunks: dict[str, Any] = {}
+    if meta.hunks is not None:
+        hunks = {"hunks": list(meta.hunks), "hunk_count": meta.hunk_count}
+    return hunks | {
         "id": entry_id,
         "time": moment,
         "session": meta.session,
@@ -104,6 +107,23 @@ def new_record(meta: FsChangeMeta, start: FsChangeStart, rel: str, key: str) -> 
         "uid": start.uid,
         "gid": start.gid,
     }
+
+
+def _hunks(record: dict[str, Any]) -> tuple[tuple[int, ...] | None, int | None]:
+    """A revert by hunk's ``hunks`` (numbers from 1) and ``hunk_count``, vetted: numbers
+    within the count, no more of them than it (None, None: not a revert by hunk)."""
+    value = record.get("hunks")
+    if value is None:
+        return None, None
+    count = _optional_int(record, "hunk_count")
+    if not isinstance(value, list) or count is None:
+        raise TypeError("hunks is not a list of numbers with their count")
+    if len(value) > count or not all(
+        type(n) is int and 1 <= n <= count
+        for n in value  # bool is no hunk number
+    ):
+        raise Damaged(f"hunks {_shown(value)} are not hunks of {count}")
+    return tuple(value), count
 
 
 def count_lines(
@@ -175,6 +195,7 @@ def record_entry(record: dict[str, Any], has_pre: bool, stem: str | None = None)
     undoable = not pruned and (has_pre if before is not None and not directory else True)
     _vet_paths(record, text("path"), text("rel"), optional_text("from"))
     mode, _, _ = record_owner(record)  # uid and gid vetted too: an undo gives them back
+    hunks, hunk_count = _hunks(record)
     return JournalEntry(
         id=entry_id,
         time=text("time"),
@@ -197,6 +218,8 @@ def record_entry(record: dict[str, Any], has_pre: bool, stem: str | None = None)
         after_mode=_optional_int(record, "after_mode", 0o7777),
         delta=_delta(record),
         group=optional_text("group"),
+        hunks=hunks,
+        hunk_count=hunk_count,
     )
 
 
