@@ -14,6 +14,7 @@ import pytest
 from dsh_fs import Session, Workspace
 from dsh_fs.cli import main
 from dsh_fs.fs import JournalEntry
+from dsh_fs.journal import JournalConfig
 from dsh_fs.providers import LocalJournalStore
 
 _LISTED: Counter[str] = Counter()
@@ -110,3 +111,21 @@ async def test_a_library_selection_reads_the_store_once(tmp_path: Path) -> None:
         assert sorted(r.result for r in results) == ["refused"] * 3 + ["undone"] * 2
         assert list(_LISTED.values()) == [1]
     assert sorted(os.listdir(root)) == ["a.txt", "c.txt"]
+
+
+@pytest.mark.anyio
+async def test_opening_a_store_reads_its_records_only_when_a_bound_is_exceeded(
+    tmp_path: Path,
+) -> None:
+    root, store = tmp_path / "root", tmp_path / "store"
+    root.mkdir()
+    await _history(root, store)
+    _LISTED.clear()
+    async with Workspace.sandbox(root, journal=store) as ws:  # within its bounds
+        assert ws.journal is not None
+        assert list(_LISTED.values()) == []  # the listing's sizes and names told
+    config = JournalConfig(location=str(store), max_bytes=1)
+    async with Workspace.sandbox(root, journal=config) as ws:  # over: it prunes at once
+        assert ws.journal is not None
+        assert list(_LISTED.values()) == [1]
+        assert not any(entry.undoable for entry in await ws.journal.entries())
