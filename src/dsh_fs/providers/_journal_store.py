@@ -221,6 +221,13 @@ class RecordStore(JournalStore):
         # (ids carry their time): the records are read, to prune, only when a bound is
         # exceeded. Opening a store for one `undo` or `log` reads it once, not twice.
         names = self._names()
+        # Dead writers' pending records are settled now, before this process changes their
+        # files (the records of committed entries are not read for it).
+        for name in [n for n in names if n.endswith(".pending") and names[n].regular]:
+            stem = name[: -len(".pending")]
+            if ENTRY_ID.match(stem):
+                with contextlib.suppress(Exception):  # `log` reports what is damaged
+                    self._settle(stem, names)
         held = sum(stored.size for stored in names.values() if stored.regular)
         oldest = min(
             (

@@ -594,6 +594,11 @@ class LocalJournalStore(RecordStore):
             # went on writing it): the version the change left is then the `before` of the
             # first later change of the same file, never the later change's own version.
             later = self._first_later(stem, key, names)
+            if later is not None and _same_inode(later.get("before"), record.get("before")):
+                # A later change found the file still at this one's `before`: this one was
+                # never published (a publication is a new inode), whatever the file is now.
+                self._remove(stem + ".pending", stem + ".pre")
+                return None
             record["after"] = later["before"] if later is not None else now
             with contextlib.suppress(FileExistsError):
                 self._write_entry(stem, record)
