@@ -260,7 +260,10 @@ class Journal:
         entries = list(entries)
         history = _History(entries)
         members = {
-            entry_id: [entry for entry in entries if entry.group == entry_id] for entry_id in ids
+            entry_id: _left(
+                [entry for entry in entries if entry.group == entry_id], history.undone_by
+            )
+            for entry_id in ids
         }
         sets = [entry_id for entry_id in ids if members[entry_id]]
         if sets and not dry_run and not (numbers or merge):
@@ -785,6 +788,14 @@ class _History:
             entry.after: entry for entry in entries if entry.after is not None
         }
         """The change that published each version."""
+
+
+def _left(members: list[JournalEntry], undone_by: dict[str, JournalEntry]) -> list[JournalEntry]:
+    """A change set's changes still to undo: those not undone yet, so an undo of the set
+    that was cut short (a killed process) is finished by running it again; every change
+    when all are undone (each then refused as already undone)."""
+    left = [entry for entry in members if entry.id not in undone_by]
+    return left or members
 
 
 def _in_part(revert: JournalEntry) -> bool:
