@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 
 from dsh_fs import Workspace
+from dsh_fs.fs import FsChangeMeta
+from dsh_fs.providers import LocalJournalStore, SandboxFileSystem
 
 pytestmark = pytest.mark.anyio
 
@@ -38,7 +40,7 @@ _CHILD = textwrap.dedent(
                 os._exit(9)
             return ticket
 
-        def commit(self, ticket, after, content):
+        def commit(self, ticket, after, content, digest=None):
             os._exit(9)
 
     async def main():
@@ -89,7 +91,7 @@ async def test_a_process_killed_before_publishing_leaves_no_entry_and_no_stray(
         assert ws.journal is not None
         assert await ws.journal.entries() == []
         (sub,) = [p for p in store.iterdir() if p.is_dir()]
-        assert sorted(os.listdir(sub)) == ["lock", "root"]
+        assert set(os.listdir(sub)) - {"lock"} == {"root"}
     # The staging directory the dead writer left is swept by the next write there.
     async with Workspace.sandbox(root) as ws:
         s = ws.session()
@@ -120,3 +122,28 @@ async def test_a_change_killed_before_publishing_leaves_the_change_before_it_und
         assert info.version != entry.after  # the ctime moved
         assert [r.result for r in await ws.journal.undo(ids=[entry.id])] == ["undone"]
     assert (root / "a.txt").read_text() == "first\n"
+
+
+async def test_a_change_killed_before_publishing_is_no_entry_though_its_file_changed_later(
+    tmp_path: Path,
+) -> None:
+    # Nobody settled the dead writer's record before another writer (one that opens no
+    # workspace) changed the file: the file is no longer the record's `before`, yet the
+    # later change found it there, so the dead change was never published.
+    root, store = tmp_path / "root", tmp_path / "store"
+    root.mkdir()
+    (root / "a.txt").write_text("before\n")
+    _run_child(root, store, "before")
+    fs = SandboxFileSystem([str(root)])
+    journal = LocalJournalStore(str(store), fs.roots[0])
+    try:
+        target = await fs.resolve("a.txt")
+        meta = FsChangeMeta(tool="write", session="later")
+        await fs.write_text(target, "later\n", None, capture=journal.capture(meta))
+        entries, problems = journal.entries()
+    finally:
+        journal.close()
+    assert problems == []
+    assert [(e.session, e.before != e.after) for e in entries] == [("later", True)]
+    names = set(os.listdir(journal.location)) - {"lock"}
+    assert names == {"root", f"{entries[0].id}.json", f"{entries[0].id}.pre"}

@@ -5,9 +5,12 @@ are known for every kept text change, at a cost linear in its size."""
 from __future__ import annotations
 
 import time
+from collections import Counter
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from dsh_fs import Workspace
 from dsh_fs.fs import apply_delta, forward_delta, line_counts
@@ -113,3 +116,56 @@ def test_line_counts_of_a_small_change_are_what_git_counts() -> None:
     assert line_counts(b"a\nb\n", None) == (0, 2)
     assert line_counts(b"a\n", b"a\nb") == (1, 0)
     assert line_counts(b"\xff", b"a\n") == (None, None)
+
+
+def test_a_lone_carriage_return_ends_no_line_as_git_counts() -> None:
+    # git splits on b"\n" only: "a\rb" is one line (`git diff --numstat` says 1 and 1).
+    assert line_counts(b"a\rb\nkeep\n", b"c\rd\nkeep\n") == (1, 1)
+    assert line_counts(b"a\rb\n", b"a\rb") == (1, 1)  # the last line lost its b"\n"
+
+
+def _multiset_counts(before: bytes, after: bytes) -> tuple[int, int]:
+    """What a large middle's counts are defined as: the lines each side has that the other
+    lacks, as multisets (a line without its b"\\n" is another line)."""
+    old, new = Counter(before.splitlines(keepends=True)), Counter(after.splitlines(keepends=True))
+    kept = sum((old & new).values())
+    return sum(new.values()) - kept, sum(old.values()) - kept
+
+
+_LINE = st.sampled_from([b"a\n", b"b\n", b"cc\n", b"\n", b"a\r\n"])
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    lines=st.lists(_LINE, min_size=101, max_size=180),
+    changes=st.lists(st.tuples(st.integers(0, 179), _LINE), max_size=60),
+    inserted=st.lists(st.tuples(st.integers(0, 179), _LINE), max_size=3),
+    last=st.sampled_from([b"", b"d", b"a"]),
+)
+def test_a_large_changes_counts_are_its_lines_counted_as_multisets(
+    lines: list[bytes],
+    changes: list[tuple[int, bytes]],
+    inserted: list[tuple[int, bytes]],
+    last: bytes,
+) -> None:
+    # Past 100 lines a side the lines still in place are paired off before the rest are
+    # counted as multisets: the count is the multisets' own, whatever moved or repeated,
+    # and an insertion that shifts every line after it changes nothing of that.
+    new = list(lines)
+    for at, line in changes:
+        new[at % len(new)] = line
+    for at, line in inserted:
+        new.insert(at % len(new), line)
+    before = b"old first\n" + b"".join(lines) + b"old last\n" + last
+    after = b"new first\n" + b"".join(new) + b"new last\n"
+    assert line_counts(before, after) == _multiset_counts(before, after)
+
+
+def test_a_ten_megabyte_rewrite_of_every_tenth_line_counts_each_rewritten_line() -> None:
+    before = b"".join(b"    value_%d = compute(alpha, %d)\n" % (n, n) for n in range(300_000))
+    after = before.replace(b"0 = compute", b"0 = recompute")
+    assert line_counts(before, after) == (30_000, 30_000)
+    # Shifted by a line inserted near the start: nothing is in place any more, and the
+    # multisets still count what changed.
+    shifted = after.replace(b"value_5 ", b"inserted\n    value_5 ", 1)
+    assert line_counts(before, shifted) == (30_001, 30_000)

@@ -254,7 +254,7 @@ _CHILD = textwrap.dedent(
                 os._exit(9)
             return ticket
 
-        def commit(self, ticket, after, content):
+        def commit(self, ticket, after, content, digest=None):
             os._exit(9)
 
     async def main():

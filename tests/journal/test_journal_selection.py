@@ -4,6 +4,7 @@ already undone, and find nothing the second time; only an explicit id undoes an 
 
 from __future__ import annotations
 
+import contextlib
 import tempfile
 from pathlib import Path
 
@@ -133,22 +134,36 @@ _step = st.one_of(
     st.tuples(st.just("delete"), st.sampled_from(_SESSIONS), st.sampled_from(_FILES)),
     st.tuples(st.just("undo"), st.integers(0, 30)),
     st.tuples(st.just("merge"), st.integers(0, 30)),
+    st.tuples(st.just("hunk"), st.integers(0, 30), st.integers(1, 2)),
     st.tuples(st.just("outside"), st.sampled_from(_FILES), st.integers(0, 3)),
 )
 
 
 def _in_force(entries: list[JournalEntry]) -> set[str]:
-    """The ids of the changes no undo in force reverted (newest first: an undo is newer than
-    what it reverts)."""
-    undoers: dict[str, list[str]] = {}
+    """The ids of the changes no undo in force reverted whole, and whose hunks the reverts
+    by hunk in force did not all take back (newest first: an undo is newer than what it
+    reverts)."""
+    undoers: dict[str, list[JournalEntry]] = {}
     for entry in entries:
         if entry.undoes is not None:
-            undoers.setdefault(entry.undoes, []).append(entry.id)
+            undoers.setdefault(entry.undoes, []).append(entry)
     force: set[str] = set()
     for entry in sorted(entries, key=lambda e: e.id, reverse=True):
-        if not any(u in force for u in undoers.get(entry.id, [])):
+        reverts = [u for u in undoers.get(entry.id, []) if u.id in force]
+        whole = [u for u in reverts if u.hunks is None]
+        taken = {n for u in reverts for n in u.hunks or ()}
+        count = max((u.hunk_count or 0 for u in reverts if u.hunks is not None), default=0)
+        if not whole and not (taken and len(taken) >= count):
             force.add(entry.id)
     return force
+
+
+def _content(who: str, n: int) -> str:
+    """A write's content: four sizes, the largest with two hunks against another writer's
+    (its lines 1 and 14 are the writer's own, the twelve between shared)."""
+    if n == 3:
+        return "".join(f"{who}{n} {k}\n" if k in (1, 14) else f"line {k}\n" for k in range(16))
+    return "".join(f"{who}{n} line {k}\n" for k in range(n * 4))
 
 
 def _state(root: Path) -> dict[str, bytes | None]:
@@ -169,7 +184,7 @@ async def _history(root: Path, store: Path, steps: list[tuple[object, ...]], pic
                 assert isinstance(path, str)
                 assert isinstance(n, int)
                 await sessions[who].call("read", {"file_path": path})
-                content = "".join(f"{who}{n} line {k}\n" for k in range(n * 4))
+                content = _content(who, n)
                 await sessions[who].call("write", {"file_path": path, "content": content})
             elif step[0] == "delete":
                 _, who, path = step
@@ -187,6 +202,16 @@ async def _history(root: Path, store: Path, steps: list[tuple[object, ...]], pic
                         label="other",
                         merge=step[0] == "merge",
                     )
+            elif step[0] == "hunk":
+                entries = await journal.entries()
+                if entries:
+                    _, index, n = step
+                    assert isinstance(index, int)
+                    assert isinstance(n, int)
+                    with contextlib.suppress(ValueError):  # the change has fewer hunks
+                        await journal.undo(
+                            ids=[entries[index % len(entries)].id], label="other", hunks=[n]
+                        )
             else:
                 _, path, n = step
                 assert isinstance(n, int)
@@ -208,7 +233,12 @@ async def _history(root: Path, store: Path, steps: list[tuple[object, ...]], pic
             mine = sorted((e for e in selected if e.rel == path), key=lambda e: e.id)
             if not mine:
                 continue
-            refused = [r for r in results if r.path.endswith("/" + path) and r.result == "refused"]
+            refused = [
+                r
+                for r in results
+                if r.path.endswith("/" + path)
+                and (r.result == "refused" or any(h.result == "refused" for h in r.hunks or ()))
+            ]
             assert refused or after[path] == before[mine[0].id], (path, results)
         entries_now = await journal.entries()
         again = await journal.undo(session=pick)
@@ -230,3 +260,63 @@ def test_a_selection_after_any_history_puts_files_back_or_refuses_and_never_reap
         root.mkdir()
         (root / "a.txt").write_text("start\n")
         anyio.run(_history, root, store, steps, pick)
+
+
+@pytest.mark.anyio
+async def test_a_selection_takes_back_the_hunks_a_partial_revert_left_and_never_the_reverted(
+    tmp_path: Path,
+) -> None:
+    # Issue 36: a revert of hunk 1 counted the whole change as undone, so `--since` then
+    # skipped it and hunk 2 stayed; and undoing the revert's own entry put hunk 1 back.
+    root = tmp_path / "root"
+    root.mkdir()
+    start = "".join(f"line {k}\n" for k in range(16))
+    (root / "a.txt").write_text(start)
+    async with Workspace.sandbox(root, journal=tmp_path / "store") as ws:
+        assert ws.journal is not None
+        agent = ws.session(label="agent")
+        await _write(agent, "a.txt", start.replace("line 1\n", "one\n").replace("line 14", "14"))
+        (change,) = await ws.journal.entries()
+        (first,) = await ws.journal.undo(ids=[change.id], hunks=[1], label="user")
+        assert [h.result for h in first.hunks or ()] == ["reverted"]
+        assert (root / "a.txt").read_text() == start.replace("line 14", "14")
+        revert = (await ws.journal.entries())[0]
+        assert (revert.hunks, revert.hunk_count) == ((1,), 2)
+        # The user edits the first lines meanwhile: hunk 1's place is theirs now.
+        (root / "a.txt").write_text((root / "a.txt").read_text().replace("line 0\n", "zero\n"))
+        (second,) = await ws.journal.undo(since="1h")
+        assert second.result == "undone"
+        assert [(h.n, h.result) for h in second.hunks or ()] == [(2, "reverted")]
+        assert (root / "a.txt").read_text() == start.replace("line 0\n", "zero\n")
+        entries = await ws.journal.entries()
+        assert await ws.journal.undo(since="1h") == []  # every hunk is back: undone
+        assert await ws.journal.entries() == entries
+        (again,) = await ws.journal.undo(ids=[change.id], hunks=[1])
+        assert again.result == "refused"
+        assert again.reason is not None
+        assert again.reason.startswith("already undone by ")
+        assert (root / "a.txt").read_text() == start.replace("line 0\n", "zero\n")
+
+
+@pytest.mark.anyio
+async def test_undoing_a_partially_reverted_change_leaves_the_file_as_before_it(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "root"
+    root.mkdir()
+    start = "".join(f"line {k}\n" for k in range(16))
+    (root / "a.txt").write_text(start)
+    async with Workspace.sandbox(root, journal=tmp_path / "store") as ws:
+        assert ws.journal is not None
+        agent = ws.session(label="agent")
+        await _write(agent, "a.txt", start.replace("line 1\n", "one\n").replace("line 14", "14"))
+        await _write(agent, "a.txt", "rewritten\n")
+        older = (await ws.journal.entries())[1]
+        await ws.journal.undo(ids=[(await ws.journal.entries())[0].id], label="user")
+        await ws.journal.undo(ids=[older.id], hunks=[2], label="user")
+        results = await ws.journal.undo(session="agent")
+        assert [(r.id, r.result) for r in results] == [(older.id, "undone")]
+        assert (root / "a.txt").read_text() == start
+        (redo,) = await ws.journal.undo(ids=[(await ws.journal.entries())[0].id], label="user")
+        assert redo.result == "undone"  # undoing the last revert by id puts hunk 1 back
+        assert (root / "a.txt").read_text() == start.replace("line 1\n", "one\n")

@@ -127,3 +127,24 @@ def test_dsh_fs_undo_root_group_id_undoes_the_set(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert [item["result"] for item in json.loads(done.stdout)] == ["undone"] * 3
     assert _contents(root) == before
+
+
+async def test_an_undo_of_a_set_cut_short_is_finished_by_undoing_the_set_again(
+    tmp_path: Path,
+) -> None:
+    # A killed undo of a set left one file undone: the set's undo run again undoes the
+    # others, rather than refusing the whole set for the one already undone.
+    root = tmp_path / "root"
+    _tree(root)
+    before = _contents(root)
+    async with Workspace.local(root, journal=tmp_path / "store") as ws:
+        assert ws.journal is not None
+        group = await _rename(ws.session(label="agent"))
+        first = (await ws.journal.entries())[-1]
+        assert [r.result for r in await ws.journal.undo(ids=[first.id])] == ["undone"]
+        results = await ws.journal.undo(ids=[group])
+        assert [r.result for r in results] == ["undone"] * 2
+        assert _contents(root) == before
+        again = await ws.journal.undo(ids=[group])
+    assert {r.result for r in again} == {"refused"}
+    assert all((r.reason or "").startswith("already undone by ") for r in again)

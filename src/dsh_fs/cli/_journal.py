@@ -417,15 +417,20 @@ async def _diff(workspace: Workspace, args: argparse.Namespace) -> int:
 
 
 async def _owner(
-    workspace: Workspace, journals: list[Journal], entry_id: str
+    workspace: Workspace,
+    journals: list[Journal],
+    entry_id: str,
+    readings: list[list[JournalEntry]] | None = None,
 ) -> Journal | KeyError:
     """The journal that holds the change `entry_id` names (inside the served roots), or
-    why none does (no such change; a prefix too short, or naming several changes)."""
+    why none does (no such change; a prefix too short, or naming several changes).
+    `readings`: each journal's entries, when read already."""
     owners: list[Journal] = []
     refusal: KeyError | None = None
     for index, journal in enumerate(journals):
         try:
-            entry = await journal.entry(entry_id)
+            reading = readings[index] if readings is not None else None
+            entry = await journal.entry(entry_id, entries=reading)
         except KeyError as exc:
             refusal = exc if len(exc.args) > 1 else refusal
             continue
@@ -498,35 +503,39 @@ async def _undo_in(
 ) -> list[UndoResult]:
     """The undo the command asks for, in each journal that holds some of it: ids where they
     are, a selection in every journal (narrowed to the served roots but for the first).
+    Each journal's store is read once: the ids are found, and every undo and refusal
+    decided, from that one reading (issue 35).
 
     Raises:
         KeyError: an id names no change (or too many).
         ValueError: a bad selection or hunk.
     """
-    options = {
-        "dry_run": args.dry_run,
-        "label": "cli",
-        "hunks": args.hunk,
-        "merge": args.merge,
-    }
-    results: list[UndoResult] = []
+    readings = [(await journal.read())[0] for journal in journals]
     by_journal: dict[int, list[str]] = {}
     for entry_id in args.ids:
-        found = await _owner(workspace, journals, entry_id)
+        found = await _owner(workspace, journals, entry_id, readings)
         if isinstance(found, KeyError):
             raise found
         by_journal.setdefault(journals.index(found), []).append(entry_id)
-    for index, ids in by_journal.items():
-        results += await journals[index].undo(ids=ids, **options)
-    if args.session is not None or args.since is not None:
-        served = list(workspace.fs.roots)
-        for index, journal in enumerate(journals):
-            results += await journal.undo(
-                session=args.session,
-                since=args.since,
-                paths=() if index == 0 else served,
-                **options,
-            )
+    selection = args.session is not None or args.since is not None
+    served = list(workspace.fs.roots)
+    results: list[UndoResult] = []
+    for index, journal in enumerate(journals):
+        ids = by_journal.get(index, [])
+        if not ids and not selection:
+            continue
+        # The ids and the selection in one undo: what the ids undo, the selection skips.
+        results += await journal.undo(
+            ids=ids,
+            session=args.session,
+            since=args.since,
+            paths=() if index == 0 or not selection else served,
+            dry_run=args.dry_run,
+            label="cli",
+            hunks=args.hunk,
+            merge=args.merge,
+            entries=readings[index],
+        )
     return results
 
 

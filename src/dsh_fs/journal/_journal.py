@@ -156,14 +156,18 @@ class Journal:
             self.store.prune, self.max_bytes, self.max_age_seconds, now_ns
         )
 
-    async def entry(self, entry_id: str) -> JournalEntry:
+    async def entry(
+        self, entry_id: str, *, entries: Sequence[JournalEntry] | None = None
+    ) -> JournalEntry:
         """The entry `entry_id` (a unique prefix will do); for the id of a change set
-        (SPEC §13), the set's first change.
+        (SPEC §13), the set's first change. `entries`: what `read` returned, when the caller
+        read the store already (then it is not read again).
 
         Raises:
             KeyError: no such entry (or the prefix is not unique).
         """
-        entries, _ = await self.read()
+        if entries is None:
+            entries, _ = await self.read()
         members = [entry for entry in entries if entry.group == entry_id]
         return members[0] if members else _find(entries, entry_id)
 
@@ -207,6 +211,7 @@ class Journal:
         hunks: Iterable[int] = (),
         merge: bool = False,
         paths: Sequence[str] = (),
+        entries: Sequence[JournalEntry] | None = None,
     ) -> list[UndoResult]:
         """Undo the selected changes, newest first, each only if its file is exactly where
         the change left it; the undos are journaled under session `label`.
@@ -218,6 +223,10 @@ class Journal:
         guarded by the file's version now and journaled as an undo of the change.
 
         `paths` narrows a selection to these files and folders (as `entries` takes them).
+
+        The store is read once (or not at all when the caller passes what `read` returned
+        as `entries`): every undo, refusal and reason is decided from that reading, and each
+        change is applied through the provider's guards, which see the files as they are.
 
         An id may name a change set (SPEC §13: the `group` its entries carry): every change
         of the set is undone, each guarded, all or none (one that would be refused refuses
@@ -238,16 +247,23 @@ class Journal:
             raise ValueError("name the changes to undo: ids, a session or a time")
         if (numbers or merge) and (len(ids) != 1 or session is not None or since is not None):
             raise ValueError("a revert by hunk names one change, by its id")
-        entries, _ = await self.read()
+        if entries is None:
+            entries, _ = await self.read()
+        entries = list(entries)
         history = _History(entries)
         members = {
-            entry_id: [entry for entry in entries if entry.group == entry_id] for entry_id in ids
+            entry_id: _left(
+                [entry for entry in entries if entry.group == entry_id], history.undone_by
+            )
+            for entry_id in ids
         }
         sets = [entry_id for entry_id in ids if members[entry_id]]
         if sets and not dry_run and not (numbers or merge):
             # A change set is undone whole or not at all (SPEC §13): every file is tried
             # first, and one that would be refused refuses the set.
-            trial = await self.undo(ids=ids, dry_run=True, label=label, paths=paths)
+            trial = await self.undo(
+                ids=ids, dry_run=True, label=label, paths=paths, entries=entries
+            )
             refused = [result for result in trial if result.result != "undone"]
             if refused:
                 why = f"{refused[0].path}: {refused[0].reason}"
@@ -264,7 +280,8 @@ class Journal:
         ]
         if numbers or merge:
             owner = session_label(label)
-            return [await self._revert_hunks(chosen[0], history, owner, numbers, dry_run)]
+            result, _ = await self._revert_hunks(chosen[0], history, owner, numbers, dry_run)
+            return [result]
         if session is not None or since is not None:
             chosen += [
                 entry
@@ -277,13 +294,19 @@ class Journal:
         owner = session_label(label)
         results: list[UndoResult] = []
         for entry in sorted(unique.values(), key=lambda e: e.id, reverse=True):
+            if entry.id in history.reverted:
+                # Reverted in part by hunk: only the hunks still in force are taken back,
+                # where the file still has them; the reverted ones are never put back.
+                result, new_version = await self._revert_hunks(entry, history, owner, [], dry_run)
+                results.append(result)
+                if new_version is not None:  # the file is as it was before the change
+                    restored[entry.before] = new_version
+                continue
             if entry.source is not None and (entry.directory or entry.link):
                 results.append(await self._undo_entry_move(entry, undone_by, owner, dry_run))
                 continue
             if entry.directory:
-                result, new_version = await self._undo_directory(
-                    entry, undone_by, restored, owner, dry_run
-                )
+                result, new_version = await self._undo_directory(entry, history, owner, dry_run)
                 results.append(result)
                 if result.result == "undone" and entry.before is not None:
                     restored[entry.before] = new_version  # a delete's undo made it again
@@ -308,22 +331,28 @@ class Journal:
         owner: str,
         numbers: list[int],
         dry_run: bool,
-    ) -> UndoResult:
-        """The hunks `numbers` of `entry` (every hunk when empty) reverted in its file as it
-        is now; the file published guarded by the version read, journaled as an undo.
+    ) -> tuple[UndoResult, FsVersion | None]:
+        """The hunks `numbers` of `entry` (every hunk not reverted yet when empty) reverted
+        in its file as it is now; the file published guarded by the version read, journaled
+        as an undo that names the hunks it reverted. A hunk an earlier revert in force took
+        back is refused, never put back. Returns the result, and the version published when
+        the file is now exactly as it was before the change (None otherwise).
 
         Raises:
             ValueError: a hunk number the change does not have.
         """
 
-        def refused(reason: str, done: list[HunkResult] | None = None) -> UndoResult:
-            return UndoResult(
+        def refused(
+            reason: str, done: list[HunkResult] | None = None
+        ) -> tuple[UndoResult, FsVersion | None]:
+            result = UndoResult(
                 id=entry.id,
                 path=entry.path,
                 result="refused",
                 reason=reason,
                 hunks=tuple(done) if done is not None else (),
             )
+            return result, None
 
         if entry.id in history.undone_by:
             return refused(f"already undone by {history.undone_by[entry.id].id}")
@@ -335,13 +364,22 @@ class Journal:
         if before is None or after is None:
             return refused("the text of this change is no longer kept, or is not text")
         found = _hunks.hunks(before.splitlines(keepends=True), after.splitlines(keepends=True))
-        wanted = numbers or [hunk.n for hunk in found]
+        taken = history.reverted.get(entry.id, {})
+        wanted = numbers or [hunk.n for hunk in found if hunk.n not in taken]
         unknown = [n for n in wanted if not 1 <= n <= len(found)]
         if unknown:
             raise ValueError(
                 f"change {entry.id} has {len(found)} hunk{'s' if len(found) != 1 else ''}; "
                 f"no hunk {unknown[0]}"
             )
+        already = [
+            HunkResult(n=n, result="refused", reason=f"already reverted by {taken[n].id}")
+            for n in wanted
+            if n in taken
+        ]
+        wanted = [n for n in wanted if n not in taken]
+        if not wanted:
+            return refused("no hunk could be reverted", already)
         target: FsTarget | None = None
         try:
             target = await self.fs.resolve(entry.path)
@@ -354,36 +392,39 @@ class Journal:
             lines, done = _hunks.revert(
                 current.splitlines(keepends=True), [found[n - 1] for n in wanted]
             )
+            done = sorted(done + already, key=lambda hunk: hunk.n)
             if not any(hunk.result == "reverted" for hunk in done):
                 return refused("no hunk could be reverted", done)
+            result = UndoResult(
+                id=entry.id, path=entry.path, result="undone", reason=None, hunks=tuple(done)
+            )
             if dry_run:
-                return UndoResult(
-                    id=entry.id, path=entry.path, result="undone", reason=None, hunks=tuple(done)
-                )
-            meta = FsChangeMeta(tool=HUNK_TOOL, session=owner, undoes=entry.id)
+                return result, None
+            meta = FsChangeMeta(
+                tool=HUNK_TOOL,
+                session=owner,
+                undoes=entry.id,
+                hunks=tuple(hunk.n for hunk in done if hunk.result == "reverted"),
+                hunk_count=len(found),
+            )
             # The version read before the content: a change in between (or during the
             # write) fails the guard and refuses the whole revert.
-            await self.fs.write_text(
-                target,
-                "".join(lines),
-                ReplaceIfVersion(info.version),
-                capture=capture(self.store, meta),
+            text = "".join(lines)
+            outcome = await self.fs.write_text(
+                target, text, ReplaceIfVersion(info.version), capture=capture(self.store, meta)
             )
         except FsError as error:
             if error.code in (FsErrorCode.STALE_VERSION, FsErrorCode.NOT_OBSERVED):
-                return refused(await self._changed_since(entry, await self._now(target)))
+                return refused(
+                    await self._changed_since(entry, await self._now(target), history.entries)
+                )
             return refused(error.message)
-        return UndoResult(
-            id=entry.id, path=entry.path, result="undone", reason=None, hunks=tuple(done)
-        )
+        # Every hunk taken back and nothing else changed: the file is as it was before the
+        # change, so an older change's undo may follow it (its `after` is exposed again).
+        return result, (outcome.version if text == before else None)
 
     async def _undo_directory(
-        self,
-        entry: JournalEntry,
-        undone_by: dict[str, JournalEntry],
-        restored: dict[FsVersion | None, FsVersion | None],
-        owner: str,
-        dry_run: bool,
+        self, entry: JournalEntry, history: _History, owner: str, dry_run: bool
     ) -> tuple[UndoResult, FsVersion | None]:
         """A made directory removed again, only while it is exactly as the change left it
         (its version, or the one a later change's undo made it again at; the removal itself
@@ -394,6 +435,7 @@ class Journal:
         def result(reason: str | None) -> tuple[UndoResult, FsVersion | None]:
             return _verdict(entry, reason), None
 
+        undone_by = history.undone_by
         if entry.id in undone_by:
             return result(f"already undone by {undone_by[entry.id].id}")
         meta = FsChangeMeta(tool="undo", session=owner, undoes=entry.id)
@@ -410,9 +452,9 @@ class Journal:
                 return _verdict(entry), made.version if made is not None else None
             if info is None or info.type is not FsFileType.DIRECTORY:
                 return result("the directory is gone" if info is None else "a file is there now")
-            expected = _expected_exactly(entry.after, restored)
+            expected = _expected_exactly(entry.after, history.restored)
             if info.version != expected:
-                return result(await self._changed_since(entry, info.version))
+                return result(await self._changed_since(entry, info.version, history.entries))
             if dry_run:
                 return result(None)
             await self._remove_directory(target, info.version, meta)
@@ -498,7 +540,7 @@ class Journal:
             current = info.version if info is not None else None
             expected = await self._guard(expected, current, history)
             if current != expected:
-                return refused(await self._changed_since(entry, current))
+                return refused(await self._changed_since(entry, current, history.entries))
             if await self.fs.stat(source) is not None:
                 return refused(f"a file exists at {entry.source} now")
             if dry_run:
@@ -517,7 +559,9 @@ class Journal:
                 )
         except FsError as error:
             if error.code in (FsErrorCode.STALE_VERSION, FsErrorCode.NOT_OBSERVED):
-                return refused(await self._changed_since(entry, await self._now(destination)))
+                return refused(
+                    await self._changed_since(entry, await self._now(destination), history.entries)
+                )
             if error.code is FsErrorCode.ALREADY_EXISTS:
                 return refused(f"a file exists at {entry.source} now")
             return refused(error.message)
@@ -540,7 +584,7 @@ class Journal:
             current = info.version if info is not None else None
             expected = await self._guard(expected, current, history)
             if current != expected:
-                return refused(await self._changed_since(entry, current))
+                return refused(await self._changed_since(entry, current, history.entries))
             if dry_run:
                 return _verdict(entry), None
             meta = FsChangeMeta(tool="undo", session=owner, undoes=entry.id)
@@ -549,7 +593,9 @@ class Journal:
             )
         except FsError as error:
             if error.code in (FsErrorCode.STALE_VERSION, FsErrorCode.NOT_OBSERVED):
-                return refused(await self._changed_since(entry, await self._now(target)))
+                return refused(
+                    await self._changed_since(entry, await self._now(target), history.entries)
+                )
             return refused(error.message)
         return _verdict(entry), version
 
@@ -624,8 +670,11 @@ class Journal:
             return None
         return info.version if info is not None else None
 
-    async def _changed_since(self, entry: JournalEntry, current: FsVersion | None) -> str:
-        entries, _ = await self.read()
+    async def _changed_since(
+        self, entry: JournalEntry, current: FsVersion | None, entries: Sequence[JournalEntry]
+    ) -> str:
+        """Why `entry` can't be undone with its file at `current`, from the entries the
+        undo read (never a second reading of the store per refusal)."""
         later = [
             e for e in entries if e.id > entry.id and (e.rel == entry.rel or e.source == entry.path)
         ]
@@ -694,11 +743,28 @@ class _History:
         in_force: dict[str, bool] = {}
         self.undone_by: dict[str, JournalEntry] = {}
         """The id of each change no longer in force, and the undo in force that reverted it."""
+        self.reverted: dict[str, dict[int, JournalEntry]] = {}
+        """Each change reverted in part by hunk and still in force: the hunks the reverts in
+        force took back (by number, with the revert that took it). Undoing it takes back
+        only the others; once every hunk is taken back the change is undone."""
         for entry in reversed(entries):
-            reverted = [u for u in undoers.get(entry.id, ()) if in_force.get(u.id, False)]
-            in_force[entry.id] = not reverted
-            if reverted:
-                self.undone_by[entry.id] = reverted[-1]
+            reverts = [u for u in undoers.get(entry.id, ()) if in_force.get(u.id, False)]
+            whole = [u for u in reverts if not _in_part(u)]
+            taken: dict[int, JournalEntry] = {}
+            count = 0
+            for revert in reverts:
+                if _in_part(revert):
+                    assert revert.hunks is not None
+                    count = revert.hunk_count or 0
+                    taken.update(dict.fromkeys(revert.hunks, revert))
+            every = bool(taken) and len(taken) >= count
+            in_force[entry.id] = not (whole or every)
+            if whole:
+                self.undone_by[entry.id] = whole[-1]
+            elif every:
+                self.undone_by[entry.id] = max(taken.values(), key=lambda u: u.id)
+            elif taken:
+                self.reverted[entry.id] = taken
         by_id = {entry.id: entry for entry in entries}
         self.restored: dict[FsVersion | None, FsVersion | None] = {}
         """The version a file has after an undo in force, keyed by the version the undone
@@ -714,6 +780,20 @@ class _History:
             entry.after: entry for entry in entries if entry.after is not None
         }
         """The change that published each version."""
+
+
+def _left(members: list[JournalEntry], undone_by: dict[str, JournalEntry]) -> list[JournalEntry]:
+    """A change set's changes still to undo: those not undone yet, so an undo of the set
+    that was cut short (a killed process) is finished by running it again; every change
+    when all are undone (each then refused as already undone)."""
+    left = [entry for entry in members if entry.id not in undone_by]
+    return left or members
+
+
+def _in_part(revert: JournalEntry) -> bool:
+    """Whether `revert` took back only some hunks of the change it names (a revert by hunk
+    that recorded them; an older one counts as a whole undo, as it did)."""
+    return revert.tool == HUNK_TOOL and revert.hunks is not None
 
 
 def _expected_exactly(
@@ -758,7 +838,7 @@ def _text(data: bytes | None) -> str | None:
         return None
 
 
-def _find(entries: list[JournalEntry], entry_id: str) -> JournalEntry:
+def _find(entries: Sequence[JournalEntry], entry_id: str) -> JournalEntry:
     """The entry `entry_id` names: its whole id, or a unique prefix of at least 8
     characters.
 

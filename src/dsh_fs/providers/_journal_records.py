@@ -82,7 +82,10 @@ def new_record(meta: FsChangeMeta, start: FsChangeStart, rel: str, key: str) -> 
     its `after` and line counts are filled in by `commit`; `rel` and `key` say where the
     file is in the store's own terms."""
     entry_id, moment = new_entry_id()
-    return {
+    hunks: dict[str, Any] = {}
+    if meta.hunks is not None:
+        hunks = {"hunks": list(meta.hunks), "hunk_count": meta.hunk_count}
+    return hunks | {
         "id": entry_id,
         "time": moment,
         "session": meta.session,
@@ -106,24 +109,46 @@ def new_record(meta: FsChangeMeta, start: FsChangeStart, rel: str, key: str) -> 
     }
 
 
+def _hunks(record: dict[str, Any]) -> tuple[tuple[int, ...] | None, int | None]:
+    """A revert by hunk's ``hunks`` (numbers from 1) and ``hunk_count``, vetted: numbers
+    within the count, no more of them than it (None, None: not a revert by hunk)."""
+    value = record.get("hunks")
+    if value is None:
+        return None, None
+    count = _optional_int(record, "hunk_count")
+    if not isinstance(value, list) or count is None:
+        raise TypeError("hunks is not a list of numbers with their count")
+    if len(value) > count or not all(
+        type(n) is int and 1 <= n <= count
+        for n in value  # bool is no hunk number
+    ):
+        raise Damaged(f"hunks {_shown(value)} are not hunks of {count}")
+    return tuple(value), count
+
+
 def count_lines(
-    record: dict[str, Any], before: bytes | None, content: bytes | EncodedText | None
+    record: dict[str, Any],
+    before: bytes | None,
+    content: bytes | EncodedText | None,
+    digest: bytes | None = None,
 ) -> None:
     """Fill in what the record keeps of the published `content` (the pre-image being
     `before`): ``added`` and ``removed`` lines (as ``git diff --numstat``) and the forward
     ``delta`` when each side that exists is known and at most `COUNT_LIMIT` bytes, else they
-    stay null; the ``digest`` of `content` whenever it is at hand (SPEC §9.1's guard)."""
+    stay null; the ``digest`` of `content` whenever it is at hand (SPEC §9.1's guard): the
+    sha256 `digest` the provider computed already, else hashed here."""
     data: bytes | None
     if content is None or isinstance(content, bytes):
         data = content
-        if content is not None:
-            record["digest"] = hashlib.sha256(content).hexdigest()
     else:
-        hasher = hashlib.sha256()
-        for part in content.parts:
-            hasher.update(part)
-        record["digest"] = hasher.hexdigest()
         data = content.to_bytes() if content.size <= COUNT_LIMIT else None
+    if content is not None:
+        if digest is None:
+            hasher = hashlib.sha256()
+            for part in content.parts if isinstance(content, EncodedText) else (content,):
+                hasher.update(part)
+            digest = hasher.digest()
+        record["digest"] = digest.hex()
     known_before = record["before"] is None or (before is not None and len(before) <= COUNT_LIMIT)
     known_after = record["after"] is None or (data is not None and len(data) <= COUNT_LIMIT)
     if known_before and known_after:
@@ -170,6 +195,7 @@ def record_entry(record: dict[str, Any], has_pre: bool, stem: str | None = None)
     undoable = not pruned and (has_pre if before is not None and not directory else True)
     _vet_paths(record, text("path"), text("rel"), optional_text("from"))
     mode, _, _ = record_owner(record)  # uid and gid vetted too: an undo gives them back
+    hunks, hunk_count = _hunks(record)
     return JournalEntry(
         id=entry_id,
         time=text("time"),
@@ -192,6 +218,8 @@ def record_entry(record: dict[str, Any], has_pre: bool, stem: str | None = None)
         after_mode=_optional_int(record, "after_mode", 0o7777),
         delta=_delta(record),
         group=optional_text("group"),
+        hunks=hunks,
+        hunk_count=hunk_count,
     )
 
 

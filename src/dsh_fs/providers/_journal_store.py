@@ -108,10 +108,14 @@ class _StoreCapture(FsCapture):
         return self._store._prepare_with_room(self._meta, start)
 
     def commit(
-        self, ticket: object, after: FsVersion | None, content: bytes | EncodedText | None
+        self,
+        ticket: object,
+        after: FsVersion | None,
+        content: bytes | EncodedText | None,
+        digest: bytes | None = None,
     ) -> None:
         assert isinstance(ticket, _Ticket)
-        self._store._commit(ticket.inner, after, content)
+        self._store._commit(ticket.inner, after, content, digest)
         self._store._recorded(ticket.estimate)
 
     def abandon(self, ticket: object) -> None:
@@ -157,7 +161,11 @@ class RecordStore(JournalStore):
 
     @abstractmethod
     def _commit(
-        self, ticket: object, after: FsVersion | None, content: bytes | EncodedText | None
+        self,
+        ticket: object,
+        after: FsVersion | None,
+        content: bytes | EncodedText | None,
+        digest: bytes | None = None,
     ) -> None:
         """`FsCapture.commit`: never raises."""
 
@@ -232,7 +240,32 @@ class RecordStore(JournalStore):
 
     def bound(self, max_bytes: int, max_age_seconds: float) -> None:
         self._bounds = (max_bytes, max_age_seconds)
-        self.prune(max_bytes, max_age_seconds, time.time_ns())
+        now = time.time_ns()
+        # What the store holds and how old its oldest pre-image is, from the listing alone
+        # (ids carry their time): the records are read, to prune, only when a bound is
+        # exceeded. Opening a store for one `undo` or `log` reads it once, not twice.
+        names = self._names()
+        # Dead writers' pending records are settled now, before this process changes their
+        # files (the records of committed entries are not read for it).
+        for name in [n for n in names if n.endswith(".pending") and names[n].regular]:
+            stem = name[: -len(".pending")]
+            if ENTRY_ID.match(stem):
+                with contextlib.suppress(Exception):  # `log` reports what is damaged
+                    self._settle(stem, names)
+        held = sum(stored.size for stored in names.values() if stored.regular)
+        oldest = min(
+            (
+                id_time_ns(stem)
+                for name in names
+                if name.endswith(".pre") and ENTRY_ID.match(stem := name[: -len(".pre")])
+            ),
+            default=now,
+        )
+        if held > max_bytes or oldest < now - int(max_age_seconds * 1_000_000_000):
+            self.prune(max_bytes, max_age_seconds, now)
+            return
+        with self._bounds_lock:
+            self._held, self._written, self._pruned_ns = held, 0, now
 
     def _recorded(self, estimate: int) -> None:
         """A change was committed: prune now when the store, by estimate, holds more than

@@ -163,7 +163,11 @@ class FsspecJournalStore(RecordStore):
         return _what(exc, start.verb, start.target.display_path)
 
     def _commit(
-        self, ticket: object, after: FsVersion | None, content: bytes | EncodedText | None
+        self,
+        ticket: object,
+        after: FsVersion | None,
+        content: bytes | EncodedText | None,
+        digest: bytes | None = None,
     ) -> None:
         assert isinstance(ticket, _Ticket)
         try:
@@ -172,7 +176,7 @@ class FsspecJournalStore(RecordStore):
             before = ticket.before
             if before is None and ticket.kept:
                 before = self.pre_image_bytes(ticket.id, COUNT_LIMIT)
-            count_lines(record, before, content)
+            count_lines(record, before, content, digest)
             with contextlib.suppress(FileExistsError):
                 self._put_new(ticket.id + ".json", record)
             self._store.discard(self._path(ticket.id + ".pending"))

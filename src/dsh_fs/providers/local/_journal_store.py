@@ -162,6 +162,8 @@ class _Ticket:
     fd: int
     record: dict[str, Any]
     kept: bool
+    before: bytes | None = None
+    """The replaced content, when the provider had it in memory (else read from `.pre`)."""
 
 
 class LocalJournalStore(RecordStore):
@@ -223,7 +225,12 @@ class LocalJournalStore(RecordStore):
                 os.close(fd)
             self._remove(entry_id + ".pending", entry_id + ".pre" if kept else None)
             raise
-        return _Ticket(entry_id, fd, record, kept)
+        before = start.content
+        if isinstance(before, EncodedText):
+            before = before.to_bytes() if before.size <= COUNT_LIMIT else None
+        elif before is not None and len(before) > COUNT_LIMIT:
+            before = None  # too large to count lines of (`count_lines` would not)
+        return _Ticket(entry_id, fd, record, kept, before)
 
     def _failure(self, exc: Exception, start: FsChangeStart) -> str:
         if isinstance(exc, OSError):
@@ -231,17 +238,23 @@ class LocalJournalStore(RecordStore):
         return str(exc) or type(exc).__name__
 
     def _commit(
-        self, ticket: object, after: FsVersion | None, content: bytes | EncodedText | None
+        self,
+        ticket: object,
+        after: FsVersion | None,
+        content: bytes | EncodedText | None,
+        digest: bytes | None = None,
     ) -> None:
         assert isinstance(ticket, _Ticket)
         try:
             record = ticket.record
             record["after"] = after
-            before = None
-            if ticket.kept:  # its record is not committed yet: the pre-image read as is
+            # The replaced content as the provider read it (an edit): no second read of
+            # the file. Else the pre-image, read as it is (its record is not committed yet).
+            before = ticket.before
+            if before is None and ticket.kept:
                 kept = LocalKept(os.path.join(self.location, ticket.id + ".pre"))
                 before = read_kept(kept, COUNT_LIMIT)
-            count_lines(record, before, content)
+            count_lines(record, before, content, digest)
             record["after_mode"] = self._published_mode(record["key"], after)
             self._write_entry(ticket.id, record)
         except Exception:
@@ -597,6 +610,11 @@ class LocalJournalStore(RecordStore):
             # went on writing it): the version the change left is then the `before` of the
             # first later change of the same file, never the later change's own version.
             later = self._first_later(stem, key, names)
+            if later is not None and _same_inode(later.get("before"), record.get("before")):
+                # A later change found the file still at this one's `before`: this one was
+                # never published (a publication is a new inode), whatever the file is now.
+                self._remove(stem + ".pending", stem + ".pre")
+                return None
             record["after"] = later["before"] if later is not None else now
             with contextlib.suppress(FileExistsError):
                 self._write_entry(stem, record)

@@ -1,0 +1,117 @@
+"""What a journaled change costs on its way (issue 36): the record and the pre-image are made
+durable while the content is staged, the line counts come from bytes already in memory and
+the digest is the provider's own; none of it loses durability before publication (a change
+whose publication fails leaves no entry and no stray)."""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import dsh_fs.providers._journal_records as records
+import dsh_fs.providers.local._journal_store as local_store
+import dsh_fs.providers.local._publish as publication
+from dsh_fs import Workspace
+
+pytestmark = pytest.mark.anyio
+
+_TEXT = "".join(f"line {n}\n" for n in range(200))
+
+
+def _sub_store(store: Path) -> Path:
+    (sub,) = [p for p in store.iterdir() if p.is_dir()]
+    return sub
+
+
+async def test_an_edits_line_counts_come_from_the_bytes_it_read_not_a_second_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "a.txt").write_text(_TEXT)
+    reads: list[object] = []
+    read_kept = local_store.read_kept
+
+    def counted(kept: Any, limit: int | None = None) -> bytes | None:
+        reads.append(kept)
+        return read_kept(kept, limit)
+
+    monkeypatch.setattr(local_store, "read_kept", counted)
+    async with Workspace.sandbox(root, journal=tmp_path / "store") as ws:
+        assert ws.journal is not None
+        s = ws.session(label="agent")
+        await s.call("read", {"file_path": "a.txt"})
+        edited = await s.call(
+            "edit", {"file_path": "a.txt", "old_string": "line 7\n", "new_string": "seven\n"}
+        )
+        assert not edited.is_error, edited.text
+        assert reads == []  # the edit's own copy of the replaced bytes was counted
+        written = await s.call("write", {"file_path": "a.txt", "content": "short\n"})
+        assert not written.is_error, written.text
+        assert len(reads) == 1  # a write never read the file: its pre-image is read once
+        write, edit = await ws.journal.entries()
+    assert (edit.added, edit.removed) == (1, 1)
+    assert (write.added, write.removed) == (1, 200)
+
+
+async def test_the_records_digest_is_the_one_the_provider_computed_not_a_second_hash(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "a.txt").write_text(_TEXT)
+
+    class NoHashing:
+        @staticmethod
+        def sha256(*args: object) -> object:
+            raise AssertionError("the journal hashed the content again")
+
+    monkeypatch.setattr(records, "hashlib", NoHashing)
+    async with Workspace.sandbox(root, journal=tmp_path / "store") as ws:
+        assert ws.journal is not None
+        s = ws.session(label="agent")
+        await s.call("read", {"file_path": "a.txt"})
+        for call, arguments in [
+            ("edit", {"file_path": "a.txt", "old_string": "line 7\n", "new_string": "seven\n"}),
+            ("write", {"file_path": "b.txt", "content": "made\n"}),
+        ]:
+            result = await s.call(call, arguments)
+            assert not result.is_error, result.text
+        create, edit = await ws.journal.entries()
+    assert edit.digest == hashlib.sha256((root / "a.txt").read_bytes()).hexdigest()
+    assert create.digest == hashlib.sha256(b"made\n").hexdigest()
+
+
+async def test_a_publication_that_fails_while_the_record_is_made_leaves_no_entry_and_no_stray(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The record is made beside the staging of the content: staging that fails (a full
+    # disk in the served folder) waits for the record and takes it back with its pre-image.
+    root, store = tmp_path / "root", tmp_path / "store"
+    root.mkdir()
+    (root / "a.txt").write_text(_TEXT)
+
+    def full(fd: int, staged: object) -> None:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    async with Workspace.sandbox(root, journal=store) as ws:
+        assert ws.journal is not None
+        s = ws.session(label="agent")
+        await s.call("read", {"file_path": "a.txt"})
+        with monkeypatch.context() as patched:
+            patched.setattr(publication, "_fill", full)
+            for call, arguments in [
+                ("edit", {"file_path": "a.txt", "old_string": "line 7\n", "new_string": "7\n"}),
+                ("write", {"file_path": "a.txt", "content": "short\n"}),
+            ]:
+                result = await s.call(call, arguments)
+                assert result.is_error
+        assert await ws.journal.entries() == []
+        assert sorted(os.listdir(_sub_store(store))) in (["root"], ["lock", "root"])
+    assert (root / "a.txt").read_text() == _TEXT
+    assert sorted(os.listdir(root)) == ["a.txt"]
