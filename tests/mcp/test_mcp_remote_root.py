@@ -1,4 +1,4 @@
-"""``dsh-fs mcp s3://bucket/prefix`` and ``dsh-fs log|diff|undo s3://…`` (SPEC §14).
+"""``dsh-fs mcp s3://bucket/prefix`` and ``dsh-fs log|diff|undo|review s3://…`` (SPEC §14).
 
 The S3 server is moto on loopback in this test's process; every ``dsh-fs`` is a process of
 its own that finds it only through the standard AWS environment (``AWS_ENDPOINT_URL`` and
@@ -8,14 +8,17 @@ bucket, so a ``dsh-fs log`` started elsewhere sees them and ``undo`` puts them b
 
 from __future__ import annotations
 
+import html
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import anyio
+import httpx
 import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
@@ -53,6 +56,29 @@ def _dsh_fs(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]
         timeout=TIMEOUT,
         check=False,
     )
+
+
+def _review_page(env: dict[str, str], *args: str) -> tuple[str, str]:
+    """``dsh-fs review --no-open ARGS`` in a process of its own: what it said on stderr up
+    to its URL, and the page at that URL."""
+    command = [sys.executable, "-m", "dsh_fs", "review", "--no-open", *args]
+    with subprocess.Popen(command, stderr=subprocess.PIPE, text=True, env=env) as review:
+        try:
+            assert review.stderr is not None
+            lines = []
+            for line in review.stderr:
+                lines.append(line)
+                if "open http" in line:
+                    break
+            said = "".join(lines)
+            url = re.search(r"http://\S+", said)
+            assert url is not None, said
+            page = httpx.get(url.group(0), timeout=TIMEOUT)
+            assert page.status_code == 200, page.text
+            return said, page.text
+        finally:
+            review.terminate()
+            review.wait(timeout=TIMEOUT)
 
 
 def _object(s3: S3Server, bucket: str, key: str) -> bytes:
@@ -128,8 +154,14 @@ async def test_a_remote_roots_journal_may_be_named_on_the_same_storage(tmp_path:
     keys = [o["Key"] for o in s3.client().list_objects_v2(Bucket=bucket)["Contents"]]
     assert any(key.startswith("elsewhere/journal/") for key in keys)
     assert not any(key.startswith(".dsh-fs-journal/") for key in keys)
-    assert "1 change shown" in _dsh_fs(env, "log", *journal, url).stdout
+    logged = _dsh_fs(env, "log", "--json", *journal, url)
+    assert len(entries := json.loads(logged.stdout)) == 1, logged.stderr
     assert "No changes are recorded" in _dsh_fs(env, "log", url).stdout
+
+    # The review page reads the same store from another process.
+    said, page = _review_page(env, *journal, url)
+    assert f"s3://{bucket}/elsewhere/journal/" in said
+    assert html.escape(entries[0]["session"]) in page
 
 
 def test_a_remote_journal_elsewhere_than_its_storage_is_a_usage_error(

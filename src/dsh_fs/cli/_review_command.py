@@ -13,6 +13,7 @@ import threading
 import webbrowser
 
 from ._journal import add_journal_options, journal_config
+from ._remote import is_url, open_remote
 from ._running import run_until_interrupted
 from ._usage import UsageError
 
@@ -58,6 +59,13 @@ def run_review(args: argparse.Namespace) -> int:
         raise UsageError(f"dsh-fs review: --port {args.port} is out of range")
     workspaces = []
     for root in args.roots or [os.getcwd()]:
+        if is_url(root):
+            # A remote root's journal is on its storage: the page shows every replica's
+            # changes, from any machine (SPEC §14).
+            workspaces.append(
+                open_remote("review", root, policy=False, journal=journal_config(args))
+            )
+            continue
         path = os.path.abspath(root)
         if not os.path.isdir(path):
             raise UsageError(f"dsh-fs review: {path}: not a directory")
