@@ -416,7 +416,9 @@ def _server_flags(args: argparse.Namespace) -> list[str]:
         flags += ["--max-image-size", str(args.max_image_size)]
     if args.log_level != "warning":
         flags += ["--log-level", args.log_level]
-    flags += pin_journal(journal_flags(args))
+    # A remote root's default store is on its storage, where the environment can't move it.
+    journal = journal_flags(args)
+    flags += journal if remote_root(args) is not None else pin_journal(journal)
     tools = _tools("mcp", args.tools)
     if tools != ALL_TOOLS:
         flags += ["--tools", ",".join(tools)]
