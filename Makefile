@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 RUN_STAMP := $(VENV)/.installed-mcp
 
 .DEFAULT_GOAL := help
-.PHONY: help venv lock install test lint format typecheck imports pytest coverage demo bench bench-peers torture fuzz differential edit-recovery clean
+.PHONY: help venv lock install test lint format typecheck imports pytest coverage demo bench bench-peers torture fleet fuzz differential edit-recovery clean
 
 help:  ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -125,8 +125,11 @@ bench: $(STAMP)  ## Benchmarks against raw-Python baselines (writes bench/result
 bench-peers: $(STAMP)  ## Benchmarks including peer tools, installed in a separate environment
 	$(BIN)/python -m bench --peers
 
-torture: $(STAMP)  ## Crash-consistency and lost-update torture runs (minutes)
-	$(BIN)/pytest -q -m slow tests/torture
+torture: $(STAMP)  ## Crash-consistency and lost-update torture runs, the fleet's 1,000 edits (minutes)
+	$(BIN)/pytest -q -m slow tests/torture tests/fleet
+
+fleet: $(STAMP)  ## Three replicas behind HAProxy on S3 with a Redis ledger, a few dozen racing edits (~1 min)
+	$(BIN)/pytest -q -m slow tests/fleet -k "not thousand"
 
 fuzz: $(STAMP)  ## Long hypothesis runs of the hostile-input and property suites
 	HYPOTHESIS_PROFILE=fuzz $(BIN)/pytest -q -m slow tests/fuzz

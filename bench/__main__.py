@@ -32,6 +32,7 @@ from bench._mcp import (
 )
 from bench._peers import peer_rows, render_peers, small_read_verdict
 from bench.discovery import discovery_rows, render_discovery
+from bench.fleet import fleet_rows
 from bench.journal import journal_rows
 from bench.review import review_rows
 
@@ -561,6 +562,9 @@ def main(argv: list[str] | None = None) -> int:
     review = _REVIEW + "\n".join(review_table) + "\n"
     print(review, flush=True)
 
+    fleet = _FLEET + "\n".join(fleet_rows(args.quick)) + "\n"
+    print(fleet, flush=True)
+
     discovery = _DISCOVERY + render_discovery(discovery_rows(quick=args.quick))
     print(discovery, flush=True)
 
@@ -575,6 +579,7 @@ def main(argv: list[str] | None = None) -> int:
         + table
         + journal
         + review
+        + fleet
         + discovery
         + peers
     )
@@ -596,6 +601,14 @@ _REVIEW = (
     "`bench/review.py`: a journal made by real journaled writes (200 sessions) and a 1 MB "
     "file's creation, the page served on loopback and asked over HTTP, each request reading "
     "the store afresh; the browser row drives the system's Chromium.\n\n"
+)
+
+_FLEET = (
+    "\n## A fleet (issue 43), same run\n\n"
+    "`bench/fleet.py`: a small read with the observation ledger in memory and in a loopback "
+    "Redis, alternating; sessionless `read` requests through HAProxy to 1 and 3 `dsh-fs mcp "
+    "--http` replicas (a record: CPU per request is shown for every process, the load "
+    "generator's included).\n\n"
 )
 
 _DISCOVERY = (

@@ -177,3 +177,17 @@ def shared_server() -> S3Server:
             atexit.register(server.stop)
             _shared = server
         return _shared
+
+
+def main() -> None:
+    """``python -m tests.s3_server``: the server in a process of its own (the fleet test's
+    S3, as a real one would be): prints its endpoint URL, serves until stdin ends."""
+    import sys
+
+    with running_s3_server() as server:
+        print(server.endpoint_url, flush=True)
+        sys.stdin.read()
+
+
+if __name__ == "__main__":
+    main()

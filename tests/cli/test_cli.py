@@ -42,11 +42,18 @@ def test_help_describes_the_commands(argv: list[str], capsys: pytest.CaptureFixt
         (["mcp", "/no/such/dir"], "dsh-fs mcp: /no/such/dir: does not exist"),
         (["mcp", __file__], f"dsh-fs mcp: {__file__}: not a directory"),
         (
-            ["mcp", "s3://bucket/x"],
-            "dsh-fs mcp: s3://bucket/x: remote roots are not served by the command line yet; "
-            "serve them from Python: dsh_fs.mcp.serve_stdio(Workspace.remote(URL))",
+            ["mcp", "s3://bucket/x", "."],
+            "dsh-fs mcp: s3://bucket/x: a remote ROOT is served alone; name only one ROOT",
         ),
-        (["mcp", "--print-config", "claude", "memory://x"], "remote roots are not served"),
+        (
+            ["mcp", "--read-only", "memory://x"],
+            "dsh-fs mcp: --read-only applies to local folders, not to memory://x",
+        ),
+        (
+            ["mcp", "--client-roots", "strict", "memory://x"],
+            "dsh-fs mcp: --client-roots applies to local folders, not to memory://x",
+        ),
+        (["mcp", "nosuchprotocol://x"], "dsh-fs mcp: nosuchprotocol://x: "),
         (["mcp", "--client-roots", "loose"], "invalid choice: 'loose'"),
         (["mcp", "--http", ":0", "--print-config", "claude"], "needs the port clients will use"),
         (["mcp", "--print-config", "emacs"], "invalid choice: 'emacs'"),

@@ -291,3 +291,13 @@ def test_the_printed_command_keeps_the_journal_options(
     assert off["mcpServers"]["dsh-fs"]["args"][3:] == ["--no-journal", str(tmp_path)]
     default, _ = _printed(["mcp", "--print-config", "cursor", str(tmp_path)], capsys)
     assert default["mcpServers"]["dsh-fs"]["args"][3:] == [*_pinned(), str(tmp_path)]
+
+
+def test_the_config_of_a_remote_root_keeps_its_journal_on_its_storage(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["mcp", "--print-config", "claude", "s3://bucket/ws"]) == 0
+    args = json.loads(capsys.readouterr().out)["mcpServers"]["dsh-fs"]["args"]
+    # No local store pinned: the server's default is the bucket's, beside the root.
+    assert args[-2:] == ["mcp", "s3://bucket/ws"]
+    assert "--journal" not in args

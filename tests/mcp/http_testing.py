@@ -135,7 +135,8 @@ async def http_server(
             try:
                 yield server
             finally:
-                process.kill()
+                with contextlib.suppress(ProcessLookupError):  # a test may have killed it
+                    process.kill()
                 tasks.cancel_scope.cancel()
     finally:
         with contextlib.suppress(ProcessLookupError):
@@ -149,13 +150,16 @@ async def client(
 ) -> AsyncIterator[Client]:
     """The official MCP client (with the SDK's HTTP timeouts), sending `token` as a bearer
     token and the `extra` headers; `options` are more `Client` arguments
-    (``list_roots_callback``)."""
+    (``list_roots_callback``). It speaks the handshake era (one MCP session, which owns its
+    observations) unless `options` give another ``mode``: the sessionless 2026-07-28 era
+    has tests of its own (`test_http_principals`)."""
+    options = {"mode": "legacy", **(options or {})}
     sent = dict(extra)
     if token is not None:
         sent["Authorization"] = f"Bearer {token}"
     async with (
         create_mcp_http_client(headers=sent) as http,
-        Client(streamable_http_client(url, http_client=http), **(options or {})) as mcp,
+        Client(streamable_http_client(url, http_client=http), **options) as mcp,
     ):
         yield mcp
 

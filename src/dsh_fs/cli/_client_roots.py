@@ -6,6 +6,8 @@ from __future__ import annotations
 import argparse
 from typing import Literal
 
+from ._remote import is_url
+
 __all__ = ["client_roots_mode"]
 
 
@@ -14,8 +16,9 @@ def client_roots_mode(
 ) -> Literal["off", "replace", "narrow", "strict"]:
     """What a client's MCP roots do (SPEC §10.1): they are the fence when no ROOT was given,
     else the ROOTs are authoritative (roots that overlap narrow them) unless
-    ``--client-roots`` says ``strict`` or ``off``."""
-    if args.client_roots == "off":
+    ``--client-roots`` says ``strict`` or ``off``; a remote ROOT ignores them."""
+    if args.client_roots == "off" or any(is_url(root) for root in args.roots):
+        # A remote ROOT: a client's roots are folders on its machine, never the storage.
         return "off"
     if not args.roots:
         return "replace"

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 import anyio
 
+from ._remote import is_url, open_remote
 from ._usage import size_type
 
 if TYPE_CHECKING:
@@ -83,10 +84,16 @@ def journal_config(args: argparse.Namespace) -> JournalConfig | None:
     if getattr(args, "no_journal", False):
         return None
     return JournalConfig(
-        location=os.path.abspath(args.journal) if args.journal else None,
+        location=_location(args.journal) if args.journal else None,
         max_bytes=args.journal_max_bytes,
         max_age_seconds=args.journal_max_age,
     )
+
+
+def _location(journal: str) -> str:
+    """`--journal` as the store's location: a URL as given (a remote ROOT's store, on the
+    same storage), a folder made absolute."""
+    return journal if is_url(journal) else os.path.abspath(journal)
 
 
 def journal_flags(args: argparse.Namespace) -> list[str]:
@@ -94,7 +101,7 @@ def journal_flags(args: argparse.Namespace) -> list[str]:
     switch and the bounds that differ from the defaults."""
     if getattr(args, "no_journal", False):
         return ["--no-journal"]
-    flags = ["--journal", os.path.abspath(args.journal)] if args.journal else []
+    flags = ["--journal", _location(args.journal)] if args.journal else []
     if args.journal_max_bytes != _MAX_BYTES:
         flags += ["--journal-max-bytes", str(args.journal_max_bytes)]
     if args.journal_max_age != _MAX_AGE:
@@ -180,6 +187,9 @@ def _workspace(roots: list[str], args: argparse.Namespace) -> Workspace:
     name."""
     from dsh_fs.workspace import Workspace
 
+    if roots and is_url(roots[0]):
+        # No policy: these commands read the journal and undo through it, never as a model.
+        return open_remote(args.command, roots[0], policy=False, journal=journal_config(args))
     paths = [os.path.abspath(root) for root in roots] or [os.getcwd()]
     for path in paths:
         if not os.path.isdir(path):
@@ -193,6 +203,10 @@ def _workspace(roots: list[str], args: argparse.Namespace) -> Workspace:
 def _leading_roots(operands: list[str]) -> tuple[list[str], list[str]]:
     """The leading operands that are folders (each outside the ones before it: a folder
     inside a ROOT is a PATH), and the rest."""
+    if operands and is_url(operands[0]):
+        # A remote ROOT is served alone (as `dsh-fs mcp` serves it); the rest are PATHs or
+        # IDs, relative to it.
+        return operands[:1], operands[1:]
     roots: list[str] = []
     for index, operand in enumerate(operands):
         real = os.path.realpath(operand)
@@ -215,6 +229,8 @@ def _journals(workspace: Workspace) -> list[Journal]:
     primary = workspace.journal
     assert primary is not None
     journals = [primary]
+    if not isinstance(primary.store, LocalJournalStore):
+        return journals  # a remote root's store is its own, on its storage
     base = os.path.dirname(primary.store.location)
     try:
         names = sorted(os.listdir(base))
@@ -392,6 +408,10 @@ def _shown(workspace: Workspace, entry: JournalEntry) -> str:
 def _wanted(workspace: Workspace, paths: list[str]) -> list[str]:
     """The PATHs of `log` as the entries may name them: relative to the first ROOT, and
     absolute (a change recorded under another root)."""
+    from dsh_fs.providers import SandboxFileSystem
+
+    if not isinstance(workspace.fs, SandboxFileSystem):
+        return paths  # a remote root's PATHs: relative to it, or URLs under it
     return [_relative(workspace, path) for path in paths] + [os.path.abspath(p) for p in paths]
 
 

@@ -11,7 +11,6 @@ import argparse
 import json
 import logging
 import os
-import re
 import shlex
 import sys
 from collections.abc import Sequence
@@ -33,6 +32,7 @@ from ._journal import (
 )
 from ._observations import DEFAULT_TTL, duration_type, observation_ledger
 from ._plugins import load_plugin
+from ._remote import open_remote, remote_root
 from ._review_command import add_review_command, run_review
 from ._running import run_until_interrupted
 from ._usage import UsageError, size_type
@@ -102,7 +102,9 @@ def _build_parser() -> _Parser:
         nargs="*",
         metavar="ROOT",
         help="folders to serve (default: the current directory); the first one is the base "
-        "for relative paths",
+        "for relative paths. Or one storage URL (s3://bucket/prefix, any installed fsspec "
+        "backend), its journal on the same storage; S3 settings from the AWS environment "
+        "(AWS_ENDPOINT_URL, the credentials chain)",
     )
     mode = mcp.add_mutually_exclusive_group()
     mode.add_argument(
@@ -342,20 +344,10 @@ def _parse_http(value: str) -> tuple[str, int]:
     return host, port
 
 
-_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
-"""A ROOT spelled as a URL (``s3://bucket/x``), which the command line does not serve yet."""
-
-
 def _mcp_roots(args: argparse.Namespace) -> list[str]:
-    for root in args.roots:
-        if _URL.match(root):
-            # Else it is a relative path ("…/s3:/bucket/x: does not exist"), which hides
-            # what the user meant and what works.
-            raise UsageError(
-                f"dsh-fs mcp: {root}: remote roots are not served by the command line yet; "
-                "serve them from Python: dsh_fs.mcp.serve_stdio(Workspace.remote(URL)) "
-                "(see docs/providers.md)"
-            )
+    url = remote_root(args)
+    if url is not None:
+        return [url]
     roots = [os.path.abspath(root) for root in (args.roots or [os.getcwd()])]
     for root in roots:
         if not os.path.exists(root):
@@ -424,7 +416,9 @@ def _server_flags(args: argparse.Namespace) -> list[str]:
         flags += ["--max-image-size", str(args.max_image_size)]
     if args.log_level != "warning":
         flags += ["--log-level", args.log_level]
-    flags += pin_journal(journal_flags(args))
+    # A remote root's default store is on its storage, where the environment can't move it.
+    journal = journal_flags(args)
+    flags += journal if remote_root(args) is not None else pin_journal(journal)
     tools = _tools("mcp", args.tools)
     if tools != ALL_TOOLS:
         flags += ["--tools", ",".join(tools)]
@@ -461,38 +455,44 @@ def _mcp_workspace(args: argparse.Namespace) -> Workspace:
     from dsh_fs.fs import Encodings, Rules
     from dsh_fs.workspace import Workspace
 
+    url = remote_root(args)
     roots = _mcp_roots(args)
     mode: Literal["read-only", "workspace-write", "full-access"] = (
         "read-only" if args.read_only else "full-access" if args.full_access else "workspace-write"
     )
-    tools = _tools("mcp", args.tools)
-    rules = Rules(
-        deny=tuple(args.deny), protect=tuple(args.protect), default_rules=not args.no_default_rules
-    )
     plugins = [load_plugin(spec) for spec in args.plugin]
     encodings, fallback = _encodings(args)
-    observations = (
-        None if args.no_policy else observation_ledger(args.observations, args.observation_ttl)
-    )
-    try:
-        workspace = Workspace.sandbox(
-            roots[0],
-            *roots[1:],
-            mode=mode,
-            policy=not args.no_policy,
-            confine_reads=not (args.read_anywhere or args.full_access),
-            tools=tools,
-            max_image_bytes=args.max_image_size,
-            rules=rules,
-            journal=journal_config(args),
-            encodings=Encodings(rules=encodings) if encodings else None,
-            encoding_fallback=fallback,
-            editorconfig=args.editorconfig,
-            placeholders=not args.allow_placeholders,
-            observations=observations,
-        )
-    except ValueError as exc:
-        raise UsageError(f"dsh-fs mcp: {exc}") from exc
+    options: dict[str, Any] = {
+        "policy": not args.no_policy,
+        "tools": _tools("mcp", args.tools),
+        "max_image_bytes": args.max_image_size,
+        "rules": Rules(
+            deny=tuple(args.deny),
+            protect=tuple(args.protect),
+            default_rules=not args.no_default_rules,
+        ),
+        "journal": journal_config(args),
+        "encodings": Encodings(rules=encodings) if encodings else None,
+        "encoding_fallback": fallback,
+        "placeholders": not args.allow_placeholders,
+        "observations": (
+            None if args.no_policy else observation_ledger(args.observations, args.observation_ttl)
+        ),
+    }
+    if url is not None:
+        workspace = open_remote("mcp", url, **options)
+    else:
+        try:
+            workspace = Workspace.sandbox(
+                roots[0],
+                *roots[1:],
+                mode=mode,
+                confine_reads=not (args.read_anywhere or args.full_access),
+                editorconfig=args.editorconfig,
+                **options,
+            )
+        except ValueError as exc:
+            raise UsageError(f"dsh-fs mcp: {exc}") from exc
     for plugin in plugins:
         workspace.use(plugin, None)
     return workspace

@@ -14,6 +14,7 @@ import webbrowser
 from typing import TYPE_CHECKING
 
 from ._journal import _close, _journals, add_journal_options, journal_config
+from ._remote import is_url, open_remote
 from ._running import run_until_interrupted
 from ._usage import UsageError
 
@@ -60,17 +61,29 @@ def run_review(args: argparse.Namespace) -> int:
 
     if not 0 <= args.port <= 65535:
         raise UsageError(f"dsh-fs review: --port {args.port} is out of range")
-    paths = [os.path.abspath(root) for root in args.roots] or [os.getcwd()]
-    for path in paths:
-        if not os.path.isdir(path):
-            raise UsageError(f"dsh-fs review: {path}: not a directory")
-    try:
-        # One workspace over every ROOT, as `log` opens it: the first ROOT's store, then
-        # every other root's sub-store in the same directory (a server with several ROOTs
-        # records under its first), their changes shown inside the served ROOTs only.
-        workspace = Workspace.sandbox(paths[0], *paths[1:], journal=journal_config(args))
-    except ValueError as exc:
-        raise UsageError(f"dsh-fs review: {exc}") from exc
+    roots = args.roots or [os.getcwd()]
+    if any(is_url(root) for root in roots):
+        if len(roots) > 1:
+            url = next(root for root in roots if is_url(root))
+            raise UsageError(
+                f"dsh-fs review: {url}: a remote ROOT is reviewed alone; name only one ROOT"
+            )
+        # A remote root's journal is on its storage: the page shows every replica's
+        # changes, from any machine (SPEC §14).
+        paths = list(roots)
+        workspace = open_remote("review", roots[0], policy=False, journal=journal_config(args))
+    else:
+        paths = [os.path.abspath(root) for root in roots]
+        for path in paths:
+            if not os.path.isdir(path):
+                raise UsageError(f"dsh-fs review: {path}: not a directory")
+        try:
+            # One workspace over every ROOT, as `log` opens it: the first ROOT's store, then
+            # every other root's sub-store in the same directory (a server with several
+            # ROOTs records under its first), their changes shown inside the served ROOTs.
+            workspace = Workspace.sandbox(paths[0], *paths[1:], journal=journal_config(args))
+        except ValueError as exc:
+            raise UsageError(f"dsh-fs review: {exc}") from exc
     journals = _journals(workspace)
     served = tuple(workspace.fs.roots)
     sources = [

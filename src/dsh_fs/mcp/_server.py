@@ -9,6 +9,7 @@ prompt. Each MCP client session is one observation owner (one workspace `Session
 from __future__ import annotations
 
 import logging
+from collections import OrderedDict
 from typing import TYPE_CHECKING, Any, Final
 
 import anyio
@@ -18,6 +19,7 @@ from mcp.shared.exceptions import MCPError, NoBackChannelError
 from mcp.shared.message import ServerMessageMetadata
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import BaseModel, ConfigDict
+from starlette.requests import Request
 
 from dsh_fs._version import __version__
 
@@ -107,28 +109,93 @@ async def _ask_roots(ctx: _Context) -> list[str] | None:
     return roots_of(answer.model_dump(mode="json", by_alias=True))
 
 
+PRINCIPALS: Final = 1024
+"""The principals (agent and client name) one HTTP server keeps a session for, the least
+recently served dropped first: a client names itself, so the names are not bounded. A
+dropped principal's next request gets a new session; with a shared ledger (Redis) its
+observations are still there, in memory they are gone (the agent reads again)."""
+
+ANONYMOUS: Final = "anonymous"
+"""The agent of a request to a server without a token (loopback only)."""
+
+
+def _agent_of(ctx: _Context) -> str:
+    """The agent behind `ctx`'s request: the name its bearer token stands for (the HTTP
+    guard's authentication puts it in the ASGI scope), or `ANONYMOUS`."""
+    request = ctx.request
+    user = request.scope.get("user") if isinstance(request, Request) else None
+    name = getattr(user, "username", None) if getattr(user, "is_authenticated", False) else None
+    return name if isinstance(name, str) and name else ANONYMOUS
+
+
+def principal_of(ctx: _Context) -> str:
+    """Who owns the observations of a sessionless request (SPEC §14): the agent of its
+    token and the client name its ``_meta`` carries, ``<agent>/<client>``. Two tokens never
+    give one principal; one agent's client names the same principal on every replica."""
+    params = connection_of(ctx).client_params
+    name = params.client_info.name if params is not None else ""
+    return f"{_agent_of(ctx)}/{name}"
+
+
+class _Principal:
+    """What a sessionless client's requests share on this server: its session (the
+    observation owner) and what its roots are known to be."""
+
+    __slots__ = ("roots", "session")
+
+    def __init__(self, session: Session) -> None:
+        self.session = session
+        """The principal's session here; its observations are in the ledger under the
+        principal's name (`Session.principal`)."""
+        self.roots = _ClientRoots()
+        """The client's roots, asked once (the era has no ``list_changed``)."""
+
+
 class _Owners:
     """Maps MCP client connections to workspace sessions (the observation owners).
 
     Over stdio the process serves exactly one client, so a single session owns every
-    observation whichever protocol era the client speaks. Over HTTP each connection (one
-    ``Mcp-Session-Id``) gets its own session, kept in the connection's `state`, so it ends
-    with the connection.
+    observation whichever protocol era the client speaks. Over HTTP each handshake-era
+    connection (one ``Mcp-Session-Id``) gets its own session, kept in the connection's
+    `state`, so it ends with the connection (SPEC §6). A 2026-07-28 request has no session:
+    its owner is its principal (`principal_of`), one session per principal on this server,
+    and with a shared ledger the same observations on every replica (SPEC §14).
     """
 
-    __slots__ = ("_mode", "_single", "_single_roots", "_workspace")
+    __slots__ = ("_mode", "_principals", "_single", "_single_roots", "_workspace")
 
     def __init__(self, workspace: Workspace, *, single: bool, roots: RootsMode = "off") -> None:
         self._workspace = workspace
         self._mode: RootsMode = roots
         self._single: Session | None = workspace.session(id="mcp-stdio") if single else None
         self._single_roots = _ClientRoots()
+        self._principals: OrderedDict[str, _Principal] = OrderedDict()
         if not single:
             check_connection_lookup()
+
+    def _principal(self, ctx: _Context) -> _Principal | None:
+        """The principal a sessionless request belongs to; None for a handshake-era one."""
+        if self._single is not None or ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+            return None
+        principal = principal_of(ctx)
+        found = self._principals.get(principal)
+        if found is None:
+            # Labelled by the principal, so `dsh-fs undo --session alice/claude` finds the
+            # agent's changes whichever replica made them.
+            session = self._workspace.session(id=principal, principal=principal)
+            found = self._principals[principal] = _Principal(session)
+            if len(self._principals) > PRINCIPALS:
+                self._principals.popitem(last=False)
+        else:
+            self._principals.move_to_end(principal)
+        return found
 
     def session_for(self, ctx: _Context) -> Session:
         if self._single is not None:
             return self._single
+        principal = self._principal(ctx)
+        if principal is not None:
+            return principal.session
         connection = connection_of(ctx)
         session: Session | None = connection.state.get(_OWNER_KEY)
         if session is None:
@@ -149,6 +216,9 @@ class _Owners:
     def _roots_of(self, ctx: _Context) -> _ClientRoots:
         if self._single is not None:
             return self._single_roots
+        principal = self._principal(ctx)
+        if principal is not None:
+            return principal.roots
         state = connection_of(ctx).state
         roots: _ClientRoots | None = state.get(_ROOTS_KEY)
         if roots is None:

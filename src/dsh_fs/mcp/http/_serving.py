@@ -17,11 +17,9 @@ import asyncio
 import ipaddress
 import socket
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Final
 
-import mcp_types as types
 from mcp.server.transport_security import TransportSecuritySettings
-from mcp.shared.exceptions import MCPError
 
 from .._roots import RootsMode
 from .._server import create_server
@@ -132,15 +130,6 @@ def bind_socket(host: str, port: int) -> socket.socket:
     return sock
 
 
-async def _decline_sessionless_era(
-    ctx: Any, params: types.RequestParams | None
-) -> types.DiscoverResult:
-    # The 2026-07-28 era over HTTP has no session: each request stands alone, so nothing
-    # could own observations across calls. Answering `server/discover` as a handshake-era
-    # server does makes clients fall back to `initialize` and a real session.
-    raise MCPError(types.METHOD_NOT_FOUND, "Method not found", data="server/discover")
-
-
 async def serve_http(
     workspace: Workspace,
     sock: socket.socket,
@@ -160,7 +149,9 @@ async def serve_http(
     address is known (connections queue until the server accepts them).
 
     Args:
-        workspace: What to serve; each MCP session is one observation owner.
+        workspace: What to serve. A handshake-era MCP session is one observation owner;
+            a 2026-07-28 (sessionless) request's owner is its principal, the agent of its
+            token and the client name it carries (SPEC §14).
         sock: A listening TCP socket (`bind_socket`).
         token: The bearer token every request must carry (``Authorization: Bearer …``),
             or one per agent (token -> agent name, `--tokens`; an empty mapping admits
@@ -190,7 +181,6 @@ async def serve_http(
     limits = limits or HttpLimits()
     security = http_security(bound, port, allowed_hosts)
     server = create_server(workspace, structured=structured, client_roots=client_roots)
-    server.add_request_handler("server/discover", types.RequestParams, _decline_sessionless_era)
     app = server.streamable_http_app(
         streamable_http_path=MCP_PATH,
         transport_security=security,
