@@ -82,7 +82,7 @@ def new_record(meta: FsChangeMeta, start: FsChangeStart, rel: str, key: str) -> 
     its `after` and line counts are filled in by `commit`; `rel` and `key` say where the
     file is in the store's own terms."""
     entry_id, moment = new_entry_id()
-    return {
+    record: dict[str, Any] = {
         "id": entry_id,
         "time": moment,
         "session": meta.session,
@@ -104,6 +104,10 @@ def new_record(meta: FsChangeMeta, start: FsChangeStart, rel: str, key: str) -> 
         "uid": start.uid,
         "gid": start.gid,
     }
+    if meta.approved_by is not None:  # only an approved change carries the keys (SPEC §11.2)
+        record["approved_by"] = meta.approved_by
+        record["approval_note"] = meta.approval_note
+    return record
 
 
 def count_lines(
@@ -192,6 +196,8 @@ def record_entry(record: dict[str, Any], has_pre: bool, stem: str | None = None)
         after_mode=_optional_int(record, "after_mode", 0o7777),
         delta=_delta(record),
         group=optional_text("group"),
+        approved_by=optional_text("approved_by"),
+        approval_note=optional_text("approval_note"),
     )
 
 
