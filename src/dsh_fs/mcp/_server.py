@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict
 
 from dsh_fs._version import __version__
 
+from ._approvals import eliciting
 from ._call_arguments import call_arguments
 from ._connection import check_connection_lookup, connection_of
 from ._definitions import (
@@ -34,7 +35,8 @@ from ._progress import progress_notifier
 from ._roots import ANSWER_SECONDS, RootsMode, fence_session, roots_of, withhold
 
 if TYPE_CHECKING:
-    from dsh_fs.runtime import ToolResult
+    from dsh_fs.runtime import ProgressReporter, ToolResult
+    from dsh_fs.tools import Approver
     from dsh_fs.workspace import Session, Workspace
 
 __all__ = [
@@ -105,6 +107,32 @@ async def _ask_roots(ctx: _Context) -> list[str] | None:
         logger.warning("the client did not answer roots/list within %s s", ANSWER_SECONDS)
         return None
     return roots_of(answer.model_dump(mode="json", by_alias=True))
+
+
+def _declares_elicitation(ctx: _Context) -> bool:
+    capabilities = ctx.session.client_capabilities
+    return capabilities is not None and capabilities.elicitation is not None
+
+
+def _elicitation_approver(
+    ctx: _Context, progress: ProgressReporter | None, timeout: float
+) -> Approver:
+    """Ask this call's client by ``elicitation/create`` (handshake era; SPEC §11.2)."""
+
+    async def elicit(params: dict[str, Any]) -> object:
+        request = types.ElicitRequest(params=types.ElicitRequestFormParams.model_validate(params))
+        related = ServerMessageMetadata(related_request_id=ctx.request_id)
+        try:
+            answer = await ctx.session.send_request(request, _AnyResult, metadata=related)
+        except MCPError as exc:
+            logger.warning("the client refused elicitation/create: %s", exc)
+            return None
+        except NoBackChannelError:
+            logger.warning("the client declares elicitation but this connection cannot ask")
+            return None
+        return answer.model_dump(mode="json", by_alias=True)
+
+    return eliciting(elicit, progress, timeout)
 
 
 class _Owners:
@@ -273,13 +301,23 @@ def create_server(
         if asking is not None:
             return asking
         call_id = None if ctx.request_id is None else str(ctx.request_id)
+        progress = progress_notifier(ctx)
+        approver = None
+        gate = workspace.approvals
+        if (
+            gate.active
+            and _declares_elicitation(ctx)
+            and ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS
+        ):
+            approver = _elicitation_approver(ctx, progress, gate.timeout)
         # `notifications/cancelled` cancels this handler's scope: the call stops at its next
         # await and, like any cancelled call, records no observation and no partial file.
         result = await session.call(
             params.name,
             call_arguments(ctx.request, params.arguments),
             call_id=call_id,
-            progress=progress_notifier(ctx),
+            progress=progress,
+            approver=approver,
         )
         if result.is_error:
             logger.info("%s refused (%s): %s", params.name, result.code, result.text)

@@ -809,6 +809,7 @@ class Session:
         call_id: str | None = None,
         progress: ProgressReporter | None = None,
         internal: bool = False,
+        approver: Approver | None = None,
     ) -> ToolResult:
         """Run tool `name` with the model's `arguments` (normally a JSON object).
 
@@ -818,6 +819,8 @@ class Session:
         workspace every call fails with `FS_ABORTED`. `progress` receives the progress of
         long calls (a large read). `internal` reaches the internal tools (`insert`, `patch`,
         `delete_file`) that the dialect adapters use; a model's call never sets it.
+        `approver` asks about this call's changes when they need an approval (an MCP
+        client's elicitation); None: the session's, else the workspace's (SPEC §11.2).
         """
         if self.workspace.closed:
             error = messages.workspace_closed(name)
@@ -831,7 +834,11 @@ class Session:
             # One view per call, in front of the session's fs: every mutation the call makes
             # (any tool, any dialect) is proposed, put to a person and published pinned.
             view = ApprovingFileSystem(
-                context.get(FS), gate, tool=name, session=self.agent.id, approver=self.approver
+                context.get(FS),
+                gate,
+                tool=name,
+                session=self.agent.id,
+                approver=approver if approver is not None else self.approver,
             )
             context = context.overlay({FS: view})
         return await context.execute(name, arguments, execution, internal=internal)
