@@ -184,3 +184,28 @@ async def test_a_long_diff_is_cut_and_points_at_the_review_page(tmp_path: Path) 
     assert len(asked.message.encode()) < 17 * 1024
     assert asked.message.endswith("the whole of it is on the review page (dsh-fs review)\n")
     assert (root / "big.txt").read_text() == content
+
+
+async def test_in_the_2026_07_28_era_the_approval_is_an_input_request_of_the_call(
+    tmp_path: Path,
+) -> None:
+    root = make_root(tmp_path)
+    approving = Person(accept({"approve": True, "note": "ok"}))
+    rejecting = Person(accept({"approve": False, "note": "no"}))
+    flags = ("--approve", "changes", str(root))
+    with anyio.fail_after(TIMEOUT):
+        async with Client(stdio_server(*flags), mode="auto", elicitation_callback=approving) as c:
+            await c.call_tool("read", {"file_path": "notes.txt"})
+            edited = await c.call_tool(
+                "edit", {"file_path": "notes.txt", "old_string": "beta", "new_string": "BETA"}
+            )
+        async with Client(stdio_server(*flags), mode="auto", elicitation_callback=rejecting) as c:
+            refused = await c.call_tool("write", {"file_path": "new.txt", "content": "n"})
+    assert not edited.is_error, text_of(edited)
+    assert (root / "notes.txt").read_text() == "alpha\nBETA\ngamma\n"
+    (asked,) = approving.asked
+    assert isinstance(asked, types.ElicitRequestFormParams)
+    assert "-beta\n+BETA\n" in asked.message
+    assert code_of(refused) == "FS_REJECTED"
+    assert text_of(refused).endswith(": no")
+    assert not (root / "new.txt").exists()

@@ -9,6 +9,8 @@ supplies how the ``elicitation/create`` request is sent and its answer awaited.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Awaitable, Callable
 from typing import Any, Final, TypeAlias
 
@@ -18,14 +20,21 @@ from dsh_fs.runtime import ProgressReporter
 from dsh_fs.tools import Approval, Approver, Proposal
 
 __all__ = [
+    "APPROVE_KEY",
     "APPROVE_SCHEMA",
     "MESSAGE_LIMIT",
     "WAIT_PROGRESS_SECONDS",
     "Elicit",
+    "InputNeeded",
+    "answering",
     "approval_of",
     "elicitation_params",
     "eliciting",
+    "fingerprint",
 ]
+
+APPROVE_KEY: Final = "dsh-fs/approve"
+"""Key of the approval in a 2026-07-28 call's input requests and responses."""
 
 MESSAGE_LIMIT: Final = 16 * 1024
 """The most UTF-8 bytes of diff an elicitation message carries; past it the diff is cut at
@@ -131,3 +140,36 @@ async def _heartbeat(progress: ProgressReporter, total: float, every: float) -> 
         await anyio.sleep(every)
         waited = anyio.current_time() - started
         await progress(min(waited, total), total, "waiting for the user's approval")
+
+
+class InputNeeded(BaseException):
+    """Raised by `answering`'s approver when the 2026-07-28 client must be asked first: it
+    leaves the call (a `BaseException`, which the runtime does not turn into a result)
+    before anything is published, and the server answers with an input request."""
+
+    def __init__(self, proposal: Proposal) -> None:
+        super().__init__(proposal.id)
+        self.proposal = proposal
+
+
+def fingerprint(proposal: Proposal) -> str:
+    """What the person is shown, pinned: the tool, and each change's action, paths, base
+    version and content digest (not the proposal's id, which a retry computes afresh)."""
+    shown = [proposal.tool] + [
+        [c.action, c.path, c.source, c.base, c.digest] for c in proposal.changes
+    ]
+    return hashlib.sha256(json.dumps(shown).encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def answering(answer: object, state: str | None) -> Approver:
+    """The approver of a 2026-07-28 call (SPEC §11.2: an input request of the call): the
+    first call raises `InputNeeded`; its retry carries the client's `answer` and the
+    request state, the `fingerprint` of the proposal shown. The answer applies only to a
+    retry that proposes exactly that change; one whose file moved on is asked again."""
+
+    async def ask(proposal: Proposal) -> Approval | None:
+        if answer is None or state != fingerprint(proposal):
+            raise InputNeeded(proposal)
+        return approval_of(answer)
+
+    return ask

@@ -21,7 +21,14 @@ from pydantic import BaseModel, ConfigDict
 
 from dsh_fs._version import __version__
 
-from ._approvals import eliciting
+from ._approvals import (
+    APPROVE_KEY,
+    InputNeeded,
+    answering,
+    elicitation_params,
+    eliciting,
+    fingerprint,
+)
 from ._call_arguments import call_arguments
 from ._connection import check_connection_lookup, connection_of
 from ._definitions import (
@@ -304,21 +311,29 @@ def create_server(
         progress = progress_notifier(ctx)
         approver = None
         gate = workspace.approvals
-        if (
-            gate.active
-            and _declares_elicitation(ctx)
-            and ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS
-        ):
-            approver = _elicitation_approver(ctx, progress, gate.timeout)
+        if gate.active and _declares_elicitation(ctx):
+            if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+                answer = (params.input_responses or {}).get(APPROVE_KEY)
+                approver = answering(answer, params.request_state)
+            else:
+                approver = _elicitation_approver(ctx, progress, gate.timeout)
         # `notifications/cancelled` cancels this handler's scope: the call stops at its next
         # await and, like any cancelled call, records no observation and no partial file.
-        result = await session.call(
-            params.name,
-            call_arguments(ctx.request, params.arguments),
-            call_id=call_id,
-            progress=progress,
-            approver=approver,
-        )
+        try:
+            result = await session.call(
+                params.name,
+                call_arguments(ctx.request, params.arguments),
+                call_id=call_id,
+                progress=progress,
+                approver=approver,
+            )
+        except InputNeeded as needed:
+            # Nothing was published: the client is asked in the answer, and retries.
+            form = types.ElicitRequestFormParams.model_validate(elicitation_params(needed.proposal))
+            return types.InputRequiredResult(
+                input_requests={APPROVE_KEY: types.ElicitRequest(params=form)},
+                request_state=fingerprint(needed.proposal),
+            )
         if result.is_error:
             logger.info("%s refused (%s): %s", params.name, result.code, result.text)
         return call_tool_result(result, structured=structured)
