@@ -346,11 +346,12 @@ async def test_a_deferred_proposal_applies_later_once_when_the_file_is_unchanged
         assert (entry.tool, entry.approved_by, entry.approval_note) == ("edit", "bob", "ok")
         again = await later.apply(proposal, Approval(approved=True))
         assert again.code == "FS_NOT_APPROVED"
-        # The session that applied it observed the result: it may edit on.
+        # The session that applied it observed the result: it may edit on (asked again).
+        later.approver = lambda proposal: None
         more = await later.call(
             "edit", {"file_path": "a.txt", "old_string": "one", "new_string": "1"}
         )
-        assert more.code == "FS_NOT_APPROVED"  # asked again (no approver), not unobserved
+        assert more.code == "FS_NOT_APPROVED"  # not FS_NOT_OBSERVED
 
 
 async def test_a_deferred_proposal_is_stale_when_the_file_moved_on(tmp_path: Path) -> None:

@@ -375,6 +375,8 @@ class Workspace:
             )
             self._disposers.append(journal_store.close)
             self._disposers.append(self.context.use(JournalPlugin(journal_store), None).dispose)
+            if self.approvals.active and self.approvals.approver is None:
+                self.approvals.approver = _review_approver(journal_store)
 
     @classmethod
     def local(
@@ -697,6 +699,25 @@ def _approval_gate(
         timeout=timeout,
         workspace=workspace_id(roots),
     )
+
+
+def _review_approver(store: JournalStore) -> Approver | None:
+    """Who is asked when nobody else is (SPEC §11.2): a pending entry on the review page of
+    the journal's local store, which `dsh-fs review` shows and answers; None for a store
+    elsewhere (no page reads a remote store's queue yet)."""
+    from dsh_fs.providers import LocalJournalStore, PendingApprovals
+
+    if not isinstance(store, LocalJournalStore):
+        return None
+    queue = PendingApprovals(store.location)
+
+    async def ask(proposal: Proposal) -> Approval | None:
+        answer = await queue.ask(proposal.id, proposal.to_json())
+        if answer is None:
+            return None
+        return Approval(approved=answer.approved, note=answer.note, by="review")
+
+    return ask
 
 
 def _prune_now(store: JournalStore, config: JournalConfig) -> None:

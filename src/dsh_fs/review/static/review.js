@@ -94,6 +94,8 @@
     if (button.dataset.label !== undefined) payload.label = button.dataset.label;
     if (button.dataset.id !== undefined) payload.id = button.dataset.id;
     if (button.dataset.hunk !== undefined) payload.hunk = Number(button.dataset.hunk);
+    const pendingBox = button.closest("article.pending");
+    if (pendingBox) payload.note = pendingBox.querySelector(".approval-note").value;
     button.disabled = true;
     say("Working…");
     try {
@@ -107,7 +109,10 @@
       if (!response.ok) {
         say(`Refused: ${data.error || response.status}`, "refused");
       } else {
-        const refused = data.results.some((r) => r.result === "refused") || data.results.length === 0;
+        const answer = payload.action === "approve" || payload.action === "reject";
+        const refused = answer
+          ? data.message.startsWith("Refused")
+          : data.results.some((r) => r.result === "refused") || data.results.length === 0;
         say(data.message, refused ? "refused" : "done");
       }
     } catch (error) {
@@ -151,6 +156,13 @@
   }
 
   async function update() {
+    const pending = document.getElementById("pending");
+    if (pending) {
+      // Keep a note being typed: the section is replaced only when what waits changed.
+      const fresh = await getHTML("/fragment/pending", {});
+      const ids = (html) => Array.from(html.matchAll(/id="pending-([0-9a-f]+)"/g), (m) => m[1]).join();
+      if (ids(fresh) !== ids(pending.innerHTML)) pending.innerHTML = fresh;
+    }
     const rows = document.getElementById("sessions-body");
     if (rows) {
       const page = rows.closest("table").dataset.page;
