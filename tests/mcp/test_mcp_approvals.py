@@ -136,13 +136,29 @@ async def test_a_malformed_answer_is_not_an_approval_and_not_an_internal_error(
     assert not (root / "new.txt").exists()
 
 
-async def test_a_client_without_elicitation_gets_not_approved(tmp_path: Path) -> None:
+async def test_without_elicitation_and_without_a_journal_nobody_is_asked(tmp_path: Path) -> None:
     root = make_root(tmp_path)
+    flags = ("--approve", "changes", "--no-journal")
     with anyio.fail_after(TIMEOUT):
-        async with connected("stdio", root, None, "--approve", "changes") as client:
+        async with connected("stdio", root, None, *flags) as client:
             result = await client.call_tool("write", {"file_path": "new.txt", "content": "n"})
     assert code_of(result) == "FS_NOT_APPROVED"
     assert not (root / "new.txt").exists()
+
+
+async def test_without_elicitation_the_review_page_is_waited_for_until_the_timeout(
+    tmp_path: Path,
+) -> None:
+    root = make_root(tmp_path)
+    journal = tmp_path / "journal"
+    flags = ("--approve", "changes", "--approve-timeout", "1", "--journal", str(journal))
+    with anyio.fail_after(TIMEOUT):
+        async with connected("stdio", root, None, *flags) as client:
+            result = await client.call_tool("write", {"file_path": "new.txt", "content": "n"})
+    assert code_of(result) == "FS_NOT_APPROVED"
+    assert not (root / "new.txt").exists()
+    # The pending entry the page showed meanwhile is gone with the call.
+    assert [p for p in journal.rglob("*") if p.is_file() and "approvals" in p.parts] == []
 
 
 @TRANSPORTS

@@ -144,6 +144,9 @@
     try {
       const data = await getJSON("/api/version", {});
       if (version !== null && (force || data.version !== version)) await update();
+      // A change that started waiting between the page's rendering and this first poll is
+      // in the first version already: look for it once.
+      else if (version === null) await updatePending();
       version = data.version;
       live.textContent = "live";
       live.className = "live";
@@ -155,14 +158,17 @@
     }
   }
 
-  async function update() {
+  async function updatePending() {
     const pending = document.getElementById("pending");
-    if (pending) {
-      // Keep a note being typed: the section is replaced only when what waits changed.
-      const fresh = await getHTML("/fragment/pending", {});
-      const ids = (html) => Array.from(html.matchAll(/id="pending-([0-9a-f]+)"/g), (m) => m[1]).join();
-      if (ids(fresh) !== ids(pending.innerHTML)) pending.innerHTML = fresh;
-    }
+    if (!pending) return;
+    // Keep a note being typed: the section is replaced only when what waits changed.
+    const fresh = await getHTML("/fragment/pending", {});
+    const ids = (html) => Array.from(html.matchAll(/id="pending-([0-9a-f]+)"/g), (m) => m[1]).join();
+    if (ids(fresh) !== ids(pending.innerHTML)) pending.innerHTML = fresh;
+  }
+
+  async function update() {
+    await updatePending();
     const rows = document.getElementById("sessions-body");
     if (rows) {
       const page = rows.closest("table").dataset.page;
