@@ -10,11 +10,14 @@ from ._version import __version__
 from .errors import FsError, FsErrorCode
 from .fs import Rules
 from .runtime import ToolResult
+from .tools import Approval, Proposal
 from .workspace import Session, Workspace
 
 __all__ = [
+    "Approval",
     "FsError",
     "FsErrorCode",
+    "Proposal",
     "Rules",
     "Session",
     "ToolResult",

@@ -59,6 +59,12 @@ class FsErrorCode(str, enum.Enum):
     """A write or edit would replace lines with a line that stands for omitted code
     (``// ... existing code ...``, a ``[truncated]`` marker): refused, nothing changed
     (SPEC §8.3)."""
+    REJECTED = "FS_REJECTED"
+    """The person asked to approve the change rejected it (SPEC §11.2): nothing changed; the
+    same change should not be retried unchanged."""
+    NOT_APPROVED = "FS_NOT_APPROVED"
+    """The change needs a person's approval and none was given (nobody answered in time, or
+    there is nobody to ask; SPEC §11.2): nothing changed."""
     SEARCH_INVALID_PATTERN = "SEARCH_INVALID_PATTERN"
     """A search's regular expression or glob pattern is not valid (SPEC §8.1)."""
     SEARCH_ABORTED = "SEARCH_ABORTED"

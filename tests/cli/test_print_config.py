@@ -301,3 +301,28 @@ def test_the_config_of_a_remote_root_keeps_its_journal_on_its_storage(
     # No local store pinned: the server's default is the bucket's, beside the root.
     assert args[-2:] == ["mcp", "s3://bucket/ws"]
     assert "--journal" not in args
+
+
+def test_the_printed_config_keeps_the_approval_settings(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["--approve", "destructive", "--approve-path", "*.toml", "--approve-timeout", "2m"]
+    config, _ = _printed(["mcp", *argv, "--print-config", "claude", str(tmp_path)], capsys)
+    args = config["mcpServers"]["dsh-fs"]["args"]
+    assert args[args.index("mcp") + 1 :] == [
+        "--approve",
+        "destructive",
+        "--approve-path",
+        "*.toml",
+        "--approve-timeout",
+        "120",
+        *_pinned(),
+        str(tmp_path),
+    ]
+
+
+def test_the_cli_default_approval_timeout_is_the_librarys() -> None:
+    from dsh_fs.cli._main import DEFAULT_APPROVE_TIMEOUT
+    from dsh_fs.tools import DEFAULT_APPROVE_TIMEOUT as LIBRARY
+
+    assert DEFAULT_APPROVE_TIMEOUT == LIBRARY

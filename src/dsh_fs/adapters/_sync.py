@@ -22,7 +22,7 @@ import anyio
 from anyio.from_thread import BlockingPortal
 
 from dsh_fs.fs import Encodings, Rules
-from dsh_fs.tools import MAX_IMAGE_BYTES
+from dsh_fs.tools import DEFAULT_APPROVE_TIMEOUT, MAX_IMAGE_BYTES
 from dsh_fs.workspace import ALL_TOOLS
 
 from ._anthropic import AnthropicToolResult, anthropic_tool_results
@@ -36,7 +36,8 @@ if TYPE_CHECKING:
     from dsh_fs.journal import Journal, UndoResult
     from dsh_fs.providers import SandboxMode
     from dsh_fs.runtime import ToolResult
-    from dsh_fs.workspace import JournalOption, Session, Workspace
+    from dsh_fs.tools import Approver
+    from dsh_fs.workspace import ApproveOption, JournalOption, Session, Workspace
 
 __all__ = ["SyncJournal", "SyncSession", "SyncWorkspace"]
 
@@ -267,6 +268,10 @@ class SyncWorkspace:
         editorconfig: bool = False,
         placeholders: bool = True,
         observations: ObservationLedger | None = None,
+        approve: ApproveOption = "none",
+        approver: Approver | None = None,
+        approve_paths: Sequence[str] = (),
+        approve_timeout: float = DEFAULT_APPROVE_TIMEOUT,
     ) -> Self:
         """A synchronous `Workspace.local` (same arguments)."""
         from dsh_fs.workspace import Workspace
@@ -286,6 +291,10 @@ class SyncWorkspace:
                 editorconfig=editorconfig,
                 placeholders=placeholders,
                 observations=observations,
+                approve=approve,
+                approver=approver,
+                approve_paths=approve_paths,
+                approve_timeout=approve_timeout,
             )
         )
 
@@ -307,6 +316,10 @@ class SyncWorkspace:
         editorconfig: bool = False,
         placeholders: bool = True,
         observations: ObservationLedger | None = None,
+        approve: ApproveOption = "none",
+        approver: Approver | None = None,
+        approve_paths: Sequence[str] = (),
+        approve_timeout: float = DEFAULT_APPROVE_TIMEOUT,
     ) -> Self:
         """A synchronous `Workspace.sandbox` (same arguments).
 
@@ -333,6 +346,10 @@ class SyncWorkspace:
                 editorconfig=editorconfig,
                 placeholders=placeholders,
                 observations=observations,
+                approve=approve,
+                approver=approver,
+                approve_paths=approve_paths,
+                approve_timeout=approve_timeout,
             )
         )
 
@@ -357,6 +374,10 @@ class SyncWorkspace:
         encoding_fallback: Sequence[str] = (),
         placeholders: bool = True,
         observations: ObservationLedger | None = None,
+        approve: ApproveOption = "none",
+        approver: Approver | None = None,
+        approve_paths: Sequence[str] = (),
+        approve_timeout: float = DEFAULT_APPROVE_TIMEOUT,
         **storage_options: Any,
     ) -> Self:
         """A synchronous `Workspace.remote` (same arguments): any fsspec storage.
@@ -381,6 +402,10 @@ class SyncWorkspace:
                 encoding_fallback=encoding_fallback,
                 placeholders=placeholders,
                 observations=observations,
+                approve=approve,
+                approver=approver,
+                approve_paths=approve_paths,
+                approve_timeout=approve_timeout,
                 **storage_options,
             )
         )

@@ -37,6 +37,10 @@ from ._review_command import add_review_command, run_review
 from ._running import run_until_interrupted
 from ._usage import UsageError, size_type
 
+DEFAULT_APPROVE_TIMEOUT = 600.0
+"""`--approve-timeout`'s default, in seconds (`dsh_fs.tools.DEFAULT_APPROVE_TIMEOUT`, not
+imported: the tools are loaded only by the subcommand that serves them)."""
+
 if TYPE_CHECKING:
     from dsh_fs.workspace import Workspace
 
@@ -175,6 +179,30 @@ def _build_parser() -> _Parser:
         metavar="CODEC[,CODEC...]",
         help="codecs to try, in order, for a file that is not valid UTF-8 and that no "
         "--encoding names (each only if the whole file round-trips through it)",
+    )
+    mcp.add_argument(
+        "--approve",
+        choices=("none", "destructive", "changes"),
+        default="none",
+        help="which changes wait for a person's approval (the MCP client by elicitation, "
+        "else the review page): destructive = delete, move, a write over an existing file "
+        "and any --approve-path; changes = every change (default: %(default)s)",
+    )
+    mcp.add_argument(
+        "--approve-path",
+        action="append",
+        default=[],
+        metavar="PATTERN",
+        help="every change to a path matching PATTERN (gitignore syntax, relative to each "
+        "root; repeatable) waits for an approval",
+    )
+    mcp.add_argument(
+        "--approve-timeout",
+        metavar="DURATION",
+        type=duration_type,
+        default=DEFAULT_APPROVE_TIMEOUT,
+        help="how long a change waits for an approval, in seconds or with an s, m, h or d "
+        "suffix; then it fails FS_NOT_APPROVED (default: 600s)",
     )
     mcp.add_argument(
         "--client-roots",
@@ -406,6 +434,12 @@ def _server_flags(args: argparse.Namespace) -> list[str]:
         flags += ["--encoding", rule]
     if args.encoding_fallback:
         flags += ["--encoding-fallback", args.encoding_fallback]
+    if args.approve != "none":
+        flags += ["--approve", args.approve]
+    for pattern in args.approve_path:
+        flags += ["--approve-path", pattern]
+    if args.approve_timeout != DEFAULT_APPROVE_TIMEOUT:
+        flags += ["--approve-timeout", f"{args.approve_timeout:g}"]
     if args.observations is not None:
         flags += ["--observations", args.observations]
     if args.observation_ttl != DEFAULT_TTL:
@@ -478,6 +512,9 @@ def _mcp_workspace(args: argparse.Namespace) -> Workspace:
         "observations": (
             None if args.no_policy else observation_ledger(args.observations, args.observation_ttl)
         ),
+        "approve": args.approve,
+        "approve_paths": tuple(args.approve_path),
+        "approve_timeout": args.approve_timeout,
     }
     if url is not None:
         workspace = open_remote("mcp", url, **options)

@@ -94,6 +94,11 @@ class FsChangeMeta:
     stay in force: a later undo of that change takes back only those)."""
     hunk_count: int | None = None
     """For a revert by hunk, how many hunks the change it reverts has."""
+    approved_by: str | None = None
+    """Who approved the change before it landed (SPEC §11.2: ``callback``, ``elicitation``,
+    ``review``, or the approver's own name); None when no approval was asked."""
+    approval_note: str | None = None
+    """The note the approver gave with the approval; None without one."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -164,6 +169,14 @@ class FsCapture(ABC):
     def abandon(self, ticket: object) -> None:
         """The change was not published: forget the pending record and its pre-image."""
 
+    def approved(self, by: str, note: str | None) -> FsCapture:
+        """This capture, its entry recording that `by` approved the change (with `note`;
+        SPEC §11.2). The approval is known only after the capture was made (the person is
+        asked between the call's start and the publication). Default: `self` (a capture that
+        keeps no author)."""
+        del by, note
+        return self
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class JournalEntry:
@@ -215,6 +228,10 @@ class JournalEntry:
     hunk_count: int | None = None
     """For a revert by hunk: how many hunks the change it names has (that change is undone
     once the reverts in force took back every one of them)."""
+    approved_by: str | None = None
+    """Who approved the change before it landed (SPEC §11.2); None: no approval asked."""
+    approval_note: str | None = None
+    """The approver's note; None without one."""
 
     @property
     def directory(self) -> bool:
@@ -244,6 +261,9 @@ class JournalEntry:
         }
         if self.group is not None:
             item["group"] = self.group
+        if self.approved_by is not None:
+            item["approved_by"] = self.approved_by
+            item["approval_note"] = self.approval_note
         return item
 
 

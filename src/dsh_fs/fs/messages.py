@@ -48,6 +48,7 @@ __all__ = [
     "move_unsupported",
     "names_no_entry",
     "not_a_directory",
+    "not_approved",
     "not_empty",
     "not_encodable",
     "not_found",
@@ -58,6 +59,7 @@ __all__ = [
     "parent_not_directory",
     "permission_denied",
     "placeholder",
+    "rejected",
     "repeated_miss",
     "replaced_by_edit",
     "restore_exists",
@@ -292,6 +294,21 @@ def ledger_unreachable(verb: Literal["write", "edit", "delete", "move"], path: s
         " whether the file was read; retry later",
         path=path,
     )
+
+
+def rejected(path: str, note: str | None) -> FsError:
+    """`the user rejected this change to "<p>"`, then `: <note>` when the person gave one
+    (FS_REJECTED, SPEC §11.2)."""
+    said = f": {note}" if note else ""
+    return FsError(
+        FsErrorCode.REJECTED, f'the user rejected this change to "{path}"{said}', path=path
+    )
+
+
+def not_approved(verb: Verb, path: str) -> FsError:
+    """`cannot <verb> "<p>": approval required and none was given` (FS_NOT_APPROVED, SPEC
+    §11.2): nobody answered in time, or there is nobody to ask."""
+    return _error(FsErrorCode.NOT_APPROVED, verb, path, "approval required and none was given")
 
 
 def write_stale(path: str) -> FsError:

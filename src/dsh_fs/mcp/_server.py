@@ -23,6 +23,14 @@ from starlette.requests import Request
 
 from dsh_fs._version import __version__
 
+from ._approvals import (
+    APPROVE_KEY,
+    InputNeeded,
+    answering,
+    elicitation_params,
+    eliciting,
+    fingerprint,
+)
 from ._call_arguments import call_arguments
 from ._connection import check_connection_lookup, connection_of
 from ._definitions import (
@@ -36,7 +44,8 @@ from ._progress import progress_notifier
 from ._roots import ANSWER_SECONDS, RootsMode, fence_session, roots_of, withhold
 
 if TYPE_CHECKING:
-    from dsh_fs.runtime import ToolResult
+    from dsh_fs.runtime import ProgressReporter, ToolResult
+    from dsh_fs.tools import Approver
     from dsh_fs.workspace import Session, Workspace
 
 __all__ = [
@@ -149,6 +158,32 @@ class _Principal:
         principal's name (`Session.principal`)."""
         self.roots = _ClientRoots()
         """The client's roots, asked once (the era has no ``list_changed``)."""
+
+
+def _declares_elicitation(ctx: _Context) -> bool:
+    capabilities = ctx.session.client_capabilities
+    return capabilities is not None and capabilities.elicitation is not None
+
+
+def _elicitation_approver(
+    ctx: _Context, progress: ProgressReporter | None, timeout: float
+) -> Approver:
+    """Ask this call's client by ``elicitation/create`` (handshake era; SPEC §11.2)."""
+
+    async def elicit(params: dict[str, Any]) -> object:
+        request = types.ElicitRequest(params=types.ElicitRequestFormParams.model_validate(params))
+        related = ServerMessageMetadata(related_request_id=ctx.request_id)
+        try:
+            answer = await ctx.session.send_request(request, _AnyResult, metadata=related)
+        except MCPError as exc:
+            logger.warning("the client refused elicitation/create: %s", exc)
+            return None
+        except NoBackChannelError:
+            logger.warning("the client declares elicitation but this connection cannot ask")
+            return None
+        return answer.model_dump(mode="json", by_alias=True)
+
+    return eliciting(elicit, progress, timeout)
 
 
 class _Owners:
@@ -343,14 +378,32 @@ def create_server(
         if asking is not None:
             return asking
         call_id = None if ctx.request_id is None else str(ctx.request_id)
+        progress = progress_notifier(ctx)
+        approver = None
+        gate = workspace.approvals
+        if gate.active and _declares_elicitation(ctx):
+            if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+                answer = (params.input_responses or {}).get(APPROVE_KEY)
+                approver = answering(answer, params.request_state)
+            else:
+                approver = _elicitation_approver(ctx, progress, gate.timeout)
         # `notifications/cancelled` cancels this handler's scope: the call stops at its next
         # await and, like any cancelled call, records no observation and no partial file.
-        result = await session.call(
-            params.name,
-            call_arguments(ctx.request, params.arguments),
-            call_id=call_id,
-            progress=progress_notifier(ctx),
-        )
+        try:
+            result = await session.call(
+                params.name,
+                call_arguments(ctx.request, params.arguments),
+                call_id=call_id,
+                progress=progress,
+                approver=approver,
+            )
+        except InputNeeded as needed:
+            # Nothing was published: the client is asked in the answer, and retries.
+            form = types.ElicitRequestFormParams.model_validate(elicitation_params(needed.proposal))
+            return types.InputRequiredResult(
+                input_requests={APPROVE_KEY: types.ElicitRequest(params=form)},
+                request_state=fingerprint(needed.proposal),
+            )
         if result.is_error:
             logger.info("%s refused (%s): %s", params.name, result.code, result.text)
         return call_tool_result(result, structured=structured)

@@ -19,6 +19,8 @@ __all__ = [
     "LocalFileSystem",
     "LocalGuards",
     "LocalJournalStore",
+    "PendingAnswer",
+    "PendingApprovals",
     "RedisLedger",
     "RuledFileSystem",
     "SandboxFileSystem",
@@ -30,7 +32,13 @@ if TYPE_CHECKING:
     from ._redis_ledger import RedisLedger
     from ._ruled import RuledFileSystem
     from .fsspec import FsspecFileSystem
-    from .local import LocalFileSystem, LocalJournalStore, default_journal_location
+    from .local import (
+        LocalFileSystem,
+        LocalJournalStore,
+        PendingAnswer,
+        PendingApprovals,
+        default_journal_location,
+    )
     from .sandbox import SandboxFileSystem, SandboxMode
 
 
@@ -53,7 +61,12 @@ def __getattr__(name: str) -> Any:
         from ._ruled import RuledFileSystem
 
         return RuledFileSystem
-    if name in ("LocalJournalStore", "default_journal_location"):
+    if name in (
+        "LocalJournalStore",
+        "PendingAnswer",
+        "PendingApprovals",
+        "default_journal_location",
+    ):
         from . import local
 
         return getattr(local, name)

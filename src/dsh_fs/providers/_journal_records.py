@@ -85,7 +85,7 @@ def new_record(meta: FsChangeMeta, start: FsChangeStart, rel: str, key: str) -> 
     hunks: dict[str, Any] = {}
     if meta.hunks is not None:
         hunks = {"hunks": list(meta.hunks), "hunk_count": meta.hunk_count}
-    return hunks | {
+    record: dict[str, Any] = hunks | {
         "id": entry_id,
         "time": moment,
         "session": meta.session,
@@ -107,6 +107,10 @@ def new_record(meta: FsChangeMeta, start: FsChangeStart, rel: str, key: str) -> 
         "uid": start.uid,
         "gid": start.gid,
     }
+    if meta.approved_by is not None:  # only an approved change carries the keys (SPEC §11.2)
+        record["approved_by"] = meta.approved_by
+        record["approval_note"] = meta.approval_note
+    return record
 
 
 def _hunks(record: dict[str, Any]) -> tuple[tuple[int, ...] | None, int | None]:
@@ -220,6 +224,8 @@ def record_entry(record: dict[str, Any], has_pre: bool, stem: str | None = None)
         group=optional_text("group"),
         hunks=hunks,
         hunk_count=hunk_count,
+        approved_by=optional_text("approved_by"),
+        approval_note=optional_text("approval_note"),
     )
 
 

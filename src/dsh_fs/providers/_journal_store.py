@@ -15,7 +15,7 @@ import threading
 import time
 from abc import abstractmethod
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from dsh_fs.errors import FsError
@@ -117,6 +117,9 @@ class _StoreCapture(FsCapture):
         assert isinstance(ticket, _Ticket)
         self._store._commit(ticket.inner, after, content, digest)
         self._store._recorded(ticket.estimate)
+
+    def approved(self, by: str, note: str | None) -> FsCapture:
+        return _StoreCapture(self._store, replace(self._meta, approved_by=by, approval_note=note))
 
     def abandon(self, ticket: object) -> None:
         assert isinstance(ticket, _Ticket)

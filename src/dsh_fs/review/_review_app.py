@@ -34,6 +34,14 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from dsh_fs.fs import JournalEntry
 from dsh_fs.journal import Journal, UndoResult
 
+from ._approvals import (
+    PendingItem,
+    answer_pending,
+    pending_items,
+    pending_rows,
+    pending_section,
+    pending_version,
+)
 from ._diff_view import DiffView, parse_diff
 from ._html import (
     change_items,
@@ -162,8 +170,14 @@ class Review:
         return self._summed[1]
 
     async def version(self) -> str:
-        """A token that changes whenever a store does (the page polls it)."""
-        return "/".join(snapshot.fingerprint for snapshot in await self.snapshots())
+        """A token that changes whenever a store does, or a pending approval comes or goes
+        (the page polls it)."""
+        stores = "/".join(snapshot.fingerprint for snapshot in await self.snapshots())
+        return f"{stores}|{pending_version(await self.pending())}"
+
+    async def pending(self) -> list[PendingItem]:
+        """The proposals waiting for an approval in the stores' queues (SPEC §11.2)."""
+        return await pending_items([source.journal for source in self.sources])
 
     async def diff(self, store: int, entry_id: str) -> DiffView:
         """The parsed diff of one change (a few are kept: the page loads a large one in
@@ -194,6 +208,16 @@ class Review:
         (a second undo of a change is refused: already undone)."""
         source = self.sources[store]
         journal = source.journal
+        if action in ("approve", "reject"):
+            # An answer changes no file here: the waiting server publishes, or not.
+            note = arguments.get("note")
+            message = await answer_pending(
+                journal,
+                arguments["id"],
+                approved=action == "approve",
+                note=note if isinstance(note, str) else None,
+            )
+            return {"message": message, "results": []}
         async with self._acting:
             try:
                 if action == "undo-session":
@@ -371,6 +395,7 @@ def review_app(review: Review, *, security: TransportSecuritySettings, token: st
     async def home(request: Request) -> Response:
         shown, page, pages = await page_list(_int(request.query_params.get("page"), 1))
         body = sessions_body(shown, await review.snapshots(), token=token, page=page, pages=pages)
+        body = pending_section(await review.pending()) + body
         return HTMLResponse(document(title="Sessions", token=token, roots=review.roots, body=body))
 
     async def session(request: Request) -> Response:
@@ -421,6 +446,9 @@ def review_app(review: Review, *, security: TransportSecuritySettings, token: st
     async def version(request: Request) -> Response:
         return JSONResponse({"version": await review.version()})
 
+    async def pending(request: Request) -> Response:
+        return HTMLResponse(pending_rows(await review.pending()))
+
     async def diff(request: Request) -> Response:
         store = store_of(request)
         entry_id = request.query_params.get("id", "")
@@ -454,9 +482,15 @@ def review_app(review: Review, *, security: TransportSecuritySettings, token: st
         store = payload.get("store")
         if not isinstance(store, int) or not 0 <= store < len(review.sources):
             return bad("no such store")
-        needs = {"undo-session": ("label",), "undo-change": ("id",), "revert-hunk": ("id",)}
+        needs = {
+            "undo-session": ("label",),
+            "undo-change": ("id",),
+            "revert-hunk": ("id",),
+            "approve": ("id",),
+            "reject": ("id",),
+        }
         if kind not in needs:
-            return bad("action is undo-session, undo-change or revert-hunk")
+            return bad("action is undo-session, undo-change, revert-hunk, approve or reject")
         for name in needs[kind]:
             if not isinstance(payload.get(name), str) or not payload[name]:
                 return bad(f"{kind} needs {name}")
@@ -482,6 +516,7 @@ def review_app(review: Review, *, security: TransportSecuritySettings, token: st
             Route("/fragment/sessions", rows),
             Route("/fragment/list", listing),
             Route("/fragment/changes", changes),
+            Route("/fragment/pending", pending),
             Route("/api/version", version),
             Route("/api/diff", diff),
             Route("/api/action", action, methods=["POST"]),

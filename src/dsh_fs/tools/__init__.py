@@ -26,6 +26,18 @@ the tool-writing API (see docs/writing-a-tool.md):
   with one of them.
 """
 
+from ._approval import (
+    DEFAULT_APPROVE_TIMEOUT,
+    Approval,
+    ApprovalGate,
+    ApproveMode,
+    Approver,
+    ApprovingFileSystem,
+    Proposal,
+    ProposedChange,
+    apply_proposal,
+    workspace_id,
+)
 from ._arguments import (
     JS_SPACE,
     JsonType,
@@ -69,12 +81,18 @@ from ._values import (
 from ._write import WriteTool
 
 __all__ = [
+    "DEFAULT_APPROVE_TIMEOUT",
     "IMAGE_FORMATS",
     "JS_SPACE",
     "MANAGEMENT_TOOLS",
     "MAX_IMAGE_BYTES",
     "MAX_SET_BYTES",
     "REMEDIES",
+    "Approval",
+    "ApprovalGate",
+    "ApproveMode",
+    "Approver",
+    "ApprovingFileSystem",
     "DeleteFileTool",
     "DeleteTool",
     "DeleteValue",
@@ -98,10 +116,13 @@ __all__ = [
     "MoveValue",
     "Param",
     "PatchTool",
+    "Proposal",
+    "ProposedChange",
     "ReadTool",
     "ReadValue",
     "WriteTool",
     "WriteValue",
+    "apply_proposal",
     "capture_for",
     "check_shape",
     "guarded_edit",
@@ -117,4 +138,5 @@ __all__ = [
     "render_write",
     "session_cwd",
     "string_param",
+    "workspace_id",
 ]

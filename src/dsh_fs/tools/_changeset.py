@@ -42,6 +42,7 @@ from dsh_fs.fs import (
 )
 from dsh_fs.runtime import Context, ToolArgumentError, ToolExecution
 
+from ._approval import ApprovingFileSystem
 from ._base import capture_for, observe, session_cwd
 from ._placeholders import change_texts, refuse_placeholder
 from ._values import EditedFile
@@ -183,6 +184,12 @@ class ChangeSet:
                 files already published are put back first), or the write's own error.
         """
         changed = [staged for staged in self.files.values() if staged.after != staged.before]
+        fs = self.fs
+        if isinstance(fs, ApprovingFileSystem) and changed:
+            # One approval for the whole set, one diff (SPEC §11.2), before any file lands.
+            await fs.approve_set(
+                [(staged.target, staged.version, staged.before, staged.after) for staged in changed]
+            )
         for staged in changed:
             try:
                 capture = await capture_for(

@@ -6,6 +6,6 @@ conversation calling the tools. Adapters (MCP server, CLI, function-calling help
 above it.
 """
 
-from ._workspace import ALL_TOOLS, JournalOption, Session, Workspace
+from ._workspace import ALL_TOOLS, ApproveOption, JournalOption, Session, Workspace
 
-__all__ = ["ALL_TOOLS", "JournalOption", "Session", "Workspace"]
+__all__ = ["ALL_TOOLS", "ApproveOption", "JournalOption", "Session", "Workspace"]

@@ -35,23 +35,35 @@ from dsh_fs.runtime import (
     ToolResult,
 )
 from dsh_fs.tools import (
+    DEFAULT_APPROVE_TIMEOUT,
     MANAGEMENT_TOOLS,
     MAX_SET_BYTES,
+    Approval,
+    ApprovalGate,
+    ApproveMode,
+    Approver,
+    ApprovingFileSystem,
     DialectGrants,
     DialectToolsPlugin,
     FileManagementPlugin,
     FsToolsPlugin,
+    Proposal,
+    apply_proposal,
+    workspace_id,
 )
 from dsh_fs.tools import MAX_IMAGE_BYTES as _MAX_IMAGE_BYTES
 
 if TYPE_CHECKING:
     from dsh_fs.providers import FsspecFileSystem, SandboxMode
 
-__all__ = ["ALL_TOOLS", "JournalOption", "Session", "Workspace"]
+__all__ = ["ALL_TOOLS", "ApproveOption", "JournalOption", "Session", "Workspace"]
 
 StrPath: TypeAlias = "str | os.PathLike[str]"
 
 C = TypeVar("C")
+ApproveOption: TypeAlias = "ApproveMode | Approver"
+"""`approve=`: which changes need a person's approval (``none``, ``destructive``,
+``changes``), or the callback to ask about every change (SPEC §11.2)."""
 JournalOption: TypeAlias = "bool | str | os.PathLike[str] | JournalConfig | None"
 """`journal=`: off (None, False), on in the default store (True), on in a store directory
 (a path), or a `JournalConfig`."""
@@ -268,6 +280,7 @@ class Workspace:
         "_fenced_out",
         "_ledger",
         "_provider",
+        "approvals",
         "context",
         "cwd",
         "dialects",
@@ -292,10 +305,18 @@ class Workspace:
         placeholders: bool = True,
         max_set_bytes: int = MAX_SET_BYTES,
         observations: ObservationLedger | None = None,
+        approve: ApproveOption = "none",
+        approver: Approver | None = None,
+        approve_paths: Sequence[str] = (),
+        approve_timeout: float = DEFAULT_APPROVE_TIMEOUT,
     ) -> None:
         chosen = _chosen(tools)
         self._ledger = observations
         compiled = _compiled(rules, fs, cwd)
+        self.approvals = _approval_gate(
+            fs, cwd, approve, approver, tuple(approve_paths), approve_timeout
+        )
+        """Which changes wait for a person's approval, and who is asked (SPEC §11.2)."""
         self._provider = fs
         self._fenced_out = _store_places(journal_store) if journal_store is not None else ()
         service = _behind(fs, self._fenced_out, compiled)
@@ -354,6 +375,8 @@ class Workspace:
             )
             self._disposers.append(journal_store.close)
             self._disposers.append(self.context.use(JournalPlugin(journal_store), None).dispose)
+            if self.approvals.active and self.approvals.approver is None:
+                self.approvals.approver = _review_approver(journal_store)
 
     @classmethod
     def local(
@@ -371,6 +394,10 @@ class Workspace:
         editorconfig: bool = False,
         placeholders: bool = True,
         observations: ObservationLedger | None = None,
+        approve: ApproveOption = "none",
+        approver: Approver | None = None,
+        approve_paths: Sequence[str] = (),
+        approve_timeout: float = DEFAULT_APPROVE_TIMEOUT,
     ) -> Workspace:
         """The host filesystem, relative paths resolved against `cwd` (default: the
         process's working directory). `tools`, `discovery`, `max_image_bytes`,
@@ -406,6 +433,10 @@ class Workspace:
             journal_config=config,
             placeholders=placeholders,
             observations=observations,
+            approve=approve,
+            approver=approver,
+            approve_paths=approve_paths,
+            approve_timeout=approve_timeout,
         )
 
     @classmethod
@@ -426,6 +457,10 @@ class Workspace:
         editorconfig: bool = False,
         placeholders: bool = True,
         observations: ObservationLedger | None = None,
+        approve: ApproveOption = "none",
+        approver: Approver | None = None,
+        approve_paths: Sequence[str] = (),
+        approve_timeout: float = DEFAULT_APPROVE_TIMEOUT,
     ) -> Workspace:
         """Local folders behind a fence (`SandboxFileSystem`); relative paths resolve against
         `root`. Mutations follow `mode`: ``read-only`` (none), ``workspace-write`` (inside
@@ -467,6 +502,10 @@ class Workspace:
             journal_config=config,
             placeholders=placeholders,
             observations=observations,
+            approve=approve,
+            approver=approver,
+            approve_paths=approve_paths,
+            approve_timeout=approve_timeout,
         )
 
     @classmethod
@@ -484,6 +523,10 @@ class Workspace:
         encoding_fallback: Sequence[str] = (),
         placeholders: bool = True,
         observations: ObservationLedger | None = None,
+        approve: ApproveOption = "none",
+        approver: Approver | None = None,
+        approve_paths: Sequence[str] = (),
+        approve_timeout: float = DEFAULT_APPROVE_TIMEOUT,
         **storage_options: Any,
     ) -> Workspace:
         """Any fsspec storage under the root `url` (``s3://bucket/prefix``,
@@ -538,6 +581,10 @@ class Workspace:
             journal_config=config,
             placeholders=placeholders,
             observations=observations,
+            approve=approve,
+            approver=approver,
+            approve_paths=approve_paths,
+            approve_timeout=approve_timeout,
         )
 
     def use(self, plugin: Plugin[C], config: C) -> None:
@@ -614,6 +661,65 @@ class Workspace:
         return f"Workspace({type(self._provider).__name__}, cwd={self.cwd!r})"
 
 
+def _approval_gate(
+    fs: FileSystem,
+    cwd: StrPath | None,
+    approve: ApproveOption,
+    approver: Approver | None,
+    paths: tuple[str, ...],
+    timeout: float,
+) -> ApprovalGate:
+    """The workspace's approval settings: a callback alone asks about every change.
+
+    Raises:
+        ValueError: an unknown mode, a timeout that is not positive, a bad pattern.
+    """
+    mode: ApproveMode
+    if callable(approve):
+        approver, mode = approve, "changes"
+    elif approve == "none" or approve == "destructive" or approve == "changes":
+        mode = approve
+    else:
+        raise ValueError(f"approve must be none, destructive, changes or a callback: {approve!r}")
+    if not timeout > 0:
+        raise ValueError(f"approve_timeout must be a positive number of seconds: {timeout!r}")
+    roots = list(fs.roots)
+    if not roots and cwd is not None:
+        roots.append(os.fspath(cwd))
+    compiled = None
+    if paths:
+        places = roots + [os.path.realpath(root) for root in roots if "://" not in root]
+        compiled = PathRules.compile(
+            Rules(protect=paths, default_rules=False), dict.fromkeys(places)
+        )
+    return ApprovalGate(
+        mode=mode,
+        paths=compiled,
+        approver=approver,
+        timeout=timeout,
+        workspace=workspace_id(roots),
+    )
+
+
+def _review_approver(store: JournalStore) -> Approver | None:
+    """Who is asked when nobody else is (SPEC §11.2): a pending entry on the review page of
+    the journal's local store, which `dsh-fs review` shows and answers; None for a store
+    elsewhere (no page reads a remote store's queue yet)."""
+    from dsh_fs.providers import LocalJournalStore, PendingApprovals
+
+    if not isinstance(store, LocalJournalStore):
+        return None
+    queue = PendingApprovals(store.location)
+
+    async def ask(proposal: Proposal) -> Approval | None:
+        answer = await queue.ask(proposal.id, proposal.to_json())
+        if answer is None:
+            return None
+        return Approval(approved=answer.approved, note=answer.note, by="review")
+
+    return ask
+
+
 def _prune_now(store: JournalStore, config: JournalConfig) -> None:
     """Apply the journal's bounds when a workspace opens it, and keep them while it serves
     (the store prunes as it goes)."""
@@ -627,11 +733,14 @@ class Session:
     of the same workspace must read for itself. Dropping the session frees its state.
     """
 
-    __slots__ = ("__weakref__", "_context", "_fence", "agent", "workspace")
+    __slots__ = ("__weakref__", "_context", "_fence", "agent", "approver", "workspace")
 
     def __init__(self, workspace: Workspace, agent: AgentSession) -> None:
         self.workspace = workspace
         """The workspace the session belongs to."""
+        self.approver: Approver | None = None
+        """Who this session's changes are put to when they need an approval (an MCP
+        client's elicitation); None: the workspace's `approver` (SPEC §11.2)."""
         self.agent = agent
         """The runtime's session object (the observation owner)."""
         self._context = workspace.context
@@ -721,6 +830,7 @@ class Session:
         call_id: str | None = None,
         progress: ProgressReporter | None = None,
         internal: bool = False,
+        approver: Approver | None = None,
     ) -> ToolResult:
         """Run tool `name` with the model's `arguments` (normally a JSON object).
 
@@ -730,6 +840,8 @@ class Session:
         workspace every call fails with `FS_ABORTED`. `progress` receives the progress of
         long calls (a large read). `internal` reaches the internal tools (`insert`, `patch`,
         `delete_file`) that the dialect adapters use; a model's call never sets it.
+        `approver` asks about this call's changes when they need an approval (an MCP
+        client's elicitation); None: the session's, else the workspace's (SPEC §11.2).
         """
         if self.workspace.closed:
             error = messages.workspace_closed(name)
@@ -737,7 +849,36 @@ class Session:
                 name, code=error.code.value, message=error.message, error_name="FsError"
             )
         execution = ToolExecution(tool=name, session=self.agent, call_id=call_id, progress=progress)
-        return await self._context.execute(name, arguments, execution, internal=internal)
+        context = self._context
+        gate = self.workspace.approvals
+        if gate.active:
+            # One view per call, in front of the session's fs: every mutation the call makes
+            # (any tool, any dialect) is proposed, put to a person and published pinned.
+            view = ApprovingFileSystem(
+                context.get(FS),
+                gate,
+                tool=name,
+                session=self.agent.id,
+                approver=approver if approver is not None else self.approver,
+            )
+            context = context.overlay({FS: view})
+        return await context.execute(name, arguments, execution, internal=internal)
+
+    async def apply(self, proposal: Proposal, approval: Approval) -> ToolResult:
+        """Publish a proposal held across a pause (a LangGraph interrupt resumed later),
+        under the same pin as at once: only if every file is still at the proposal's base
+        version, with exactly the proposal's bytes (SPEC §11.2).
+
+        Never raises for a refusal: the outcome has `is_error`, `text` (``Error: …``) and
+        `code` — `FS_REJECTED` for a rejection, `FS_STALE_VERSION` (with §6's remedy) when a
+        file moved on, `FS_NOT_APPROVED` for a proposal of another workspace, one whose
+        bytes do not match their digest, or one already published; a path outside this
+        session's fence is refused as any call's would be.
+        """
+        execution = ToolExecution(tool=proposal.tool, session=self.agent)
+        return await apply_proposal(
+            self._context, execution, self.workspace.approvals, proposal, approval
+        )
 
     def __repr__(self) -> str:
         return f"Session(id={self.agent.id!r}, cwd={self.agent.cwd!r})"

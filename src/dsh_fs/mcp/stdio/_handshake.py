@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any, Final
 import anyio
 from anyio.abc import TaskGroup
 
+from .._approvals import eliciting
 from .._definitions import server_info, tool_definitions, tool_result
 from .._progress import ProgressNotifier
 from .._request_id import RequestId, is_request_id
@@ -167,6 +168,9 @@ class _Server:
         "_calls",
         "_client",
         "_drained",
+        "_elicit_capable",
+        "_elicit_count",
+        "_elicits",
         "_idle",
         "_lines",
         "_names",
@@ -221,6 +225,13 @@ class _Server:
         """Set once the client answered the first ``roots/list`` (None: not asked)."""
         self._roots: list[str] = []
         """The client's latest roots (none until it answers)."""
+        self._elicit_capable = False
+        """The client declared the elicitation capability: changes that need an approval
+        are put to it (SPEC §11.2)."""
+        self._elicits: dict[str, tuple[anyio.Event, list[object]]] = {}
+        """The ``elicitation/create`` requests waiting for an answer, by id: the event set
+        when it arrives and where it is put."""
+        self._elicit_count = 0
         self._reader = reader
         self._writer = writer
         self._structured = structured
@@ -418,6 +429,7 @@ class _Server:
         if self._roots_mode != "off" and isinstance(capabilities.get("roots"), dict):
             self._roots_capable = True
             self._roots_ready = anyio.Event()
+        self._elicit_capable = isinstance(capabilities.get("elicitation"), dict)
         return {
             "protocolVersion": version,
             "capabilities": _CAPABILITIES,
@@ -450,6 +462,13 @@ class _Server:
 
     def _answered(self, message: Mapping[str, Any]) -> None:
         ident = message.get("id")
+        waiting = self._elicits.get(ident) if isinstance(ident, str) else None
+        if waiting is not None:
+            done, answer = waiting
+            if not done.is_set():
+                answer.append(message.get("result"))  # an error: no result, no answer
+                done.set()
+            return
         if not isinstance(ident, str) or ident not in self._roots_asked:
             return
         number = self._roots_asked.pop(ident)
@@ -465,6 +484,21 @@ class _Server:
             fence_session(self._session, roots, self._roots_mode)
         if self._roots_ready is not None and number == self._roots_count:
             self._roots_ready.set()  # the answer to the latest question: calls go on
+
+    async def _elicit(self, params: dict[str, Any]) -> object:
+        """Send ``elicitation/create`` and wait for its answer (`_answered`); the gate
+        bounds the wait, and a cancelled wait forgets the request."""
+        self._elicit_count += 1
+        ident = f"dsh-fs-elicit-{self._elicit_count}"
+        done, answer = anyio.Event(), list[object]()
+        self._elicits[ident] = (done, answer)
+        try:
+            message = {"jsonrpc": "2.0", "id": ident, "method": "elicitation/create"}
+            await self._send({**message, "params": params})
+            await done.wait()
+        finally:
+            del self._elicits[ident]
+        return answer[0] if answer else None
 
     def _listing(self) -> list[dict[str, Any]]:
         if self._tools is None:
@@ -495,12 +529,16 @@ class _Server:
             self._drained = anyio.Event()
         self._running += 1
         progress = None if token is None else ProgressNotifier(partial(self._progress, token))
+        gate = self._workspace.approvals
+        approver = None
+        if gate.active and self._elicit_capable:
+            approver = eliciting(self._elicit, progress, gate.timeout)
         try:
             # A cancelled call stops at its next await and, like any cancelled call,
             # records no observation and no partial file; it is never answered.
             with call.scope:
                 result = await self._session.call(
-                    name, arguments, call_id=str(ident), progress=progress
+                    name, arguments, call_id=str(ident), progress=progress, approver=approver
                 )
         except Exception:
             logger.exception("tools/call %s raised", name)

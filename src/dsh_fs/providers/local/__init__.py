@@ -21,6 +21,8 @@ __all__ = [
     "LocalFileSystem",
     "LocalGuards",
     "LocalJournalStore",
+    "PendingAnswer",
+    "PendingApprovals",
     "default_journal_location",
     "real_path",
 ]
@@ -28,6 +30,7 @@ __all__ = [
 if TYPE_CHECKING:
     from ._filesystem import LocalFileSystem
     from ._journal_store import LocalJournalStore, default_journal_location
+    from ._pending import PendingAnswer, PendingApprovals
 
 
 def __getattr__(name: str) -> Any:
@@ -35,6 +38,10 @@ def __getattr__(name: str) -> Any:
         from ._filesystem import LocalFileSystem
 
         return LocalFileSystem
+    if name in ("PendingAnswer", "PendingApprovals"):
+        from . import _pending
+
+        return getattr(_pending, name)
     if name in ("LocalJournalStore", "default_journal_location"):
         from . import _journal_store
 

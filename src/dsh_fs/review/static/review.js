@@ -87,6 +87,8 @@
     if (button.dataset.label !== undefined) payload.label = button.dataset.label;
     if (button.dataset.id !== undefined) payload.id = button.dataset.id;
     if (button.dataset.hunk !== undefined) payload.hunk = Number(button.dataset.hunk);
+    const pendingBox = button.closest("article.pending");
+    if (pendingBox) payload.note = pendingBox.querySelector(".approval-note").value;
     button.disabled = true;
     say("Working…");
     try {
@@ -100,7 +102,10 @@
       if (!response.ok) {
         say(`Refused: ${data.error || response.status}`, "refused");
       } else {
-        const refused = data.results.some((r) => r.result === "refused") || data.results.length === 0;
+        const answer = payload.action === "approve" || payload.action === "reject";
+        const refused = answer
+          ? data.message.startsWith("Refused")
+          : data.results.some((r) => r.result === "refused") || data.results.length === 0;
         say(data.message, refused ? "refused" : "done");
       }
     } catch (error) {
@@ -132,6 +137,9 @@
     try {
       const data = await getJSON("/api/version", {});
       if (version !== null && (force || data.version !== version)) await update();
+      // A change that started waiting between the page's rendering and this first poll is
+      // in the first version already: look for it once.
+      else if (version === null) await updatePending();
       version = data.version;
       live.textContent = "live";
       live.className = "live";
@@ -143,7 +151,17 @@
     }
   }
 
+  async function updatePending() {
+    const pending = document.getElementById("pending");
+    if (!pending) return;
+    // Keep a note being typed: the section is replaced only when what waits changed.
+    const fresh = await getHTML("/fragment/pending", {});
+    const ids = (html) => Array.from(html.matchAll(/id="pending-([0-9a-f]+)"/g), (m) => m[1]).join();
+    if (ids(fresh) !== ids(pending.innerHTML)) pending.innerHTML = fresh;
+  }
+
   async function update() {
+    await updatePending();
     const rows = document.getElementById("sessions-body");
     if (rows) {
       const page = rows.closest("table").dataset.page;
