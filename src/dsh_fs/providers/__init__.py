@@ -19,6 +19,7 @@ __all__ = [
     "LocalFileSystem",
     "LocalGuards",
     "LocalJournalStore",
+    "LocalSetRecords",
     "RedisLedger",
     "RuledFileSystem",
     "SandboxFileSystem",
@@ -30,7 +31,12 @@ if TYPE_CHECKING:
     from ._redis_ledger import RedisLedger
     from ._ruled import RuledFileSystem
     from .fsspec import FsspecFileSystem
-    from .local import LocalFileSystem, LocalJournalStore, default_journal_location
+    from .local import (
+        LocalFileSystem,
+        LocalJournalStore,
+        LocalSetRecords,
+        default_journal_location,
+    )
     from .sandbox import SandboxFileSystem, SandboxMode
 
 
@@ -53,7 +59,7 @@ def __getattr__(name: str) -> Any:
         from ._ruled import RuledFileSystem
 
         return RuledFileSystem
-    if name in ("LocalJournalStore", "default_journal_location"):
+    if name in ("LocalJournalStore", "LocalSetRecords", "default_journal_location"):
         from . import local
 
         return getattr(local, name)

@@ -55,6 +55,7 @@ from ._manage import MANAGEMENT_TOOLS, DeleteTool, FileManagementPlugin, MkdirTo
 from ._plugin import FsToolsPlugin
 from ._read import ReadTool
 from ._render import REMEDIES, message_with_remedy, render_edit, render_read, render_write
+from ._set_recovery import SetRecovery, recover_sets
 from ._values import (
     DeleteValue,
     EditedFile,
@@ -100,6 +101,7 @@ __all__ = [
     "PatchTool",
     "ReadTool",
     "ReadValue",
+    "SetRecovery",
     "WriteTool",
     "WriteValue",
     "capture_for",
@@ -112,6 +114,7 @@ __all__ = [
     "object_schema",
     "observe",
     "positive_integer",
+    "recover_sets",
     "render_edit",
     "render_read",
     "render_write",

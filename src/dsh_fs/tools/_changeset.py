@@ -24,10 +24,13 @@ import secrets
 from dataclasses import dataclass, field
 from typing import Final
 
+import anyio
+
 from dsh_fs.errors import FsError, FsErrorCode
 from dsh_fs.fs import (
     FS,
     FS_EDIT_INTENT,
+    SET_RECORDS,
     FileSystem,
     FsEditRequest,
     FsFileType,
@@ -37,6 +40,8 @@ from dsh_fs.fs import (
     FsWriteOutcome,
     Present,
     ReplaceIfVersion,
+    SetFileRecord,
+    SetRecord,
     apply_edit,
     messages,
 )
@@ -108,6 +113,8 @@ class ChangeSet:
     """The set's id: each file's journal entry carries it (`dsh-fs undo ROOT GROUP_ID`)."""
     journaled: bool = False
     """Whether the journal captured the set's publication (then `group` names entries)."""
+    failure: SetFailure | None = None
+    """Why publication stopped (the files published before were put back)."""
 
     @property
     def fs(self) -> FileSystem:
@@ -183,6 +190,56 @@ class ChangeSet:
                 files already published are put back first), or the write's own error.
         """
         changed = [staged for staged in self.files.values() if staged.after != staged.before]
+        records = self.context.get(SET_RECORDS) if self.context.has(SET_RECORDS) else None
+        if records is not None and changed:
+            # The intent, durable before the first publication: a process killed from here
+            # on leaves it for the next start to finish or roll back (`recover_sets`).
+            await records.begin(self.record(changed))
+        try:
+            await self._publish(changed)
+        except SetFailure:
+            pass  # put back already (as far as a third party's change allows): whole
+        except BaseException:
+            # Cancelled (or worse) mid-publication: the set is put back before the call
+            # ends, so no process is left to find it half published.
+            with anyio.CancelScope(shield=True):
+                await self._roll_back(changed)
+                if records is not None and changed:
+                    await records.end(self.group)
+            raise
+        if records is not None and changed:
+            # Whole now (all new, or put back): the intent goes, durably, before the call
+            # answers (a record still there would make the next start judge files changed
+            # since). Shielded: a cancellation here must not strand it.
+            with anyio.CancelScope(shield=True):
+                await records.end(self.group)
+        if self.failure is not None:
+            raise self.failure
+        return tuple(
+            EditedFile(
+                path=staged.target.display_path,
+                before=staged.before,
+                after=staged.after,
+                replacements=staged.replacements,
+            )
+            for staged in self.files.values()
+        )
+
+    def record(self, changed: list[StagedFile]) -> SetRecord:
+        """The set's intent record: every file it publishes, its text before and after."""
+        return SetRecord(
+            id=self.group,
+            files=tuple(
+                SetFileRecord(
+                    path=staged.target.display_path, before=staged.before, after=staged.after
+                )
+                for staged in changed
+            ),
+        )
+
+    async def _publish(self, changed: list[StagedFile]) -> None:
+        """Publish `changed` in order, each at its staged version; on a failure put back
+        what was published and raise."""
         for staged in changed:
             try:
                 capture = await capture_for(
@@ -197,21 +254,13 @@ class ChangeSet:
                 cause = messages.edit_stale(staged.target.display_path)
                 if error.code is not FsErrorCode.STALE_VERSION:
                     cause = error
-                raise SetFailure(
+                self.failure = SetFailure(
                     staged.first, self.count, staged.target.display_path, cause
-                ) from None
+                )
+                raise self.failure from None
             await observe(
                 self.context, self.execution, staged.target, Present(staged.published.version)
             )
-        return tuple(
-            EditedFile(
-                path=staged.target.display_path,
-                before=staged.before,
-                after=staged.after,
-                replacements=staged.replacements,
-            )
-            for staged in self.files.values()
-        )
 
     async def _roll_back(self, changed: list[StagedFile]) -> None:
         """Put back every published file, newest first, each only at the version its
