@@ -85,6 +85,17 @@ def run_agent(root: Path, kill: str, sets: int = 1) -> str:
     return child.stdout
 
 
+def run_log(root: Path, journal: Path) -> subprocess.CompletedProcess[str]:
+    """`dsh-fs log ROOT` (its journal in the test's folder)."""
+    return subprocess.run(
+        [sys.executable, "-m", "dsh_fs", "log", str(root), "--journal", str(journal)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
 async def test_a_kill_right_after_the_intent_record_leaves_every_file_old_at_the_next_start(
     root: Path, state: Path
 ) -> None:
@@ -165,22 +176,13 @@ async def test_a_file_someone_changed_since_the_crash_is_left_as_they_made_it_an
 async def test_the_cli_recovers_a_killed_set_before_it_answers(root: Path, state: Path) -> None:
     make_files(root)
     run_agent(root, "file:3")
-    journal = root.parent / "journal"
-    listed = subprocess.run(
-        [sys.executable, "-m", "dsh_fs", "log", str(root), "--journal", str(journal)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    listed = run_log(root, root.parent / "journal")
     assert listed.returncode == 0, listed.stderr
     assert generations(root) == [0] * FILES
     assert list(records_of(root).iterdir()) == []
 
 
-async def test_a_set_whose_writer_is_still_running_is_left_alone(
-    root: Path, state: Path
-) -> None:
+async def test_a_set_whose_writer_is_still_running_is_left_alone(root: Path, state: Path) -> None:
     make_files(root)
     running = LocalSetRecords(str(records_of(root)))
     text = generation_text(0, 0)

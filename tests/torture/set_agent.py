@@ -30,7 +30,7 @@ from dsh_fs.providers.local import (
     set_records_directory,
 )
 
-GENERATION = re.compile(r"^gen = (\d+)$", re.MULTILINE)
+GENERATION = re.compile(r"\bgen = (\d+)$", re.MULTILINE)
 
 
 def die() -> None:
@@ -68,10 +68,9 @@ class KillAfterRecord(LocalSetRecords):
         die()
 
 
-async def main(root: str, files: int, kill: str, sets: int) -> None:
+async def main(root: str, directory: str, files: int, kill: str, sets: int) -> None:
     after = int(kill.split(":")[1]) if kill.startswith("file:") else 0
     fs = KillAfterWrites(LocalFileSystem(root), after)
-    directory = set_records_directory(default_set_records_location(), os.path.realpath(root))
     records = KillAfterRecord(directory) if kill == "record" else LocalSetRecords(directory)
     async with Workspace(fs, cwd=root, set_records=records) as workspace:
         session = workspace.session()
@@ -81,8 +80,7 @@ async def main(root: str, files: int, kill: str, sets: int) -> None:
             for name in names:
                 result = await session.call("read", {"file_path": name})
                 assert not result.is_error, result.text
-                with open(os.path.join(root, name), encoding="utf-8") as handle:
-                    found = GENERATION.search(handle.readline())
+                found = GENERATION.search(result.text)
                 assert found is not None
                 generations.add(int(found.group(1)))
             assert len(generations) == 1, f"mixed generations at the start: {generations}"
@@ -102,4 +100,5 @@ async def main(root: str, files: int, kill: str, sets: int) -> None:
 
 if __name__ == "__main__":
     count = int(sys.argv[4]) if len(sys.argv) > 4 else 1_000_000
-    anyio.run(main, sys.argv[1], int(sys.argv[2]), sys.argv[3], count)
+    place = set_records_directory(default_set_records_location(), os.path.realpath(sys.argv[1]))
+    anyio.run(main, sys.argv[1], place, int(sys.argv[2]), sys.argv[3], count)
