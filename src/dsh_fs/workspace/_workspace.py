@@ -180,6 +180,22 @@ _STORE = "the change journal's store"
 _RECORDS = "the change sets' intent records"
 
 
+def _records_places(
+    records: tuple[SetRecords, ...], fenced_out: tuple[str, ...]
+) -> tuple[str, ...]:
+    """Where the workspace fences the intent records out: the local ones not already behind
+    the journal store's fence (a remote provider fences its own place, `set_records`, and a
+    root URL never reaches outside itself)."""
+    from dsh_fs.providers import LocalSetRecords
+
+    return tuple(
+        place.location
+        for place in records
+        if isinstance(place, LocalSetRecords)
+        and not any(_below(place.location, fenced) for fenced in fenced_out)
+    )
+
+
 def _below(path: str, place: str) -> bool:
     return path == place or path.startswith(place.rstrip("/") + "/")
 
@@ -360,11 +376,7 @@ class Workspace:
         )
         # The intent records hold staged and replaced content, as the journal does: out of
         # every tool's reach too (a forged record would be "restored" at the next start).
-        records_places = tuple(
-            place
-            for place in (records.location for records in self._set_records)
-            if not any(_below(place, fenced) for fenced in self._fenced_out)
-        )
+        records_places = _records_places(self._set_records, self._fenced_out)
         fs = FenceOut(fs, records_places, _RECORDS) if records_places else fs
         self._recovered = not self._set_records
         self._recovery_lock = anyio.Lock()
@@ -610,6 +622,7 @@ class Workspace:
         store = None
         if config is not None:
             store = _remote_store(fs, config)
+        records = fs.set_records(store)
         return cls(
             fs,
             cwd=fs.root,
@@ -622,6 +635,7 @@ class Workspace:
             journal_config=config,
             placeholders=placeholders,
             observations=observations,
+            set_records=records,
         )
 
     def use(self, plugin: Plugin[C], config: C) -> None:
