@@ -233,6 +233,7 @@ SURFACES: dict[str, list[str]] = {
         "MoveTool",
         "MoveValue",
         "Param",
+        "PatchFilesTool",
         "PatchTool",
         "ReadTool",
         "ReadValue",

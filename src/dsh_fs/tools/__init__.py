@@ -46,6 +46,7 @@ from ._dialects import (
     DialectOperation,
     DialectToolsPlugin,
     InsertTool,
+    PatchFilesTool,
     PatchTool,
 )
 from ._edit import EditTool
@@ -98,6 +99,7 @@ __all__ = [
     "MoveTool",
     "MoveValue",
     "Param",
+    "PatchFilesTool",
     "PatchTool",
     "ReadTool",
     "ReadValue",

@@ -32,7 +32,7 @@ from dsh_fs.fs import (
     FS_EDIT_INTENT,
     SET_RECORDS,
     FileSystem,
-    FsEditRequest,
+    FsEdit,
     FsFileType,
     FsIntent,
     FsTarget,
@@ -42,7 +42,7 @@ from dsh_fs.fs import (
     ReplaceIfVersion,
     SetFileRecord,
     SetRecord,
-    apply_edit,
+    apply_change,
     messages,
 )
 from dsh_fs.runtime import Context, ToolArgumentError, ToolExecution
@@ -121,9 +121,9 @@ class ChangeSet:
         """The context's `fs` service."""
         return self.context.get(FS)
 
-    async def stage(self, index: int, file_path: str, request: FsEditRequest) -> None:
-        """Apply edit `index` (1-based) to its file's staged text, staging the file first
-        when this is the first edit naming it.
+    async def stage(self, index: int, file_path: str, request: FsEdit) -> None:
+        """Apply edit `index` (1-based: a literal edit, or a dialect's patch) to its file's
+        staged text, staging the file first when this is the first edit naming it.
 
         Raises:
             SetFailure: what `edit` would have said, prefixed with the edit's position.
@@ -143,7 +143,7 @@ class ChangeSet:
                 refuse_placeholder("edit", path, *texts)
             if staged is None:
                 staged = await self._read(index, target, expected)
-            staged.after, count = apply_edit(staged.after, request, path)
+            staged.after, count = apply_change(staged.after, request, path)
             staged.replacements += count
         except FsError as error:
             raise SetFailure(index, self.count, path, error) from None
