@@ -211,6 +211,7 @@ SURFACES: dict[str, list[str]] = {
         "MAX_IMAGE_BYTES",
         "MAX_SET_BYTES",
         "REMEDIES",
+        "ChangeSet",
         "DeleteFileTool",
         "DeleteTool",
         "DeleteValue",

@@ -53,6 +53,7 @@ def on_disk(root: Path) -> dict[str, str]:
 
 
 def outputs(replies: list[Any]) -> list[tuple[str, str]]:
+    """Each reply's status and output."""
     return [(reply["status"], reply["output"]) for reply in replies]
 
 
@@ -84,6 +85,7 @@ async def test_a_hunk_that_does_not_match_in_any_call_changes_no_file(
     statuses = [status for status, _ in outputs(replies)]
     assert statuses == ["failed"] * 3
     own = replies[failing - 1]["output"]
+    assert isinstance(own, str)
     assert own.splitlines()[0] == (
         f'Error: hunk 1 of the patch was not found in "{culprit}" \u2014 read the file, then '
         "send the hunk with its context and - lines copied exactly"
@@ -103,7 +105,7 @@ async def test_an_invalid_diff_in_one_call_changes_no_file(session: Session, roo
     calls[1] = update("b.py", "@@ -1,2 +1,2 @@\n-x\n+y\n", 1)
     replies = await execute_openai_response(session, calls)
     assert [status for status, _ in outputs(replies)] == ["failed"] * 3
-    assert replies[1]["output"].startswith("Error: invalid diff for b.py: ")
+    assert str(replies[1]["output"]).startswith("Error: invalid diff for b.py: ")
     assert on_disk(root) == before
 
 
@@ -123,5 +125,5 @@ async def test_a_file_changed_since_it_was_read_refuses_the_whole_response(
 
 async def test_one_update_alone_runs_as_before(session: Session, root: Path) -> None:
     await three_read(root, session)
-    (reply,) = await execute_openai_response(session, [update("a.py", RENAME, 0)])
-    assert (reply["status"], reply["output"]) == ("completed", f"Updated file {root / 'a.py'}")
+    replies = await execute_openai_response(session, [update("a.py", RENAME, 0)])
+    assert outputs(replies) == [("completed", f"Updated file {root / 'a.py'}")]

@@ -17,6 +17,8 @@ the tool-writing API (see docs/writing-a-tool.md):
 - Parameters: `Param` (`JsonType`), `string_param`, `object_schema`, `check_shape`.
 - Argument values: `non_blank`, `is_blank` (`JS_SPACE`), `positive_integer`, `js_number`;
   errors are `dsh_fs.runtime.ToolArgumentError` (code ``INVALID_ARGS``).
+- Change sets: `ChangeSet` (stage edits over several files, then publish them all or none;
+  `edit_files` and `patch_files` are built on it).
 - Observation: `session_cwd` (where relative paths resolve), `observe` (dispatch
   `fs/observed`, what the policy learns from), `guarded_edit` (an `edit_text` change
   guarded by the edit-intent, journaled, then observed), `capture_for` (the journal's
@@ -39,7 +41,7 @@ from ._arguments import (
     string_param,
 )
 from ._base import FsTool, capture_for, guarded_edit, observe, session_cwd
-from ._changeset import MAX_SET_BYTES
+from ._changeset import MAX_SET_BYTES, ChangeSet
 from ._dialects import (
     DeleteFileTool,
     DialectGrants,
@@ -77,6 +79,7 @@ __all__ = [
     "MAX_IMAGE_BYTES",
     "MAX_SET_BYTES",
     "REMEDIES",
+    "ChangeSet",
     "DeleteFileTool",
     "DeleteTool",
     "DeleteValue",
