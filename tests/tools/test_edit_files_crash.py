@@ -52,6 +52,12 @@ def generations(root: Path, count: int = FILES) -> list[int]:
     return found
 
 
+def file_record(*, path: str, before: str | None, after: str | None) -> SetFileRecord:
+    """A file of an intent record: its old text, the digest of `after`."""
+    digest = None if after is None else SetFileRecord.digest(after)
+    return SetFileRecord(path=path, before=before, after=digest)
+
+
 @pytest.fixture
 def state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """The user's state directory, this test's own (the child's and this process's)."""
@@ -213,13 +219,15 @@ async def test_files_a_set_created_or_deleted_go_back_too(root: Path, state: Pat
         SetRecord(
             id="set-dead",
             files=(
-                SetFileRecord(path=str(root / "kept.txt"), before="old\n", after="new\n"),
-                SetFileRecord(path=str(root / "deleted.txt"), before="was here\n", after=None),
-                SetFileRecord(
-                    path=str(root / "created.txt"), before=None, after="made by the set\n"
+                file_record(path=str(root / "kept.txt"), before="old\n", after="new\n"),
+                file_record(path=str(root / "deleted.txt"), before="was here\n", after=None),
+                file_record(
+                    path=str(root / "created.txt"),
+                    before=None,
+                    after="made by the set\n",
                 ),
-                SetFileRecord(path=str(root / "theirs.txt"), before=None, after="ours\n"),
-                SetFileRecord(path=str(root / "never.txt"), before="x\n", after="y\n"),
+                file_record(path=str(root / "theirs.txt"), before=None, after="ours\n"),
+                file_record(path=str(root / "never.txt"), before="x\n", after="y\n"),
             ),
         )
     )

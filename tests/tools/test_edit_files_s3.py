@@ -31,6 +31,12 @@ OLD = {name: f"def {name[0]}():\n    return old_name\n" for name in NAMES}
 NEW = {name: text.replace("old_name", "new_name") for name, text in OLD.items()}
 
 
+def file_record(*, path: str, before: str | None, after: str | None) -> SetFileRecord:
+    """A file of an intent record: its old text, the digest of `after`."""
+    digest = None if after is None else SetFileRecord.digest(after)
+    return SetFileRecord(path=path, before=before, after=digest)
+
+
 @pytest.fixture
 def s3() -> S3Server:
     return shared_server()
@@ -140,7 +146,7 @@ async def test_a_set_whose_writer_died_mid_publication_is_rolled_back_by_the_nex
         SetRecord(
             id="set-dead",
             files=tuple(
-                SetFileRecord(path=f"{url}/{name}", before=OLD[name], after=NEW[name])
+                file_record(path=f"{url}/{name}", before=OLD[name], after=NEW[name])
                 for name in NAMES
             ),
         )

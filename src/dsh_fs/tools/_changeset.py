@@ -231,7 +231,9 @@ class ChangeSet:
             id=self.group,
             files=tuple(
                 SetFileRecord(
-                    path=staged.target.display_path, before=staged.before, after=staged.after
+                    path=staged.target.display_path,
+                    before=staged.before,
+                    after=SetFileRecord.digest(staged.after),
                 )
                 for staged in changed
             ),

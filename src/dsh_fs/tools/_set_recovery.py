@@ -92,12 +92,12 @@ async def _recover(fs: FileSystem, record: SetRecord) -> SetRecovery:
     for item in record.files:
         target = await fs.resolve(item.path)
         found.append((item, target, *await _current(fs, target)))
-    if all(_is(text, item.after) for item, _, _, text in found):
+    if all(_is_new(text, item) for item, _, _, text in found):
         return SetRecovery(id=record.id, outcome="finished")
     restored: list[str] = []
     kept: list[str] = []
     for item, target, version, text in found:
-        if _is(text, item.after):
+        if _is_new(text, item):
             (restored if await _restore(fs, target, item, version) else kept).append(item.path)
         elif not _is(text, item.before):
             kept.append(item.path)
@@ -109,6 +109,13 @@ async def _recover(fs: FileSystem, record: SetRecord) -> SetRecovery:
 def _is(text: object, wanted: str | None) -> bool:
     """Whether the file's current `text` (`_ABSENT`, None: not UTF-8 text) is `wanted`."""
     return text is _ABSENT if wanted is None else text == wanted
+
+
+def _is_new(text: object, item: SetFileRecord) -> bool:
+    """Whether the file's current `text` is the one the set published (its digest)."""
+    if item.after is None:
+        return text is _ABSENT
+    return isinstance(text, str) and SetFileRecord.digest(text) == item.after
 
 
 async def _current(fs: FileSystem, target: FsTarget) -> tuple[FsVersion | None, object]:
