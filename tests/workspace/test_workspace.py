@@ -57,6 +57,7 @@ async def test_a_local_workspace_has_the_tools_the_policy_and_the_fs_service(roo
             "mkdir",
             "insert",
             "patch",
+            "patch_files",
             "delete_file",
         ]
         assert [s["name"] for s in workspace.tool_schemas()] == [

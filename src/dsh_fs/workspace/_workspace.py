@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from types import TracebackType
@@ -55,6 +56,8 @@ if TYPE_CHECKING:
     from dsh_fs.providers import FsspecFileSystem, SandboxMode
 
 __all__ = ["ALL_TOOLS", "JournalOption", "Session", "Workspace"]
+
+_LOG = logging.getLogger("dsh_fs.sets")
 
 StrPath: TypeAlias = "str | os.PathLike[str]"
 
@@ -704,8 +707,7 @@ class Workspace:
         §13), once per workspace: its first session call and `async with` do it before
         anything else. Returns what was recovered (also `recovered`).
 
-        Raises:
-            FsError: the records cannot be read (the next call tries again).
+        Records that cannot be read (an unreadable folder) are logged and skipped.
         """
         async with self._recovery_lock:
             if not self._recovered:
@@ -714,7 +716,12 @@ class Workspace:
                 fs = FenceOut(self._provider, self._fenced_out, _STORE)
                 found: list[SetRecovery] = []
                 for records in self._set_records:
-                    found.extend(await recover_sets(fs, records))
+                    try:
+                        found.extend(await recover_sets(fs, records))
+                    except FsError as error:
+                        # Records this process cannot list (another user's state folder)
+                        # are not its own to settle: said once, and the calls go on.
+                        _LOG.warning("change sets: cannot recover: %s", error.message)
                 self.recovered = tuple(found)
                 self._recovered = True
         return self.recovered
@@ -858,12 +865,7 @@ class Session:
                 name, code=error.code.value, message=error.message, error_name="FsError"
             )
         if not self.workspace._recovered:
-            try:
-                await self.workspace.recover()
-            except FsError as error:
-                return ToolResult.failure(
-                    name, code=error.code.value, message=error.message, error_name="FsError"
-                )
+            await self.workspace.recover()
         execution = ToolExecution(tool=name, session=self.agent, call_id=call_id, progress=progress)
         return await self._context.execute(name, arguments, execution, internal=internal)
 
