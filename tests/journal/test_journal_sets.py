@@ -1,6 +1,7 @@
 """Change sets in the journal (SPEC §13): each file of an `edit_files` call is one entry
 carrying the set's `group`; undoing the group undoes every file, each guarded, all or none
-(library and `dsh-fs undo ROOT GROUP_ID`)."""
+(library and `dsh-fs undo ROOT GROUP_ID`), also against a writer between the trial and the
+undo; `dsh-fs diff ROOT GROUP_ID` shows every file, `log` names the set."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from dsh_fs import Session, Workspace
+from dsh_fs.fs import FileSystem, FsCapture, FsPreImage, FsTarget, FsVersion, WrapperFileSystem
 
 pytestmark = pytest.mark.anyio
 
@@ -148,3 +150,86 @@ async def test_an_undo_of_a_set_cut_short_is_finished_by_undoing_the_set_again(
         again = await ws.journal.undo(ids=[group])
     assert {r.result for r in again} == {"refused"}
     assert all((r.reason or "").startswith("already undone by ") for r in again)
+
+
+def test_dsh_fs_diff_of_the_group_shows_every_file_and_log_names_the_set(tmp_path: Path) -> None:
+    root, store = tmp_path / "root", tmp_path / "store"
+    _tree(root)
+    env = {**os.environ, "HOME": str(tmp_path), "XDG_STATE_HOME": str(tmp_path / "state")}
+
+    async def change() -> str:
+        async with Workspace.local(root, journal=store) as ws:
+            return await _rename(ws.session(label="agent"))
+
+    import anyio
+
+    group = anyio.run(change)
+    shown = subprocess.run(
+        [_DSH_FS, "diff", str(root), group, "--journal", str(store)],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+        timeout=120,
+    )
+    assert shown.returncode == 0, shown.stderr
+    assert [line for line in shown.stdout.splitlines() if line.startswith(("---", "-", "+"))] == [
+        line
+        for name in NAMES
+        for line in (f"--- a/{name}", f"+++ b/{name}", f"-{name}: old_name", f"+{name}: new_name")
+    ]
+    listed = subprocess.run(
+        [_DSH_FS, "log", str(root), "--journal", str(store)],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+        timeout=120,
+    )
+    assert listed.returncode == 0, listed.stderr
+    lines = listed.stdout.splitlines()[1:]
+    assert len(lines) == 3
+    assert all(line.endswith(f"  [set {group}]") for line in lines), lines
+
+
+class WriterBeforeSecondRestore(WrapperFileSystem):
+    """Changes `path` right before the second `restore`: after the set's trial undo found
+    every file undoable, between the real undos."""
+
+    def __init__(self, wrapped: FileSystem, path: Path) -> None:
+        super().__init__(wrapped)
+        self.path = path
+        self.restores = 0
+
+    async def restore(
+        self,
+        target: FsTarget,
+        pre_image: FsPreImage | None,
+        expected: FsVersion | None,
+        *,
+        mode: int | None = None,
+        capture: FsCapture | None = None,
+    ) -> FsVersion | None:
+        self.restores += 1
+        if self.restores == 2:
+            self.path.write_text("theirs\n", encoding="utf-8")
+        return await self.wrapped.restore(target, pre_image, expected, mode=mode, capture=capture)
+
+
+async def test_a_writer_between_the_trial_and_the_undo_of_a_set_leaves_it_not_undone(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "root"
+    _tree(root)
+    async with Workspace.local(root, journal=tmp_path / "store") as ws:
+        assert ws.journal is not None
+        group = await _rename(ws.session(label="agent"))
+        after = _contents(root)
+        # Undone newest first: c.py, then b.py (changed by the writer right before).
+        ws.journal.fs = WriterBeforeSecondRestore(ws.journal.fs, root / "b.py")
+        results = await ws.journal.undo(ids=[group])
+    assert [r.result for r in results] == ["refused"] * 3
+    assert results[1].path.endswith("b.py")
+    assert all("the change set is refused" in str(r.reason) for r in (results[0], results[2]))
+    # c.py, undone before the writer struck, is as the set left it again; b.py is theirs.
+    assert _contents(root) == [after[0], "theirs\n", after[2]]

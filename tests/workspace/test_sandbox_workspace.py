@@ -33,7 +33,9 @@ def listing(top: Path) -> list[str]:
 async def test_a_sandbox_workspace_reads_writes_and_edits_inside_its_root(tree: Path) -> None:
     async with Workspace.sandbox(tree / "root") as workspace:
         assert isinstance(workspace.fs, WrapperFileSystem)
-        assert isinstance(workspace.fs.wrapped, SandboxFileSystem)
+        fenced = workspace.fs.wrapped  # the change sets' intent records fenced out
+        assert isinstance(fenced, WrapperFileSystem)
+        assert isinstance(fenced.wrapped, SandboxFileSystem)
         assert workspace.cwd == str(tree / "root")
         session = workspace.session()
         read = await session.call("read", {"file_path": "notes.txt"})

@@ -11,7 +11,7 @@ import anyio
 import pytest
 
 from dsh_fs import Session, Workspace
-from dsh_fs.fs import FS, FS_OBSERVED, FsObserved
+from dsh_fs.fs import FS, FS_OBSERVED, FenceOut, FsObserved
 from dsh_fs.providers import LocalFileSystem, RuledFileSystem
 from dsh_fs.runtime import ToolExecution
 
@@ -33,12 +33,15 @@ async def test_a_local_workspace_has_the_tools_the_policy_and_the_fs_service(roo
             "fs-path-rules",
             "fs-observation-policy",
         ]
-        # The tools' fs service is the provider behind the path rules (`.git/` protected),
-        # and the workspace hands out nothing else.
+        # The tools' fs service is the provider behind the change sets' intent records'
+        # fence and the path rules (`.git/` protected), and the workspace hands out nothing
+        # else.
         service = workspace.context.get(FS)
         assert isinstance(service, RuledFileSystem)
         assert service is workspace.fs
-        assert isinstance(service.inner, LocalFileSystem)
+        assert isinstance(service.inner, FenceOut)
+        assert service.inner.what == "the change sets' intent records"
+        assert isinstance(service.inner.wrapped, LocalFileSystem)
         assert workspace.cwd == str(root)
         # The dialect adapters' internal tools run through the context but are not offered.
         assert workspace.context.tools.names() == [
@@ -54,6 +57,7 @@ async def test_a_local_workspace_has_the_tools_the_policy_and_the_fs_service(roo
             "mkdir",
             "insert",
             "patch",
+            "patch_files",
             "delete_file",
         ]
         assert [s["name"] for s in workspace.tool_schemas()] == [

@@ -16,7 +16,8 @@ The `openai` package is not needed at runtime.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+import re
+from collections.abc import Generator, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Final, Literal, TypedDict
 
 from dsh_fs.errors import FsErrorCode
@@ -151,10 +152,23 @@ async def execute_openai_response(
             equivalent dicts.
     """
     replies: list[FunctionCallOutput | ApplyPatchCallOutput] = []
-    for item in output_items or ():
+    items = list(output_items or ())
+    # A run of apply_patch calls that only update files is one change set: all or none.
+    together = _patch_sets(session, items)
+    for position, item in enumerate(items):
         kind = field(item, "type")
         call_id = str(field(item, "call_id") or "")
-        if kind == "function_call":
+        if position in together:
+            outcome = await together[position]
+            replies.append(
+                {
+                    "type": "apply_patch_call_output",
+                    "call_id": call_id,
+                    "status": outcome["status"],
+                    "output": outcome["output"],
+                }
+            )
+        elif kind == "function_call":
             output = await _function_call(session, item, call_id)
             replies.append({"type": "function_call_output", "call_id": call_id, "output": output})
         elif kind == "apply_patch_call":
@@ -168,6 +182,116 @@ async def execute_openai_response(
                 }
             )
     return replies
+
+
+_Call = tuple[str, "list[dict[str, Any]] | V4AError", str]
+"""One ``update_file`` call of a set: its path, its hunks (or why its diff is not V4A), its
+call id."""
+
+
+class _PatchSet:
+    """Consecutive ``update_file`` calls of one response (each: path, parsed hunks), applied
+    together by the internal `patch_files` tool the first time one of them asks."""
+
+    def __init__(self, session: Session, calls: list[_Call]):
+        self.session = session
+        self.calls = calls
+        self.outcomes: list[PatchOutcome] | None = None
+
+    async def outcome(self, index: int) -> PatchOutcome:
+        if self.outcomes is None:
+            self.outcomes = await self._apply()
+        return self.outcomes[index]
+
+    async def _apply(self) -> list[PatchOutcome]:
+        for number, (path, hunks, _) in enumerate(self.calls, 1):
+            if isinstance(hunks, V4AError):
+                own = _failed(f"Error: invalid diff for {path}: {hunks.message}")
+                return self._one_failed(number, path, own)
+        patches = [{"file_path": path, "hunks": hunks} for path, hunks, _ in self.calls]
+        result = await self.session.call(
+            "patch_files", {"patches": patches}, call_id=self.calls[0][2] or None, internal=True
+        )
+        paths = [path for path, _, _ in self.calls]
+        if not result.is_error and result.value is not None:
+            first = list(dict.fromkeys(paths))
+            shown = [file["path"] for file in result.value["files"]]
+            if len(shown) != len(first):  # two spellings of one file: as the model wrote it
+                shown = first
+            named = dict(zip(first, shown, strict=True))
+            return [{"status": "completed", "output": f"Updated file {named[p]}"} for p in paths]
+        failed = _SET_FAILURE.match(result.text)
+        if failed is None:
+            return [_failed(VOCABULARY.reword(result.text, result.code))] * len(paths)
+        own = _failed(VOCABULARY.reword("Error: " + result.text[failed.end() :], result.code))
+        return self._one_failed(int(failed["index"]), failed["path"], own)
+
+    def _one_failed(self, position: int, culprit: str, own: PatchOutcome) -> list[PatchOutcome]:
+        """Operation `position` (1-based) failed with `own`; every other one was not applied."""
+        others = _failed(
+            f"Error: not applied: the patch to {culprit} in the same response failed, and a "
+            "response's update_file operations apply all or none"
+        )
+        count = len(self.calls)
+        return [own if number == position else others for number in range(1, count + 1)]
+
+
+class _Pending:
+    """One call's share of a `_PatchSet` (awaitable once)."""
+
+    def __init__(self, patch_set: _PatchSet, index: int) -> None:
+        self.patch_set = patch_set
+        self.index = index
+
+    def __await__(self) -> Generator[Any, None, PatchOutcome]:
+        return self.patch_set.outcome(self.index).__await__()
+
+
+_SET_FAILURE = re.compile(r'^Error: edit (?P<index>\d+) of \d+ \("(?P<path>.*?)"\): ')
+
+
+def _patch_sets(session: Session, items: list[object]) -> dict[int, _Pending]:
+    """The positions of `items` that apply as one set: runs of two or more consecutive
+    ``apply_patch_call`` items that each update a file in place (no ``move_to``), in a
+    workspace that grants changes. Anything else runs call by call."""
+    together: dict[int, _Pending] = {}
+    run: list[tuple[int, _Call]] = []
+
+    def close() -> None:
+        if len(run) >= 2:
+            patch_set = _PatchSet(session, [call for _, call in run])
+            for index, (position, _) in enumerate(run):
+                together[position] = _Pending(patch_set, index)
+        run.clear()
+
+    allowed = session.workspace.dialects.allows("change")
+    for position, item in enumerate(items):
+        call = _plain_update(item) if allowed else None
+        if call is None:
+            close()
+        else:
+            run.append((position, call))
+    close()
+    return together
+
+
+def _plain_update(item: object) -> _Call | None:
+    """An ``apply_patch_call`` updating a file in place: its path, hunks (or the diff's
+    error) and call id; None for anything else (which runs on its own)."""
+    if field(item, "type") != "apply_patch_call":
+        return None
+    operation = field(item, "operation")
+    path, diff = field(operation, "path"), field(operation, "diff")
+    if field(operation, "type") != "update_file" or field(operation, "move_to") is not None:
+        return None
+    if not isinstance(path, str) or not path.strip() or not isinstance(diff, str):
+        return None
+    hunks: list[dict[str, Any]] | V4AError
+    try:
+        hunks = parse_update_diff(diff)
+    except V4AError as error:
+        hunks = error  # the set fails on it: no other update of the run applies either
+    return path, hunks, str(field(item, "call_id") or "")
 
 
 async def _function_call(

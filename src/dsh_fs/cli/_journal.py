@@ -388,10 +388,12 @@ async def _log(workspace: Workspace, args: argparse.Namespace, paths: list[str])
             moved = f" (from {printable(entry.source)})" if entry.source else ""
             notes = "" if entry.undoable else "  [not undoable]"
             undoes = f"  [undoes {printable(entry.undoes)}]" if entry.undoes else ""
+            group = f"  [set {printable(entry.group)}]" if entry.group else ""
             print(
                 f"{printable(entry.id)}  {printable(entry.time[:19])}Z  "
                 f"{printable(entry.session)}  {printable(entry.tool):<6} "
-                f"{counts:>9}  {printable(_shown(workspace, entry))}{moved}{undoes}{notes}"
+                f"{counts:>9}  {printable(_shown(workspace, entry))}{moved}{undoes}{group}"
+                f"{notes}"
             )
         return 0
 

@@ -66,6 +66,7 @@ from ._search import (
     FsGrepQuery,
     NativeSearchAbandoned,
 )
+from ._set_records import SET_RECORDS, SetFileRecord, SetRecord, SetRecords
 from ._text_stream import FsTextChunk, FsTextStream
 from ._types import (
     BEFORE_LIMIT,
@@ -113,6 +114,7 @@ __all__ = [
     "FS_SETTLE",
     "FS_WRITE_INTENT",
     "PRIMITIVES",
+    "SET_RECORDS",
     "UTF8",
     "VCS_DIRECTORIES",
     "Absent",
@@ -177,6 +179,9 @@ __all__ = [
     "ReplaceIfVersion",
     "RuleMatch",
     "Rules",
+    "SetFileRecord",
+    "SetRecord",
+    "SetRecords",
     "WrapperFileSystem",
     "WriteGuard",
     "apply_change",

@@ -173,13 +173,19 @@ class Journal:
 
     async def diff(self, entry_id: str) -> str:
         """The unified diff of one change (`--- a/<rel>` / `+++ b/<rel>`; `/dev/null` for a
-        create's before and a delete's after).
+        create's before and a delete's after); for the id of a change set (SPEC §13), the
+        diffs of every change of the set, one after the other, in the order they were made.
 
         Raises:
             KeyError: no such entry.
         """
         entries, _ = await self.read()
-        entry = _find(entries, entry_id)
+        members = [entry for entry in entries if entry.group == entry_id]
+        if members:
+            return "".join([await self._diff(member, entries) for member in members])
+        return await self._diff(_find(entries, entry_id), entries)
+
+    async def _diff(self, entry: JournalEntry, entries: list[JournalEntry]) -> str:
         rel = printable(entry.rel)
         old_name = "/dev/null" if entry.before is None else f"a/{rel}"
         new_name = "/dev/null" if entry.after is None else f"b/{rel}"
@@ -293,6 +299,8 @@ class Journal:
         restored = history.restored
         owner = session_label(label)
         results: list[UndoResult] = []
+        if sets and not dry_run and not (numbers or merge):
+            return await self._undo_set(sorted(unique.values(), key=lambda e: e.id), owner)
         for entry in sorted(unique.values(), key=lambda e: e.id, reverse=True):
             if entry.id in history.reverted:
                 # Reverted in part by hunk: only the hunks still in force are taken back,
@@ -323,6 +331,41 @@ class Journal:
             if result.result == "undone":
                 restored[entry.before] = new_version
         return results
+
+    async def _undo_set(self, chosen: list[JournalEntry], owner: str) -> list[UndoResult]:
+        """Undo the changes of a set (already tried, all would be undone), newest first,
+        each guarded; if one is refused after all (a writer got in since the trial), the
+        files already undone are put back as the set left them (each guarded by the version
+        its undo made, journaled as an undo of the undo) and the whole set is refused."""
+        results: list[UndoResult] = []
+        for entry in reversed(chosen):
+            results.append(await self._undo_single(entry, owner))
+            if results[-1].result != "undone":
+                break
+        if all(result.result == "undone" for result in results):
+            return results
+        failed = results[-1]
+        why = f"{failed.path}: {failed.reason}"
+        done = {result.id for result in results if result.result == "undone"}
+        entries, _ = await self.read()
+        # The undos this call made, newest first: undone in turn, each guarded.
+        undos = [e.id for e in entries if e.undoes in done and e.session == owner]
+        if undos:
+            await self.undo(ids=sorted(undos, reverse=True), label=owner)
+        reason = f"the change set is refused ({why})"
+        return [
+            UndoResult(id=entry.id, path=entry.path, result="refused", reason=reason)
+            if entry.id != failed.id
+            else failed
+            for entry in reversed(chosen)
+        ]
+
+    async def _undo_single(self, entry: JournalEntry, owner: str) -> UndoResult:
+        """One change of a set undone, guarded (its file is a plain text change's)."""
+        entries, _ = await self.read()
+        history = _History(entries)
+        result, _ = await self._undo_one(entry, history, owner, False)
+        return result
 
     async def _revert_hunks(
         self,

@@ -19,6 +19,7 @@ __all__ = [
     "LocalFileSystem",
     "LocalGuards",
     "LocalJournalStore",
+    "LocalSetRecords",
     "PendingAnswer",
     "PendingApprovals",
     "RedisLedger",
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
     from .local import (
         LocalFileSystem,
         LocalJournalStore,
+        LocalSetRecords,
         PendingAnswer,
         PendingApprovals,
         default_journal_location,
@@ -63,6 +65,7 @@ def __getattr__(name: str) -> Any:
         return RuledFileSystem
     if name in (
         "LocalJournalStore",
+        "LocalSetRecords",
         "PendingAnswer",
         "PendingApprovals",
         "default_journal_location",

@@ -17,6 +17,8 @@ the tool-writing API (see docs/writing-a-tool.md):
 - Parameters: `Param` (`JsonType`), `string_param`, `object_schema`, `check_shape`.
 - Argument values: `non_blank`, `is_blank` (`JS_SPACE`), `positive_integer`, `js_number`;
   errors are `dsh_fs.runtime.ToolArgumentError` (code ``INVALID_ARGS``).
+- Change sets: `ChangeSet` (stage edits over several files, then publish them all or none;
+  `edit_files` and `patch_files` are built on it).
 - Observation: `session_cwd` (where relative paths resolve), `observe` (dispatch
   `fs/observed`, what the policy learns from), `guarded_edit` (an `edit_text` change
   guarded by the edit-intent, journaled, then observed), `capture_for` (the journal's
@@ -51,13 +53,14 @@ from ._arguments import (
     string_param,
 )
 from ._base import FsTool, capture_for, guarded_edit, observe, session_cwd
-from ._changeset import MAX_SET_BYTES
+from ._changeset import MAX_SET_BYTES, ChangeSet
 from ._dialects import (
     DeleteFileTool,
     DialectGrants,
     DialectOperation,
     DialectToolsPlugin,
     InsertTool,
+    PatchFilesTool,
     PatchTool,
 )
 from ._edit import EditTool
@@ -67,6 +70,7 @@ from ._manage import MANAGEMENT_TOOLS, DeleteTool, FileManagementPlugin, MkdirTo
 from ._plugin import FsToolsPlugin
 from ._read import ReadTool
 from ._render import REMEDIES, message_with_remedy, render_edit, render_read, render_write
+from ._set_recovery import SetRecovery, recover_sets
 from ._values import (
     DeleteValue,
     EditedFile,
@@ -93,6 +97,7 @@ __all__ = [
     "ApproveMode",
     "Approver",
     "ApprovingFileSystem",
+    "ChangeSet",
     "DeleteFileTool",
     "DeleteTool",
     "DeleteValue",
@@ -115,11 +120,13 @@ __all__ = [
     "MoveTool",
     "MoveValue",
     "Param",
+    "PatchFilesTool",
     "PatchTool",
     "Proposal",
     "ProposedChange",
     "ReadTool",
     "ReadValue",
+    "SetRecovery",
     "WriteTool",
     "WriteValue",
     "apply_proposal",
@@ -133,6 +140,7 @@ __all__ = [
     "object_schema",
     "observe",
     "positive_integer",
+    "recover_sets",
     "render_edit",
     "render_read",
     "render_write",

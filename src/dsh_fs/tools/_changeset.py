@@ -24,12 +24,15 @@ import secrets
 from dataclasses import dataclass, field
 from typing import Final
 
+import anyio
+
 from dsh_fs.errors import FsError, FsErrorCode
 from dsh_fs.fs import (
     FS,
     FS_EDIT_INTENT,
+    SET_RECORDS,
     FileSystem,
-    FsEditRequest,
+    FsEdit,
     FsFileType,
     FsIntent,
     FsTarget,
@@ -37,7 +40,9 @@ from dsh_fs.fs import (
     FsWriteOutcome,
     Present,
     ReplaceIfVersion,
-    apply_edit,
+    SetFileRecord,
+    SetRecord,
+    apply_change,
     messages,
 )
 from dsh_fs.runtime import Context, ToolArgumentError, ToolExecution
@@ -109,15 +114,17 @@ class ChangeSet:
     """The set's id: each file's journal entry carries it (`dsh-fs undo ROOT GROUP_ID`)."""
     journaled: bool = False
     """Whether the journal captured the set's publication (then `group` names entries)."""
+    failure: SetFailure | None = None
+    """Why publication stopped (the files published before were put back)."""
 
     @property
     def fs(self) -> FileSystem:
         """The context's `fs` service."""
         return self.context.get(FS)
 
-    async def stage(self, index: int, file_path: str, request: FsEditRequest) -> None:
-        """Apply edit `index` (1-based) to its file's staged text, staging the file first
-        when this is the first edit naming it.
+    async def stage(self, index: int, file_path: str, request: FsEdit) -> None:
+        """Apply edit `index` (1-based: a literal edit, or a dialect's patch) to its file's
+        staged text, staging the file first when this is the first edit naming it.
 
         Raises:
             SetFailure: what `edit` would have said, prefixed with the edit's position.
@@ -137,7 +144,7 @@ class ChangeSet:
                 refuse_placeholder("edit", path, *texts)
             if staged is None:
                 staged = await self._read(index, target, expected)
-            staged.after, count = apply_edit(staged.after, request, path)
+            staged.after, count = apply_change(staged.after, request, path)
             staged.replacements += count
         except FsError as error:
             raise SetFailure(index, self.count, path, error) from None
@@ -190,6 +197,58 @@ class ChangeSet:
             await fs.approve_set(
                 [(staged.target, staged.version, staged.before, staged.after) for staged in changed]
             )
+        records = self.context.get(SET_RECORDS) if self.context.has(SET_RECORDS) else None
+        if records is not None and changed:
+            # The intent, durable before the first publication: a process killed from here
+            # on leaves it for the next start to finish or roll back (`recover_sets`).
+            await records.begin(self.record(changed))
+        try:
+            await self._publish(changed)
+        except SetFailure:
+            pass  # put back already (as far as a third party's change allows): whole
+        except BaseException:
+            # Cancelled (or worse) mid-publication: the set is put back before the call
+            # ends, so no process is left to find it half published.
+            with anyio.CancelScope(shield=True):
+                await self._roll_back(changed)
+                if records is not None and changed:
+                    await records.end(self.group)
+            raise
+        if records is not None and changed:
+            # Whole now (all new, or put back): the intent goes, durably, before the call
+            # answers (a record still there would make the next start judge files changed
+            # since). Shielded: a cancellation here must not strand it.
+            with anyio.CancelScope(shield=True):
+                await records.end(self.group)
+        if self.failure is not None:
+            raise self.failure
+        return tuple(
+            EditedFile(
+                path=staged.target.display_path,
+                before=staged.before,
+                after=staged.after,
+                replacements=staged.replacements,
+            )
+            for staged in self.files.values()
+        )
+
+    def record(self, changed: list[StagedFile]) -> SetRecord:
+        """The set's intent record: every file it publishes, its text before and after."""
+        return SetRecord(
+            id=self.group,
+            files=tuple(
+                SetFileRecord(
+                    path=staged.target.display_path,
+                    before=staged.before,
+                    after=SetFileRecord.digest(staged.after),
+                )
+                for staged in changed
+            ),
+        )
+
+    async def _publish(self, changed: list[StagedFile]) -> None:
+        """Publish `changed` in order, each at its staged version; on a failure put back
+        what was published and raise."""
         for staged in changed:
             try:
                 capture = await capture_for(
@@ -204,21 +263,13 @@ class ChangeSet:
                 cause = messages.edit_stale(staged.target.display_path)
                 if error.code is not FsErrorCode.STALE_VERSION:
                     cause = error
-                raise SetFailure(
+                self.failure = SetFailure(
                     staged.first, self.count, staged.target.display_path, cause
-                ) from None
+                )
+                raise self.failure from None
             await observe(
                 self.context, self.execution, staged.target, Present(staged.published.version)
             )
-        return tuple(
-            EditedFile(
-                path=staged.target.display_path,
-                before=staged.before,
-                after=staged.after,
-                replacements=staged.replacements,
-            )
-            for staged in self.files.values()
-        )
 
     async def _roll_back(self, changed: list[StagedFile]) -> None:
         """Put back every published file, newest first, each only at the version its

@@ -1,9 +1,12 @@
-"""Internal tools behind the vendors' editing dialects: `insert`, `patch` and `delete_file`.
+"""Internal tools behind the vendors' editing dialects: `insert`, `patch`, `patch_files` and
+`delete_file`.
 
 They are not offered to models (`Tool.internal`): the adapters for Anthropic's text editor
 and OpenAI's ``apply_patch`` call them, so every dialect operation runs through the same
 intents, policy, provider and fence as `edit`. Insert and patch are `edit_text` changes
-guarded by the edit-intent; delete_file is guarded by the delete-intent and records `Absent`.
+guarded by the edit-intent; patch_files is several patches as one change set (SPEC §13: all
+or nothing, the same guards); delete_file is guarded by the delete-intent and records
+`Absent`.
 
 A dialect grants no power the workspace's tool selection withholds (`DialectGrants`): each
 operation is offered and executed only when the workspace offers the tool that grants it,
@@ -39,7 +42,8 @@ from dsh_fs.runtime import (
 
 from ._arguments import Param, non_blank, string_param
 from ._base import FsTool, capture_for, guarded_edit, observe, session_cwd
-from ._values import DeleteValue, EditValue
+from ._changeset import MAX_SET_BYTES, ChangeSet
+from ._values import DeleteValue, EditFilesValue, EditValue
 
 __all__ = [
     "DeleteFileTool",
@@ -47,6 +51,7 @@ __all__ = [
     "DialectOperation",
     "DialectToolsPlugin",
     "InsertTool",
+    "PatchFilesTool",
     "PatchTool",
 ]
 
@@ -177,6 +182,31 @@ _PATCH_PARAMS = (
 )
 
 _DELETE_PARAMS = (_path_param("Path of the file to delete."),)
+
+MAX_SET_PATCHES: Final = 100
+"""The most patches one `patch_files` call applies (as `edit_files`' edits)."""
+
+_PATCH_FILES_PARAMS = (
+    Param(
+        name="patches",
+        type="array",
+        required=True,
+        schema={
+            "type": "array",
+            "description": "The patches, each {file_path, hunks}; a file may come again.",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "file_path": {"type": "string"},
+                    "hunks": {"type": "array", "items": _HUNK_SCHEMA, "minItems": 1},
+                },
+                "required": ["file_path", "hunks"],
+                "additionalProperties": False,
+            },
+            "minItems": 1,
+        },
+    ),
+)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -315,6 +345,77 @@ def _hunk(raw: object, number: int) -> FsPatchHunk:
     return FsPatchHunk(anchors=tuple(anchors), lines=ops, at_end=at_end)
 
 
+class PatchFilesTool(FsTool[tuple[tuple[str, FsEdit], ...], EditFilesValue]):
+    """`patch_files(patches=[{file_path, hunks}, …])`: several patches as one change set
+    (SPEC §13), all or nothing: every patch staged first (a file's patches in order), then
+    published under each file's version guard; a failure is `edit <i> of <n> ("<p>"): …`
+    with the patch's own error, and no file changes. ``apply_patch`` sends a response's
+    ``update_file`` operations through it."""
+
+    name = "patch_files"
+    description = "Apply several patches, to one file or many, all or nothing."
+    annotations = ToolAnnotations(destructive=True, idempotent=False)
+    internal = True
+    params = _PATCH_FILES_PARAMS
+
+    def __init__(self, *, placeholders: bool = True, max_bytes: int = MAX_SET_BYTES) -> None:
+        super().__init__()
+        self.placeholders = placeholders
+        """Refuse new lines that stand for lines the patch deletes (SPEC §8.3)."""
+        self.max_bytes = max_bytes
+        """The most UTF-8 bytes the files of one set may hold once patched."""
+        self._patch = PatchTool(placeholders=placeholders)
+
+    def parse_values(self, raw: Mapping[str, Any]) -> tuple[tuple[str, FsEdit], ...]:
+        """1 to `MAX_SET_PATCHES` patches, each with `patch`'s rules (a problem is named
+        with the patch's position).
+
+        Raises:
+            ToolArgumentError: the first rule broken.
+        """
+        patches = raw["patches"]
+        count = len(patches)
+        if not 1 <= count <= MAX_SET_PATCHES:
+            raise ToolArgumentError(
+                f"patches must hold 1 to {MAX_SET_PATCHES} patches, got {count}"
+            )
+        parsed = []
+        for index, item in enumerate(patches, 1):
+            try:
+                if not isinstance(item, Mapping):
+                    raise ToolArgumentError("invalid arguments: the patch must be an object")
+                parsed.append(self._patch.parse_arguments(item))
+            except ToolArgumentError as error:
+                raise ToolArgumentError(f"edit {index} of {count}: {error.message}") from None
+        return tuple(parsed)
+
+    async def run(
+        self, context: Context, execution: ToolExecution, args: tuple[tuple[str, FsEdit], ...]
+    ) -> EditFilesValue:
+        """Stage every patch, then publish file by file under the version guards.
+
+        Raises:
+            FsError: the first failing patch's error, prefixed ``edit <i> of <n> ("<p>"): ``.
+            ToolArgumentError: the patched files are over the size bound.
+        """
+        changes = ChangeSet(
+            context, execution, len(args), placeholders=self.placeholders, max_bytes=self.max_bytes
+        )
+        for index, (file_path, change) in enumerate(args, 1):
+            await changes.stage(index, file_path, change)
+        changes.check_size()
+        files = await changes.publish()
+        return EditFilesValue(files=files, group=changes.group if changes.journaled else None)
+
+    def render(self, value: EditFilesValue) -> str:
+        """One sentence (the adapter renders the dialect's own text from the value)."""
+        return f"Patched {len(value.files)} files."
+
+    def to_json(self, value: EditFilesValue) -> dict[str, Any]:
+        """``{files, replacements, group}``."""
+        return value.to_json()
+
+
 class DeleteFileTool(FsTool[DeleteArguments, DeleteValue]):
     """`delete_file(file_path)`: remove a file this session saw, at the version it saw (the
     dialects' file delete; the model-facing `delete` is in `_manage`)."""
@@ -370,13 +471,14 @@ class DeleteFileTool(FsTool[DeleteArguments, DeleteValue]):
 
 
 class DialectToolsPlugin(Plugin[DialectGrants | None]):
-    """The internal tools the dialect adapters call: `insert`, `patch`, `delete_file`.
+    """The internal tools the dialect adapters call: `insert`, `patch`, `patch_files`,
+    `delete_file`.
 
     Apply with ``context.use(DialectToolsPlugin(), grants)`` after providing `FS`; the
     workspace applies it with its `DialectGrants` (None: every operation). Only the tools
-    whose operation is granted are registered (`insert` and `patch`: ``change``; `delete`:
-    ``delete``), so an operation the workspace withholds cannot run even when called
-    directly. Like the file tools they obey whatever policy answers the intents.
+    whose operation is granted are registered (`insert`, `patch`, `patch_files`:
+    ``change``; `delete`: ``delete``), so an operation the workspace withholds cannot run
+    even when called directly. Like the file tools they obey whatever policy answers the intents.
     """
 
     name = "fs-dialect-tools"
@@ -390,7 +492,11 @@ class DialectToolsPlugin(Plugin[DialectGrants | None]):
         grants = ALL_GRANTED if config is None else config
         tools: list[FsTool[Any, Any]] = []
         if grants.allows("change"):
-            tools += [InsertTool(), PatchTool(placeholders=self.placeholders)]
+            tools += [
+                InsertTool(),
+                PatchTool(placeholders=self.placeholders),
+                PatchFilesTool(placeholders=self.placeholders),
+            ]
         if grants.allows("delete"):
             tools.append(DeleteFileTool())
         for tool in tools:

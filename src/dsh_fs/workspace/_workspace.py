@@ -2,25 +2,31 @@
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
 
+import anyio
+
 from dsh_fs.discovery import DiscoveryConfig, DiscoveryPlugin
 from dsh_fs.fs import (
     FS,
     FS_FORGET,
+    SET_RECORDS,
     EncodingRules,
     Encodings,
     FenceOut,
     FileSystem,
+    FsError,
     FsForget,
     FsTargetKey,
     JournalStore,
     ObservationLedger,
     PathRules,
     Rules,
+    SetRecords,
     messages,
 )
 from dsh_fs.journal import Journal, JournalConfig, JournalPlugin
@@ -48,7 +54,9 @@ from dsh_fs.tools import (
     FileManagementPlugin,
     FsToolsPlugin,
     Proposal,
+    SetRecovery,
     apply_proposal,
+    recover_sets,
     workspace_id,
 )
 from dsh_fs.tools import MAX_IMAGE_BYTES as _MAX_IMAGE_BYTES
@@ -57,6 +65,8 @@ if TYPE_CHECKING:
     from dsh_fs.providers import FsspecFileSystem, SandboxMode
 
 __all__ = ["ALL_TOOLS", "ApproveOption", "JournalOption", "Session", "Workspace"]
+
+_LOG = logging.getLogger("dsh_fs.sets")
 
 StrPath: TypeAlias = "str | os.PathLike[str]"
 
@@ -128,6 +138,38 @@ def _local_store(
         raise ValueError(f"cannot open the journal store {location!r}: {exc}") from exc
 
 
+def _local_set_records(
+    root: str, store: JournalStore | None
+) -> tuple[SetRecords, tuple[SetRecords, ...]]:
+    """Where `root`'s change sets keep their intent records: beside the journal's store
+    (its ``sets`` directory, fenced out with it) when journaling, else the user's state
+    directory; and the other default place, when it exists, to recover from (a process
+    before may have run with the journal on or off)."""
+    from dsh_fs.providers.local import (
+        LocalSetRecords,
+        default_journal_location,
+        default_set_records_location,
+        set_records_directory,
+    )
+
+    journal_side = os.path.join(default_journal_location(), "sets")
+    if store is not None:
+        journal_side = os.path.join(os.path.dirname(store.location), "sets")
+    chosen = set_records_directory(
+        journal_side if store is not None else default_set_records_location(), root
+    )
+    others = (
+        set_records_directory(default_set_records_location(), root),
+        set_records_directory(os.path.join(default_journal_location(), "sets"), root),
+    )
+    more = tuple(
+        LocalSetRecords(other)
+        for other in dict.fromkeys(others)
+        if other != chosen and os.path.isdir(other)
+    )
+    return LocalSetRecords(chosen), more
+
+
 ALL_TOOLS: tuple[str, ...] = (
     "read",
     "write",
@@ -150,6 +192,27 @@ _DEFAULT_RULES = Rules()
 """Protect ``.git/`` (SPEC §10)."""
 
 _STORE = "the change journal's store"
+_RECORDS = "the change sets' intent records"
+
+
+def _records_places(
+    records: tuple[SetRecords, ...], fenced_out: tuple[str, ...]
+) -> tuple[str, ...]:
+    """Where the workspace fences the intent records out: the local ones not already behind
+    the journal store's fence (a remote provider fences its own place, `set_records`, and a
+    root URL never reaches outside itself)."""
+    from dsh_fs.providers import LocalSetRecords
+
+    return tuple(
+        place.location
+        for place in records
+        if isinstance(place, LocalSetRecords)
+        and not any(_below(place.location, fenced) for fenced in fenced_out)
+    )
+
+
+def _below(path: str, place: str) -> bool:
+    return path == place or path.startswith(place.rstrip("/") + "/")
 
 
 def _store_places(store: JournalStore) -> tuple[str, ...]:
@@ -257,6 +320,13 @@ class Workspace:
         journal_config: The journal's bounds.
         max_set_bytes: The most UTF-8 bytes the files of one `edit_files` call may hold
             once edited (default 64 MiB); a larger set is `INVALID_ARGS`, nothing written.
+        set_records: Where `edit_files` keeps each set's intent record while it publishes
+            (`SetRecords`; SPEC §13), fenced out of every tool's reach: a process killed
+            mid-set leaves it, and the next workspace on the root finishes or rolls the set
+            back (`recover`) before its first call. None: no crash safety (a concurrent
+            writer still rolls a set back).
+        recover_from: Other places an earlier process may have left records in (only
+            recovered from, never written; fenced out too).
         observations: Where the observation policy keeps who read what (SPEC §14): None
             keeps it in this process's memory (each session its own); a shared ledger
             (`dsh_fs.providers.RedisLedger`) lets replicas serve one agent. The workspace
@@ -280,12 +350,16 @@ class Workspace:
         "_fenced_out",
         "_ledger",
         "_provider",
+        "_recovered",
+        "_recovery_lock",
+        "_set_records",
         "approvals",
         "context",
         "cwd",
         "dialects",
         "fs",
         "journal",
+        "recovered",
         "rules",
         "tools",
     )
@@ -309,6 +383,8 @@ class Workspace:
         approver: Approver | None = None,
         approve_paths: Sequence[str] = (),
         approve_timeout: float = DEFAULT_APPROVE_TIMEOUT,
+        set_records: SetRecords | None = None,
+        recover_from: Sequence[SetRecords] = (),
     ) -> None:
         chosen = _chosen(tools)
         self._ledger = observations
@@ -319,6 +395,18 @@ class Workspace:
         """Which changes wait for a person's approval, and who is asked (SPEC §11.2)."""
         self._provider = fs
         self._fenced_out = _store_places(journal_store) if journal_store is not None else ()
+        self._set_records = tuple(
+            dict.fromkeys(places for places in (set_records, *recover_from) if places is not None)
+        )
+        # The intent records hold staged and replaced content, as the journal does: out of
+        # every tool's reach too (a forged record would be "restored" at the next start).
+        records_places = _records_places(self._set_records, self._fenced_out)
+        fs = FenceOut(fs, records_places, _RECORDS) if records_places else fs
+        self._recovered = not self._set_records
+        self._recovery_lock = anyio.Lock()
+        self.recovered: tuple[SetRecovery, ...] = ()
+        """The change sets a killed process had left on this root, finished or rolled back
+        by `recover` (empty until it ran)."""
         service = _behind(fs, self._fenced_out, compiled)
         self.fs: FileSystem = service
         """The `fs` service the tools use: the provider given, behind the journal store's
@@ -336,6 +424,8 @@ class Workspace:
         self.rules = compiled
         """The path rules the tools obey (None: none)."""
         self._disposers: list[Dispose] = [self.context.provide(FS, service)]
+        if set_records is not None:
+            self._disposers.append(self.context.provide(SET_RECORDS, set_records))
         file_tools = tuple(name for name in chosen if name in _FILE_TOOLS)
         if file_tools:
             plugin_tools = FsToolsPlugin(
@@ -421,6 +511,7 @@ class Workspace:
         if config is not None:
             store, _ = _local_store(config, os.path.realpath(fs.base), (os.path.realpath(fs.base),))
             _prune_now(store, config)
+        records, more = _local_set_records(os.path.realpath(fs.base), store)
         return cls(
             fs,
             cwd=fs.base,
@@ -437,6 +528,8 @@ class Workspace:
             approver=approver,
             approve_paths=approve_paths,
             approve_timeout=approve_timeout,
+            set_records=records,
+            recover_from=more,
         )
 
     @classmethod
@@ -490,6 +583,10 @@ class Workspace:
             if inside:
                 fs.exclude(store.location.rsplit("/", 1)[0])
             _prune_now(store, config)
+        records, more = _local_set_records(fs.roots[0], store)
+        for place in (records, *more):
+            if any(_below(os.path.realpath(place.location), root) for root in fs.roots):
+                fs.exclude(place.location)
         return cls(
             fs,
             cwd=fs.roots[0],
@@ -506,6 +603,8 @@ class Workspace:
             approver=approver,
             approve_paths=approve_paths,
             approve_timeout=approve_timeout,
+            set_records=records,
+            recover_from=more,
         )
 
     @classmethod
@@ -569,6 +668,7 @@ class Workspace:
         store = None
         if config is not None:
             store = _remote_store(fs, config)
+        records = fs.set_records(store)
         return cls(
             fs,
             cwd=fs.root,
@@ -585,6 +685,7 @@ class Workspace:
             approver=approver,
             approve_paths=approve_paths,
             approve_timeout=approve_timeout,
+            set_records=records,
         )
 
     def use(self, plugin: Plugin[C], config: C) -> None:
@@ -643,10 +744,37 @@ class Workspace:
         finally:
             while self._disposers:
                 self._disposers.pop()()
+            for records in self._set_records:
+                await records.aclose()
             if self._ledger is not None:
                 await self._ledger.aclose()
 
+    async def recover(self) -> tuple[SetRecovery, ...]:
+        """Finish or roll back every change set a killed process left on this root (SPEC
+        §13), once per workspace: its first session call and `async with` do it before
+        anything else. Returns what was recovered (also `recovered`).
+
+        Records that cannot be read (an unreadable folder) are logged and skipped.
+        """
+        async with self._recovery_lock:
+            if not self._recovered:
+                # Through the journal store's fence, not the path rules: the set's files
+                # go back wherever the rules say now (as an undo does).
+                fs = FenceOut(self._provider, self._fenced_out, _STORE)
+                found: list[SetRecovery] = []
+                for records in self._set_records:
+                    try:
+                        found.extend(await recover_sets(fs, records))
+                    except FsError as error:
+                        # Records this process cannot list (another user's state folder)
+                        # are not its own to settle: said once, and the calls go on.
+                        _LOG.warning("change sets: cannot recover: %s", error.message)
+                self.recovered = tuple(found)
+                self._recovered = True
+        return self.recovered
+
     async def __aenter__(self) -> Workspace:
+        await self.recover()
         return self
 
     async def __aexit__(
@@ -848,6 +976,8 @@ class Session:
             return ToolResult.failure(
                 name, code=error.code.value, message=error.message, error_name="FsError"
             )
+        if not self.workspace._recovered:
+            await self.workspace.recover()
         execution = ToolExecution(tool=name, session=self.agent, call_id=call_id, progress=progress)
         context = self._context
         gate = self.workspace.approvals

@@ -9,6 +9,7 @@ fsspec API in a worker thread; s3fs's own event loop serves it from there.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from functools import partial
@@ -46,6 +47,7 @@ from dsh_fs.fs import (
     FsVersion,
     FsWalkEntry,
     FsWriteOutcome,
+    JournalStore,
     ReplaceIfVersion,
     WriteGuard,
     apply_change,
@@ -69,6 +71,7 @@ from ._errors import backend_error, map_backend_errors
 from ._journal_store import DEFAULT_DIRECTORY, FsspecJournalStore, FsspecKept, FsspecReplaced
 from ._paths import normalize
 from ._ranged import stream_text_from
+from ._set_records import SETS_DIRECTORY, FsspecSetRecords
 from ._store import DIRECTORY_VERSION, Blob, MemoryStore, Store, is_content_version
 from ._stream import Declared, FallbackBook, TextChunks
 from ._walk import batches_by_directory
@@ -848,6 +851,23 @@ class FsspecFileSystem(FileSystem):
             self._store, url, str(self._fs._strip_protocol(url)), self._root_url
         )
         return store
+
+    def set_records(self, journal: JournalStore | None = None) -> FsspecSetRecords:
+        """Where this root's change sets keep their intent records (SPEC §13), on the same
+        storage: beside `journal`'s sub-store (``<sub-store>/sets``, fenced out with it)
+        when journaling, else a hidden sibling of the root (``s3://bucket/.dsh-fs-sets/<id>``
+        for ``s3://bucket/ws``; inside the root, fenced out, at a storage's top)."""
+        if isinstance(journal, FsspecJournalStore):
+            location = journal.location + "/sets"
+        else:
+            parent = self._root_parts[:-1]
+            inside = not self._root_parts or (not parent and not self._store.directories)
+            parts = [*(self._root_parts if inside else parent), SETS_DIRECTORY]
+            digest = hashlib.sha256(self._root_url.encode()).hexdigest()[:32]
+            location = f"{self._scheme}://{self._root_lead}" + "/".join([*parts, digest])
+            if inside:
+                self.exclude(location)
+        return FsspecSetRecords(self._store, location, str(self._fs._strip_protocol(location)))
 
     async def move(
         self,
