@@ -22,6 +22,13 @@
     return body;
   }
 
+  async function getHTML(path, params) {
+    const url = path + "?" + new URLSearchParams(params).toString();
+    const response = await fetch(url, { headers, cache: "no-store" });
+    if (!response.ok) throw new Error(String(response.status));
+    return response.text();
+  }
+
   // Diffs: the first chunk when shown, each next one when its button is pressed or scrolls
   // into view, so a 1 MB change never lands on the page at once.
   const watcher = "IntersectionObserver" in window
