@@ -116,6 +116,10 @@ class FsChangeStart:
     gives it back)."""
     gid: int | None = None
     """The replaced file's group, when the backend has one."""
+    codec: str | None = None
+    """The codec the file's text is in when it is not UTF-8 (SPEC §12: a rule's, a fallback
+    the file proved, a UTF-16 BOM's): the journal keeps it in the entry, so its diffs and
+    line counts decode both sides as they were then, whatever the rules say later."""
 
 
 class FsCapture(ABC):
@@ -192,6 +196,10 @@ class JournalEntry:
     group: str | None = None
     """The change set the change belongs to (SPEC §13: `undo GROUP_ID` undoes all of it);
     None for a change of its own."""
+    codec: str | None = None
+    """The codec of the file's text when it was not UTF-8 (`FsChangeStart.codec`): both
+    sides are decoded in it for `diff`, and `delta` is relative to the pre-image's text as
+    UTF-8 (None: UTF-8, or a UTF-16 BOM says)."""
 
     @property
     def directory(self) -> bool:

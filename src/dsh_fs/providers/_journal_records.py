@@ -21,8 +21,10 @@ from dsh_fs.fs import (
     FsChangeStart,
     FsVersion,
     JournalEntry,
+    canonical_codec,
     forward_delta,
     line_counts,
+    transcoded_utf8,
 )
 
 __all__ = [
@@ -103,6 +105,7 @@ def new_record(meta: FsChangeMeta, start: FsChangeStart, rel: str, key: str) -> 
         "size": start.size,
         "uid": start.uid,
         "gid": start.gid,
+        **({"codec": start.codec} if start.codec is not None else {}),
     }
 
 
@@ -127,6 +130,10 @@ def count_lines(
     known_before = record["before"] is None or (before is not None and len(before) <= COUNT_LIMIT)
     known_after = record["after"] is None or (data is not None and len(data) <= COUNT_LIMIT)
     if known_before and known_after:
+        # SPEC §12: both sides counted as their text, in the codec the change was made in;
+        # the delta is then relative to the pre-image's text as UTF-8 (`JournalEntry.delta`).
+        codec = record.get("codec") if isinstance(record.get("codec"), str) else None
+        before, data = transcoded_utf8(before, codec), transcoded_utf8(data, codec)
         record["added"], record["removed"] = line_counts(before, data)
         if data is not None:
             delta = forward_delta(before if record["before"] is not None else None, data)
@@ -192,6 +199,7 @@ def record_entry(record: dict[str, Any], has_pre: bool, stem: str | None = None)
         after_mode=_optional_int(record, "after_mode", 0o7777),
         delta=_delta(record),
         group=optional_text("group"),
+        codec=_codec(record),
     )
 
 
@@ -255,6 +263,22 @@ def _digest(record: dict[str, Any]) -> str | None:
     if len(value) != 64 or value.strip("0123456789abcdef"):
         raise Damaged(f"digest {_shown(value)} is not a sha256")
     return value
+
+
+def _codec(record: dict[str, Any]) -> str | None:
+    """The record's ``codec`` (SPEC §12): a codec Python knows, by its canonical name."""
+    value = record.get("codec")
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise TypeError("codec is not a string")
+    try:
+        name = canonical_codec(value)
+    except ValueError:
+        raise Damaged(f"codec {_shown(value)} is not a codec a file can be in") from None
+    if name != value:
+        raise Damaged(f"codec {_shown(value)} is not a canonical codec name")
+    return name
 
 
 def _delta(record: dict[str, Any]) -> tuple[int, int, str] | None:

@@ -43,6 +43,7 @@ from dsh_fs.fs import (
     apply_change,
     apply_edit_encoded,
     bom_encoding,
+    journal_codec,
     messages,
 )
 
@@ -236,8 +237,11 @@ class LocalMutations:
                     data, text = reencode(prior.encoding)
                     encoding = prior.encoding
                     data_digest = _Digest(data, self._hasher)
+                # SPEC §12: the journal decodes the change in the codec written (a
+                # restore's bytes: the one its path declares).
+                codec = journal_codec(encoding if encoding is not None else self._declared(target))
                 published, ticket = self._publish(
-                    "write", target, dir_fd, parent, name, data, prior, capture, mode, owner
+                    "write", target, dir_fd, parent, name, data, prior, capture, mode, owner, codec
                 )
         version = self._versions.remember(published, data_digest.result())
         if capture is not None:
@@ -285,8 +289,9 @@ class LocalMutations:
                 assert prior.content is not None
                 after, count = _edited(prior.content, edit, display)
             data_digest = _Digest(after, self._hasher)
+            codec = journal_codec(prior.foreign.encoding if prior.foreign is not None else None)
             published, ticket = self._publish(
-                "edit", target, dir_fd, parent, name, after, prior, capture
+                "edit", target, dir_fd, parent, name, after, prior, capture, codec=codec
             )
         version = self._versions.remember(published, data_digest.result())
         if capture is not None:
@@ -487,12 +492,14 @@ class LocalMutations:
         capture: FsCapture | None,
         mode: int | None = None,
         owner: tuple[int, int] | None = None,
+        codec: str | None = None,
     ) -> tuple[os.stat_result, object]:
         """Let the guards look at the locked directory before anything in it changes, sweep
         dead writers' staging residue once per directory (through its descriptor), then
         publish `data` as `name` with the guards' last look at it. A journaled change hands
-        the replaced inode to `capture` right after that look, before the publication;
-        returns the published stat and the capture's ticket."""
+        the replaced inode to `capture` right after that look, before the publication (and
+        the `codec` of the file's text, SPEC §12); returns the published stat and the
+        capture's ticket."""
         assert verb in ("write", "edit")
         display = target.display_path
         self._check_directory(verb, display, dir_fd, parent)
@@ -509,7 +516,8 @@ class LocalMutations:
             # The kernel's path of the locked directory, not a path that could be swapped.
             self._guards.check_publish(verb, display, fd_path(dir_fd, parent))
             if capture is not None:
-                tickets.append(capture.prepare(self._start(verb, target, dir_fd, name, prior.info)))
+                start = self._start(verb, target, dir_fd, name, prior.info, codec)
+                tickets.append(capture.prepare(start))
 
         staged = Staged(
             data=data, prior=prior.info, new_file_mode=self._new_file_mode, mode=mode, owner=owner
@@ -529,11 +537,13 @@ class LocalMutations:
         dir_fd: int,
         name: str,
         info: os.stat_result | None,
+        codec: str | None = None,
     ) -> FsChangeStart:
         """What the journal is told about the entry `name` of the locked directory that a
-        change is about to replace or remove (`info`: its stat; None for a create)."""
+        change is about to replace or remove (`info`: its stat; None for a create; `codec`:
+        the file's text's when not UTF-8)."""
         if info is None:
-            return FsChangeStart(target=target, verb=verb, before=None, pre_image=None)
+            return FsChangeStart(target=target, verb=verb, before=None, pre_image=None, codec=codec)
         regular = st_mode.S_ISREG(info.st_mode)
         return FsChangeStart(
             target=target,
@@ -544,6 +554,7 @@ class LocalMutations:
             size=info.st_size if regular else None,
             uid=info.st_uid,
             gid=info.st_gid,
+            codec=codec,
         )
 
     def _check_directory(
