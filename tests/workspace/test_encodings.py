@@ -258,3 +258,21 @@ async def test_a_streamed_remote_file_takes_the_fallback_that_proves_it_whole() 
         assert [line["text"] for line in last.value["lines"]] == lines[299_999:]
     finally:
         MemoryFileSystem().rm(root, recursive=True)
+
+
+async def test_encoding_patterns_hold_relative_to_a_clients_roots_too(tmp_path: Path) -> None:
+    # SPEC §10.1: with no ROOT the server serves its working directory and the client's
+    # roots are the fence; a pattern is relative to each root, as the path rules are.
+    served = (tmp_path / "home").resolve()
+    project = served / "proj"
+    (project / "legacy").mkdir(parents=True)
+    (project / "legacy" / "a.txt").write_bytes("Grüße €\n".encode("cp1252"))
+    async with Workspace.sandbox(served, encodings={"legacy/**": "cp1252"}) as workspace:
+        session = workspace.session()
+        unfenced = await session.call("read", {"file_path": "proj/legacy/a.txt"})
+        assert session.set_roots([str(project)], replace=True) == (str(project),)
+        fenced = await session.call("read", {"file_path": "legacy/a.txt"})
+    assert unfenced.code == "FS_NOT_TEXT"  # relative to the served root: no rule matches
+    assert fenced.value is not None, fenced.text
+    assert fenced.value["encoding"] == "cp1252"
+    assert fenced.value["lines"][0]["text"] == "Grüße €"

@@ -11,6 +11,7 @@ one at construction and asks it which codec a path declares. Nothing here reads 
 from __future__ import annotations
 
 import codecs
+import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -219,6 +220,14 @@ class EncodingRules:
             patterns=tuple(compiled),
             fallback=fallback,
             editorconfig=encodings.editorconfig,
+        )
+
+    def with_roots(self, roots: Iterable[str]) -> EncodingRules:
+        """The same rules relative to `roots` as well (SPEC §10.1: an MCP client's roots
+        fence a session in; its patterns hold relative to each of them, as the path rules'
+        do). The roots given first win where a path lies below several."""
+        return dataclasses.replace(
+            self, roots=tuple(dict.fromkeys(_strip(root) for root in (*roots, *self.roots)))
         )
 
     @property
