@@ -546,7 +546,9 @@ class FsspecFileSystem(FileSystem):
         )
         prior = self._store.read(path, limit)
         data = content(prior) if callable(content) else content
-        codec = journal_codec(encoding() if encoding is not None else self._new_encoding(target))
+        codec = None
+        if capture is not None:  # SPEC §12: the journal decodes the change in this codec
+            codec = journal_codec(encoding() if encoding else self._new_encoding(target))
         if prior is None:
             if isinstance(expected, ReplaceIfVersion):
                 raise messages.write_gone(display)

@@ -239,7 +239,9 @@ class LocalMutations:
                     data_digest = _Digest(data, self._hasher)
                 # SPEC §12: the journal decodes the change in the codec written (a
                 # restore's bytes: the one its path declares).
-                codec = journal_codec(encoding if encoding is not None else self._declared(target))
+                codec = None
+                if capture is not None:
+                    codec = journal_codec(encoding or self._declared(target))
                 published, ticket = self._publish(
                     "write", target, dir_fd, parent, name, data, prior, capture, mode, owner, codec
                 )
