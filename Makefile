@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 RUN_STAMP := $(VENV)/.installed-mcp
 
 .DEFAULT_GOAL := help
-.PHONY: help venv lock install test lint format typecheck imports pytest coverage demo bench bench-peers torture fleet fuzz differential edit-recovery clean
+.PHONY: help venv lock install test lint format typecheck imports pytest coverage demo bench bench-peers torture fleet fuzz encodings-property differential edit-recovery clean
 
 help:  ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -133,6 +133,9 @@ fleet: $(STAMP)  ## Three replicas behind HAProxy on S3 with a Redis ledger, a f
 
 fuzz: $(STAMP)  ## Long hypothesis runs of the hostile-input and property suites
 	HYPOTHESIS_PROFILE=fuzz $(BIN)/pytest -q -m slow tests/fuzz
+
+encodings-property: $(STAMP)  ## SPEC §12's 10,000 random edits on every backend (DSH_FS_ENCODING_EDITS=N: another count)
+	$(BIN)/pytest -q -m slow -p no:randomly --durations=0 tests/conformance/test_encodings_property.py
 
 differential: $(STAMP)  ## Compare with the recorded upstream results (writes differential/REPORT.md)
 	$(BIN)/python -m differential

@@ -148,8 +148,10 @@ SURFACES: dict[str, list[str]] = {
         "canonical_codec",
         "delete_dir_journaled",
         "forward_delta",
+        "journal_codec",
         "line_counts",
         "proven_text",
+        "transcoded_utf8",
         "utf16_as_utf8",
     ],
     "dsh_fs.fs.diagnosis": [

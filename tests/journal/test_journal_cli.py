@@ -164,3 +164,24 @@ def test_bad_input_is_a_usage_error_or_no_such_entry(tmp_path: Path, env: dict[s
     inside = _cli("mcp", str(root), "--journal", str(root / "j"), env=env)
     assert inside.returncode == 2
     assert "inside a served root" in inside.stderr
+
+
+def test_dsh_fs_diff_shows_a_change_of_a_file_in_a_declared_codec_as_its_text(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    # SPEC §12: the entry records the codec; `diff` decodes both sides in it (no rule given).
+    root = tmp_path / "proj"
+    root.mkdir()
+    (root / "app.py").write_bytes('print("Grüße, hello")\r\n'.encode("cp1252"))
+    _serve(root, env, "--encoding", "*.py=cp1252")
+    (entry,) = [
+        e
+        for e in json.loads(_cli("log", str(root), "--json", env=env).stdout)
+        if e["tool"] == "edit"
+    ]
+    assert (entry["added"], entry["removed"]) == (1, 1)
+    diff = _cli("diff", str(root), entry["id"], env=env)
+    assert diff.returncode == 0, diff.stderr
+    # (text mode reads the diff's CRLF line ends as \n)
+    assert '-print("Grüße, hello")\n+print("Grüße, hi")\n' in diff.stdout
+    assert (root / "app.py").read_bytes() == 'print("Grüße, hi")\r\n'.encode("cp1252")

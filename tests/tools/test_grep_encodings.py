@@ -54,3 +54,40 @@ async def test_a_utf16_file_with_a_bom_is_found_by_either_engine_without_any_rul
     assert ripgrep == pure
     assert "中文文本 delta" in pure
     assert "alpha" not in pure  # GBK without a rule is not text
+
+
+def _cp1252_tree(tmp_path: Path) -> Path:
+    root = tmp_path.resolve()
+    (root / "legacy" / "deep").mkdir(parents=True)
+    (root / "legacy" / "a.txt").write_bytes("Größe: zehn €\r\nzweite Zeile\r\n".encode("cp1252"))
+    big = "Füller\n" * 30_000 + "Größe: zwölf\n"  # streamed: past the engine's whole reads
+    (root / "legacy" / "deep" / "b.txt").write_bytes(big.encode("cp1252"))
+    # 0x81 is no cp1252 character: the file fails the proof and is not text to either engine.
+    (root / "legacy" / "broken.txt").write_bytes(b"Gr\xf6\xdfe: kaputt \x81\n")
+    (root / "legacy" / "u16.txt").write_bytes(
+        codecs.BOM_UTF16_LE + "Größe: u16\n".encode("utf-16-le")
+    )
+    (root / "plain.md").write_text("Größe: utf8\n", encoding="utf-8")
+    return root
+
+
+async def test_grep_over_a_cp1252_tree_gives_the_same_answer_through_ripgrep_and_the_pure_engine(
+    tmp_path: Path,
+) -> None:
+    root = _cp1252_tree(tmp_path)
+    ripgrep = await _grep_for(root, True, {"legacy/": "cp1252"}, "Größe: \\w+")
+    pure = await _grep_for(root, False, {"legacy/": "cp1252"}, "Größe: \\w+")
+    assert ripgrep == pure
+    for word in ("zehn", "zwölf", "u16", "utf8"):
+        assert f"Größe: {word}" in pure
+    assert "kaputt" not in pure
+
+
+async def _grep_for(
+    root: Path, native: bool, encodings: Mapping[str, str] | None, pattern: str
+) -> str:
+    discovery = DiscoveryConfig(native=native)
+    async with Workspace.sandbox(root, discovery=discovery, encodings=encodings) as workspace:
+        result = await workspace.session().call("grep", {"pattern": pattern})
+    assert not result.is_error, result.text
+    return result.text

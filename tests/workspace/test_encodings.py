@@ -203,3 +203,76 @@ async def test_a_large_remote_file_in_a_fallback_codec_is_resumed_in_it() -> Non
         assert last.value["encoding"] == "cp1252"
     finally:
         MemoryFileSystem().rm(root, recursive=True)
+
+
+def _a_then_b(count: int) -> tuple[list[str], bytes]:
+    """Lines whose first MiB is text in cp1252 and in cp1251 alike (``é`` in one is ``й``
+    in the other), then a line with 0x81: no cp1252 character, Ѓ in cp1251."""
+    lines = [f"{n:07d} caf\xe9 cr\xe8me" for n in range(count)]
+    raw = "\n".join(lines).encode("latin-1") + b"\n\x81 only cp1251\n"
+    assert len(raw) > (1 << 20)
+    return [line.encode("latin-1").decode("cp1251") for line in lines] + ["Ѓ only cp1251"], raw
+
+
+async def test_a_streamed_file_takes_the_fallback_that_proves_it_whole_not_its_first_chunk(
+    root: Path,
+) -> None:
+    lines, raw = _a_then_b(80_000)
+    (root / "mixed.txt").write_bytes(raw)
+    async with Workspace.local(root, encoding_fallback=["cp1252", "cp1251"]) as workspace:
+        session = workspace.session()
+        first = await session.call("read", {"file_path": "mixed.txt", "offset": 1, "limit": 1})
+        last = await session.call("read", {"file_path": "mixed.txt", "offset": 80_000})
+    assert first.value is not None, first.text
+    assert last.value is not None, last.text
+    assert first.value["encoding"] == last.value["encoding"] == "cp1251"
+    assert [line["text"] for line in first.value["lines"]] == lines[:1]
+    assert [line["text"] for line in last.value["lines"]] == lines[79_999:]
+    # A file no candidate proves whole is still not text.
+    (root / "neither.txt").write_bytes(raw + b"\x98\x81\n")
+    async with Workspace.local(root, encoding_fallback=["cp1252", "cp1251"]) as workspace:
+        refused = await workspace.session().call(
+            "read", {"file_path": "neither.txt", "offset": 80_001}
+        )
+    assert refused.code == "FS_NOT_TEXT"
+
+
+async def test_a_streamed_remote_file_takes_the_fallback_that_proves_it_whole() -> None:
+    import uuid
+
+    from fsspec.implementations.memory import MemoryFileSystem
+
+    lines, raw = _a_then_b(300_000)  # past the remote stream's 4 MiB chunk
+    root = f"/enc-{uuid.uuid4().hex}"
+    MemoryFileSystem().pipe(f"{root}/mixed.txt", raw)
+    try:
+        url = f"memory://{root}"
+        async with Workspace.remote(url, encoding_fallback=["cp1252", "cp1251"]) as workspace:
+            session = workspace.session()
+            first = await session.call("read", {"file_path": "mixed.txt", "offset": 1, "limit": 1})
+            last = await session.call("read", {"file_path": "mixed.txt", "offset": 300_000})
+        assert first.value is not None, first.text
+        assert last.value is not None, last.text
+        assert first.value["encoding"] == last.value["encoding"] == "cp1251"
+        assert [line["text"] for line in first.value["lines"]] == lines[:1]
+        assert [line["text"] for line in last.value["lines"]] == lines[299_999:]
+    finally:
+        MemoryFileSystem().rm(root, recursive=True)
+
+
+async def test_encoding_patterns_hold_relative_to_a_clients_roots_too(tmp_path: Path) -> None:
+    # SPEC §10.1: with no ROOT the server serves its working directory and the client's
+    # roots are the fence; a pattern is relative to each root, as the path rules are.
+    served = (tmp_path / "home").resolve()
+    project = served / "proj"
+    (project / "legacy").mkdir(parents=True)
+    (project / "legacy" / "a.txt").write_bytes("Grüße €\n".encode("cp1252"))
+    async with Workspace.sandbox(served, encodings={"legacy/**": "cp1252"}) as workspace:
+        session = workspace.session()
+        unfenced = await session.call("read", {"file_path": "proj/legacy/a.txt"})
+        assert session.set_roots([str(project)], replace=True) == (str(project),)
+        fenced = await session.call("read", {"file_path": "legacy/a.txt"})
+    assert unfenced.code == "FS_NOT_TEXT"  # relative to the served root: no rule matches
+    assert fenced.value is not None, fenced.text
+    assert fenced.value["encoding"] == "cp1252"
+    assert fenced.value["lines"][0]["text"] == "Grüße €"

@@ -24,7 +24,9 @@ from ._encodings import (
     FsEncoding,
     bom_encoding,
     canonical_codec,
+    journal_codec,
     proven_text,
+    transcoded_utf8,
     utf16_as_utf8,
 )
 from ._events import (
@@ -192,7 +194,9 @@ __all__ = [
     "canonical_codec",
     "delete_dir_journaled",
     "forward_delta",
+    "journal_codec",
     "line_counts",
     "proven_text",
+    "transcoded_utf8",
     "utf16_as_utf8",
 ]

@@ -11,6 +11,7 @@ one at construction and asks it which codec a path declares. Nothing here reads 
 from __future__ import annotations
 
 import codecs
+import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -26,7 +27,9 @@ __all__ = [
     "FsEncoding",
     "bom_encoding",
     "canonical_codec",
+    "journal_codec",
     "proven_text",
+    "transcoded_utf8",
     "utf16_as_utf8",
 ]
 
@@ -111,6 +114,24 @@ def utf16_as_utf8(data: bytes | None) -> bytes | None:
         return data
     text = proven_text(data, bom.codec)
     return data if text is None else text.encode("utf-8")
+
+
+def transcoded_utf8(data: bytes | None, codec: str | None) -> bytes | None:
+    """`data` as UTF-8 for a consumer of UTF-8 bytes (the journal's diffs, line counts and
+    forward deltas): its text in `codec` (the codec the journal recorded for the file when
+    the change was made) when it round-trips through it, else as `utf16_as_utf8` gives it.
+    A side that is not text in `codec` stays as it is (and is then not UTF-8 text either)."""
+    if data is None or codec is None or codec == "utf-8":
+        return utf16_as_utf8(data)
+    text = proven_text(data, codec)
+    return data if text is None else text.encode("utf-8")
+
+
+def journal_codec(encoding: FsEncoding | None) -> str | None:
+    """The codec the journal records for a change of a file in `encoding` (SPEC §12): its
+    name when the file is not UTF-8, else None (a UTF-8 file, with or without a BOM, needs
+    none)."""
+    return None if encoding is None or encoding.utf8 else encoding.codec
 
 
 def canonical_codec(name: str) -> str:
@@ -199,6 +220,14 @@ class EncodingRules:
             patterns=tuple(compiled),
             fallback=fallback,
             editorconfig=encodings.editorconfig,
+        )
+
+    def with_roots(self, roots: Iterable[str]) -> EncodingRules:
+        """The same rules relative to `roots` as well (SPEC §10.1: an MCP client's roots
+        fence a session in; its patterns hold relative to each of them, as the path rules'
+        do). The roots given first win where a path lies below several."""
+        return dataclasses.replace(
+            self, roots=tuple(dict.fromkeys(_strip(root) for root in (*roots, *self.roots)))
         )
 
     @property

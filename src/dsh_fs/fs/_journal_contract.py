@@ -132,6 +132,10 @@ class FsChangeStart:
     """The replaced content, when the provider holds it in memory already (an edit read
     it): the store counts lines from it rather than reading the pre-image back. None: the
     store reads what it kept."""
+    codec: str | None = None
+    """The codec the file's text is in when it is not UTF-8 (SPEC §12: a rule's, a fallback
+    the file proved, a UTF-16 BOM's): the journal keeps it in the entry, so its diffs and
+    line counts decode both sides as they were then, whatever the rules say later."""
 
 
 class FsCapture(ABC):
@@ -232,6 +236,10 @@ class JournalEntry:
     """Who approved the change before it landed (SPEC §11.2); None: no approval asked."""
     approval_note: str | None = None
     """The approver's note; None without one."""
+    codec: str | None = None
+    """The codec of the file's text when it was not UTF-8 (`FsChangeStart.codec`): both
+    sides are decoded in it for `diff`, and `delta` is relative to the pre-image's text as
+    UTF-8 (None: UTF-8, or a UTF-16 BOM says)."""
 
     @property
     def directory(self) -> bool:

@@ -28,7 +28,7 @@ from dsh_fs.fs import (
     ReplaceIfVersion,
     apply_delta,
     delete_dir_journaled,
-    utf16_as_utf8,
+    transcoded_utf8,
 )
 
 from . import _diff, _hunks
@@ -194,7 +194,7 @@ class Journal:
             moved = f" moved from {printable(entry.source)}" if entry.source is not None else ""
             return f"--- {old_name}\n+++ {new_name}\n({what}{moved}: no text to diff)\n"
         before_bytes = await self._before_bytes(entry)
-        before = _text(before_bytes)
+        before = _text(before_bytes, entry.codec)
         after = await self._after_text(entry, entries, before_bytes)
         if before is None or after is None:
             missing = "before" if before is None else "after"
@@ -402,7 +402,7 @@ class Journal:
         if entry.directory or entry.link or entry.source is not None or entry.after is None:
             return refused("only a change of a file's text has hunks; undo it whole")
         before_bytes = await self._before_bytes(entry)
-        before = _text(before_bytes)
+        before = _text(before_bytes, entry.codec)
         after = await self._after_text(entry, history.entries, before_bytes)
         if before is None or after is None:
             return refused("the text of this change is no longer kept, or is not text")
@@ -429,7 +429,9 @@ class Journal:
             info = await self.fs.stat(target)
             if info is None:
                 return refused("the file is gone")
-            current = _text(await self.fs.read_bytes(target, DIFF_LIMIT))
+            # The file as the change's codec reads it (SPEC §12): the write below keeps the
+            # file's codec, so every byte outside the reverted hunks stays as it is.
+            current = _text(await self.fs.read_bytes(target, DIFF_LIMIT), entry.codec)
             if current is None:
                 return refused("the file is not text now")
             lines, done = _hunks.revert(
@@ -748,20 +750,21 @@ class Journal:
         if entry.after is None:
             return ""
         if entry.delta is not None and before is not None:
-            made = apply_delta(before, entry.delta)
+            # The delta is relative to the pre-image's text as UTF-8 (SPEC §12).
+            made = apply_delta(transcoded_utf8(before, entry.codec) or b"", entry.delta)
             if made is not None:
-                return _text(made)
+                return _text(made, None)
         for later in entries:
             if later.id > entry.id and later.rel == entry.rel and later.before == entry.after:
                 data = await to_thread.run_sync(self.store.pre_image_bytes, later.id, DIFF_LIMIT)
                 if data is not None:
-                    return _text(data)
+                    return _text(data, entry.codec)
         try:
             target = await self.fs.resolve(entry.path)
             info = await self.fs.stat(target)
             if info is None or info.version != entry.after:
                 return None
-            return _text(await self.fs.read_bytes(target, DIFF_LIMIT))
+            return _text(await self.fs.read_bytes(target, DIFF_LIMIT), entry.codec)
         except FsError:
             return None
 
@@ -870,9 +873,10 @@ def _kind_name(kind: FsFileType) -> str:
     return {FsFileType.DIRECTORY: "directory", FsFileType.SYMLINK: "link"}.get(kind, "file")
 
 
-def _text(data: bytes | None) -> str | None:
-    # SPEC §12: a file with a UTF-16 BOM is shown as its text.
-    data = utf16_as_utf8(data)
+def _text(data: bytes | None, codec: str | None) -> str | None:
+    """`data` as text: in `codec`, the one the change was journaled in (SPEC §12), or by a
+    UTF-16 BOM, else as UTF-8; None when it is not text."""
+    data = transcoded_utf8(data, codec)
     if data is None or b"\0" in data:
         return None
     try:

@@ -21,8 +21,10 @@ from dsh_fs.fs import (
     FsChangeStart,
     FsVersion,
     JournalEntry,
+    canonical_codec,
     forward_delta,
     line_counts,
+    transcoded_utf8,
 )
 
 __all__ = [
@@ -106,6 +108,7 @@ def new_record(meta: FsChangeMeta, start: FsChangeStart, rel: str, key: str) -> 
         "size": start.size,
         "uid": start.uid,
         "gid": start.gid,
+        **({"codec": start.codec} if start.codec is not None else {}),
     }
     if meta.approved_by is not None:  # only an approved change carries the keys (SPEC §11.2)
         record["approved_by"] = meta.approved_by
@@ -156,6 +159,10 @@ def count_lines(
     known_before = record["before"] is None or (before is not None and len(before) <= COUNT_LIMIT)
     known_after = record["after"] is None or (data is not None and len(data) <= COUNT_LIMIT)
     if known_before and known_after:
+        # SPEC §12: both sides counted as their text, in the codec the change was made in;
+        # the delta is then relative to the pre-image's text as UTF-8 (`JournalEntry.delta`).
+        codec = record.get("codec") if isinstance(record.get("codec"), str) else None
+        before, data = transcoded_utf8(before, codec), transcoded_utf8(data, codec)
         record["added"], record["removed"] = line_counts(before, data)
         if data is not None:
             delta = forward_delta(before if record["before"] is not None else None, data)
@@ -226,6 +233,7 @@ def record_entry(record: dict[str, Any], has_pre: bool, stem: str | None = None)
         hunk_count=hunk_count,
         approved_by=optional_text("approved_by"),
         approval_note=optional_text("approval_note"),
+        codec=_codec(record),
     )
 
 
@@ -289,6 +297,22 @@ def _digest(record: dict[str, Any]) -> str | None:
     if len(value) != 64 or value.strip("0123456789abcdef"):
         raise Damaged(f"digest {_shown(value)} is not a sha256")
     return value
+
+
+def _codec(record: dict[str, Any]) -> str | None:
+    """The record's ``codec`` (SPEC §12): a codec Python knows, by its canonical name."""
+    value = record.get("codec")
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise TypeError("codec is not a string")
+    try:
+        name = canonical_codec(value)
+    except ValueError:
+        raise Damaged(f"codec {_shown(value)} is not a codec a file can be in") from None
+    if name != value:
+        raise Damaged(f"codec {_shown(value)} is not a canonical codec name")
+    return name
 
 
 def _delta(record: dict[str, Any]) -> tuple[int, int, str] | None:

@@ -52,6 +52,7 @@ from dsh_fs.fs import (
     WriteGuard,
     apply_change,
     bom_encoding,
+    journal_codec,
     messages,
 )
 
@@ -513,7 +514,9 @@ class FsspecFileSystem(FileSystem):
             written.append((text, encoding))
             return data
 
-        operation, version, prior = self._write_data(target, encode, expected, capture)
+        operation, version, prior = self._write_data(
+            target, encode, expected, capture, encoding=lambda: written[0][1]
+        )
         text, encoding = written[0]
         before = None
         if prior is not None and prior.data is not None:
@@ -531,12 +534,14 @@ class FsspecFileSystem(FileSystem):
         expected: WriteGuard | None,
         capture: FsCapture | None,
         verb: messages.Verb = "write",
+        encoding: Callable[[], FsEncoding] | None = None,
     ) -> tuple[Literal["create", "update"], FsVersion, Blob | None]:
         """Publish `content` at `target` under `expected`; a journaled write hands the
         replaced object to `capture` first and then publishes only over exactly that object
         (``If-Match`` / ``If-None-Match: *`` on S3). Returns what was replaced. `content`
         may be made from the replaced object (None: a create): a write's text in its
-        encoding."""
+        encoding, which `encoding` tells once `content` made it (bytes as they are: the
+        encoding their path declares)."""
         display, path = target.display_path, self._path(target)
         # The journal keeps the replaced bytes: a store that copies them needs them at hand.
         limit = (
@@ -544,10 +549,13 @@ class FsspecFileSystem(FileSystem):
         )
         prior = self._store.read(path, limit)
         data = content(prior) if callable(content) else content
+        codec = None
+        if capture is not None:  # SPEC §12: the journal decodes the change in this codec
+            codec = journal_codec(encoding() if encoding else self._new_encoding(target))
         if prior is None:
             if isinstance(expected, ReplaceIfVersion):
                 raise messages.write_gone(display)
-            ticket = self._prepare(capture, target, verb, None)
+            ticket = self._prepare(capture, target, verb, None, codec)
             try:
                 # Only a guarded (or journaled) create must never replace; an unguarded may.
                 version = self._store.put(
@@ -568,7 +576,7 @@ class FsspecFileSystem(FileSystem):
             target, expected.version, prior
         ):
             raise messages.write_stale(display)
-        ticket = self._prepare(capture, target, verb, prior)
+        ticket = self._prepare(capture, target, verb, prior, codec)
         try:
             version = self._store.put(path, data, if_match=prior.version if guarded else None)
         except BaseException:
@@ -586,10 +594,16 @@ class FsspecFileSystem(FileSystem):
         return BEFORE_LIMIT
 
     def _prepare(
-        self, capture: FsCapture | None, target: FsTarget, verb: messages.Verb, prior: Blob | None
+        self,
+        capture: FsCapture | None,
+        target: FsTarget,
+        verb: messages.Verb,
+        prior: Blob | None,
+        codec: str | None = None,
     ) -> object:
-        """The journal's `prepare` for replacing `prior` (None: a create), in the critical
-        section right before publication; None when nothing journals."""
+        """The journal's `prepare` for replacing `prior` (None: a create) with text in
+        `codec` (None: UTF-8; SPEC §12), in the critical section right before publication;
+        None when nothing journals."""
         if capture is None:
             return None
         pre_image: FsPreImage | None = None
@@ -603,6 +617,7 @@ class FsspecFileSystem(FileSystem):
             before=prior.version if prior is not None else None,
             pre_image=pre_image,
             size=prior.size if prior is not None else None,
+            codec=codec,
         )
         return capture.prepare(start)
 
@@ -637,7 +652,7 @@ class FsspecFileSystem(FileSystem):
             # SPEC §12: only the changed span's bytes are encoded; the rest are the file's.
             data = splice(prior.data, encoding, before, after, "edit", display, "new_string")
         # Even an unguarded edit is a read-modify-write: publish only over what was read.
-        ticket = self._prepare(capture, target, "edit", prior)
+        ticket = self._prepare(capture, target, "edit", prior, journal_codec(encoding))
         try:
             version = self._store.put(path, data, if_match=prior.version)
         except BaseException:

@@ -150,15 +150,49 @@ class TextChunks:
             self._decoder = CodecDecoder(self.encoding.codec, self._display)
 
     def _fall_back(self, data: bytes, final: bool, fallback: tuple[str, ...]) -> str | None:
-        """The first chunk's text in the first fallback codec that proves it, if any."""
+        """The first chunk's text in the fallback codec of the file, if any: of those that
+        decode the first chunk, the first that proves the whole file (`_proven`), as a
+        whole read decides; with only one, it (a later chunk that fails it is
+        `FS_NOT_TEXT`: no fallback proves the file)."""
+        decoders: dict[str, CodecDecoder] = {}
+        texts: dict[str, str] = {}
         for codec in fallback:
             decoder = CodecDecoder(codec, self._display)
             try:
-                text = decoder.decode(data, final)
+                texts[codec] = decoder.decode(data, final)
             except FsError:
                 continue
-            self._decoder, self.encoding = decoder, FsEncoding(codec=codec)
-            if self._declared is not None and self._declared.settled is not None:
-                self._declared.settled(codec)
-            return text
-        return None
+            decoders[codec] = decoder
+        if not decoders:
+            return None
+        codec = next(iter(decoders))
+        if len(decoders) > 1 and not final:
+            codec = self._proven(list(decoders), data)
+        self._decoder, self.encoding = decoders[codec], FsEncoding(codec=codec)
+        if self._declared is not None and self._declared.settled is not None:
+            self._declared.settled(codec)
+        return texts[codec]
+
+    def _proven(self, candidates: list[str], data: bytes) -> str:
+        """The first of `candidates` (each decodes the first chunk, `data`) that proves the
+        whole file: the rest is read once, a chunk at a time (the text dropped), each
+        candidate still in the running decoding it, and the stream put back where it was;
+        reading stops once one is left. None proves it: the first (the stream then fails
+        where it fails)."""
+        scan = {codec: CodecDecoder(codec, self._display) for codec in candidates}
+        for decoder in scan.values():
+            decoder.decode(data)
+        back = self._stream.tell()
+        try:
+            while len(scan) > 1:
+                chunk = self._stream.read(self._chunk_size)
+                for codec, decoder in list(scan.items()):
+                    try:
+                        decoder.decode(chunk, not chunk)
+                    except FsError:
+                        del scan[codec]
+                if not chunk:
+                    break
+        finally:
+            self._stream.seek(back)
+        return next(iter(scan), candidates[0])

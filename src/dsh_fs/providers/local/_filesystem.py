@@ -16,6 +16,7 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from functools import partial
 from pathlib import Path
+from typing import Literal
 
 from anyio import to_thread
 
@@ -63,7 +64,7 @@ from ._mutations import LocalMutations
 from ._open import file_type, open_regular, unchanged
 from ._ranged import RESUMED_CHUNK_SIZE, stream_text_from
 from ._realpath import LinkChanged, lstat_link, real_path, resolve_path
-from ._ripgrep import closing, find_rg, rg_glob, rg_grep
+from ._ripgrep import RG_ENCODINGS, Encoded, closing, find_rg, rg_glob, rg_grep
 from ._staging import sweep_stage_dirs
 from ._stream import STREAM_CHUNK_SIZE, Declared, FallbackBook, stream_text
 from ._versions import VersionBook, digest
@@ -493,15 +494,60 @@ class LocalFileSystem(FileSystem):
         self, root: FsTarget, query: FsGrepQuery
     ) -> AbstractAsyncContextManager[AsyncIterator[list[FsGrepHit]]] | None:
         """ripgrep from the ``ripgrep`` wheel, run in `root` (see `_ripgrep`); None without
-        the binary, or when encodings are declared (SPEC §12): ripgrep decodes one codec per
-        run and knows no round-trip proof, so the pure engine, which reads each file as a
-        read does, searches then. (ripgrep transcodes a file with a UTF-16 BOM itself.)"""
+        the binary. ripgrep transcodes a file with a UTF-16 BOM itself; with encodings
+        declared (SPEC §12) it searches each declared codec of `RG_ENCODINGS` in a run of
+        its own (`Encoded`). The pure engine, which reads each file as a read does,
+        searches instead when fallback codecs are declared or a rule names another codec."""
         binary = find_rg()
         self._alive("search", root.display_path)
-        if binary is None or (self._encodings is not None and not self._encodings.empty):
+        if binary is None:
             return None
-        found = rg_grep(binary, root.target_key, root.display_path, query, self._guards)
+        encoded = self._encoded(root)
+        if encoded is False:
+            return None
+        found = rg_grep(
+            binary, root.target_key, root.display_path, query, self._guards, encoded or None
+        )
         return None if found is None else closing(found)
+
+    def _encoded(self, root: FsTarget) -> Encoded | Literal[False] | None:
+        """How ripgrep searches below `root` by the declared encodings: None (no
+        declaration: one run), an `Encoded` plan, or False (the pure engine searches)."""
+        rules = self._encodings
+        if rules is None or rules.empty:
+            return None
+        if rules.fallback:
+            return False  # a file's codec is known only by reading it whole
+        declared = {codec for _, codec, _ in rules.patterns} - {"utf-8", "utf-8-sig"}
+        if not declared <= RG_ENCODINGS.keys():
+            return False
+
+        def codec_of(rel: str) -> str | None:
+            return self._rule_for(
+                FsTarget(
+                    target_key=FsTargetKey(os.path.join(root.target_key, rel)),
+                    display_path=os.path.join(root.display_path, rel),
+                )
+            )
+
+        def editorconfig_above() -> bool:
+            # The directories from the search's root up to (not including) its
+            # rules' root: an .editorconfig there declares for files below too.
+            top = rules.root_of(str(root.target_key))
+            here = str(root.target_key)
+            while top is not None and len(here) >= len(top):
+                if os.path.lexists(os.path.join(here, ".editorconfig")):
+                    return True
+                if here == top:
+                    break
+                here = os.path.dirname(here)
+            return False
+
+        return Encoded(
+            codecs=tuple(sorted(declared)),
+            codec_of=codec_of,
+            editorconfig_above=editorconfig_above if rules.editorconfig else None,
+        )
 
     def native_glob(
         self, root: FsTarget, query: FsGlobQuery

@@ -45,6 +45,7 @@ from dsh_fs.fs import (
     apply_change,
     apply_edit_encoded,
     bom_encoding,
+    journal_codec,
     messages,
 )
 
@@ -245,6 +246,11 @@ class LocalMutations:
                     data_digest = _Digest(
                         data, self._hasher, deferred=kept is not None and capture is None
                     )
+                # SPEC §12: the journal decodes the change in the codec written (a
+                # restore's bytes: the one its path declares).
+                codec = None
+                if capture is not None:
+                    codec = journal_codec(encoding or self._declared(target))
                 published, ticket = self._publish(
                     "write",
                     target,
@@ -257,6 +263,7 @@ class LocalMutations:
                     data_digest,
                     mode,
                     owner,
+                    codec,
                 )
         if capture is not None:
             # A journaled change's record keeps the digest: computed now, never deferred.
@@ -336,8 +343,18 @@ class LocalMutations:
             data_digest = _Digest(
                 after, self._hasher, deferred=kept is not None and capture is None
             )
+            codec = journal_codec(prior.foreign.encoding if prior.foreign is not None else None)
             published, ticket = self._publish(
-                "edit", target, dir_fd, parent, name, after, prior, capture, data_digest
+                "edit",
+                target,
+                dir_fd,
+                parent,
+                name,
+                after,
+                prior,
+                capture,
+                data_digest,
+                codec=codec,
             )
         if capture is not None:
             # A journaled change's record keeps the digest: computed now, never deferred.
@@ -543,12 +560,14 @@ class LocalMutations:
         data_digest: _Digest,
         mode: int | None = None,
         owner: tuple[int, int] | None = None,
+        codec: str | None = None,
     ) -> tuple[os.stat_result, object]:
         """Let the guards look at the locked directory before anything in it changes, sweep
         dead writers' staging residue once per directory (through its descriptor), then
         publish `data` as `name` with the guards' last look at it. A journaled change hands
-        the replaced inode to `capture` right after that look, before the publication;
-        returns the published stat and the capture's ticket."""
+        the replaced inode to `capture` right after that look, before the publication (and
+        the `codec` of the file's text, SPEC §12); returns the published stat and the
+        capture's ticket."""
         assert verb in ("write", "edit")
         display = target.display_path
         self._check_directory(verb, display, dir_fd, parent)
@@ -571,7 +590,7 @@ class LocalMutations:
             if isinstance(foreign, bytearray):
                 foreign = None  # not copied: the journal reads its pre-image instead
             replaced = prior.content if foreign is None else foreign
-            start = self._start(verb, target, dir_fd, name, prior.info, replaced)
+            start = self._start(verb, target, dir_fd, name, prior.info, replaced, codec)
             prepared = self._journaler.submit(capture.prepare, start)
 
         def check() -> None:
@@ -610,12 +629,14 @@ class LocalMutations:
         name: str,
         info: os.stat_result | None,
         content: bytes | EncodedText | None = None,
+        codec: str | None = None,
     ) -> FsChangeStart:
         """What the journal is told about the entry `name` of the locked directory that a
-        change is about to replace or remove (`info`: its stat; None for a create), and the
-        replaced `content` when the mutation read it."""
+        change is about to replace or remove (`info`: its stat; None for a create), the
+        replaced `content` when the mutation read it, and `codec`: the file's text's when
+        not UTF-8."""
         if info is None:
-            return FsChangeStart(target=target, verb=verb, before=None, pre_image=None)
+            return FsChangeStart(target=target, verb=verb, before=None, pre_image=None, codec=codec)
         regular = st_mode.S_ISREG(info.st_mode)
         return FsChangeStart(
             target=target,
@@ -627,6 +648,7 @@ class LocalMutations:
             uid=info.st_uid,
             gid=info.st_gid,
             content=content if regular else None,
+            codec=codec,
         )
 
     def _check_directory(

@@ -11,6 +11,10 @@ memory (Linux), a grep's ``rg`` gets `RG_GREP_MEMORY` of data, and one that reac
 reports can be re-checked by the provider's guards (the sandbox fence). The binary is looked
 for only where the wheel installs it, next to the running interpreter; without it the
 provider has no native search and the tools use their pure engine.
+
+Files in declared encodings (SPEC §12) are searched by ripgrep's own ``--encoding``: one run
+per declared codec ripgrep decodes exactly as Python does (`RG_ENCODINGS`), beside the
+usual run, and each file's hits are kept only from the run of its own codec (`Encoded`).
 """
 
 from __future__ import annotations
@@ -26,8 +30,9 @@ import subprocess
 import sys
 import sysconfig
 import tempfile
-from collections.abc import AsyncGenerator, AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
+from contextlib import aclosing, asynccontextmanager
+from dataclasses import dataclass
 from typing import Literal, TypeVar
 
 import anyio
@@ -51,7 +56,15 @@ from ._guards import LocalGuards
 from ._open import fd_path, open_regular
 from ._ripgrep_ignore import IGNORE_FILES, IgnorePlan, ignore_plan, rebased
 
-__all__ = ["RG_GREP_MEMORY", "closing", "find_rg", "rg_glob", "rg_grep"]
+__all__ = [
+    "RG_ENCODINGS",
+    "RG_GREP_MEMORY",
+    "Encoded",
+    "closing",
+    "find_rg",
+    "rg_glob",
+    "rg_grep",
+]
 
 _T = TypeVar("_T")
 
@@ -70,6 +83,53 @@ RG_GREP_MEMORY = 256 << 20
 up to about a hundred megabytes, beside ripgrep's at most 12 threads' stacks."""
 
 
+RG_ENCODINGS: Mapping[str, str] = {
+    "cp1252": "windows-1252",
+    "cp1250": "windows-1250",
+    "cp1251": "windows-1251",
+    "cp1253": "windows-1253",
+    "cp1254": "windows-1254",
+    "cp1255": "windows-1255",
+    "cp1256": "windows-1256",
+    "cp1257": "windows-1257",
+    "cp1258": "windows-1258",
+    "cp874": "windows-874",
+    "cp866": "ibm866",
+    "iso8859-2": "iso-8859-2",
+    "iso8859-5": "iso-8859-5",
+    "iso8859-7": "iso-8859-7",
+    "iso8859-15": "iso-8859-15",
+    "koi8-r": "koi8-r",
+    "mac-roman": "macintosh",
+    "gbk": "gbk",
+    "euc_kr": "euc-kr",
+    "cp949": "euc-kr",
+}
+"""Python's codecs (canonical names) that ripgrep's ``--encoding`` (WHATWG's, by these
+labels) decodes to the same text for every file that passes the round-trip proof; checked
+character by character against the ``rg`` installed (tests/providers/test_ripgrep_encodings).
+Not here, so searched by the pure engine: ``latin-1`` (WHATWG reads it as windows-1252),
+``shift_jis``, ``euc_jp``, ``big5``, ``cp932``, ``gb18030`` and ``koi8-u`` (WHATWG maps a few
+characters elsewhere: ``〜``, ``‖``, ``−``…), UTF-16 without a BOM, and every other codec."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Encoded:
+    """A grep over a tree with declared encodings (SPEC §12): the codecs of `RG_ENCODINGS`
+    the rules name get a ripgrep run each, and a file's hits are kept only from the run
+    of its own codec (its UTF-16 BOM's, else `codec_of`'s; the usual run: UTF-8 and BOMs)."""
+
+    codecs: tuple[str, ...]
+    """The declared codecs, each a key of `RG_ENCODINGS`."""
+    codec_of: Callable[[str], str | None]
+    """The codec declared for a path relative to the searched directory (None: none, or
+    UTF-8); blocking. One outside `codecs` (an ``.editorconfig``'s) abandons the search."""
+    editorconfig_above: Callable[[], bool] | None = None
+    """Whether an ``.editorconfig`` lies between the root and the searched directory, when
+    they count (None: they don't); blocking. One there or below abandons the search: its
+    ``charset`` may name a codec not in `RG_ENCODINGS` for files with no hit in any run."""
+
+
 @functools.cache
 def find_rg() -> str | None:
     """The ``rg`` binary the ``ripgrep`` wheel installed for this interpreter, if any."""
@@ -86,7 +146,13 @@ def _environment() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if not k.startswith("RIPGREP_")}
 
 
-def _grep_argv(binary: str, query: FsGrepQuery, ignore_file: str | None, where: str) -> list[str]:
+def _grep_argv(
+    binary: str,
+    query: FsGrepQuery,
+    ignore_file: str | None,
+    where: str,
+    codec: str | None = None,
+) -> list[str]:
     argv = [
         binary,
         "--no-config",
@@ -105,6 +171,8 @@ def _grep_argv(binary: str, query: FsGrepQuery, ignore_file: str | None, where: 
         "--glob=!.*",
         f"--regexp={query.pattern}",
     ]
+    if codec is not None:
+        argv.append(f"--encoding={RG_ENCODINGS[codec]}")
     if ignore_file is not None:
         argv.append(f"--ignore-file={ignore_file}")
     # Denied paths (path rules) are never opened: overrides, stronger than any ignore rule.
@@ -180,46 +248,99 @@ def _excluded(lines: tuple[str, ...], lead: str) -> list[str]:
 
 
 def rg_grep(
-    binary: str, root: str, display: str, query: FsGrepQuery, guards: LocalGuards
+    binary: str,
+    root: str,
+    display: str,
+    query: FsGrepQuery,
+    guards: LocalGuards,
+    encoded: Encoded | None = None,
 ) -> AsyncGenerator[list[FsGrepHit], None] | None:
-    """Hits of `query` below the real directory `root`, one batch per file; None when the
-    query can't be given to ripgrep as is (an include with ``:`` would be read as part of
-    ripgrep's type definition syntax)."""
+    """Hits of `query` below the real directory `root`, one batch per file (per codec run
+    when `encoded`); None when the query can't be given to ripgrep as is (an include with
+    ``:`` would be read as part of ripgrep's type definition syntax)."""
     if query.include is not None and ":" in query.include:
         return None
-    return _grep(binary, root, display, query, guards)
+    return _grep(binary, root, display, query, guards, encoded)
 
 
 async def _grep(
-    binary: str, root: str, display: str, query: FsGrepQuery, guards: LocalGuards
+    binary: str,
+    root: str,
+    display: str,
+    query: FsGrepQuery,
+    guards: LocalGuards,
+    encoded: Encoded | None,
 ) -> AsyncGenerator[list[FsGrepHit], None]:
-    pending: tuple[bytes, list[FsGrepHit]] | None = None
     async with _vetted_rules(binary, root, display, guards) as (plan, ignore_file):
-        lead = os.fsencode(plan.lead + "/") if plan.lead else b""
-        argv = _grep_argv(binary, query, ignore_file, plan.lead or ".")
-        running = _running(argv, plan.cwd, display, query.pattern, memory=RG_GREP_MEMORY)
-        async with running as stdout:
-            async for record in _records(stdout, query.line_bytes):
-                if isinstance(record, bytes):  # a binary file found after some of its lines
-                    if pending is not None and pending[0] == record.removeprefix(lead):
-                        pending = None
-                    continue
-                path, hit = record
-                if lead:  # ripgrep ran in a parent: its paths start with the root's
-                    path = path.removeprefix(lead)
-                    hit = dataclasses.replace(hit, path=os.fsdecode(path))
-                if pending is not None and pending[0] != path:
-                    batch = await _checked(root, display, pending, guards, query.line_bytes)
-                    if batch:
-                        yield batch
+        if encoded is not None and encoded.editorconfig_above is not None:
+            await _no_editorconfig(binary, plan, display, encoded.editorconfig_above)
+        runs: tuple[str | None, ...] = (None, *encoded.codecs) if encoded is not None else (None,)
+        for codec in runs:
+            argv = _grep_argv(binary, query, ignore_file, plan.lead or ".", codec)
+            run = _run(argv, plan, root, display, query, guards, encoded, codec)
+            # Closed here when the consumer stops early: its ripgrep is killed in this task.
+            async with aclosing(run):
+                async for batch in run:
+                    yield batch
+
+
+async def _no_editorconfig(
+    binary: str, plan: IgnorePlan, display: str, above: Callable[[], bool]
+) -> None:
+    """Returns when no ``.editorconfig`` can declare a codec for a file of the search.
+
+    Raises:
+        NativeSearchAbandoned: one is above the searched directory (below its root) or
+            below it.
+    """
+    found = await to_thread.run_sync(above)
+    if not found:
+        argv = [binary, "--no-config", "--files", "--no-ignore", "--null"]
+        argv += ["--glob=.editorconfig", "--", plan.lead or "."]
+        async with _running(argv, plan.cwd, display, "") as stdout:
+            async for chunk in stdout:
+                found = found or bool(chunk)
+    if found:
+        raise NativeSearchAbandoned("an .editorconfig may declare a codec ripgrep can't decode")
+
+
+async def _run(
+    argv: list[str],
+    plan: IgnorePlan,
+    root: str,
+    display: str,
+    query: FsGrepQuery,
+    guards: LocalGuards,
+    encoded: Encoded | None,
+    codec: str | None,
+) -> AsyncGenerator[list[FsGrepHit], None]:
+    """The batches of one ripgrep run (in `codec`; None: the usual run)."""
+    pending: tuple[bytes, list[FsGrepHit]] | None = None
+    lead = os.fsencode(plan.lead + "/") if plan.lead else b""
+    line_bytes = query.line_bytes
+    running = _running(argv, plan.cwd, display, query.pattern, memory=RG_GREP_MEMORY)
+    async with running as stdout:
+        async for record in _records(stdout, line_bytes):
+            if isinstance(record, bytes):  # a binary file found after some of its lines
+                if pending is not None and pending[0] == record.removeprefix(lead):
                     pending = None
-                if pending is None:
-                    pending = (path, [])
-                pending[1].append(hit)
-            if pending is not None:
-                batch = await _checked(root, display, pending, guards, query.line_bytes)
+                continue
+            path, hit = record
+            if lead:  # ripgrep ran in a parent: its paths start with the root's
+                path = path.removeprefix(lead)
+                hit = dataclasses.replace(hit, path=os.fsdecode(path))
+            if pending is not None and pending[0] != path:
+                batch = await _checked(root, display, pending, guards, line_bytes, encoded, codec)
                 if batch:
                     yield batch
+                pending = None
+            if pending is None:
+                pending = (path, [])
+            pending[1].append(hit)
+        if pending is not None:
+            batch = await _checked(root, display, pending, guards, line_bytes, encoded, codec)
+            if batch:
+                yield batch
 
 
 async def _checked(
@@ -228,17 +349,25 @@ async def _checked(
     pending: tuple[bytes, list[FsGrepHit]],
     guards: LocalGuards,
     line_bytes: int,
+    encoded: Encoded | None = None,
+    codec: str | None = None,
 ) -> list[FsGrepHit]:
     """The hits ripgrep reported for one file, when the guards confine reads: the file is
     opened through them (its kernel path proven inside the fence before a byte is read),
     and each reported line is read again through that descriptor; only the lines ripgrep's
     match equals are reported, as read here. A file swapped meanwhile (for a link to
     elsewhere, or with a directory above it) is refused or shows other lines: its hits are
-    dropped, never shown, and never an error."""
+    dropped, never shown, and never an error.
+
+    With declared encodings (`encoded`), a file's hits count only from the run of its own
+    `codec`; in a codec's run they are always read again, as its text in Python's codec
+    (a file that fails the round-trip proof is not text, as the pure engine finds it)."""
     raw, hits = pending
-    if not guards.confined:
+    if encoded is None and not guards.confined:
         return hits
-    return await to_thread.run_sync(_reread, root, display, raw, hits, guards, line_bytes)
+    return await to_thread.run_sync(
+        _reread, root, display, raw, hits, guards, line_bytes, encoded, codec
+    )
 
 
 def _reread(
@@ -248,6 +377,8 @@ def _reread(
     hits: list[FsGrepHit],
     guards: LocalGuards,
     line_bytes: int,
+    encoded: Encoded | None = None,
+    codec: str | None = None,
 ) -> list[FsGrepHit]:
     key = os.path.join(os.fsencode(root), raw)
     try:
@@ -255,9 +386,15 @@ def _reread(
     except (FsError, OSError, ValueError):
         return []  # gone, not a regular file, or outside the fence: nothing of it is shown
     try:
-        if not guards.may_see(opened.path):
+        if guards.confined and not guards.may_see(opened.path):
             return []
-        lines = _lines_at(_reader(opened.fd), [hit.line_number for hit in hits], line_bytes)
+        if encoded is not None:
+            if _owner(opened.fd, os.fsdecode(raw), encoded) != codec:
+                return []  # another run's file: its own codec's run reports it
+            if codec is None and not guards.confined:
+                return hits
+        read = _reader(opened.fd, codec)
+        lines = _lines_at(read, [hit.line_number for hit in hits], line_bytes)
     except OSError:
         return []
     finally:
@@ -270,16 +407,40 @@ def _reread(
     return kept
 
 
-def _reader(fd: int) -> Callable[[], bytes]:
+def _owner(fd: int, rel: str, encoded: Encoded) -> str | None:
+    """The run whose hits of the open file count (SPEC §12, as a read decodes it): None
+    (the usual run) for a UTF-16 BOM or no declared codec, else its declared codec.
+
+    Raises:
+        NativeSearchAbandoned: a codec ripgrep is not trusted with (`RG_ENCODINGS`): the
+            pure engine searches instead.
+    """
+    bom = bom_encoding(os.pread(fd, 2, 0))
+    if bom is not None and not bom.utf8:
+        return None
+    declared = encoded.codec_of(rel)
+    if declared is None or declared in ("utf-8", "utf-8-sig"):
+        return None
+    if declared not in RG_ENCODINGS:
+        raise NativeSearchAbandoned(f"{declared} is not a codec ripgrep decodes as Python")
+    return declared
+
+
+def _reader(fd: int, codec: str | None = None) -> Callable[[], bytes]:
     """Reads of the open file's text as ripgrep searched it: its bytes, or for a file with a
-    UTF-16 BOM (which ripgrep transcodes, SPEC §12) its text as UTF-8 without the BOM."""
-    head = os.pread(fd, 2, 0)
-    bom = bom_encoding(head)
-    if bom is None or bom.utf8:
+    UTF-16 BOM (which ripgrep transcodes, SPEC §12) its text as UTF-8 without the BOM, or
+    in a declared `codec`'s run its text as UTF-8 (nothing when it fails the proof)."""
+    bom = bom_encoding(os.pread(fd, 2, 0))
+    if codec is None and (bom is None or bom.utf8):
         return lambda: os.read(fd, _READ)
     data = bytearray()
     while chunk := os.read(fd, _READ):
         data += chunk
+    if codec is not None:
+        text = round_trip(data, codec)
+        chunks = [b""] if text is None else [text.encode("utf-8", "surrogatepass"), b""]
+        return lambda: chunks.pop(0) if chunks else b""
+    assert bom is not None
     text = round_trip(data, bom.codec)
     chunks = [b""] if text is None else [text[1:].encode("utf-8", "surrogatepass"), b""]
     return lambda: chunks.pop(0) if chunks else b""

@@ -61,6 +61,24 @@ async def stream_text(
 _RWF_NOWAIT: int | None = getattr(os, "RWF_NOWAIT", None)
 
 
+class _Undecided(Exception):
+    """The first chunk is no UTF-8 and several fallback codecs decode it: the rest of the
+    file decides between `codecs` (`TextChunks._proven_fallback`)."""
+
+    def __init__(self, codecs: list[str]) -> None:
+        super().__init__(codecs)
+        self.codecs = codecs
+
+
+def _decodes(codec: str, data: memoryview, final: bool) -> bool:
+    """Whether `data`, a stream's first bytes, decodes in `codec` as far as it goes."""
+    try:
+        CodecDecoder(codec, "").decode(data, final)
+    except FsError:
+        return False
+    return True
+
+
 class FallbackBook:
     """The fallback codec a scan settled on per version (bounded), so a stream resumed
     past the file's start decodes in the codec the scan proved."""
@@ -172,7 +190,11 @@ class TextChunks:
                 await anyio.lowlevel.checkpoint()  # other tasks run between chunks
             if self._closed:
                 break  # the block that opened the stream was left meanwhile
-            text = self._decode(count)
+            try:
+                text = self._decode(count)
+            except _Undecided as undecided:
+                codec = await to_thread.run_sync(self._proven_fallback, undecided.codecs, count)
+                text = self._fall_back(codec, count)
             if text:
                 return text
         raise StopAsyncIteration
@@ -237,25 +259,65 @@ class TextChunks:
             if not (self._first and fallback and self._start == 0):
                 raise
             self._offset = count
-            # The file's first chunk is no UTF-8: the first fallback that proves it is the
-            # file's codec from here on (a later chunk that fails it is `FS_NOT_TEXT`).
-            for codec in fallback:
-                decoder = CodecDecoder(codec, self._display)
-                try:
-                    text = decoder.decode(memoryview(self._buffer)[:count], count == 0)
-                except FsError:
-                    continue
-                self._codec, self.encoding = decoder, FsEncoding(codec=codec)
-                self._done = count == 0
-                assert self._declared is not None
-                if self._declared.book is not None:
-                    self._declared.book.remember(self._versions.version(self._info), codec)
-                if self._hash is not None:
-                    self._hash = hashlib.sha256(memoryview(self._buffer)[:count])
-                return self._finish_codec(text, count, 0)
-            raise
+            # The file's first chunk is no UTF-8: the fallbacks that decode it are the
+            # candidates. With one, it is the file's codec from here on (a later chunk that
+            # fails it is `FS_NOT_TEXT`: no fallback proves the file); with several, the
+            # rest of the file decides (`_proven_fallback`), as a whole read would.
+            first = memoryview(self._buffer)[:count]
+            candidates = [codec for codec in fallback if _decodes(codec, first, count == 0)]
+            if not candidates:
+                raise
+            book = self._declared.book if self._declared is not None else None
+            known = book.known(self._versions.version(self._info)) if book is not None else None
+            if known in candidates:
+                candidates = [known]  # an earlier stream of this version proved it
+            if len(candidates) > 1 and count > 0:
+                raise _Undecided(candidates) from None
+            return self._fall_back(candidates[0], count)
         finally:
             self._first = False
+
+    def _fall_back(self, codec: str, count: int) -> str:
+        """The first chunk's text (its `count` bytes at the buffer's start) in the fallback
+        `codec`, the file's codec from here on."""
+        decoder = CodecDecoder(codec, self._display)
+        text = decoder.decode(memoryview(self._buffer)[:count], count == 0)
+        self._codec, self.encoding = decoder, FsEncoding(codec=codec)
+        self._done = count == 0
+        assert self._declared is not None
+        if self._declared.book is not None:
+            self._declared.book.remember(self._versions.version(self._info), codec)
+        if self._hash is not None:
+            self._hash = hashlib.sha256(memoryview(self._buffer)[:count])
+        return self._finish_codec(text, count, 0)
+
+    def _proven_fallback(self, candidates: list[str], count: int) -> str:
+        """The first of `candidates` (each decodes the first chunk, `count` bytes at the
+        buffer's start) that proves the whole file: the rest is read once, in chunks of
+        the buffer's size (bounded memory, the text dropped), every candidate still in the
+        running decoding each; reading stops once one is left. None proves it: the first
+        (the stream then fails where it fails). Blocking (a worker thread)."""
+        decoders = {codec: CodecDecoder(codec, self._display) for codec in candidates}
+        first = bytes(self._buffer[:count])
+        for decoder in decoders.values():
+            decoder.decode(first)
+        chunk = bytearray(len(self._buffer))
+        offset = count
+        while len(decoders) > 1:
+            if self._closed:
+                break  # the fd may belong to another file by now
+            with map_os_errors("read", self._display):
+                read = os.preadv(self._fd, [chunk], offset)
+            offset += read
+            data = memoryview(chunk)[:read]
+            for codec, decoder in list(decoders.items()):
+                try:
+                    decoder.decode(data, read == 0)
+                except FsError:
+                    del decoders[codec]
+            if read == 0:
+                break
+        return next(iter(decoders), candidates[0])
 
     def _decode_codec(self, count: int) -> str:
         assert self._codec is not None

@@ -303,6 +303,10 @@ class SandboxFileSystem(WrapperFileSystem):
         view._views = weakref.WeakSet()
         self._views.add(view)
         view.capabilities = self.capabilities
+        if self._encodings is not None:
+            # SPEC §12: encoding patterns are relative to each root, the client's too.
+            places = [*fence.roots, *(os.path.realpath(root) for root in fence.roots)]
+            view._encodings = self._encodings.with_roots(places)
         base = fence.roots[0] if fence.roots else fence.given[0]
         view.wrapped = view._fenced_provider(base, fence, self._granularity)
         return view
