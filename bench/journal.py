@@ -28,6 +28,7 @@ import anyio
 
 from dsh_fs import Session, Workspace
 from dsh_fs.fs import forward_delta, line_counts
+from dsh_fs.journal import JournalConfig
 
 LINE = "    result = compute(alpha, beta)  # a line of code\n"
 
@@ -122,7 +123,10 @@ async def journal_rows(sizes: list[int], repeat: int) -> list[str]:
                 root = base / ("journaled" if journaled else "plain")
                 root.mkdir()
                 (root / "f.txt").write_text(_text(size))
-                ws = Workspace.sandbox(root, journal=(base / "store") if journaled else None)
+                # Bounds far above what the run keeps (ten 100 MB pre-images): a pruned
+                # pre-image would leave the undo row nothing to undo.
+                journal = JournalConfig(location=str(base / "store"), max_bytes=8 << 30)
+                ws = Workspace.sandbox(root, journal=journal if journaled else None)
                 spaces[journaled], sessions[journaled] = ws, ws.session(label="bench")
                 await sessions[journaled].call("read", {"file_path": "f.txt", "limit": 1})
             writes, edits = await _calls(sessions, size, repeat)
