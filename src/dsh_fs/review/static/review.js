@@ -143,10 +143,10 @@
     busy = true;
     try {
       const data = await getJSON("/api/version", {});
-      if (version !== null && (force || data.version !== version)) await update();
-      // A change that started waiting between the page's rendering and this first poll is
-      // in the first version already: look for it once.
-      else if (version === null) await updatePending();
+      // The first poll updates too: a change (or a pending approval) that came between the
+      // page's rendering and this poll is in its version already, and would otherwise wait
+      // for the next change to show.
+      if (version === null || force || data.version !== version) await update();
       version = data.version;
       live.textContent = "live";
       live.className = "live";
