@@ -12,6 +12,7 @@ from __future__ import annotations
 import inspect
 import os
 import shutil
+import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -22,7 +23,7 @@ from dsh_fs.journal import Journal
 from .conftest import Served
 
 if TYPE_CHECKING:
-    from playwright.sync_api import Browser, Dialog, Page
+    from playwright.sync_api import Browser, Dialog, Page, Route
 
 CHROMIUM = os.environ.get("DSH_FS_CHROMIUM", "/usr/bin/chromium")
 ARGS = [
@@ -160,6 +161,34 @@ def test_a_new_change_appears_live_without_a_reload(served: Served, page: Page) 
     page.wait_for_selector("li.change >> nth=1")
     assert page.locator("table.difftab").count() == 1  # the open diff stayed open
     assert "2 changes" in page.locator("#session-facts").inner_text()
+
+
+def test_a_change_between_the_pages_rendering_and_its_first_poll_is_shown_by_that_poll(
+    served: Served, page: Page
+) -> None:
+    served.agent("claude-code").call("write", {"file_path": "a.txt", "content": "one\n"})
+    held: list[str] = []
+
+    def first_poll(route: Route) -> None:
+        if held:
+            route.continue_()
+            return
+        # The page is rendered; its first poll is held while another agent's change lands,
+        # then answered with a version that already counts it (asked until it does).
+        before = route.fetch().json()["version"]
+        served.agent("cursor").call("write", {"file_path": "c.txt", "content": "x\n"})
+        deadline = time.monotonic() + 30
+        response = route.fetch()
+        while response.json()["version"] == before and time.monotonic() < deadline:
+            response = route.fetch()
+        held.append(before)
+        route.fulfill(response=response)
+
+    page.route("**/api/version*", first_poll)
+    page.goto(served.url)
+    # No later change comes: only the first poll can bring the row in.
+    page.locator("#sessions-body tr", has_text="cursor-").wait_for()
+    assert held
 
 
 def test_hostile_names_labels_and_lines_run_nothing(served: Served, page: Page) -> None:
