@@ -225,3 +225,33 @@ async def test_in_the_2026_07_28_era_the_approval_is_an_input_request_of_the_cal
     assert code_of(refused) == "FS_REJECTED"
     assert text_of(refused).endswith(": no")
     assert not (root / "new.txt").exists()
+
+
+async def test_over_http_in_the_2026_07_28_era_the_approval_is_an_input_request_too(
+    tmp_path: Path,
+) -> None:
+    # Sessionless: the read and the edit are separate requests of one principal, and the
+    # edit's approval comes back as the retry's input response.
+    root = make_root(tmp_path)
+    approving = Person(accept({"approve": True, "note": "ok"}))
+    rejecting = Person(accept({"approve": False, "note": "no"}))
+    with anyio.fail_after(TIMEOUT):
+        async with http_server(root, "--approve", "changes") as served:
+            modern = {"mode": "auto", "elicitation_callback": approving}
+            async with http_client(served.url, options=modern) as c:
+                assert c.protocol_version == "2026-07-28"
+                await c.call_tool("read", {"file_path": "notes.txt"})
+                edited = await c.call_tool(
+                    "edit", {"file_path": "notes.txt", "old_string": "beta", "new_string": "BETA"}
+                )
+            modern = {"mode": "auto", "elicitation_callback": rejecting}
+            async with http_client(served.url, options=modern) as c:
+                refused = await c.call_tool("write", {"file_path": "new.txt", "content": "n"})
+    assert not edited.is_error, text_of(edited)
+    assert (root / "notes.txt").read_text() == "alpha\nBETA\ngamma\n"
+    (asked,) = approving.asked
+    assert isinstance(asked, types.ElicitRequestFormParams)
+    assert "-beta\n+BETA\n" in asked.message
+    assert code_of(refused) == "FS_REJECTED"
+    assert text_of(refused).endswith(": no")
+    assert not (root / "new.txt").exists()
