@@ -8,6 +8,9 @@ stops with a LangGraph `interrupt` carrying the proposal (its diff, and its JSON
 resumes with the person's answer, maybe hours later. `session.apply` then publishes exactly
 the proposal shown, and only if the file is still at the version the diff was computed
 from: otherwise the agent is told `FS_STALE_VERSION` and nothing lands.
+
+Needs Python 3.11+: LangGraph's `interrupt` in an async graph finds its run through a context
+variable that Python 3.10's asyncio does not carry into the graph's tasks.
 """
 
 from __future__ import annotations
