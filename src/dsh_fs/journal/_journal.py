@@ -7,9 +7,11 @@ import dataclasses
 import datetime as dt
 import hashlib
 import re
+import secrets
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+import anyio
 from anyio import to_thread
 
 from dsh_fs.errors import FsError, FsErrorCode
@@ -26,6 +28,9 @@ from dsh_fs.fs import (
     JournalStore,
     JournalUsage,
     ReplaceIfVersion,
+    SetFileRecord,
+    SetRecord,
+    SetRecords,
     apply_delta,
     delete_dir_journaled,
     transcoded_utf8,
@@ -107,6 +112,9 @@ class Journal:
         fs: The workspace's provider (undo goes through it, and through its fence).
         store: Where the entries are.
         max_bytes, max_age_seconds: The bounds `prune` applies.
+        set_records: Where a change set's undo keeps its intent record while it restores
+            (SPEC §13; None: the undo is all or none against a concurrent writer only, not
+            against a kill).
     """
 
     def __init__(
@@ -116,9 +124,11 @@ class Journal:
         *,
         max_bytes: int = DEFAULT_MAX_BYTES,
         max_age_seconds: float = DEFAULT_MAX_AGE_SECONDS,
+        set_records: SetRecords | None = None,
     ) -> None:
         self.fs = fs
         self.store = store
+        self.set_records = set_records
         self.max_bytes = max_bytes
         self.max_age_seconds = max_age_seconds
 
@@ -337,6 +347,53 @@ class Journal:
         each guarded; if one is refused after all (a writer got in since the trial), the
         files already undone are put back as the set left them (each guarded by the version
         its undo made, journaled as an undo of the undo) and the whole set is refused."""
+        records = self.set_records
+        record = await self._undo_intent(chosen)
+        if records is not None and record is not None:
+            # The intent, durable before the first restore: a process killed from here on
+            # leaves it, and the next start rolls the half-done undo back (`recover_sets`).
+            await records.begin(record)
+        try:
+            results = await self._undo_members(chosen, owner)
+        finally:
+            if records is not None and record is not None:
+                # Whole now (all undone, or put back): the intent goes before the call
+                # answers. Shielded: a cancellation here must not strand it.
+                with anyio.CancelScope(shield=True):
+                    await records.end(record.id)
+        return results
+
+    async def _undo_intent(self, chosen: list[JournalEntry]) -> SetRecord | None:
+        """The intent record of a set's undo: each file in restore order, its text now as
+        "before" and the digest of the text its undo restores as "after" (None: the undo
+        deletes it). None when there is nowhere to keep it, or a file or a pre-image is not
+        text (then the undo is guarded against a concurrent writer only)."""
+        if self.set_records is None:
+            return None
+        files = []
+        try:
+            for entry in reversed(chosen):
+                target = await self.fs.resolve(entry.path)
+                info = await self.fs.stat(target)
+                current: str | None = None
+                if info is not None:
+                    if info.type is not FsFileType.FILE:
+                        return None
+                    current = _text(await self.fs.read_bytes(target, DIFF_LIMIT), entry.codec)
+                    if current is None:
+                        return None
+                restored = _text(await self._before_bytes(entry), entry.codec)
+                if restored is None:
+                    return None
+                after = None if entry.before is None else SetFileRecord.digest(restored)
+                files.append(SetFileRecord(path=entry.path, before=current, after=after))
+        except FsError:
+            return None  # the undo itself meets the same error and refuses
+        group = chosen[0].group or chosen[0].id
+        return SetRecord(id=f"{group}-undo-{secrets.token_hex(4)}", files=tuple(files))
+
+    async def _undo_members(self, chosen: list[JournalEntry], owner: str) -> list[UndoResult]:
+        """`_undo_set`'s restores, put back on a refusal."""
         results: list[UndoResult] = []
         for entry in reversed(chosen):
             results.append(await self._undo_single(entry, owner))

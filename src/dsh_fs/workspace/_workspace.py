@@ -462,6 +462,7 @@ class Workspace:
                 journal_store,
                 max_bytes=config.max_bytes,
                 max_age_seconds=config.max_age_seconds,
+                set_records=set_records,
             )
             self._disposers.append(journal_store.close)
             self._disposers.append(self.context.use(JournalPlugin(journal_store), None).dispose)
