@@ -163,3 +163,18 @@ async def test_a_set_undo_that_runs_to_its_end_leaves_no_intent_record(
     assert [result.result for result in results] == ["undone"] * 3
     assert tokens(root) == [0, 0, 0]
     assert records_left(store) == []
+
+
+async def test_undoing_the_set_again_after_a_rolled_back_undo_undoes_every_file(
+    root: Path, store: Path
+) -> None:
+    group = run_agent(root, store, "restore:2").split()[1]
+    async with Workspace.sandbox(root, journal=store) as workspace:
+        assert workspace.journal is not None
+        # The roll-back is journaled as an undo of each undo it took back: the set's
+        # changes are in force again, so the set's undo takes back all three.
+        redos = [e for e in await workspace.journal.entries() if e.session.startswith("recovery")]
+        assert sorted(e.path for e in redos) == [str(root / "g2.txt"), str(root / "g3.txt")]
+        results = await workspace.journal.undo(ids=[group])
+    assert [result.result for result in results] == ["undone"] * 3
+    assert tokens(root) == [0, 0, 0]

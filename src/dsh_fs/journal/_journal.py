@@ -18,6 +18,7 @@ from dsh_fs.errors import FsError, FsErrorCode
 from dsh_fs.fs import (
     CreateIfAbsent,
     FileSystem,
+    FsCapture,
     FsChangeMeta,
     FsFileType,
     FsPreImage,
@@ -43,6 +44,9 @@ from ._plugin import DEFAULT_MAX_AGE_SECONDS, DEFAULT_MAX_BYTES, capture, sessio
 __all__ = ["DIFF_LIMIT", "SHORT_ID", "Journal", "UndoResult", "parse_since", "printable"]
 
 DIFF_LIMIT = 16 * 1024 * 1024
+
+_UNDO_MARK = "-undo-"
+"""What names the intent record of a set's undo (``<group>-undo-<token>``)."""
 """The largest side a `diff` shows (bigger: a line saying so)."""
 
 HUNK_TOOL = "undo-hunks"
@@ -390,7 +394,23 @@ class Journal:
         except FsError:
             return None  # the undo itself meets the same error and refuses
         group = chosen[0].group or chosen[0].id
-        return SetRecord(id=f"{group}-undo-{secrets.token_hex(4)}", files=tuple(files))
+        return SetRecord(id=f"{group}{_UNDO_MARK}{secrets.token_hex(4)}", files=tuple(files))
+
+    async def recovery_capture(self, record: SetRecord, item: SetFileRecord) -> FsCapture | None:
+        """How the next start journals its roll-back of one file of a killed set undo
+        (`recover_sets`' `capture_for`): as an undo of that file's undo (a redo), so the
+        journal says the set's change is in force again and undoing the set again undoes
+        every file. None for a set's own record (its roll-back is not journaled) or a file
+        whose undo the journal does not have (killed before it was recorded)."""
+        if _UNDO_MARK not in record.id:
+            return None
+        entries, _ = await self.read()
+        # Recovery runs before anything else: the file's newest entry is the killed undo's.
+        newest = next((e for e in reversed(entries) if e.path == item.path), None)
+        if newest is None or newest.undoes is None or newest.tool != "undo":
+            return None
+        meta = FsChangeMeta(tool="undo", session=session_label("recovery"), undoes=newest.id)
+        return capture(self.store, meta)
 
     async def _undo_members(self, chosen: list[JournalEntry], owner: str) -> list[UndoResult]:
         """`_undo_set`'s restores, put back on a refusal."""
