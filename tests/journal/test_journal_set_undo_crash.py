@@ -18,6 +18,9 @@ from pathlib import Path
 import pytest
 
 from dsh_fs import Workspace
+from dsh_fs.errors import FsError, FsErrorCode
+from dsh_fs.fs import SetRecord
+from dsh_fs.providers.local import LocalSetRecords
 
 pytestmark = pytest.mark.anyio
 
@@ -178,3 +181,36 @@ async def test_undoing_the_set_again_after_a_rolled_back_undo_undoes_every_file(
         results = await workspace.journal.undo(ids=[group])
     assert [result.result for result in results] == ["undone"] * 3
     assert tokens(root) == [0, 0, 0]
+
+
+class UnwritableRecords(LocalSetRecords):
+    """Records that cannot be stored (a full disk, a read-only state folder)."""
+
+    async def begin(self, record: SetRecord) -> None:
+        raise FsError(FsErrorCode.IO_ERROR, "no space left on the records' disk")
+
+
+async def test_a_set_undo_whose_intent_record_cannot_be_stored_undoes_nothing(
+    root: Path, store: Path, tmp_path: Path
+) -> None:
+    async with Workspace.sandbox(root, journal=store) as workspace:
+        assert workspace.journal is not None
+        session = workspace.session()
+        for name in GROUP:
+            assert not (await session.call("read", {"file_path": name})).is_error
+        edits = [
+            {
+                "file_path": name,
+                "old_string": "token0 ",
+                "new_string": "token1 ",
+                "replace_all": True,
+            }
+            for name in GROUP
+        ]
+        made = await session.call("edit_files", {"edits": edits})
+        assert made.value is not None
+        workspace.journal.set_records = UnwritableRecords(str(tmp_path / "unwritable"))
+        results = await workspace.journal.undo(ids=[str(made.value["group"])])
+    assert {result.result for result in results} == {"refused"}
+    assert all("no space left" in str(result.reason) for result in results)
+    assert tokens(root) == [1, 1, 1]

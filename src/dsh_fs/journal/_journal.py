@@ -356,7 +356,11 @@ class Journal:
         if records is not None and record is not None:
             # The intent, durable before the first restore: a process killed from here on
             # leaves it, and the next start rolls the half-done undo back (`recover_sets`).
-            await records.begin(record)
+            try:
+                await records.begin(record)
+            except FsError as error:  # not stored: nothing is undone, as a set publishes
+                reason = f"the change set is refused ({error.message})"
+                return [_verdict(entry, reason) for entry in reversed(chosen)]
         try:
             results = await self._undo_members(chosen, owner)
         finally:
