@@ -44,10 +44,10 @@ from ._plugin import DEFAULT_MAX_AGE_SECONDS, DEFAULT_MAX_BYTES, capture, sessio
 __all__ = ["DIFF_LIMIT", "SHORT_ID", "Journal", "UndoResult", "parse_since", "printable"]
 
 DIFF_LIMIT = 16 * 1024 * 1024
+"""The largest side a `diff` shows (bigger: a line saying so)."""
 
 _UNDO_MARK = "-undo-"
 """What names the intent record of a set's undo (``<group>-undo-<token>``)."""
-"""The largest side a `diff` shows (bigger: a line saying so)."""
 
 HUNK_TOOL = "undo-hunks"
 """The tool of a revert by hunk's entry (its `undoes` names the change): an undo that did
