@@ -7,15 +7,18 @@ import dataclasses
 import datetime as dt
 import hashlib
 import re
+import secrets
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+import anyio
 from anyio import to_thread
 
 from dsh_fs.errors import FsError, FsErrorCode
 from dsh_fs.fs import (
     CreateIfAbsent,
     FileSystem,
+    FsCapture,
     FsChangeMeta,
     FsFileType,
     FsPreImage,
@@ -26,6 +29,9 @@ from dsh_fs.fs import (
     JournalStore,
     JournalUsage,
     ReplaceIfVersion,
+    SetFileRecord,
+    SetRecord,
+    SetRecords,
     apply_delta,
     delete_dir_journaled,
     transcoded_utf8,
@@ -39,6 +45,9 @@ __all__ = ["DIFF_LIMIT", "SHORT_ID", "Journal", "UndoResult", "parse_since", "pr
 
 DIFF_LIMIT = 16 * 1024 * 1024
 """The largest side a `diff` shows (bigger: a line saying so)."""
+
+_UNDO_MARK = "-undo-"
+"""What names the intent record of a set's undo (``<group>-undo-<token>``)."""
 
 HUNK_TOOL = "undo-hunks"
 """The tool of a revert by hunk's entry (its `undoes` names the change): an undo that did
@@ -107,6 +116,9 @@ class Journal:
         fs: The workspace's provider (undo goes through it, and through its fence).
         store: Where the entries are.
         max_bytes, max_age_seconds: The bounds `prune` applies.
+        set_records: Where a change set's undo keeps its intent record while it restores
+            (SPEC §13; None: the undo is all or none against a concurrent writer only, not
+            against a kill).
     """
 
     def __init__(
@@ -116,9 +128,11 @@ class Journal:
         *,
         max_bytes: int = DEFAULT_MAX_BYTES,
         max_age_seconds: float = DEFAULT_MAX_AGE_SECONDS,
+        set_records: SetRecords | None = None,
     ) -> None:
         self.fs = fs
         self.store = store
+        self.set_records = set_records
         self.max_bytes = max_bytes
         self.max_age_seconds = max_age_seconds
 
@@ -337,6 +351,73 @@ class Journal:
         each guarded; if one is refused after all (a writer got in since the trial), the
         files already undone are put back as the set left them (each guarded by the version
         its undo made, journaled as an undo of the undo) and the whole set is refused."""
+        records = self.set_records
+        record = await self._undo_intent(chosen)
+        if records is not None and record is not None:
+            # The intent, durable before the first restore: a process killed from here on
+            # leaves it, and the next start rolls the half-done undo back (`recover_sets`).
+            try:
+                await records.begin(record)
+            except FsError as error:  # not stored: nothing is undone, as a set publishes
+                reason = f"the change set is refused ({error.message})"
+                return [_verdict(entry, reason) for entry in reversed(chosen)]
+        try:
+            results = await self._undo_members(chosen, owner)
+        finally:
+            if records is not None and record is not None:
+                # Whole now (all undone, or put back): the intent goes before the call
+                # answers. Shielded: a cancellation here must not strand it.
+                with anyio.CancelScope(shield=True):
+                    await records.end(record.id)
+        return results
+
+    async def _undo_intent(self, chosen: list[JournalEntry]) -> SetRecord | None:
+        """The intent record of a set's undo: each file in restore order, its text now as
+        "before" and the digest of the text its undo restores as "after" (None: the undo
+        deletes it). None when there is nowhere to keep it, or a file or a pre-image is not
+        text (then the undo is guarded against a concurrent writer only)."""
+        if self.set_records is None:
+            return None
+        files = []
+        try:
+            for entry in reversed(chosen):
+                target = await self.fs.resolve(entry.path)
+                info = await self.fs.stat(target)
+                current: str | None = None
+                if info is not None:
+                    if info.type is not FsFileType.FILE:
+                        return None
+                    current = _text(await self.fs.read_bytes(target, DIFF_LIMIT), entry.codec)
+                    if current is None:
+                        return None
+                restored = _text(await self._before_bytes(entry), entry.codec)
+                if restored is None:
+                    return None
+                after = None if entry.before is None else SetFileRecord.digest(restored)
+                files.append(SetFileRecord(path=entry.path, before=current, after=after))
+        except FsError:
+            return None  # the undo itself meets the same error and refuses
+        group = chosen[0].group or chosen[0].id
+        return SetRecord(id=f"{group}{_UNDO_MARK}{secrets.token_hex(4)}", files=tuple(files))
+
+    async def recovery_capture(self, record: SetRecord, item: SetFileRecord) -> FsCapture | None:
+        """How the next start journals its roll-back of one file of a killed set undo
+        (`recover_sets`' `capture_for`): as an undo of that file's undo (a redo), so the
+        journal says the set's change is in force again and undoing the set again undoes
+        every file. None for a set's own record (its roll-back is not journaled) or a file
+        whose undo the journal does not have (killed before it was recorded)."""
+        if _UNDO_MARK not in record.id:
+            return None
+        entries, _ = await self.read()
+        # Recovery runs before anything else: the file's newest entry is the killed undo's.
+        newest = next((e for e in reversed(entries) if e.path == item.path), None)
+        if newest is None or newest.undoes is None or newest.tool != "undo":
+            return None
+        meta = FsChangeMeta(tool="undo", session=session_label("recovery"), undoes=newest.id)
+        return capture(self.store, meta)
+
+    async def _undo_members(self, chosen: list[JournalEntry], owner: str) -> list[UndoResult]:
+        """`_undo_set`'s restores, put back on a refusal."""
         results: list[UndoResult] = []
         for entry in reversed(chosen):
             results.append(await self._undo_single(entry, owner))

@@ -18,6 +18,7 @@ old or all new, and a third party's change is never overwritten.
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -25,6 +26,7 @@ from dsh_fs.errors import FsError, FsErrorCode
 from dsh_fs.fs import (
     CreateIfAbsent,
     FileSystem,
+    FsCapture,
     FsFileType,
     FsTarget,
     FsVersion,
@@ -34,11 +36,14 @@ from dsh_fs.fs import (
     SetRecords,
 )
 
-__all__ = ["SetRecovery", "recover_sets"]
+__all__ = ["CaptureFor", "SetRecovery", "recover_sets"]
 
 _LOG = logging.getLogger("dsh_fs.sets")
 
 _ABSENT = object()
+
+CaptureFor = Callable[[SetRecord, SetFileRecord], Awaitable[FsCapture | None]]
+"""How a roll-back's restore of one file of a record is journaled (None: not journaled)."""
 
 _REFUSED = (FsErrorCode.STALE_VERSION, FsErrorCode.NOT_OBSERVED)
 """A guard's refusals: the file changed between the read and the restore."""
@@ -58,10 +63,13 @@ class SetRecovery:
     """The files someone else changed since (neither text): left as they are."""
 
 
-async def recover_sets(fs: FileSystem, records: SetRecords) -> tuple[SetRecovery, ...]:
+async def recover_sets(
+    fs: FileSystem, records: SetRecords, *, capture_for: CaptureFor | None = None
+) -> tuple[SetRecovery, ...]:
     """Finish or roll back every set whose writer is gone; each record removed once its set
     is whole. A file that cannot be read or restored (an I/O error) leaves its record for
-    the next start and is logged.
+    the next start and is logged. `capture_for` journals a restore (the journal's own
+    roll-back of a killed set undo is an undo of that undo: the set's change in force again).
 
     Raises:
         FsError: the records cannot be listed.
@@ -69,7 +77,7 @@ async def recover_sets(fs: FileSystem, records: SetRecords) -> tuple[SetRecovery
     done = []
     for record in await records.orphans():
         try:
-            recovery = await _recover(fs, record)
+            recovery = await _recover(fs, record, capture_for)
         except FsError as error:
             _LOG.warning("change set %s: not recovered yet: %s", record.id, error.message)
             continue
@@ -87,7 +95,9 @@ async def recover_sets(fs: FileSystem, records: SetRecords) -> tuple[SetRecovery
     return tuple(done)
 
 
-async def _recover(fs: FileSystem, record: SetRecord) -> SetRecovery:
+async def _recover(
+    fs: FileSystem, record: SetRecord, capture_for: CaptureFor | None
+) -> SetRecovery:
     found = []
     for item in record.files:
         target = await fs.resolve(item.path)
@@ -98,7 +108,9 @@ async def _recover(fs: FileSystem, record: SetRecord) -> SetRecovery:
     kept: list[str] = []
     for item, target, version, text in found:
         if _is_new(text, item):
-            (restored if await _restore(fs, target, item, version) else kept).append(item.path)
+            capture = await capture_for(record, item) if capture_for is not None else None
+            done = await _restore(fs, target, item, version, capture)
+            (restored if done else kept).append(item.path)
         elif not _is(text, item.before):
             kept.append(item.path)
     return SetRecovery(
@@ -137,7 +149,11 @@ async def _current(fs: FileSystem, target: FsTarget) -> tuple[FsVersion | None, 
 
 
 async def _restore(
-    fs: FileSystem, target: FsTarget, item: SetFileRecord, version: FsVersion | None
+    fs: FileSystem,
+    target: FsTarget,
+    item: SetFileRecord,
+    version: FsVersion | None,
+    capture: FsCapture | None,
 ) -> bool:
     """Put `item`'s old text back, only over the version holding its new text; False when
     the guard refused (someone changed the file since it was read: theirs stands).
@@ -148,11 +164,11 @@ async def _restore(
     try:
         if item.before is None:
             assert version is not None
-            await fs.delete(target, version)
+            await fs.delete(target, version, capture=capture)
         elif version is None:
-            await fs.write_text(target, item.before, CreateIfAbsent())
+            await fs.write_text(target, item.before, CreateIfAbsent(), capture=capture)
         else:
-            await fs.write_text(target, item.before, ReplaceIfVersion(version))
+            await fs.write_text(target, item.before, ReplaceIfVersion(version), capture=capture)
     except FsError as error:
         if error.code not in _REFUSED:
             raise

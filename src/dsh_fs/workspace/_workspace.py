@@ -462,6 +462,7 @@ class Workspace:
                 journal_store,
                 max_bytes=config.max_bytes,
                 max_age_seconds=config.max_age_seconds,
+                set_records=set_records,
             )
             self._disposers.append(journal_store.close)
             self._disposers.append(self.context.use(JournalPlugin(journal_store), None).dispose)
@@ -762,9 +763,14 @@ class Workspace:
                 # go back wherever the rules say now (as an undo does).
                 fs = FenceOut(self._provider, self._fenced_out, _STORE)
                 found: list[SetRecovery] = []
+                # A killed set undo's roll-back is journaled (an undo of its undos): the
+                # journal must say the set is in force again, else undoing it again would
+                # undo only the files the killed undo had not reached.
+                journal = self.journal
+                capture_for = journal.recovery_capture if journal is not None else None
                 for records in self._set_records:
                     try:
-                        found.extend(await recover_sets(fs, records))
+                        found.extend(await recover_sets(fs, records, capture_for=capture_for))
                     except FsError as error:
                         # Records this process cannot list (another user's state folder)
                         # are not its own to settle: said once, and the calls go on.
