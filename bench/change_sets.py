@@ -8,6 +8,7 @@ alternate, so load hits both alike. Prints the medians and their ratio.
 
 from __future__ import annotations
 
+import os
 import statistics
 import sys
 import tempfile
@@ -59,6 +60,9 @@ async def _once(root: Path, store: Path | None, as_set: bool) -> float:
 
 async def _run(repeats: int, journal: bool) -> None:
     with tempfile.TemporaryDirectory() as scratch:
+        # Without a journal a set's intent record goes under $XDG_STATE_HOME/dsh-fs/sets, as
+        # a user's would: a state folder of the run's own, never the user's.
+        os.environ["XDG_STATE_HOME"] = str(Path(scratch) / "state")
         root = Path(scratch) / "root"
         root.mkdir()
         store = Path(scratch) / "store" if journal else None
