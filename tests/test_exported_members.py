@@ -199,6 +199,7 @@ SURFACES: dict[str, list[str]] = {
         "default_set_records_location",
         "real_path",
         "set_records_directory",
+        "still_real",
     ],
     "dsh_fs.providers.fsspec": [
         "FsspecFileSystem",

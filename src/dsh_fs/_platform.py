@@ -15,6 +15,8 @@ the umask, unchanged   ``/proc/self/status``           set and restore (racy)
 copy in the kernel     ``FICLONE``, ``copy_file_range`` reads and writes
 open a parent only     ``O_PATH`` (no read right)      ``O_RDONLY``
 pipe buffer size       ``F_SETPIPE_SZ``                the system's default
+a confined lookup      ``openat2`` (``RESOLVE_*``;     a walk, one ``readlink`` per
+                       Linux 5.6+, via ``syscall``)    component
 =====================  ==============================  ===============================
 
 `CURRENT` says which are used. Setting ``DSH_FS_PLATFORM=portable`` in the environment (or
@@ -42,17 +44,21 @@ import functools
 import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 
 __all__ = [
     "CURRENT",
     "NATIVE",
     "PORTABLE",
+    "RESOLVE_BENEATH",
+    "RESOLVE_NO_MAGICLINKS",
+    "RESOLVE_NO_SYMLINKS",
     "Capabilities",
     "copy_in_kernel",
     "descriptor_path",
     "force",
     "link_descriptor",
+    "open_confined",
     "open_unnamed",
     "parent_open_flag",
     "process_started",
@@ -96,6 +102,10 @@ class Capabilities:
     """``F_SETPIPE_SZ`` widens a pipe's buffer (Linux)."""
     o_tmpfile: bool
     """``O_TMPFILE``: an unnamed file in a directory (Linux)."""
+    openat2: bool
+    """``openat2`` with ``RESOLVE_*`` flags: the kernel confines a lookup in the same call
+    that opens (Linux 5.6+; where the kernel or a seccomp filter refuses the system call,
+    `open_confined` finds out on its first call and answers None from then on)."""
 
 
 NATIVE: Final = Capabilities(
@@ -108,6 +118,7 @@ NATIVE: Final = Capabilities(
     o_path=hasattr(os, "O_PATH"),
     pipe_size=hasattr(fcntl, "F_SETPIPE_SZ"),
     o_tmpfile=_LINUX and hasattr(os, "O_TMPFILE"),
+    openat2=_LINUX and hasattr(os, "O_PATH"),
 )
 """What this system has."""
 
@@ -121,6 +132,7 @@ PORTABLE: Final = Capabilities(
     o_path=False,
     pipe_size=False,
     o_tmpfile=False,
+    openat2=False,
 )
 """Nothing platform-specific: the code paths a system without Linux's calls takes."""
 
@@ -193,6 +205,87 @@ def link_descriptor(fd: int, name: str, dir_fd: int) -> None:
         OSError: from ``linkat``.
     """
     os.link(f"/proc/self/fd/{fd}", name, dst_dir_fd=dir_fd, follow_symlinks=True)
+
+
+RESOLVE_NO_MAGICLINKS: Final = 0x02
+"""``openat2``: fail (ELOOP) rather than follow a "magic link" (``/proc/PID/fd/N``,
+``/proc/PID/root``, ...), which jumps to its file without a path the walk could check."""
+RESOLVE_NO_SYMLINKS: Final = 0x04
+"""``openat2``: fail (ELOOP) at any symbolic link on the way, the last component's too."""
+RESOLVE_BENEATH: Final = 0x08
+"""``openat2``: fail (EXDEV) when the lookup would leave the directory ``dir_fd`` (``..``
+above it, an absolute path or link, a link leading out)."""
+
+_SYS_OPENAT2: Final = 437
+"""``openat2``'s system call number: the same on every Linux architecture (a number of
+the unified table, Linux 5.6+)."""
+
+_AT_FDCWD: Final = -100
+
+
+@functools.cache
+def _load_openat2() -> Callable[[int, bytes, int, int], int] | None:
+    """``openat2`` through libc's ``syscall`` (Python has no ``os.openat2``), or None where
+    libc, the kernel or a seccomp filter lacks it; probed once, on first use (``ctypes``
+    costs milliseconds to import: a process that never looks a path up never pays it)."""
+    import ctypes  # only a confined lookup needs it
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+    except OSError:  # pragma: no cover - no C library to load
+        return None
+    syscall = getattr(libc, "syscall", None)
+    if syscall is None:  # pragma: no cover - a libc without syscall(2)
+        return None
+    syscall.restype = ctypes.c_long
+
+    class OpenHow(ctypes.Structure):
+        _fields_ = (
+            ("flags", ctypes.c_uint64),
+            ("mode", ctypes.c_uint64),
+            ("resolve", ctypes.c_uint64),
+        )
+
+    size = ctypes.c_size_t(ctypes.sizeof(OpenHow))
+
+    @functools.cache
+    def how(flags: int, resolve: int) -> Any:
+        # One struct per combination, built once: building one costs more than the call.
+        return ctypes.byref(OpenHow(flags, 0, resolve))
+
+    def openat2(dir_fd: int, path: bytes, flags: int, resolve: int) -> int:
+        fd = int(syscall(_SYS_OPENAT2, ctypes.c_int(dir_fd), path, how(flags, resolve), size))
+        if fd < 0:
+            code = ctypes.get_errno()
+            raise OSError(code, os.strerror(code), os.fsdecode(path))
+        return fd
+
+    try:
+        os.close(openat2(_AT_FDCWD, b"/", os.O_PATH | os.O_CLOEXEC, RESOLVE_NO_MAGICLINKS))
+    except OSError:
+        return None  # ENOSYS (an older kernel), EPERM (a seccomp filter), ...
+    return openat2
+
+
+def open_confined(path: str, flags: int, resolve: int, dir_fd: int | None = None) -> int | None:
+    """`path` opened (``os.open``'s `flags`, ``O_CLOEXEC`` added) by ``openat2`` with the
+    ``RESOLVE_*`` bits `resolve`, relative to `dir_fd` (default: the working directory); None
+    where ``openat2`` is not used (`Capabilities.openat2`, or the probe failed): the caller
+    then looks the path up the portable way.
+
+    Raises:
+        OSError: the open failed, or the kernel refused the lookup: ELOOP (a link the
+            `resolve` bits forbid), EXDEV (``RESOLVE_BENEATH``: it would leave `dir_fd`),
+            EAGAIN (a concurrent rename made the kernel give up: retrying may work).
+    """
+    if not CURRENT.openat2:
+        return None
+    openat2 = _load_openat2()
+    if openat2 is None:
+        return None
+    return openat2(
+        _AT_FDCWD if dir_fd is None else dir_fd, os.fsencode(path), flags | os.O_CLOEXEC, resolve
+    )
 
 
 def sync(fd: int) -> None:

@@ -283,8 +283,10 @@ def swapped_once_looked_at(victim: Path, monkeypatch: pytest.MonkeyPatch) -> Ite
 
 
 def test_os_path_realpath_fails_where_real_path_answers(
-    top: Path, monkeypatch: pytest.MonkeyPatch
+    top: Path, monkeypatch: pytest.MonkeyPatch, portable: None
 ) -> None:
+    # The walk (the portable way, and the fallback where the kernel's lookup fails): where
+    # the kernel resolves a path (`kernel_path`), no `readlink` of ours can be raced at all.
     (top / "data.txt").write_text("data\n", encoding="utf-8")
     victim = top / "link"
     if sys.version_info < (3, 13):  # the failure this replaces: lstat, swap, readlink EINVAL
@@ -355,8 +357,9 @@ async def test_lstat_of_an_entry_that_never_holds_still_is_an_io_error_saying_re
 
 
 async def test_a_tool_racing_a_forced_swap_gets_an_answer_not_an_internal_error(
-    top: Path, monkeypatch: pytest.MonkeyPatch
+    top: Path, monkeypatch: pytest.MonkeyPatch, portable: None
 ) -> None:
+    # The walk, forced: the kernel's lookup never calls the `readlink` this swap hooks.
     (top / "root").mkdir()
     (top / "root" / "data.txt").write_text("data\n", encoding="utf-8")
     victim = top / "root" / "link"

@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ._guards import LocalGuards
-from ._realpath import real_path
+from ._realpath import real_path, still_real
 
 __all__ = [
     "LocalFileSystem",
@@ -29,6 +29,7 @@ __all__ = [
     "default_set_records_location",
     "real_path",
     "set_records_directory",
+    "still_real",
 ]
 
 if TYPE_CHECKING:

@@ -346,7 +346,11 @@ class LocalFileSystem(FileSystem):
                 return None
             with map_os_errors("read", display):
                 data = os.read(opened.fd, INLINE_READ_BYTES + 1)
-                if len(data) > INLINE_READ_BYTES or (data and os.read(opened.fd, 1)):
+                # Asked once more only when the read did not end at the size `fstat` gave
+                # (a short read, or a file that changed since): more bytes mean a thread.
+                if len(data) > INLINE_READ_BYTES or (
+                    data and len(data) != opened.info.st_size and os.read(opened.fd, 1)
+                ):
                     return None
                 self._remember_read(opened.fd, opened.info, data)
         finally:

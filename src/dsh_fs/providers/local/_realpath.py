@@ -15,14 +15,23 @@ import os
 import stat as st_mode
 from dataclasses import dataclass
 
+from dsh_fs._platform import (
+    RESOLVE_NO_MAGICLINKS,
+    RESOLVE_NO_SYMLINKS,
+    descriptor_path,
+    open_confined,
+)
+
 __all__ = [
     "MAX_SYMLINKS",
     "PATH_MAX",
     "LinkChanged",
     "Resolved",
+    "kernel_path",
     "lstat_link",
     "real_path",
     "resolve_path",
+    "still_real",
 ]
 
 MAX_SYMLINKS = 40
@@ -85,6 +94,9 @@ def resolve_path(path: str, *, strict: bool = False) -> Resolved:
         if strict:
             raise OSError(errno.ENAMETOOLONG, os.strerror(errno.ENAMETOOLONG), path)
         return Resolved(path=path, failed=errno.ENAMETOOLONG)
+    kernel = kernel_path(path)
+    if kernel is not None:
+        return Resolved(path=kernel, failed=0)
     pending = path.split("/")[::-1]  # components still to walk, the next one last
     resolved = ""  # the walked prefix ("/a/b"); "" is the root
     links = 0
@@ -115,6 +127,55 @@ def resolve_path(path: str, *, strict: bool = False) -> Resolved:
             resolved = ""
         pending.extend(target.split("/")[::-1])
     return Resolved(path=resolved or "/", failed=failed)
+
+
+_LOOKUP = getattr(os, "O_PATH", 0)
+"""An ``O_PATH`` open looks a path up and opens nothing: a FIFO, a device or a file without
+read permission is never opened for real. (Never with ``O_NOFOLLOW``: with ``O_PATH`` it
+opens a final link itself, which ``RESOLVE_NO_SYMLINKS`` would then let through.)"""
+
+_DELETED = " (deleted)"
+"""What Linux appends to a descriptor's path once its file was unlinked."""
+
+
+def kernel_path(path: str) -> str | None:
+    """The real path of the existing absolute `path`, looked up by the kernel (three system
+    calls) where it can confine the lookup; None where it cannot, or when the path does not
+    lead to an existing entry, crosses a magic link (``/proc/self/fd/N``: the walk reads
+    such a link as text, the kernel jumps to its file) or was unlinked meanwhile: the walk
+    answers then. An existing path's kernel path is the walk's answer: both take ``..``
+    after a link physically and a mount point as the path reached it."""
+    try:
+        fd = open_confined(path, _LOOKUP, RESOLVE_NO_MAGICLINKS)
+    except (OSError, ValueError):
+        return None  # missing, below a file, a loop, a magic link, a NUL: the walk says
+    if fd is None:
+        return None
+    try:
+        real = descriptor_path(fd)
+    finally:
+        os.close(fd)
+    if real is None or not real.startswith("/") or real.endswith(_DELETED):
+        return None  # not a path of this namespace, or unlinked meanwhile: the walk says
+    return real
+
+
+def still_real(path: str) -> bool:
+    """Whether the canonical absolute `path` (a `real_path` answer) still names an existing
+    entry without any symbolic link on the way, the last component included, so that it is
+    its own real path: one ``openat2`` with ``RESOLVE_NO_SYMLINKS`` (and a close). False
+    where the kernel cannot say so in one call, when a link was swapped in since, or when
+    nothing is there: the caller resolves the path the usual way then."""
+    if "//" in path or "/./" in path or "/../" in path or path.endswith(("/.", "/..")):
+        return False  # not canonical: lexical steps the kernel would take differently
+    try:
+        fd = open_confined(path, _LOOKUP, RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS)
+    except (OSError, ValueError):
+        return False
+    if fd is None:
+        return False
+    os.close(fd)
+    return True
 
 
 _LSTAT_ATTEMPTS = 8

@@ -12,7 +12,7 @@ import errno
 import os
 from collections.abc import Sequence
 
-from ..local import real_path
+from ..local import real_path, still_real
 
 __all__ = ["canonical", "canonical_root", "is_within", "within_any"]
 
@@ -53,6 +53,11 @@ def canonical(path: str) -> str:
             a long chain), ENAMETOOLONG when it is longer than the kernel accepts: no
             operation could land anywhere, and no answer is guessed.
     """
+    # The fence re-checks target keys, which were canonical when resolved: where the kernel
+    # says in one call that no link lies on the way now, the key is its own answer (a link
+    # swapped in since, a missing tail: the walk decides, as everywhere else).
+    if still_real(path):
+        return path
     return real_path(path, strict=True)
 
 
