@@ -26,13 +26,18 @@ from ._versions import VersionBook
 
 __all__ = ["STREAM_CHUNK_SIZE", "TextChunks", "stream_text"]
 
-STREAM_CHUNK_SIZE = 256 * 1024
+STREAM_CHUNK_SIZE = 64 * 1024
 """Bytes per `stream_text` read, into one reused buffer. Each chunk's text is a fresh string
-(1, 2 or 4 bytes a character). At 1 MiB, glibc handed most of those strings fresh pages in
-a long-lived process: a 1 GB scan took over 500,000 page faults, a third of its CPU time.
-At this size the freed strings are reused and a scan takes almost none. Smaller chunks cost
-more in loop turns; 512 KiB measured about the same, with more faults (`python -m
-bench.warm_scan`; the measurements are in `bench/results.md`)."""
+(1, 2 or 4 bytes a character), and what glibc does with it decides a scan's cost: at 1 MiB
+it handed most of those strings fresh pages even in a long-lived process (a 1 GB scan took
+over 500,000 page faults, a third of its CPU time); at 256 KiB a settled process reused
+them, but a fresh one (the bench's cold rows, a CLI run) still faulted every string in: a
+first read of the 100 MB bench file took ~49,000 faults and 0.21-0.23 s of CPU against the
+validating baseline's 0.16 s. At 64 KiB the strings stay below what glibc maps and trims
+afresh: ~210 faults and 0.11-0.12 s (issue 44; 32 KiB: ~130 faults, more loop turns,
+0.12-0.13 s). In a settled process 64 KiB is a little slower than 256 KiB, well inside the
+target either way (`python -m bench.warm_scan`; the measurements are in
+`bench/results.md`)."""
 
 
 @asynccontextmanager

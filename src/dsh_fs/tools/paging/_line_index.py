@@ -33,8 +33,8 @@ MAX_INDEXED_CHUNKS = 1 << 18
 
 MAX_FILE_CHECKPOINTS = 1 << 14
 """Chunk starts one index keeps at most (256 KiB): every chunk start of a file of up to
-4 GiB in 256 KiB chunks, every second one up to 8 GiB, and so on, so a file of any size is
-indexed in bounded memory."""
+1 GiB in the local provider's 64 KiB chunks, every second one up to 2 GiB, and so on, so a
+file of any size is indexed in bounded memory."""
 
 MAX_INDEXED_FILES = 256
 """Files a workspace keeps an index for at most."""
