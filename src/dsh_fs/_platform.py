@@ -253,8 +253,10 @@ def _load_openat2() -> Callable[[int, bytes, int, int], int] | None:
         # One struct per combination, built once: building one costs more than the call.
         return ctypes.byref(OpenHow(flags, 0, resolve))
 
+    number = ctypes.c_long(_SYS_OPENAT2)
+
     def openat2(dir_fd: int, path: bytes, flags: int, resolve: int) -> int:
-        fd = int(syscall(_SYS_OPENAT2, ctypes.c_int(dir_fd), path, how(flags, resolve), size))
+        fd = int(syscall(number, ctypes.c_int(dir_fd), path, how(flags, resolve), size))
         if fd < 0:
             code = ctypes.get_errno()
             raise OSError(code, os.strerror(code), os.fsdecode(path))
@@ -277,7 +279,11 @@ def open_confined(path: str, flags: int, resolve: int, dir_fd: int | None = None
         OSError: the open failed, or the kernel refused the lookup: ELOOP (a link the
             `resolve` bits forbid), EXDEV (``RESOLVE_BENEATH``: it would leave `dir_fd`),
             EAGAIN (a concurrent rename made the kernel give up: retrying may work).
+        ValueError: `path` holds a NUL byte, as for ``os.open``.
     """
+    if "\0" in path:
+        # A C string ends at the NUL: the kernel would look up a shorter, other path.
+        raise ValueError("embedded null byte")
     if not CURRENT.openat2:
         return None
     openat2 = _load_openat2()

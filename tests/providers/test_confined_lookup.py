@@ -135,6 +135,18 @@ def test_a_key_is_still_real_only_while_no_link_lies_on_its_way(
     assert not still_real(key)
 
 
+@pytest.mark.usefixtures("platform_paths")
+def test_a_path_with_a_nul_byte_is_never_cut_short_at_it(world: Path) -> None:
+    # A C string would end at the NUL, naming the existing directory before it.
+    spelled = str(world / "root" / "dir") + "\0/../../outside/secret.txt"
+    with pytest.raises(ValueError, match="embedded null byte"):
+        _platform.open_confined(spelled, os.O_PATH, _platform.RESOLVE_NO_MAGICLINKS)
+    assert kernel_path(spelled) is None
+    assert not still_real(spelled)
+    with pytest.raises(ValueError, match="embedded null byte"):
+        real_path(spelled)
+
+
 def test_without_openat2_the_walk_answers_every_lookup(
     world: Path, outside_fd: int, portable: None
 ) -> None:
