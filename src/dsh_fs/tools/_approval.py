@@ -42,9 +42,11 @@ from dsh_fs.fs import (
     CreateIfAbsent,
     FileSystem,
     FsCapture,
+    FsDecoded,
     FsDeleteOutcome,
     FsEdit,
     FsEditOutcome,
+    FsEncoding,
     FsFileType,
     FsMkdirOutcome,
     FsMoveOutcome,
@@ -126,7 +128,11 @@ class ProposedChange:
     content: str | None = None
     """The exact new content of a `write`; None for the other actions."""
     digest: str | None = None
-    """The sha256 (hex) of `content`'s UTF-8 bytes; None without content."""
+    """The sha256 (hex) of the bytes `content` is published as: in the codec and with the
+    BOM of the file it replaces (SPEC §12), UTF-8 for a new file; None without content."""
+    encoding: str | None = None
+    """The codec of the file a write replaces when it is not UTF-8 (``cp1252``,
+    ``utf-16-le``…, SPEC §12); None: UTF-8, or a new file."""
 
     def to_data(self) -> dict[str, Any]:
         """Plain JSON data."""
@@ -138,7 +144,7 @@ class ProposedChange:
             "base": self.base,
             "content": self.content,
             "digest": self.digest,
-        }
+        } | ({} if self.encoding is None else {"encoding": self.encoding})
 
     @classmethod
     def from_data(cls, data: Any) -> ProposedChange:
@@ -160,6 +166,7 @@ class ProposedChange:
             base=FsVersion(b) if (b := _optional(data, "base")) is not None else None,
             content=_optional(data, "content"),
             digest=_optional(data, "digest"),
+            encoding=_optional(data, "encoding"),
         )
 
 
@@ -250,9 +257,41 @@ Approver: TypeAlias = Callable[[Proposal], "Approval | Awaitable[Approval | None
 `FS_NOT_APPROVED`; the approver may keep the proposal and `Session.apply` it later)."""
 
 
-def digest_of(content: str) -> str:
-    """The sha256 (hex) of `content`'s UTF-8 bytes."""
-    return hashlib.sha256(content.encode("utf-8", "surrogatepass")).hexdigest()
+def digest_of(content: str, encoding: FsEncoding | None = None) -> str:
+    """The sha256 (hex) of the bytes `content` is published as over a file in `encoding`
+    (its codec, and its BOM when `content` has none: a write keeps both, SPEC §12); None:
+    UTF-8, as a new file.
+
+    Raises:
+        UnicodeEncodeError: the codec cannot encode a character of `content`.
+    """
+    return hashlib.sha256(_published_bytes(content, encoding)).hexdigest()
+
+
+def _published_bytes(content: str, encoding: FsEncoding | None) -> bytes:
+    if encoding is None:
+        return content.encode("utf-8", "surrogatepass")
+    if encoding.bom and not content.startswith("\ufeff"):
+        content = "\ufeff" + content
+    if encoding.utf8:
+        return content.encode("utf-8", "surrogatepass")
+    return content.encode(encoding.codec)
+
+
+def _pinned_digest(
+    content: str, encoding: FsEncoding, verb: Literal["edit", "write"], path: str, where: str
+) -> str:
+    """`digest_of` for a proposal: a character the file's codec cannot encode is refused
+    before anyone is asked, as the tool refuses it (`FS_NOT_ENCODABLE`)."""
+    try:
+        return digest_of(content, encoding)
+    except UnicodeEncodeError as exc:
+        char = exc.object[exc.start]
+        raise messages.not_encodable(verb, path, encoding.codec, char, where) from None
+
+
+def _codec_name(encoding: FsEncoding) -> str | None:
+    return None if encoding.utf8 else encoding.codec
 
 
 def workspace_id(roots: Sequence[str]) -> str:
@@ -320,8 +359,21 @@ class ApprovalGate:
 async def current_text(
     fs: FileSystem, target: FsTarget, verb: messages.Verb
 ) -> tuple[str, FsVersion]:
-    """The file's text and the version it is the text of (a second `stat` proves that no
-    writer got in between, as change sets stage).
+    """The file's text and the version it is the text of (see `current_decoded`).
+
+    Raises:
+        FsError: as `current_decoded`.
+    """
+    decoded, version = await current_decoded(fs, target, verb)
+    return decoded.text, version
+
+
+async def current_decoded(
+    fs: FileSystem, target: FsTarget, verb: messages.Verb
+) -> tuple[FsDecoded, FsVersion]:
+    """The file's text in its encoding (SPEC §12: a BOM, a rule, a fallback) and the version
+    it is the text of (a second `stat` proves that no writer got in between, as change sets
+    stage).
 
     Raises:
         FsError: the file is missing, not a regular file, not text, or kept changing
@@ -332,11 +384,11 @@ async def current_text(
         raise messages.not_found(verb, target.display_path)
     if info.type is not FsFileType.FILE:
         raise messages.not_regular_file(verb, target.display_path)
-    text = await fs.read_text(target)
+    decoded = await fs.read_decoded(target)
     again = await fs.stat(target)
     if again is None or again.version != info.version:
         raise _stale(verb, target.display_path)
-    return text, info.version
+    return decoded, info.version
 
 
 def _stale(verb: messages.Verb, path: str) -> FsError:
@@ -423,9 +475,12 @@ class ApprovingFileSystem(WrapperFileSystem):
         self.gate.used.add(proposal.id)
         return approval
 
-    async def approve_set(self, files: Sequence[tuple[FsTarget, FsVersion, str, str]]) -> None:
+    async def approve_set(
+        self, files: Sequence[tuple[FsTarget, FsVersion, str, str, FsEncoding]]
+    ) -> None:
         """Ask once for a whole change set (SPEC §13: one approval, one diff): `files` are
-        (target, base version, text before, text after). The set's own writes of exactly
+        (target, base version, text before, text after, the encoding the file is in). The
+        set's own writes of exactly
         those texts then pass without a question (each still guarded by its version, so the
         pin holds file by file), and so do its roll-back writes of the texts before.
 
@@ -443,13 +498,16 @@ class ApprovingFileSystem(WrapperFileSystem):
                 path=target.display_path,
                 base=version,
                 content=after,
-                digest=digest_of(after),
+                digest=_pinned_digest(after, encoding, "edit", target.display_path, "new_string"),
+                encoding=_codec_name(encoding),
             )
-            for target, version, _, after in files
+            for target, version, _, after, encoding in files
         )
-        diff = "".join(unified_diff(t.display_path, before, after) for t, _, before, after in files)
+        diff = "".join(
+            unified_diff(t.display_path, before, after) for t, _, before, after, _ in files
+        )
         approval = await self._ask(changes, diff)
-        for target, _, before, after in files:
+        for target, _, before, after, _ in files:
             self._granted[(str(target.target_key), digest_of(after))] = approval
             self._granted[(str(target.target_key), digest_of(before))] = approval
 
@@ -491,20 +549,29 @@ class ApprovingFileSystem(WrapperFileSystem):
             # The guard refuses this write anyway: nobody is asked about a change that
             # cannot land; the provider gives its own refusal.
             return await self.wrapped.write_text(target, content, expected, capture=capture)
-        before = None
+        before, shown = None, content
+        digest, codec = digest_of(content), None
         if base is not None:
-            before, seen = await current_text(self.wrapped, target, "write")
+            decoded, seen = await current_decoded(self.wrapped, target, "write")
             if seen != base:
                 raise messages.write_stale(target.display_path)
+            # The write keeps the file's codec and BOM (SPEC §12): those are the bytes.
+            before, codec = decoded.text, _codec_name(decoded.encoding)
+            digest = _pinned_digest(
+                content, decoded.encoding, "write", target.display_path, "content"
+            )
+            if decoded.encoding.bom and not content.startswith("\ufeff"):
+                shown = "\ufeff" + content  # the BOM stays: the diff shows no change there
         change = ProposedChange(
             action="write",
             verb="write",
             path=target.display_path,
             base=base,
             content=content,
-            digest=digest_of(content),
+            digest=digest,
+            encoding=codec,
         )
-        approval = await self._ask((change,), unified_diff(target.display_path, before, content))
+        approval = await self._ask((change,), unified_diff(target.display_path, before, shown))
         guard: WriteGuard = ReplaceIfVersion(base) if base is not None else CreateIfAbsent()
         try:
             return await self.wrapped.write_text(
@@ -527,11 +594,13 @@ class ApprovingFileSystem(WrapperFileSystem):
         info = await self.wrapped.stat(target)
         if info is None or (expected is not None and info.version != expected):
             raise messages.edit_stale(path)
-        before, base = await current_text(self.wrapped, target, "edit")
+        decoded, base = await current_decoded(self.wrapped, target, "edit")
         if expected is not None and base != expected:
             raise messages.edit_stale(path)
         # The edit applied in memory to the text of the base version: the diff shown and
-        # the bytes published are the same text.
+        # the bytes published are the same text, in the file's codec (SPEC §12; for a
+        # codec that proved the file, the bytes outside the replaced span are its own).
+        before = decoded.text
         after, count = apply_change(before, edit, path)
         change = ProposedChange(
             action="write",
@@ -539,7 +608,8 @@ class ApprovingFileSystem(WrapperFileSystem):
             path=path,
             base=base,
             content=after,
-            digest=digest_of(after),
+            digest=_pinned_digest(after, decoded.encoding, "edit", path, "new_string"),
+            encoding=_codec_name(decoded.encoding),
         )
         approval = await self._ask((change,), unified_diff(path, before, after))
         try:
@@ -638,6 +708,13 @@ class ApprovingFileSystem(WrapperFileSystem):
         await self.wrapped.delete_link(target)
 
 
+def _same_digest(content: str, encoding: FsEncoding, digest: str | None) -> bool:
+    try:
+        return digest_of(content, encoding) == digest
+    except UnicodeEncodeError:
+        return False
+
+
 def _pinned(error: FsError, verb: messages.Verb, path: str, base: FsVersion | None) -> FsError:
     """The publication's refusal in the words of the tool the model called: the file is no
     longer at the proposal's base (or a file appeared where none was), so it is stale."""
@@ -695,8 +772,14 @@ async def _publish(
     if proposal.workspace != gate.workspace or proposal.id in gate.used:
         raise messages.not_approved(first.verb, first.path)
     for change in proposal.changes:
+        # A new file's bytes are its UTF-8 (`digest_of`); a replaced file's are checked
+        # against the base file's codec and BOM below, once it is read.
         if change.action == "write" and (
-            change.content is None or digest_of(change.content) != change.digest
+            change.content is None
+            or (
+                change.base is None
+                and (change.encoding is not None or digest_of(change.content) != change.digest)
+            )
         ):
             raise messages.not_approved(change.verb, change.path)
     fs = context.get(FS)
@@ -708,9 +791,17 @@ async def _publish(
     for change, target in zip(proposal.changes, targets, strict=True):
         before: str | None = None
         if change.action == "write" and change.base is not None:
-            before, seen = await current_text(fs, target, change.verb)
+            decoded, seen = await current_decoded(fs, target, change.verb)
             if seen != change.base:
                 raise _stale(change.verb, change.path)
+            before = decoded.text
+            # Pinned to the bytes: the content in the codec and BOM the base file has (the
+            # write keeps them) must be the bytes whose digest was approved.
+            assert change.content is not None  # checked above
+            if _codec_name(decoded.encoding) != change.encoding or not _same_digest(
+                change.content, decoded.encoding, change.digest
+            ):
+                raise messages.not_approved(change.verb, change.path)
         elif change.action == "write" and await fs.stat(target) is not None:
             raise _stale(change.verb, change.path)
         befores.append(before)

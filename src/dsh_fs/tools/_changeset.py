@@ -31,8 +31,10 @@ from dsh_fs.fs import (
     FS,
     FS_EDIT_INTENT,
     SET_RECORDS,
+    UTF8,
     FileSystem,
     FsEdit,
+    FsEncoding,
     FsFileType,
     FsIntent,
     FsTarget,
@@ -90,6 +92,8 @@ class StagedFile:
     """The text once every edit of the file applied."""
     replacements: int = 0
     """How many occurrences its edits replaced."""
+    encoding: FsEncoding = UTF8
+    """The encoding staging read it in (SPEC §12: publication keeps it)."""
     published: FsWriteOutcome | None = None
     """Set once the file is published (its new version guards a roll-back)."""
 
@@ -162,13 +166,20 @@ class ChangeSet:
             raise messages.not_regular_file("edit", path)
         if expected is not None and info.version != expected:
             raise messages.edit_stale(path)
-        text = await self.fs.read_text(target)
+        decoded = await self.fs.read_decoded(target)
         # The read is not atomic with the stat: a second stat tells whether the text read is
         # the version stat saw (else a concurrent writer got in between: stale, as `edit`).
         again = await self.fs.stat(target)
         if again is None or again.version != info.version:
             raise messages.edit_stale(path)
-        return StagedFile(target=target, first=index, version=info.version, before=text, after=text)
+        return StagedFile(
+            target=target,
+            first=index,
+            version=info.version,
+            before=decoded.text,
+            after=decoded.text,
+            encoding=decoded.encoding,
+        )
 
     def check_size(self) -> None:
         """Refuse a set whose new content is over the bound, before anything is written.
@@ -195,7 +206,10 @@ class ChangeSet:
         if isinstance(fs, ApprovingFileSystem) and changed:
             # One approval for the whole set, one diff (SPEC §11.2), before any file lands.
             await fs.approve_set(
-                [(staged.target, staged.version, staged.before, staged.after) for staged in changed]
+                [
+                    (staged.target, staged.version, staged.before, staged.after, staged.encoding)
+                    for staged in changed
+                ]
             )
         records = self.context.get(SET_RECORDS) if self.context.has(SET_RECORDS) else None
         if records is not None and changed:
