@@ -475,41 +475,84 @@ class ApprovingFileSystem(WrapperFileSystem):
         self.gate.used.add(proposal.id)
         return approval
 
-    async def approve_set(
-        self, files: Sequence[tuple[FsTarget, FsVersion, str, str, FsEncoding]]
-    ) -> None:
+    async def approve_set(self, files: Sequence[SetFile]) -> None:
         """Ask once for a whole change set (SPEC §13: one approval, one diff): `files` are
-        (target, base version, text before, text after, the encoding the file is in). The
-        set's own writes of exactly
-        those texts then pass without a question (each still guarded by its version, so the
-        pin holds file by file), and so do its roll-back writes of the texts before.
+        `SetFile`s (a file's text replaced, created, deleted, or moved with its text). The
+        set's own steps then pass without a question: the writes of exactly those texts
+        (each still guarded by its version, so the pin holds file by file), its deletes and
+        moves, and so do the steps of its roll-back.
 
         Raises:
-            FsError: `FS_REJECTED`, `FS_NOT_APPROVED`.
+            FsError: `FS_REJECTED`, `FS_NOT_APPROVED`; `FS_NOT_ENCODABLE` for a text the
+                file's codec cannot encode (nobody is asked).
         """
-        if not any(
-            self.gate.required("write", (t.display_path,), overwrites=True) for t, *_ in files
-        ):
+        if not any(self._required(file) for file in files):
             return
-        changes = tuple(
-            ProposedChange(
-                action="write",
-                verb="edit",
-                path=target.display_path,
-                base=version,
-                content=after,
-                digest=_pinned_digest(after, encoding, "edit", target.display_path, "new_string"),
-                encoding=_codec_name(encoding),
-            )
-            for target, version, _, after, encoding in files
+        changes: list[ProposedChange] = []
+        diffs: list[str] = []
+        for target, version, before, after, encoding, move_to in files:
+            path = target.display_path
+            if after is None:
+                changes.append(
+                    ProposedChange(action="delete", verb="delete", path=path, base=version)
+                )
+                diffs.append(unified_diff(path, before, None))
+                continue
+            if after != before:
+                verb: Literal["edit", "write"] = "edit" if before is not None else "write"
+                where = "new_string" if before is not None else "content"
+                code = encoding if before is not None else None
+                changes.append(
+                    ProposedChange(
+                        action="write",
+                        verb=verb,
+                        path=path,
+                        base=version,
+                        content=after,
+                        digest=digest_of(after)
+                        if code is None
+                        else _pinned_digest(after, code, verb, path, where),
+                        encoding=None if code is None else _codec_name(code),
+                    )
+                )
+                diffs.append(unified_diff(path, before, after))
+            if move_to is not None:
+                # After its text changed, the source's version is the write's (not known yet).
+                base = version if after == before else None
+                changes.append(
+                    ProposedChange(
+                        action="move",
+                        verb="move",
+                        path=move_to.display_path,
+                        source=path,
+                        base=base,
+                    )
+                )
+                diffs.append(f"rename from {path}\nrename to {move_to.display_path}\n")
+        approval = await self._ask(tuple(changes), "".join(diffs))
+        for target, _, before, after, _, move_to in files:
+            key = str(target.target_key)
+            for text in (before, after):
+                if text is not None:
+                    self._granted[(key, digest_of(text))] = approval
+            self._granted[(key, _DELETE)] = approval  # a delete, or a create's roll-back
+            if move_to is not None:
+                other = str(move_to.target_key)
+                self._granted[(key, other)] = approval  # the move and its roll-back
+                self._granted[(other, key)] = approval
+
+    def _required(self, file: SetFile) -> bool:
+        target, _, before, after, _, move_to = file
+        path = target.display_path
+        if after is None:
+            return self.gate.required("delete", (path,), overwrites=False)
+        if move_to is not None and self.gate.required(
+            "move", (path, move_to.display_path), overwrites=False
+        ):
+            return True
+        return after != before and self.gate.required(
+            "write", (path,), overwrites=before is not None
         )
-        diff = "".join(
-            unified_diff(t.display_path, before, after) for t, _, before, after, _ in files
-        )
-        approval = await self._ask(changes, diff)
-        for target, _, before, after, _ in files:
-            self._granted[(str(target.target_key), digest_of(after))] = approval
-            self._granted[(str(target.target_key), digest_of(before))] = approval
 
     def _recorded(self, capture: FsCapture | None, approval: Approval) -> FsCapture | None:
         if capture is None:
@@ -629,6 +672,10 @@ class ApprovingFileSystem(WrapperFileSystem):
         *,
         capture: FsCapture | None = None,
     ) -> FsDeleteOutcome:
+        granted = self._granted.get((str(target.target_key), _DELETE))
+        if granted is not None:  # a step of an approved set
+            capture = self._recorded(capture, granted)
+            return await self.wrapped.delete(target, expected, capture=capture)
         if not self.gate.required("delete", (target.display_path,), overwrites=False):
             return await self.wrapped.delete(target, expected, capture=capture)
         path = target.display_path
@@ -666,6 +713,10 @@ class ApprovingFileSystem(WrapperFileSystem):
         *,
         capture: FsCapture | None = None,
     ) -> FsMoveOutcome:
+        granted = self._granted.get((str(source.target_key), str(destination.target_key)))
+        if granted is not None:  # a step of an approved set
+            capture = self._recorded(capture, granted)
+            return await self.wrapped.move(source, destination, expected, replace, capture=capture)
         paths = (source.display_path, destination.display_path)
         if not self.gate.required("move", paths, overwrites=False):
             return await self.wrapped.move(source, destination, expected, replace, capture=capture)
@@ -713,6 +764,17 @@ def _same_digest(content: str, encoding: FsEncoding, digest: str | None) -> bool
         return digest_of(content, encoding) == digest
     except UnicodeEncodeError:
         return False
+
+
+SetFile: TypeAlias = tuple[
+    FsTarget, "FsVersion | None", "str | None", "str | None", FsEncoding, "FsTarget | None"
+]
+"""One file of a change set as `ApprovingFileSystem.approve_set` proposes it: the target, the
+version staging read (None: no file), the text before (None: no file) and after (None: the
+set deletes it), the encoding it is in, and where the set moves it (None: nowhere)."""
+
+_DELETE: Final = "\0delete"
+"""The `_granted` key of a set's delete of a file (no digest or target key looks like it)."""
 
 
 def _pinned(error: FsError, verb: messages.Verb, path: str, base: FsVersion | None) -> FsError:
