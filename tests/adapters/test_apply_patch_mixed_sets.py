@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from openai.types.responses import ResponseApplyPatchToolCall, ResponseFunctionToolCall
 
-from dsh_fs import Workspace
+from dsh_fs import Approval, Proposal, Workspace
 from dsh_fs.adapters import execute_openai_response
 from dsh_fs.fs import (
     FsCapture,
@@ -253,3 +253,33 @@ async def test_a_process_killed_mid_response_is_rolled_back_whole_at_the_next_st
             "moved.py": "def a():\n    return new\n",
             "new.py": "x = 1\n",
         }
+
+
+async def test_under_approval_the_whole_response_is_one_question_and_lands_whole(
+    tmp_path: Path,
+) -> None:
+    root = (tmp_path / "ws").resolve()
+    root.mkdir()
+    asked: list[Proposal] = []
+
+    def approve(proposal: Proposal) -> Approval:
+        asked.append(proposal)
+        assert not (root / "new.py").exists()  # nothing lands while the person looks
+        return Approval(approved=True)
+
+    async with Workspace.sandbox(root, approve=approve) as workspace:
+        session = workspace.session()
+        await read_all(root, session)
+        replies = await execute_openai_response(session, mixed())
+    assert statuses(replies) == ["completed"] * 4, replies
+    (proposal,) = asked
+    # new.py created; a.py's new text created at moved.py and a.py deleted; b.py deleted.
+    assert [(change.action, Path(change.path).name) for change in proposal.changes] == [
+        ("write", "new.py"),
+        ("write", "moved.py"),
+        ("delete", "a.py"),
+        ("delete", "b.py"),
+        ("write", "c.py"),
+    ]
+    assert f"rename from {root / 'a.py'}\nrename to {root / 'moved.py'}\n" in proposal.diff
+    assert sorted(tree(root)) == ["c.py", "moved.py", "new.py"]

@@ -492,43 +492,45 @@ class ApprovingFileSystem(WrapperFileSystem):
         diffs: list[str] = []
         for target, version, before, after, encoding, move_to in files:
             path = target.display_path
-            if after is None:
-                changes.append(
-                    ProposedChange(action="delete", verb="delete", path=path, base=version)
-                )
-                diffs.append(unified_diff(path, before, None))
-                continue
-            if after != before:
+            if move_to is not None:
+                diffs.append(f"rename from {path}\nrename to {move_to.display_path}\n")
+                if after == before:  # a rename
+                    changes.append(
+                        ProposedChange(
+                            action="move",
+                            verb="move",
+                            path=move_to.display_path,
+                            source=path,
+                            base=version,
+                        )
+                    )
+                    continue
+            if after is not None and after != before:
+                # A patched move lands as its new text created at the destination (then
+                # the source deleted): what the diff shows against the text before.
+                where = move_to or target
                 verb: Literal["edit", "write"] = "edit" if before is not None else "write"
-                where = "new_string" if before is not None else "content"
-                code = encoding if before is not None else None
+                pinned = encoding if before is not None else None
                 changes.append(
                     ProposedChange(
                         action="write",
                         verb=verb,
-                        path=path,
-                        base=version,
+                        path=where.display_path,
+                        base=None if move_to is not None else version,
                         content=after,
                         digest=digest_of(after)
-                        if code is None
-                        else _pinned_digest(after, code, verb, path, where),
-                        encoding=None if code is None else _codec_name(code),
+                        if pinned is None
+                        else _pinned_digest(after, pinned, verb, path, "new_string"),
+                        encoding=None if pinned is None else _codec_name(pinned),
                     )
                 )
                 diffs.append(unified_diff(path, before, after))
-            if move_to is not None:
-                # After its text changed, the source's version is the write's (not known yet).
-                base = version if after == before else None
+            if after is None or move_to is not None:
                 changes.append(
-                    ProposedChange(
-                        action="move",
-                        verb="move",
-                        path=move_to.display_path,
-                        source=path,
-                        base=base,
-                    )
+                    ProposedChange(action="delete", verb="delete", path=path, base=version)
                 )
-                diffs.append(f"rename from {path}\nrename to {move_to.display_path}\n")
+                if after is None:
+                    diffs.append(unified_diff(path, before, None))
         approval = await self._ask(tuple(changes), "".join(diffs))
         for target, _, before, after, _, move_to in files:
             key = str(target.target_key)
@@ -538,8 +540,11 @@ class ApprovingFileSystem(WrapperFileSystem):
             self._granted[(key, _DELETE)] = approval  # a delete, or a create's roll-back
             if move_to is not None:
                 other = str(move_to.target_key)
-                self._granted[(key, other)] = approval  # the move and its roll-back
+                self._granted[(key, other)] = approval  # a rename and its roll-back
                 self._granted[(other, key)] = approval
+                if after is not None:  # a patched move: its text created there, and removed
+                    self._granted[(other, digest_of(after))] = approval
+                    self._granted[(other, _DELETE)] = approval
 
     def _required(self, file: SetFile) -> bool:
         target, _, before, after, _, move_to = file
