@@ -94,7 +94,7 @@ async def test_a_hunk_that_does_not_match_in_any_call_changes_no_file(
         if number != failing:
             assert reply["output"] == (
                 f"Error: not applied: the patch to {culprit} in the same response failed, "
-                "and a response's update_file operations apply all or none"
+                "and a response's apply_patch operations apply all or none"
             )
     assert on_disk(root) == before
 

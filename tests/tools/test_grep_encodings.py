@@ -91,3 +91,32 @@ async def _grep_for(
         result = await workspace.session().call("grep", {"pattern": pattern})
     assert not result.is_error, result.text
     return result.text
+
+
+def _bom_tree(tmp_path: Path) -> Path:
+    root = tmp_path.resolve()
+    (root / "legacy").mkdir()
+    text = "Größe: eins\r\nGröße: zwei €\r\n"
+    (root / "legacy" / "bom.txt").write_bytes(codecs.BOM_UTF8 + text.encode("cp1252"))
+    (root / "legacy" / "bom_only.txt").write_bytes(codecs.BOM_UTF8 + b"\r\n")
+    (root / "plain.md").write_text("Größe: utf8\n", encoding="utf-8")
+    return root
+
+
+async def test_a_cp1252_rule_file_that_starts_with_a_utf8_bom_gets_the_same_hits_either_way(
+    tmp_path: Path,
+) -> None:
+    # The rule wins over a UTF-8 BOM (SPEC §12): the file's first bytes are cp1252 text too
+    # ("ï»¿"), on the first line as everywhere else, through ripgrep as through the engine.
+    root = _bom_tree(tmp_path)
+    for pattern in ("Größe: \\w+", "^ï»¿Größe", "ï»¿", "zwei €$"):
+        ripgrep = await _grep_for(root, True, {"legacy/": "cp1252"}, pattern)
+        pure = await _grep_for(root, False, {"legacy/": "cp1252"}, pattern)
+        assert ripgrep == pure, pattern
+    found = await _grep_for(root, False, {"legacy/": "cp1252"}, "Größe: \\w+")
+    assert "Größe: eins" in found
+    assert "Größe: zwei" in found
+    async with Workspace.sandbox(root, encodings={"legacy/": "cp1252"}) as workspace:
+        read = await workspace.session().call("read", {"file_path": "legacy/bom.txt"})
+    assert read.value is not None
+    assert read.value["lines"][0]["text"] == "ï»¿Größe: eins"

@@ -29,7 +29,7 @@ from ._vocabulary import Vocabulary
 
 if TYPE_CHECKING:
     from dsh_fs.runtime import ToolResult
-    from dsh_fs.tools import DialectOperation
+    from dsh_fs.tools import DialectGrants, DialectOperation
     from dsh_fs.workspace import Session, Workspace
 
 __all__ = [
@@ -153,7 +153,7 @@ async def execute_openai_response(
     """
     replies: list[FunctionCallOutput | ApplyPatchCallOutput] = []
     items = list(output_items or ())
-    # A run of apply_patch calls that only update files is one change set: all or none.
+    # A run of apply_patch calls is one change set: all or none.
     together = _patch_sets(session, items)
     for position, item in enumerate(items):
         kind = field(item, "type")
@@ -184,14 +184,15 @@ async def execute_openai_response(
     return replies
 
 
-_Call = tuple[str, "list[dict[str, Any]] | V4AError", str]
-"""One ``update_file`` call of a set: its path, its hunks (or why its diff is not V4A), its
-call id."""
+_Call = tuple[str, "dict[str, Any] | V4AError", str]
+"""One ``apply_patch`` call of a set: its path, its `patch_files` operation (or why its diff
+is not V4A), its call id."""
 
 
 class _PatchSet:
-    """Consecutive ``update_file`` calls of one response (each: path, parsed hunks), applied
-    together by the internal `patch_files` tool the first time one of them asks."""
+    """Consecutive ``apply_patch`` calls of one response (each: path, its `patch_files`
+    operation), applied together by the internal `patch_files` tool the first time one of
+    them asks."""
 
     def __init__(self, session: Session, calls: list[_Call]):
         self.session = session
@@ -204,25 +205,20 @@ class _PatchSet:
         return self.outcomes[index]
 
     async def _apply(self) -> list[PatchOutcome]:
-        for number, (path, hunks, _) in enumerate(self.calls, 1):
-            if isinstance(hunks, V4AError):
-                own = _failed(f"Error: invalid diff for {path}: {hunks.message}")
+        patches: list[dict[str, Any]] = []
+        for number, (path, operation, _) in enumerate(self.calls, 1):
+            if isinstance(operation, V4AError):
+                own = _failed(f"Error: invalid diff for {path}: {operation.message}")
                 return self._one_failed(number, path, own)
-        patches = [{"file_path": path, "hunks": hunks} for path, hunks, _ in self.calls]
+            patches.append(operation)
         result = await self.session.call(
             "patch_files", {"patches": patches}, call_id=self.calls[0][2] or None, internal=True
         )
-        paths = [path for path, _, _ in self.calls]
         if not result.is_error and result.value is not None:
-            first = list(dict.fromkeys(paths))
-            shown = [file["path"] for file in result.value["files"]]
-            if len(shown) != len(first):  # two spellings of one file: as the model wrote it
-                shown = first
-            named = dict(zip(first, shown, strict=True))
-            return [{"status": "completed", "output": f"Updated file {named[p]}"} for p in paths]
+            return [{"status": "completed", "output": out} for out in result.value["outputs"]]
         failed = _SET_FAILURE.match(result.text)
         if failed is None:
-            return [_failed(VOCABULARY.reword(result.text, result.code))] * len(paths)
+            return [_failed(VOCABULARY.reword(result.text, result.code))] * len(self.calls)
         own = _failed(VOCABULARY.reword("Error: " + result.text[failed.end() :], result.code))
         return self._one_failed(int(failed["index"]), failed["path"], own)
 
@@ -230,7 +226,7 @@ class _PatchSet:
         """Operation `position` (1-based) failed with `own`; every other one was not applied."""
         others = _failed(
             f"Error: not applied: the patch to {culprit} in the same response failed, and a "
-            "response's update_file operations apply all or none"
+            "response's apply_patch operations apply all or none"
         )
         count = len(self.calls)
         return [own if number == position else others for number in range(1, count + 1)]
@@ -252,8 +248,8 @@ _SET_FAILURE = re.compile(r'^Error: edit (?P<index>\d+) of \d+ \("(?P<path>.*?)"
 
 def _patch_sets(session: Session, items: list[object]) -> dict[int, _Pending]:
     """The positions of `items` that apply as one set: runs of two or more consecutive
-    ``apply_patch_call`` items that each update a file in place (no ``move_to``), in a
-    workspace that grants changes. Anything else runs call by call."""
+    ``apply_patch_call`` items (creates, updates, moves, deletes) the workspace grants.
+    Anything else runs call by call."""
     together: dict[int, _Pending] = {}
     run: list[tuple[int, _Call]] = []
 
@@ -264,9 +260,10 @@ def _patch_sets(session: Session, items: list[object]) -> dict[int, _Pending]:
                 together[position] = _Pending(patch_set, index)
         run.clear()
 
-    allowed = session.workspace.dialects.allows("change")
+    grants = session.workspace.dialects
+    allowed = grants.allows("change")
     for position, item in enumerate(items):
-        call = _plain_update(item) if allowed else None
+        call = _set_operation(item, grants) if allowed else None
         if call is None:
             close()
         else:
@@ -275,23 +272,39 @@ def _patch_sets(session: Session, items: list[object]) -> dict[int, _Pending]:
     return together
 
 
-def _plain_update(item: object) -> _Call | None:
-    """An ``apply_patch_call`` updating a file in place: its path, hunks (or the diff's
-    error) and call id; None for anything else (which runs on its own)."""
+def _set_operation(item: object, grants: DialectGrants) -> _Call | None:
+    """An ``apply_patch_call`` as a `patch_files` operation: its path, the operation (or the
+    diff's error) and call id; None for anything else, or for what the workspace does not
+    grant, or a malformed call (which runs on its own and says why)."""
     if field(item, "type") != "apply_patch_call":
         return None
     operation = field(item, "operation")
-    path, diff = field(operation, "path"), field(operation, "diff")
-    if field(operation, "type") != "update_file" or field(operation, "move_to") is not None:
+    kind, path, diff = field(operation, "type"), field(operation, "path"), field(operation, "diff")
+    if kind not in _OPERATIONS or not grants.allows(_OPERATIONS[str(kind)]):
         return None
-    if not isinstance(path, str) or not path.strip() or not isinstance(diff, str):
+    if not isinstance(path, str) or not path.strip():
         return None
-    hunks: list[dict[str, Any]] | V4AError
+    call_id = str(field(item, "call_id") or "")
+    if kind == "delete_file":
+        return path, {"file_path": path, "delete": True}, call_id
+    move_to = field(operation, "move_to") if kind == "update_file" else None
+    if move_to is not None:
+        # A move runs through the workspace's `move` tool when alone: only where it is offered.
+        if not isinstance(move_to, str) or not move_to.strip() or "move" not in grants.offered:
+            return None
+        if not isinstance(diff, str) or not diff.strip():
+            return path, {"file_path": path, "move_to": move_to}, call_id
+    if not isinstance(diff, str):
+        return None
     try:
-        hunks = parse_update_diff(diff)
+        if kind == "create_file":
+            return path, {"file_path": path, "content": parse_create_diff(diff)}, call_id
+        patch: dict[str, Any] = {"file_path": path, "hunks": parse_update_diff(diff)}
     except V4AError as error:
-        hunks = error  # the set fails on it: no other update of the run applies either
-    return path, hunks, str(field(item, "call_id") or "")
+        return path, error, call_id  # the set fails on it: no other operation applies either
+    if move_to is not None:
+        patch["move_to"] = move_to
+    return path, patch, call_id
 
 
 async def _function_call(

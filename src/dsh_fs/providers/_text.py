@@ -8,6 +8,7 @@ file into text without U+0000 whose encoding reproduces the file's bytes exactly
 from __future__ import annotations
 
 import codecs
+import functools
 import sys
 from typing import Literal
 
@@ -17,6 +18,8 @@ from dsh_fs.fs import UTF8, FsEncoding, bom_encoding, messages, proven_text
 __all__ = [
     "CHECK_SLICE",
     "ChunkDecoder",
+    "CodecContest",
+    "ascii_safe",
     "check_text",
     "check_usable_path",
     "decode_file",
@@ -128,6 +131,12 @@ class ChunkDecoder:
     def pending(self) -> int:
         """How many bytes of an unfinished character the decoder holds."""
         return len(self._decoder.getstate()[0])
+
+    @property
+    def held(self) -> bytes:
+        """The bytes of an unfinished character the decoder holds."""
+        held: bytes = self._decoder.getstate()[0]
+        return held
 
     def decode(self, data: bytes, final: bool = False) -> str:
         """The text of `data` (plus any character completed by it); `final` at EOF.
@@ -267,6 +276,13 @@ def _common(a: str, b: str, limit: int, a_at: int, b_at: int, direction: int = 1
     return done
 
 
+@functools.lru_cache(maxsize=64)
+def ascii_safe(codec: str) -> bool:
+    """Whether `codec` maps every ASCII byte to itself both ways (`_ascii_safe`), cached:
+    ASCII text a stream returned as UTF-8 is that codec's text of the same bytes too."""
+    return _ascii_safe(codec)
+
+
 def _ascii_safe(codec: str) -> bool:
     """Whether `codec` maps every ASCII byte to itself both ways (so an ASCII chunk is its
     own text and proof)."""
@@ -375,3 +391,36 @@ class CodecDecoder:
         self._pending = have[len(encoded) :]
         self.consumed += len(encoded)
         return text
+
+
+class CodecContest:
+    """The codecs still in the running for a streamed file (SPEC §12: UTF-8 if the whole
+    file is UTF-8, else the first fallback that proves it whole), fed the same bytes in
+    order; each that fails drops out. The text is dropped: only the verdict is kept, so a
+    look ahead over the rest of a file runs in one chunk's memory."""
+
+    __slots__ = ("_decoders",)
+
+    def __init__(self, utf8: bool, candidates: list[str], display: str) -> None:
+        self._decoders: dict[str, ChunkDecoder | CodecDecoder] = {}
+        if utf8:
+            self._decoders["utf-8"] = ChunkDecoder("read", display)
+        for codec in candidates:
+            self._decoders[codec] = CodecDecoder(codec, display)
+
+    def feed(self, data: bytes, final: bool) -> None:
+        """`data`, the next bytes of the file (`final` at its end), to every codec left."""
+        for codec, decoder in list(self._decoders.items()):
+            try:
+                decoder.decode(data, final)
+            except FsError:
+                del self._decoders[codec]
+
+    @property
+    def open(self) -> bool:
+        """Whether reading on could still change the verdict (two codecs or more left)."""
+        return len(self._decoders) > 1
+
+    def winner(self) -> str | None:
+        """The first codec left, in the order given (UTF-8 first); None: every one failed."""
+        return next(iter(self._decoders), None)

@@ -42,9 +42,11 @@ from dsh_fs.fs import (
     CreateIfAbsent,
     FileSystem,
     FsCapture,
+    FsDecoded,
     FsDeleteOutcome,
     FsEdit,
     FsEditOutcome,
+    FsEncoding,
     FsFileType,
     FsMkdirOutcome,
     FsMoveOutcome,
@@ -126,7 +128,11 @@ class ProposedChange:
     content: str | None = None
     """The exact new content of a `write`; None for the other actions."""
     digest: str | None = None
-    """The sha256 (hex) of `content`'s UTF-8 bytes; None without content."""
+    """The sha256 (hex) of the bytes `content` is published as: in the codec and with the
+    BOM of the file it replaces (SPEC §12), UTF-8 for a new file; None without content."""
+    encoding: str | None = None
+    """The codec of the file a write replaces when it is not UTF-8 (``cp1252``,
+    ``utf-16-le``…, SPEC §12); None: UTF-8, or a new file."""
 
     def to_data(self) -> dict[str, Any]:
         """Plain JSON data."""
@@ -138,7 +144,7 @@ class ProposedChange:
             "base": self.base,
             "content": self.content,
             "digest": self.digest,
-        }
+        } | ({} if self.encoding is None else {"encoding": self.encoding})
 
     @classmethod
     def from_data(cls, data: Any) -> ProposedChange:
@@ -160,6 +166,7 @@ class ProposedChange:
             base=FsVersion(b) if (b := _optional(data, "base")) is not None else None,
             content=_optional(data, "content"),
             digest=_optional(data, "digest"),
+            encoding=_optional(data, "encoding"),
         )
 
 
@@ -250,9 +257,41 @@ Approver: TypeAlias = Callable[[Proposal], "Approval | Awaitable[Approval | None
 `FS_NOT_APPROVED`; the approver may keep the proposal and `Session.apply` it later)."""
 
 
-def digest_of(content: str) -> str:
-    """The sha256 (hex) of `content`'s UTF-8 bytes."""
-    return hashlib.sha256(content.encode("utf-8", "surrogatepass")).hexdigest()
+def digest_of(content: str, encoding: FsEncoding | None = None) -> str:
+    """The sha256 (hex) of the bytes `content` is published as over a file in `encoding`
+    (its codec, and its BOM when `content` has none: a write keeps both, SPEC §12); None:
+    UTF-8, as a new file.
+
+    Raises:
+        UnicodeEncodeError: the codec cannot encode a character of `content`.
+    """
+    return hashlib.sha256(_published_bytes(content, encoding)).hexdigest()
+
+
+def _published_bytes(content: str, encoding: FsEncoding | None) -> bytes:
+    if encoding is None:
+        return content.encode("utf-8", "surrogatepass")
+    if encoding.bom and not content.startswith("\ufeff"):
+        content = "\ufeff" + content
+    if encoding.utf8:
+        return content.encode("utf-8", "surrogatepass")
+    return content.encode(encoding.codec)
+
+
+def _pinned_digest(
+    content: str, encoding: FsEncoding, verb: Literal["edit", "write"], path: str, where: str
+) -> str:
+    """`digest_of` for a proposal: a character the file's codec cannot encode is refused
+    before anyone is asked, as the tool refuses it (`FS_NOT_ENCODABLE`)."""
+    try:
+        return digest_of(content, encoding)
+    except UnicodeEncodeError as exc:
+        char = exc.object[exc.start]
+        raise messages.not_encodable(verb, path, encoding.codec, char, where) from None
+
+
+def _codec_name(encoding: FsEncoding) -> str | None:
+    return None if encoding.utf8 else encoding.codec
 
 
 def workspace_id(roots: Sequence[str]) -> str:
@@ -320,8 +359,21 @@ class ApprovalGate:
 async def current_text(
     fs: FileSystem, target: FsTarget, verb: messages.Verb
 ) -> tuple[str, FsVersion]:
-    """The file's text and the version it is the text of (a second `stat` proves that no
-    writer got in between, as change sets stage).
+    """The file's text and the version it is the text of (see `current_decoded`).
+
+    Raises:
+        FsError: as `current_decoded`.
+    """
+    decoded, version = await current_decoded(fs, target, verb)
+    return decoded.text, version
+
+
+async def current_decoded(
+    fs: FileSystem, target: FsTarget, verb: messages.Verb
+) -> tuple[FsDecoded, FsVersion]:
+    """The file's text in its encoding (SPEC §12: a BOM, a rule, a fallback) and the version
+    it is the text of (a second `stat` proves that no writer got in between, as change sets
+    stage).
 
     Raises:
         FsError: the file is missing, not a regular file, not text, or kept changing
@@ -332,11 +384,11 @@ async def current_text(
         raise messages.not_found(verb, target.display_path)
     if info.type is not FsFileType.FILE:
         raise messages.not_regular_file(verb, target.display_path)
-    text = await fs.read_text(target)
+    decoded = await fs.read_decoded(target)
     again = await fs.stat(target)
     if again is None or again.version != info.version:
         raise _stale(verb, target.display_path)
-    return text, info.version
+    return decoded, info.version
 
 
 def _stale(verb: messages.Verb, path: str) -> FsError:
@@ -423,35 +475,89 @@ class ApprovingFileSystem(WrapperFileSystem):
         self.gate.used.add(proposal.id)
         return approval
 
-    async def approve_set(self, files: Sequence[tuple[FsTarget, FsVersion, str, str]]) -> None:
+    async def approve_set(self, files: Sequence[SetFile]) -> None:
         """Ask once for a whole change set (SPEC §13: one approval, one diff): `files` are
-        (target, base version, text before, text after). The set's own writes of exactly
-        those texts then pass without a question (each still guarded by its version, so the
-        pin holds file by file), and so do its roll-back writes of the texts before.
+        `SetFile`s (a file's text replaced, created, deleted, or moved with its text). The
+        set's own steps then pass without a question: the writes of exactly those texts
+        (each still guarded by its version, so the pin holds file by file), its deletes and
+        moves, and so do the steps of its roll-back.
 
         Raises:
-            FsError: `FS_REJECTED`, `FS_NOT_APPROVED`.
+            FsError: `FS_REJECTED`, `FS_NOT_APPROVED`; `FS_NOT_ENCODABLE` for a text the
+                file's codec cannot encode (nobody is asked).
         """
-        if not any(
-            self.gate.required("write", (t.display_path,), overwrites=True) for t, *_ in files
-        ):
+        if not any(self._required(file) for file in files):
             return
-        changes = tuple(
-            ProposedChange(
-                action="write",
-                verb="edit",
-                path=target.display_path,
-                base=version,
-                content=after,
-                digest=digest_of(after),
-            )
-            for target, version, _, after in files
+        changes: list[ProposedChange] = []
+        diffs: list[str] = []
+        for target, version, before, after, encoding, move_to in files:
+            path = target.display_path
+            if move_to is not None:
+                diffs.append(f"rename from {path}\nrename to {move_to.display_path}\n")
+                if after == before:  # a rename
+                    changes.append(
+                        ProposedChange(
+                            action="move",
+                            verb="move",
+                            path=move_to.display_path,
+                            source=path,
+                            base=version,
+                        )
+                    )
+                    continue
+            if after is not None and after != before:
+                # A patched move lands as its new text created at the destination (then
+                # the source deleted): what the diff shows against the text before.
+                where = move_to or target
+                verb: Literal["edit", "write"] = "edit" if before is not None else "write"
+                pinned = encoding if before is not None else None
+                changes.append(
+                    ProposedChange(
+                        action="write",
+                        verb=verb,
+                        path=where.display_path,
+                        base=None if move_to is not None else version,
+                        content=after,
+                        digest=digest_of(after)
+                        if pinned is None
+                        else _pinned_digest(after, pinned, verb, path, "new_string"),
+                        encoding=None if pinned is None else _codec_name(pinned),
+                    )
+                )
+                diffs.append(unified_diff(path, before, after))
+            if after is None or move_to is not None:
+                changes.append(
+                    ProposedChange(action="delete", verb="delete", path=path, base=version)
+                )
+                if after is None:
+                    diffs.append(unified_diff(path, before, None))
+        approval = await self._ask(tuple(changes), "".join(diffs))
+        for target, _, before, after, _, move_to in files:
+            key = str(target.target_key)
+            for text in (before, after):
+                if text is not None:
+                    self._granted[(key, digest_of(text))] = approval
+            self._granted[(key, _DELETE)] = approval  # a delete, or a create's roll-back
+            if move_to is not None:
+                other = str(move_to.target_key)
+                self._granted[(key, other)] = approval  # a rename and its roll-back
+                self._granted[(other, key)] = approval
+                if after is not None:  # a patched move: its text created there, and removed
+                    self._granted[(other, digest_of(after))] = approval
+                    self._granted[(other, _DELETE)] = approval
+
+    def _required(self, file: SetFile) -> bool:
+        target, _, before, after, _, move_to = file
+        path = target.display_path
+        if after is None:
+            return self.gate.required("delete", (path,), overwrites=False)
+        if move_to is not None and self.gate.required(
+            "move", (path, move_to.display_path), overwrites=False
+        ):
+            return True
+        return after != before and self.gate.required(
+            "write", (path,), overwrites=before is not None
         )
-        diff = "".join(unified_diff(t.display_path, before, after) for t, _, before, after in files)
-        approval = await self._ask(changes, diff)
-        for target, _, before, after in files:
-            self._granted[(str(target.target_key), digest_of(after))] = approval
-            self._granted[(str(target.target_key), digest_of(before))] = approval
 
     def _recorded(self, capture: FsCapture | None, approval: Approval) -> FsCapture | None:
         if capture is None:
@@ -491,20 +597,29 @@ class ApprovingFileSystem(WrapperFileSystem):
             # The guard refuses this write anyway: nobody is asked about a change that
             # cannot land; the provider gives its own refusal.
             return await self.wrapped.write_text(target, content, expected, capture=capture)
-        before = None
+        before, shown = None, content
+        digest, codec = digest_of(content), None
         if base is not None:
-            before, seen = await current_text(self.wrapped, target, "write")
+            decoded, seen = await current_decoded(self.wrapped, target, "write")
             if seen != base:
                 raise messages.write_stale(target.display_path)
+            # The write keeps the file's codec and BOM (SPEC §12): those are the bytes.
+            before, codec = decoded.text, _codec_name(decoded.encoding)
+            digest = _pinned_digest(
+                content, decoded.encoding, "write", target.display_path, "content"
+            )
+            if decoded.encoding.bom and not content.startswith("\ufeff"):
+                shown = "\ufeff" + content  # the BOM stays: the diff shows no change there
         change = ProposedChange(
             action="write",
             verb="write",
             path=target.display_path,
             base=base,
             content=content,
-            digest=digest_of(content),
+            digest=digest,
+            encoding=codec,
         )
-        approval = await self._ask((change,), unified_diff(target.display_path, before, content))
+        approval = await self._ask((change,), unified_diff(target.display_path, before, shown))
         guard: WriteGuard = ReplaceIfVersion(base) if base is not None else CreateIfAbsent()
         try:
             return await self.wrapped.write_text(
@@ -527,11 +642,13 @@ class ApprovingFileSystem(WrapperFileSystem):
         info = await self.wrapped.stat(target)
         if info is None or (expected is not None and info.version != expected):
             raise messages.edit_stale(path)
-        before, base = await current_text(self.wrapped, target, "edit")
+        decoded, base = await current_decoded(self.wrapped, target, "edit")
         if expected is not None and base != expected:
             raise messages.edit_stale(path)
         # The edit applied in memory to the text of the base version: the diff shown and
-        # the bytes published are the same text.
+        # the bytes published are the same text, in the file's codec (SPEC §12; for a
+        # codec that proved the file, the bytes outside the replaced span are its own).
+        before = decoded.text
         after, count = apply_change(before, edit, path)
         change = ProposedChange(
             action="write",
@@ -539,7 +656,8 @@ class ApprovingFileSystem(WrapperFileSystem):
             path=path,
             base=base,
             content=after,
-            digest=digest_of(after),
+            digest=_pinned_digest(after, decoded.encoding, "edit", path, "new_string"),
+            encoding=_codec_name(decoded.encoding),
         )
         approval = await self._ask((change,), unified_diff(path, before, after))
         try:
@@ -559,6 +677,10 @@ class ApprovingFileSystem(WrapperFileSystem):
         *,
         capture: FsCapture | None = None,
     ) -> FsDeleteOutcome:
+        granted = self._granted.get((str(target.target_key), _DELETE))
+        if granted is not None:  # a step of an approved set
+            capture = self._recorded(capture, granted)
+            return await self.wrapped.delete(target, expected, capture=capture)
         if not self.gate.required("delete", (target.display_path,), overwrites=False):
             return await self.wrapped.delete(target, expected, capture=capture)
         path = target.display_path
@@ -596,6 +718,10 @@ class ApprovingFileSystem(WrapperFileSystem):
         *,
         capture: FsCapture | None = None,
     ) -> FsMoveOutcome:
+        granted = self._granted.get((str(source.target_key), str(destination.target_key)))
+        if granted is not None:  # a step of an approved set
+            capture = self._recorded(capture, granted)
+            return await self.wrapped.move(source, destination, expected, replace, capture=capture)
         paths = (source.display_path, destination.display_path)
         if not self.gate.required("move", paths, overwrites=False):
             return await self.wrapped.move(source, destination, expected, replace, capture=capture)
@@ -636,6 +762,24 @@ class ApprovingFileSystem(WrapperFileSystem):
             change = ProposedChange(action="delete_link", verb="delete", path=target.display_path)
             await self._ask((change,), f"remove symbolic link {target.display_path}\n")
         await self.wrapped.delete_link(target)
+
+
+def _same_digest(content: str, encoding: FsEncoding, digest: str | None) -> bool:
+    try:
+        return digest_of(content, encoding) == digest
+    except UnicodeEncodeError:
+        return False
+
+
+SetFile: TypeAlias = tuple[
+    FsTarget, "FsVersion | None", "str | None", "str | None", FsEncoding, "FsTarget | None"
+]
+"""One file of a change set as `ApprovingFileSystem.approve_set` proposes it: the target, the
+version staging read (None: no file), the text before (None: no file) and after (None: the
+set deletes it), the encoding it is in, and where the set moves it (None: nowhere)."""
+
+_DELETE: Final = "\0delete"
+"""The `_granted` key of a set's delete of a file (no digest or target key looks like it)."""
 
 
 def _pinned(error: FsError, verb: messages.Verb, path: str, base: FsVersion | None) -> FsError:
@@ -695,8 +839,14 @@ async def _publish(
     if proposal.workspace != gate.workspace or proposal.id in gate.used:
         raise messages.not_approved(first.verb, first.path)
     for change in proposal.changes:
+        # A new file's bytes are its UTF-8 (`digest_of`); a replaced file's are checked
+        # against the base file's codec and BOM below, once it is read.
         if change.action == "write" and (
-            change.content is None or digest_of(change.content) != change.digest
+            change.content is None
+            or (
+                change.base is None
+                and (change.encoding is not None or digest_of(change.content) != change.digest)
+            )
         ):
             raise messages.not_approved(change.verb, change.path)
     fs = context.get(FS)
@@ -708,9 +858,17 @@ async def _publish(
     for change, target in zip(proposal.changes, targets, strict=True):
         before: str | None = None
         if change.action == "write" and change.base is not None:
-            before, seen = await current_text(fs, target, change.verb)
+            decoded, seen = await current_decoded(fs, target, change.verb)
             if seen != change.base:
                 raise _stale(change.verb, change.path)
+            before = decoded.text
+            # Pinned to the bytes: the content in the codec and BOM the base file has (the
+            # write keeps them) must be the bytes whose digest was approved.
+            assert change.content is not None  # checked above
+            if _codec_name(decoded.encoding) != change.encoding or not _same_digest(
+                change.content, decoded.encoding, change.digest
+            ):
+                raise messages.not_approved(change.verb, change.path)
         elif change.action == "write" and await fs.stat(target) is not None:
             raise _stale(change.verb, change.path)
         befores.append(before)

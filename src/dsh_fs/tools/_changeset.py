@@ -29,15 +29,23 @@ import anyio
 from dsh_fs.errors import FsError, FsErrorCode
 from dsh_fs.fs import (
     FS,
+    FS_DELETE_INTENT,
     FS_EDIT_INTENT,
+    FS_MOVE_INTENT,
+    FS_WRITE_INTENT,
     SET_RECORDS,
+    UTF8,
+    Absent,
+    CreateIfAbsent,
     FileSystem,
+    FsCapture,
     FsEdit,
+    FsEncoding,
     FsFileType,
     FsIntent,
+    FsMoveOutcome,
     FsTarget,
     FsVersion,
-    FsWriteOutcome,
     Present,
     ReplaceIfVersion,
     SetFileRecord,
@@ -82,16 +90,32 @@ class StagedFile:
     """The resolved file."""
     first: int
     """The 1-based index of the first edit naming it (the position a failure names)."""
-    version: FsVersion
-    """The version staging read: publication replaces only this one."""
-    before: str
-    """The text staging read."""
-    after: str
-    """The text once every edit of the file applied."""
+    version: FsVersion | None
+    """The version staging read: publication replaces (or deletes, or moves) only this
+    one; None: no file was there (the set creates it)."""
+    before: str | None
+    """The text staging read; None: no file (the set creates it)."""
+    after: str | None
+    """The text once every edit of the file applied; None: the set deletes the file."""
     replacements: int = 0
     """How many occurrences its edits replaced."""
-    published: FsWriteOutcome | None = None
-    """Set once the file is published (its new version guards a roll-back)."""
+    encoding: FsEncoding = UTF8
+    """The encoding staging read it in (SPEC §12: publication keeps it)."""
+    move_to: FsTarget | None = None
+    """Where the set moves the file (with the text `after`); None: it stays."""
+    published: FsVersion | None = None
+    """Set once the file's text is published: the version it made (guards a roll-back)."""
+    moved: FsMoveOutcome | None = None
+    """Set once the file is moved (renamed) to `move_to`."""
+    copied: FsVersion | None = None
+    """Set once its new text is created at `move_to` (a move with a patch): that version."""
+    deleted: bool = False
+    """Set once the file is deleted."""
+
+    @property
+    def changes(self) -> bool:
+        """Whether publication has anything to do for it."""
+        return self.after != self.before or self.move_to is not None
 
 
 @dataclass(slots=True)
@@ -116,13 +140,15 @@ class ChangeSet:
     """Whether the journal captured the set's publication (then `group` names entries)."""
     failure: SetFailure | None = None
     """Why publication stopped (the files published before were put back)."""
+    _destinations: set[str] = field(default_factory=set)
+    """The target keys files of the set move to."""
 
     @property
     def fs(self) -> FileSystem:
         """The context's `fs` service."""
         return self.context.get(FS)
 
-    async def stage(self, index: int, file_path: str, request: FsEdit) -> None:
+    async def stage(self, index: int, file_path: str, request: FsEdit) -> str:
         """Apply edit `index` (1-based: a literal edit, or a dialect's patch) to its file's
         staged text, staging the file first when this is the first edit naming it.
 
@@ -133,7 +159,7 @@ class ChangeSet:
         try:
             target = await self.fs.resolve(file_path, session_cwd(self.execution))
             path = target.display_path
-            staged = self.files.get(target.target_key)
+            staged = self._staged(target)
             expected: FsVersion | None = None
             if staged is None:
                 expected = await self.context.events.waterfall(
@@ -144,31 +170,156 @@ class ChangeSet:
                 refuse_placeholder("edit", path, *texts)
             if staged is None:
                 staged = await self._read(index, target, expected)
+            if staged.after is None or staged.move_to is not None:
+                raise messages.edit_gone(path)  # the set deletes or moves it before
             staged.after, count = apply_change(staged.after, request, path)
             staged.replacements += count
         except FsError as error:
             raise SetFailure(index, self.count, path, error) from None
         if staged.target.target_key not in self.files:
             self.files[staged.target.target_key] = staged
+        return staged.target.display_path
 
-    async def _read(self, index: int, target: FsTarget, expected: FsVersion | None) -> StagedFile:
+    def _staged(self, target: FsTarget) -> StagedFile | None:
+        """The file staged at `target`; a path an earlier operation moves a file to is
+        refused (the set names each file once, where it is)."""
+        if target.target_key in self._destinations:
+            raise messages.edit_gone(target.display_path)
+        return self.files.get(target.target_key)
+
+    async def stage_create(self, index: int, file_path: str, content: str) -> tuple[str, bool]:
+        """Operation `index`: the file at `file_path` gets `content` (a new file, or, as
+        `write` allows, one the session read, replaced); its display path, and whether the
+        set creates it.
+
+        Raises:
+            SetFailure: what `write` would have said, with the operation's position.
+        """
+        path = file_path
+        try:
+            target = await self.fs.resolve(file_path, session_cwd(self.execution))
+            path = target.display_path
+            staged = self._staged(target)
+            if staged is None:
+                guard = await self.context.events.waterfall(
+                    FS_WRITE_INTENT, FsIntent(target=target, actor=self.execution), None
+                )
+                info = await self.fs.stat(target)
+                if info is None:
+                    staged = StagedFile(
+                        target=target, first=index, version=None, before=None, after=None
+                    )
+                else:
+                    if isinstance(guard, CreateIfAbsent) or (
+                        isinstance(guard, ReplaceIfVersion) and guard.version != info.version
+                    ):
+                        raise messages.write_stale(path)
+                    staged = await self._read(index, target, None, "write")
+            elif staged.move_to is not None:
+                raise messages.write_stale(path)  # moved away by an earlier operation
+            staged.after = content
+        except FsError as error:
+            raise SetFailure(index, self.count, path, error) from None
+        self.files.setdefault(staged.target.target_key, staged)
+        return path, staged.before is None
+
+    async def stage_delete(self, index: int, file_path: str) -> str:
+        """Operation `index`: the file at `file_path` is deleted (it must be text the
+        session observed at its current version, as `delete` requires; its text is what a
+        roll-back puts back); its display path.
+
+        Raises:
+            SetFailure: what `delete` would have said, with the operation's position.
+        """
+        path = file_path
+        try:
+            target = await self.fs.resolve(file_path, session_cwd(self.execution))
+            path = target.display_path
+            staged = self._staged(target)
+            if staged is None:
+                expected = await self.context.events.waterfall(
+                    FS_DELETE_INTENT, FsIntent(target=target, actor=self.execution), None
+                )
+                staged = await self._read(index, target, expected, "delete")
+            elif staged.after is None or staged.move_to is not None:
+                raise messages.not_found("delete", path)
+            staged.after = None
+        except FsError as error:
+            raise SetFailure(index, self.count, path, error) from None
+        self.files.setdefault(staged.target.target_key, staged)
+        return path
+
+    async def stage_move(self, index: int, file_path: str, move_to: str) -> tuple[str, str]:
+        """Operation `index`: the file at `file_path` (as staged so far) moves to `move_to`,
+        where no file may be (a set never replaces a file by a move); the display paths of
+        both.
+
+        Raises:
+            SetFailure: what `move` would have said, with the operation's position.
+        """
+        path = file_path
+        try:
+            cwd = session_cwd(self.execution)
+            target = await self.fs.resolve(file_path, cwd)
+            path = target.display_path
+            destination = await self.fs.resolve(move_to, cwd)
+            staged = self._staged(target)
+            if staged is None:
+                expected = await self.context.events.waterfall(
+                    FS_MOVE_INTENT, FsIntent(target=target, actor=self.execution), None
+                )
+                staged = await self._read(index, target, expected, "move")
+            if staged.after is None or staged.move_to is not None:
+                raise messages.not_found("move", path)
+            if staged.before is None:
+                raise messages.move_stale(path)  # created by this set: create it there instead
+            await self.context.events.waterfall(
+                FS_WRITE_INTENT, FsIntent(target=destination, actor=self.execution), None
+            )
+            taken = destination.target_key in self.files or destination.target_key in (
+                self._destinations
+            )
+            if taken or await self.fs.stat(destination) is not None:
+                raise messages.move_exists(path, destination.display_path)
+            staged.move_to = destination
+        except FsError as error:
+            raise SetFailure(index, self.count, path, error) from None
+        self.files.setdefault(staged.target.target_key, staged)
+        self._destinations.add(destination.target_key)
+        return path, destination.display_path
+
+    async def _read(
+        self,
+        index: int,
+        target: FsTarget,
+        expected: FsVersion | None,
+        verb: messages.Verb = "edit",
+    ) -> StagedFile:
         """The file's current text, only at `expected` (the version the edit-intent says the
         session observed; None: any), and the version staging then guards publication with."""
         path = target.display_path
         info = await self.fs.stat(target)
+        stale = _STALE[verb]
         if info is None:
-            raise messages.edit_gone(path)
+            raise messages.edit_gone(path) if verb == "edit" else messages.not_found(verb, path)
         if info.type is not FsFileType.FILE:
-            raise messages.not_regular_file("edit", path)
+            raise messages.not_regular_file(verb, path)
         if expected is not None and info.version != expected:
-            raise messages.edit_stale(path)
-        text = await self.fs.read_text(target)
+            raise stale(path)
+        decoded = await self.fs.read_decoded(target)
         # The read is not atomic with the stat: a second stat tells whether the text read is
         # the version stat saw (else a concurrent writer got in between: stale, as `edit`).
         again = await self.fs.stat(target)
         if again is None or again.version != info.version:
-            raise messages.edit_stale(path)
-        return StagedFile(target=target, first=index, version=info.version, before=text, after=text)
+            raise stale(path)
+        return StagedFile(
+            target=target,
+            first=index,
+            version=info.version,
+            before=decoded.text,
+            after=decoded.text,
+            encoding=decoded.encoding,
+        )
 
     def check_size(self) -> None:
         """Refuse a set whose new content is over the bound, before anything is written.
@@ -176,7 +327,11 @@ class ChangeSet:
         Raises:
             ToolArgumentError: naming the limit.
         """
-        total = sum(len(staged.after.encode("utf-8")) for staged in self.files.values())
+        total = sum(
+            len(staged.after.encode("utf-8"))
+            for staged in self.files.values()
+            if staged.after is not None
+        )
         if total > self.max_bytes:
             raise ToolArgumentError(
                 f"the files edit_files would write total {total} bytes, over the limit of "
@@ -190,12 +345,22 @@ class ChangeSet:
             SetFailure: `FS_STALE_VERSION` naming the file that changed since staging (the
                 files already published are put back first), or the write's own error.
         """
-        changed = [staged for staged in self.files.values() if staged.after != staged.before]
+        changed = [staged for staged in self.files.values() if staged.changes]
         fs = self.fs
         if isinstance(fs, ApprovingFileSystem) and changed:
             # One approval for the whole set, one diff (SPEC §11.2), before any file lands.
             await fs.approve_set(
-                [(staged.target, staged.version, staged.before, staged.after) for staged in changed]
+                [
+                    (
+                        staged.target,
+                        staged.version,
+                        staged.before,
+                        staged.after,
+                        staged.encoding,
+                        staged.move_to,
+                    )
+                    for staged in changed
+                ]
             )
         records = self.context.get(SET_RECORDS) if self.context.has(SET_RECORDS) else None
         if records is not None and changed:
@@ -224,9 +389,9 @@ class ChangeSet:
             raise self.failure
         return tuple(
             EditedFile(
-                path=staged.target.display_path,
-                before=staged.before,
-                after=staged.after,
+                path=(staged.move_to or staged.target).display_path,
+                before=staged.before or "",
+                after=staged.after or "",
                 replacements=staged.replacements,
             )
             for staged in self.files.values()
@@ -234,64 +399,159 @@ class ChangeSet:
 
     def record(self, changed: list[StagedFile]) -> SetRecord:
         """The set's intent record: every file it publishes, its text before and after."""
-        return SetRecord(
-            id=self.group,
-            files=tuple(
-                SetFileRecord(
-                    path=staged.target.display_path,
-                    before=staged.before,
-                    after=SetFileRecord.digest(staged.after),
-                )
-                for staged in changed
-            ),
-        )
+        files: list[SetFileRecord] = []
+        for staged in changed:
+            after = None if staged.after is None else SetFileRecord.digest(staged.after)
+            if staged.move_to is None:
+                path = staged.target.display_path
+                files.append(SetFileRecord(path=path, before=staged.before, after=after))
+                continue
+            # A move is, to recovery, the source deleted and the destination created.
+            files.append(
+                SetFileRecord(path=staged.target.display_path, before=staged.before, after=None)
+            )
+            files.append(SetFileRecord(path=staged.move_to.display_path, before=None, after=after))
+        return SetRecord(id=self.group, files=tuple(files))
 
     async def _publish(self, changed: list[StagedFile]) -> None:
         """Publish `changed` in order, each at its staged version; on a failure put back
         what was published and raise."""
         for staged in changed:
             try:
-                capture = await capture_for(
-                    self.context, self.execution, staged.target, group=self.group
-                )
-                self.journaled = self.journaled or capture is not None
-                staged.published = await self.fs.write_text(
-                    staged.target, staged.after, ReplaceIfVersion(staged.version), capture=capture
-                )
+                await self._publish_one(staged)
             except FsError as error:
                 await self._roll_back(changed)
-                cause = messages.edit_stale(staged.target.display_path)
+                verb = "edit" if staged.after is not None else "delete"
+                cause = _STALE[verb](staged.target.display_path)
                 if error.code is not FsErrorCode.STALE_VERSION:
                     cause = error
                 self.failure = SetFailure(
                     staged.first, self.count, staged.target.display_path, cause
                 )
                 raise self.failure from None
-            await observe(
-                self.context, self.execution, staged.target, Present(staged.published.version)
-            )
+
+    async def _publish_one(self, staged: StagedFile) -> None:
+        """One file's publication: its deletion; or its text (replacing the staged version,
+        or created where no file was); or its move (a rename when its text is unchanged,
+        else its new text created at the destination and the source deleted: two journal
+        entries of the set that each undo on their own, where a write and a move of one
+        file would chain within the group)."""
+        context, execution, fs, target = self.context, self.execution, self.fs, staged.target
+        if staged.after is None or (staged.move_to is not None and staged.after != staged.before):
+            if staged.after is not None and staged.move_to is not None:
+                destination = staged.move_to
+                capture = await self._capture(destination)
+                written = await fs.write_text(
+                    destination, staged.after, CreateIfAbsent(), capture=capture
+                )
+                staged.copied = written.version
+                await observe(context, execution, destination, Present(written.version))
+            assert staged.version is not None  # a deleted (or moved) file was read
+            capture = await self._capture(target)
+            await fs.delete(target, staged.version, capture=capture)
+            staged.deleted = True
+            await observe(context, execution, target, Absent())
+            return
+        if staged.move_to is None:
+            version = staged.version
+            guard = ReplaceIfVersion(version) if version is not None else CreateIfAbsent()
+            capture = await self._capture(target)
+            written = await fs.write_text(target, staged.after, guard, capture=capture)
+            staged.published = written.version
+            await observe(context, execution, target, Present(written.version))
+            return
+        # A move is journaled as the move tool journals it: a change of its destination.
+        destination = staged.move_to
+        capture = await self._capture(destination)
+        staged.moved = await fs.move(
+            target, destination, staged.version, CreateIfAbsent(), capture=capture
+        )
+        await observe(context, execution, target, Absent())
+        if staged.moved.version is not None:
+            await observe(context, execution, destination, Present(staged.moved.version))
+
+    async def _capture(self, target: FsTarget) -> FsCapture | None:
+        capture = await capture_for(self.context, self.execution, target, group=self.group)
+        self.journaled = self.journaled or capture is not None
+        return capture
 
     async def _roll_back(self, changed: list[StagedFile]) -> None:
-        """Put back every published file, newest first, each only at the version its
-        publication made (a file someone changed since is left as they made it)."""
+        """Put back every published file, newest first, each step only at the version its
+        publication made (a file someone changed since is left as they made it). Each step
+        is journaled as a change of its own (no group): undoing the set then finds its
+        files not as it left them, and refuses, all of them."""
         for staged in reversed(changed):
-            published = staged.published
-            if published is None:
-                continue
+            for step in (self._restore_deleted, self._remove_copy, self._move_back):
+                try:
+                    await step(staged)
+                except FsError:
+                    # Someone changed the file too: their change stands, and the session's
+                    # observation of it is dropped by the stale guard next time.
+                    continue
             try:
-                # The roll-back is journaled as a change of its own (no group): undoing the
-                # set then finds its files not as it left them, and refuses, all of them.
-                capture = await capture_for(self.context, self.execution, staged.target)
-                restored = await self.fs.write_text(
-                    staged.target,
-                    staged.before,
-                    ReplaceIfVersion(published.version),
-                    capture=capture,
-                )
+                await self._restore_text(staged)
             except FsError:
-                # Someone changed the published file too: their change stands, and the
-                # session's observation of it is dropped by the stale guard next time.
                 continue
-            # The restored text is the text the session read: it is observed as it is now.
-            await observe(self.context, self.execution, staged.target, Present(restored.version))
-            staged.published = None
+
+    async def _restore_deleted(self, staged: StagedFile) -> None:
+        if not staged.deleted:
+            return
+        assert staged.before is not None
+        context, execution, target = self.context, self.execution, staged.target
+        capture = await capture_for(context, execution, target)
+        restored = await self.fs.write_text(
+            target, staged.before, CreateIfAbsent(), capture=capture
+        )
+        staged.deleted = False
+        await observe(context, execution, target, Present(restored.version))
+
+    async def _remove_copy(self, staged: StagedFile) -> None:
+        if staged.copied is None or staged.move_to is None:
+            return
+        context, execution, destination = self.context, self.execution, staged.move_to
+        capture = await capture_for(context, execution, destination)
+        await self.fs.delete(destination, staged.copied, capture=capture)
+        staged.copied = None
+        await observe(context, execution, destination, Absent())
+
+    async def _move_back(self, staged: StagedFile) -> None:
+        if staged.moved is None or staged.move_to is None:
+            return
+        context, execution, target = self.context, self.execution, staged.target
+        moved = staged.moved.version
+        if moved is None:
+            info = await self.fs.stat(staged.move_to)
+            if info is None:
+                raise messages.move_stale(staged.move_to.display_path)
+            moved = info.version
+        capture = await capture_for(context, execution, target)  # the move's destination
+        back = await self.fs.move(staged.move_to, target, moved, CreateIfAbsent(), capture=capture)
+        staged.moved = None
+        await observe(context, execution, staged.move_to, Absent())
+        if back.version is not None:
+            await observe(context, execution, target, Present(back.version))
+
+    async def _restore_text(self, staged: StagedFile) -> None:
+        if staged.published is None:
+            return
+        context, execution, target = self.context, self.execution, staged.target
+        capture = await capture_for(context, execution, target)
+        if staged.before is None:
+            await self.fs.delete(target, staged.published, capture=capture)
+            await observe(context, execution, target, Absent())
+        else:
+            restored = await self.fs.write_text(
+                target, staged.before, ReplaceIfVersion(staged.published), capture=capture
+            )
+            # The restored text is the text the session read: observed as it is now.
+            await observe(context, execution, target, Present(restored.version))
+        staged.published = None
+
+
+_STALE: Final = {
+    "edit": messages.edit_stale,
+    "write": messages.write_stale,
+    "delete": messages.delete_stale,
+    "move": messages.move_stale,
+}
+"""Each verb's refusal of a file that changed since it was read."""

@@ -193,20 +193,43 @@ _PATCH_FILES_PARAMS = (
         required=True,
         schema={
             "type": "array",
-            "description": "The patches, each {file_path, hunks}; a file may come again.",
+            "description": (
+                "The operations, each {file_path} with one of: hunks (a patch in place, "
+                "with move_to: then moved), content (the file created, or a file read "
+                "replaced), delete: true, or move_to alone; a file may come again."
+            ),
             "items": {
                 "type": "object",
                 "properties": {
                     "file_path": {"type": "string"},
                     "hunks": {"type": "array", "items": _HUNK_SCHEMA, "minItems": 1},
+                    "content": {"type": "string"},
+                    "delete": {"type": "boolean"},
+                    "move_to": {"type": "string"},
                 },
-                "required": ["file_path", "hunks"],
+                "required": ["file_path"],
                 "additionalProperties": False,
             },
             "minItems": 1,
         },
     ),
 )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SetOperation:
+    """One operation of a `patch_files` set, checked."""
+
+    file_path: str
+    """The file, as given."""
+    edit: FsEdit | None = None
+    """The patch applied in place; None: none."""
+    content: str | None = None
+    """The file's whole new content (created, or a file read replaced); None: none."""
+    delete: bool = False
+    """The file is deleted."""
+    move_to: str | None = None
+    """Where the file moves (after `edit`); None: it stays."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -345,12 +368,13 @@ def _hunk(raw: object, number: int) -> FsPatchHunk:
     return FsPatchHunk(anchors=tuple(anchors), lines=ops, at_end=at_end)
 
 
-class PatchFilesTool(FsTool[tuple[tuple[str, FsEdit], ...], EditFilesValue]):
-    """`patch_files(patches=[{file_path, hunks}, …])`: several patches as one change set
-    (SPEC §13), all or nothing: every patch staged first (a file's patches in order), then
-    published under each file's version guard; a failure is `edit <i> of <n> ("<p>"): …`
-    with the patch's own error, and no file changes. ``apply_patch`` sends a response's
-    ``update_file`` operations through it."""
+class PatchFilesTool(FsTool[tuple[SetOperation, ...], EditFilesValue]):
+    """`patch_files(patches=[{file_path, hunks | content | delete | move_to}, …])`: several
+    operations as one change set (SPEC §13), all or nothing: every patch, creation,
+    deletion and move staged first (a file's operations in order), then published under
+    each file's version guard (a new file only where none is); a failure is `edit <i> of
+    <n> ("<p>"): …` with the operation's own error, and no file changes. ``apply_patch``
+    sends a response's operations through it."""
 
     name = "patch_files"
     description = "Apply several patches, to one file or many, all or nothing."
@@ -366,9 +390,10 @@ class PatchFilesTool(FsTool[tuple[tuple[str, FsEdit], ...], EditFilesValue]):
         """The most UTF-8 bytes the files of one set may hold once patched."""
         self._patch = PatchTool(placeholders=placeholders)
 
-    def parse_values(self, raw: Mapping[str, Any]) -> tuple[tuple[str, FsEdit], ...]:
-        """1 to `MAX_SET_PATCHES` patches, each with `patch`'s rules (a problem is named
-        with the patch's position).
+    def parse_values(self, raw: Mapping[str, Any]) -> tuple[SetOperation, ...]:
+        """1 to `MAX_SET_PATCHES` operations: a patch with `patch`'s rules (and maybe a
+        `move_to`), a `content`, a `delete`, or a `move_to` alone (a problem is named with
+        the operation's position).
 
         Raises:
             ToolArgumentError: the first rule broken.
@@ -384,28 +409,80 @@ class PatchFilesTool(FsTool[tuple[tuple[str, FsEdit], ...], EditFilesValue]):
             try:
                 if not isinstance(item, Mapping):
                     raise ToolArgumentError("invalid arguments: the patch must be an object")
-                parsed.append(self._patch.parse_arguments(item))
+                parsed.append(self._operation(item))
             except ToolArgumentError as error:
                 raise ToolArgumentError(f"edit {index} of {count}: {error.message}") from None
         return tuple(parsed)
 
-    async def run(
-        self, context: Context, execution: ToolExecution, args: tuple[tuple[str, FsEdit], ...]
-    ) -> EditFilesValue:
-        """Stage every patch, then publish file by file under the version guards.
+    def _operation(self, item: Mapping[str, Any]) -> SetOperation:
+        """One operation, checked.
 
         Raises:
-            FsError: the first failing patch's error, prefixed ``edit <i> of <n> ("<p>"): ``.
-            ToolArgumentError: the patched files are over the size bound.
+            ToolArgumentError: not exactly one kind of operation, or a bad part.
+        """
+        keys = set(item) - {"file_path", "move_to"}
+        if not (keys <= {"hunks", "content", "delete"} and len(keys) <= 1) or not (
+            keys or "move_to" in item
+        ):
+            raise ToolArgumentError(
+                "invalid arguments: an operation has hunks, content, delete or move_to"
+            )
+        move_to = item.get("move_to")
+        if move_to is not None:
+            move_to = non_blank(move_to, "move_to") if isinstance(move_to, str) else None
+            if move_to is None or keys - {"hunks"}:
+                raise ToolArgumentError("invalid arguments: move_to must be a path, with hunks")
+        if "hunks" in item:
+            file_path, edit = self._patch.parse_arguments(
+                {"file_path": item["file_path"], "hunks": item["hunks"]}
+            )
+            return SetOperation(file_path=file_path, edit=edit, move_to=move_to)
+        file_path = non_blank(item["file_path"], "file_path")
+        if "content" in item:
+            if not isinstance(item["content"], str):
+                raise ToolArgumentError("invalid arguments: content must be a string")
+            return SetOperation(file_path=file_path, content=item["content"])
+        if "delete" in item:
+            if item["delete"] is not True:
+                raise ToolArgumentError("invalid arguments: delete must be true")
+            return SetOperation(file_path=file_path, delete=True)
+        return SetOperation(file_path=file_path, move_to=move_to)
+
+    async def run(
+        self, context: Context, execution: ToolExecution, args: tuple[SetOperation, ...]
+    ) -> EditFilesValue:
+        """Stage every operation, then publish file by file under the version guards.
+
+        Raises:
+            FsError: the first failing operation's error, prefixed ``edit <i> of <n>
+                ("<p>"): ``.
+            ToolArgumentError: the files written are over the size bound.
         """
         changes = ChangeSet(
             context, execution, len(args), placeholders=self.placeholders, max_bytes=self.max_bytes
         )
-        for index, (file_path, change) in enumerate(args, 1):
-            await changes.stage(index, file_path, change)
+        outputs: list[str] = []
+        for index, op in enumerate(args, 1):
+            if op.content is not None:
+                shown, created = await changes.stage_create(index, op.file_path, op.content)
+                outputs.append(f"{'Created' if created else 'Updated'} file {shown}")
+            elif op.delete:
+                shown = await changes.stage_delete(index, op.file_path)
+                outputs.append(f"Deleted file {shown}")
+            else:
+                shown = op.file_path
+                if op.edit is not None:
+                    shown = await changes.stage(index, op.file_path, op.edit)
+                if op.move_to is None:
+                    outputs.append(f"Updated file {shown}")
+                else:
+                    source, destination = await changes.stage_move(index, op.file_path, op.move_to)
+                    verb = "Updated and moved" if op.edit is not None else "Moved"
+                    outputs.append(f"{verb} file {source} to {destination}")
         changes.check_size()
         files = await changes.publish()
-        return EditFilesValue(files=files, group=changes.group if changes.journaled else None)
+        group = changes.group if changes.journaled else None
+        return EditFilesValue(files=files, group=group, outputs=tuple(outputs))
 
     def render(self, value: EditFilesValue) -> str:
         """One sentence (the adapter renders the dialect's own text from the value)."""

@@ -267,6 +267,9 @@ class EditFilesValue:
     group: str | None = None
     """The set's id (each file's journal entry carries it as `group`); None when nothing
     journals."""
+    outputs: tuple[str, ...] = ()
+    """What each operation did, in order, in a dialect's words (``Created file <p>``,
+    ``Moved file <p> to <q>``…: `patch_files`); empty for `edit_files`."""
 
     @property
     def replacements(self) -> int:
@@ -274,9 +277,10 @@ class EditFilesValue:
         return sum(file.replacements for file in self.files)
 
     def to_json(self) -> dict[str, Any]:
-        """``{files: [{path, before, after, replacements}], replacements, group}``."""
+        """``{files: [{path, before, after, replacements}], replacements, group}``, and
+        ``outputs`` when there are any."""
         return {
             "files": [file.to_json() for file in self.files],
             "replacements": self.replacements,
             "group": self.group,
-        }
+        } | ({"outputs": list(self.outputs)} if self.outputs else {})

@@ -10,7 +10,7 @@ from typing import IO, Any
 from dsh_fs.errors import FsError
 from dsh_fs.fs import UTF8, FsEncoding, FsVersion, bom_encoding
 
-from .._text import ChunkDecoder, CodecDecoder
+from .._text import ChunkDecoder, CodecContest, CodecDecoder, ascii_safe
 
 __all__ = ["BackendCall", "Declared", "FallbackBook", "TextChunks"]
 
@@ -61,9 +61,10 @@ class Declared:
 class TextChunks:
     """Decoded chunks of an open backend file; each read and decode runs in a worker thread.
 
-    The encoding (SPEC §12) is decided at the first chunk from the file's first bytes
-    (`head`, for a stream that starts past them) and the rules: a UTF-16 BOM, a rule's
-    codec, else UTF-8, or a fallback codec when the first chunk is no UTF-8.
+    The encoding (SPEC §12) is decided from the file's first bytes (`head`, for a stream
+    that starts past them) and the rules: a UTF-16 BOM, a rule's codec, else UTF-8; with
+    fallback codecs declared, UTF-8 until a chunk that is not ASCII, when the whole file
+    decides (`_undecided`).
     """
 
     def __init__(
@@ -85,7 +86,10 @@ class TextChunks:
         self._declared = declared
         self._head = head
         self._start = start
+        self._codec_base = start  # the file offset the codec's first byte came from
         self._first = True
+        # Fallback codecs still possible for a file read as UTF-8 so far (SPEC §12).
+        self._open: tuple[str, ...] = ()
         self.encoding: FsEncoding = UTF8
         """The file's encoding (known once the first chunk was returned)."""
         self._position = start  # file offset of the next byte read
@@ -119,19 +123,18 @@ class TextChunks:
         if first:
             self._decide(data)
         if isinstance(self._decoder, CodecDecoder):
-            offset = self._start + self._decoder.consumed
+            offset = self._codec_base + self._decoder.consumed
         else:
             offset = self._position - self._decoder.pending
         self._position += len(data)
-        try:
-            text = self._decoder.decode(data, final)
-        except FsError:
-            fallback = self._declared.fallback if self._declared is not None else ()
-            fell = self._fall_back(data, final, fallback) if first and self._start == 0 else None
-            if fell is None:
+        if self._open:
+            text = self._undecided(data, final, offset)
+        else:
+            try:
+                text = self._decoder.decode(data, final)
+            except FsError:
                 self._done = True
                 raise
-            text = fell
         if final:
             self._done = True
         if text:
@@ -144,55 +147,87 @@ class TextChunks:
             self.encoding = bom
         elif self._declared is not None and self._declared.rule is not None:
             self.encoding = FsEncoding(codec=self._declared.rule)
-        elif bom is not None:
-            self.encoding = bom
+        else:
+            if bom is not None:
+                self.encoding = bom
+            if self._declared is not None and self._start == 0:
+                self._open = self._declared.fallback
         if not self.encoding.utf8:
             self._decoder = CodecDecoder(self.encoding.codec, self._display)
 
-    def _fall_back(self, data: bytes, final: bool, fallback: tuple[str, ...]) -> str | None:
-        """The first chunk's text in the fallback codec of the file, if any: of those that
-        decode the first chunk, the first that proves the whole file (`_proven`), as a
-        whole read decides; with only one, it (a later chunk that fails it is
-        `FS_NOT_TEXT`: no fallback proves the file)."""
-        decoders: dict[str, CodecDecoder] = {}
-        texts: dict[str, str] = {}
-        for codec in fallback:
-            decoder = CodecDecoder(codec, self._display)
-            try:
-                texts[codec] = decoder.decode(data, final)
-            except FsError:
-                continue
-            decoders[codec] = decoder
-        if not decoders:
-            return None
-        codec = next(iter(decoders))
-        if len(decoders) > 1 and not final:
-            codec = self._proven(list(decoders), data)
-        self._decoder, self.encoding = decoders[codec], FsEncoding(codec=codec)
+    def _undecided(self, data: bytes, final: bool, offset: int) -> str:
+        """A chunk while fallback codecs are still open (`_open`): everything returned so
+        far was ASCII, which UTF-8 and every open codec read alike. A chunk that is ASCII
+        too changes nothing; else the file's codec is decided before its text is returned,
+        as a whole read decides (SPEC §12): UTF-8 if the whole file is UTF-8, else the first
+        fallback that proves it whole (`_look_ahead`). The chunk's bytes start at `offset`,
+        where every codec holds no state."""
+        assert isinstance(self._decoder, ChunkDecoder)
+        whole = self._decoder.held + data
+        failure: FsError | None = None
+        text = ""
+        try:
+            text = self._decoder.decode(data, final)
+        except FsError as error:
+            failure = error
+        if failure is None:
+            if final:
+                return self._settle("utf-8", text, whole, final, offset)
+            if text.isascii() and all(map(ascii_safe, self._open)):
+                return text
+        candidates = [codec for codec in self._open if _decodes(codec, whole, final)]
+        winner: str | None
+        if failure is not None and (len(candidates) == 1 or final):
+            winner = next(iter(candidates), None)  # nothing left to decide
+        elif candidates:
+            winner = self._look_ahead(failure is None, candidates, whole)
+        else:
+            winner = None
+        if winner is None and failure is None:
+            winner = "utf-8"  # no fallback proves the file: UTF-8 or nothing, as it goes on
+        if winner is None:
+            assert failure is not None
+            self._done = True
+            raise failure
+        return self._settle(winner, text, whole, final, offset)
+
+    def _settle(self, codec: str, text: str, whole: bytes, final: bool, offset: int) -> str:
+        """The chunk's text once the file's `codec` is known (``utf-8``: `text`, already
+        decoded; else `whole`, its bytes from `offset`, decoded in `codec` from there on)."""
+        self._open = ()
         if self._declared is not None and self._declared.settled is not None:
             self._declared.settled(codec)
-        return texts[codec]
+        if codec == "utf-8":
+            return text
+        decoder = CodecDecoder(codec, self._display)
+        self._decoder, self.encoding, self._codec_base = decoder, FsEncoding(codec=codec), offset
+        return decoder.decode(whole, final)
 
-    def _proven(self, candidates: list[str], data: bytes) -> str:
-        """The first of `candidates` (each decodes the first chunk, `data`) that proves the
-        whole file: the rest is read once, a chunk at a time (the text dropped), each
-        candidate still in the running decoding it, and the stream put back where it was;
-        reading stops once one is left. None proves it: the first (the stream then fails
-        where it fails)."""
-        scan = {codec: CodecDecoder(codec, self._display) for codec in candidates}
-        for decoder in scan.values():
-            decoder.decode(data)
+    def _look_ahead(self, utf8: bool, candidates: list[str], whole: bytes) -> str | None:
+        """The file's codec (UTF-8 first if `utf8`, then `candidates` in order): the first
+        that proves the whole file. This chunk's bytes (`whole`) and then the rest of the
+        file are read once, a chunk at a time (the text dropped), fed to every codec still
+        in the running, and the stream is put back where it was; reading stops once one is
+        left. None: none is left."""
+        contest = CodecContest(utf8, candidates, self._display)
+        contest.feed(whole, False)
         back = self._stream.tell()
         try:
-            while len(scan) > 1:
+            while contest.open:
                 chunk = self._stream.read(self._chunk_size)
-                for codec, decoder in list(scan.items()):
-                    try:
-                        decoder.decode(chunk, not chunk)
-                    except FsError:
-                        del scan[codec]
+                contest.feed(chunk, not chunk)
                 if not chunk:
                     break
         finally:
             self._stream.seek(back)
-        return next(iter(scan), candidates[0])
+        return contest.winner()
+
+
+def _decodes(codec: str, data: bytes, final: bool) -> bool:
+    """Whether `data`, the bytes from a point where the codec holds no state, decodes in
+    `codec` as far as it goes."""
+    try:
+        CodecDecoder(codec, "").decode(data, final)
+    except FsError:
+        return False
+    return True

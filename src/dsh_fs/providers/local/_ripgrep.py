@@ -274,6 +274,8 @@ async def _grep(
     async with _vetted_rules(binary, root, display, guards) as (plan, ignore_file):
         if encoded is not None and encoded.editorconfig_above is not None:
             await _no_editorconfig(binary, plan, display, encoded.editorconfig_above)
+        if encoded is not None and encoded.codecs:
+            await _no_utf8_bom_in_a_codec(binary, plan, root, display, guards, encoded)
         runs: tuple[str | None, ...] = (None, *encoded.codecs) if encoded is not None else (None,)
         for codec in runs:
             argv = _grep_argv(binary, query, ignore_file, plan.lead or ".", codec)
@@ -302,6 +304,56 @@ async def _no_editorconfig(
                 found = found or bool(chunk)
     if found:
         raise NativeSearchAbandoned("an .editorconfig may declare a codec ripgrep can't decode")
+
+
+async def _no_utf8_bom_in_a_codec(
+    binary: str,
+    plan: IgnorePlan,
+    root: str,
+    display: str,
+    guards: LocalGuards,
+    encoded: Encoded,
+) -> None:
+    """Returns when no file below the search has a UTF-8 BOM and a rule naming another
+    codec: the rule wins (the BOM's bytes are text, ``ï»¿`` in cp1252, SPEC §12), but
+    ripgrep strips a BOM it sniffs, so its first line would not be the one a read shows,
+    with or without a hit there. Only the first three bytes of each file a rule declares
+    are read (the names from ``rg --files``).
+
+    Raises:
+        NativeSearchAbandoned: such a file is there (the pure engine searches instead).
+    """
+    argv = [binary, "--no-config", "--files", "--no-ignore", "--null", "--glob=!.*"]
+    argv += ["--", plan.lead or "."]
+    names = bytearray()
+    async with _running(argv, plan.cwd, display, "") as stdout:
+        async for chunk in stdout:
+            names += chunk
+    lead = os.fsencode(plan.lead + "/") if plan.lead else b""
+    rels = [os.fsdecode(raw.removeprefix(lead)) for raw in bytes(names).split(b"\0") if raw]
+
+    def any_bom() -> bool:
+        for rel in rels:
+            declared = encoded.codec_of(rel)
+            if declared is None or declared in ("utf-8", "utf-8-sig"):
+                continue
+            try:
+                opened = open_regular(os.path.join(root, rel), "search", display, guards)
+            except (FsError, OSError, ValueError):
+                continue  # gone, or not a regular file: not searched either
+            try:
+                head = os.pread(opened.fd, 3, 0)
+            except OSError:
+                continue
+            finally:
+                os.close(opened.fd)
+            bom = bom_encoding(head)
+            if bom is not None and bom.utf8:
+                return True
+        return False
+
+    if await to_thread.run_sync(any_bom):
+        raise NativeSearchAbandoned("a UTF-8 BOM on a file a rule reads in another codec")
 
 
 async def _run(
@@ -415,7 +467,7 @@ def _owner(fd: int, rel: str, encoded: Encoded) -> str | None:
         NativeSearchAbandoned: a codec ripgrep is not trusted with (`RG_ENCODINGS`): the
             pure engine searches instead.
     """
-    bom = bom_encoding(os.pread(fd, 2, 0))
+    bom = bom_encoding(os.pread(fd, 3, 0))
     if bom is not None and not bom.utf8:
         return None
     declared = encoded.codec_of(rel)
@@ -423,6 +475,11 @@ def _owner(fd: int, rel: str, encoded: Encoded) -> str | None:
         return None
     if declared not in RG_ENCODINGS:
         raise NativeSearchAbandoned(f"{declared} is not a codec ripgrep decodes as Python")
+    if bom is not None:
+        # A UTF-8 BOM on a file its rule reads in another codec: the rule wins (its three
+        # bytes are text, "ï»¿" in cp1252), but ripgrep strips a BOM it sniffs, so its
+        # first line is not the one a read shows (nor are matches against it).
+        raise NativeSearchAbandoned(f"a UTF-8 BOM on a file declared {declared}")
     return declared
 
 

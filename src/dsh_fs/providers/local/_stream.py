@@ -4,6 +4,7 @@ loop while the page cache has them."""
 from __future__ import annotations
 
 import codecs
+import contextlib
 import errno
 import hashlib
 import os
@@ -19,7 +20,7 @@ from dsh_fs.errors import FsError
 from dsh_fs.fs import UTF8, FsEncoding, FsVersion, bom_encoding, messages
 
 from .._oserrors import map_os_errors
-from .._text import CodecDecoder
+from .._text import CodecContest, CodecDecoder, ascii_safe
 from ._guards import LocalGuards
 from ._open import open_regular, unchanged
 from ._versions import VersionBook
@@ -67,16 +68,21 @@ _RWF_NOWAIT: int | None = getattr(os, "RWF_NOWAIT", None)
 
 
 class _Undecided(Exception):
-    """The first chunk is no UTF-8 and several fallback codecs decode it: the rest of the
-    file decides between `codecs` (`TextChunks._proven_fallback`)."""
+    """Fallback codecs are declared and this chunk's bytes don't tell the file's codec: the
+    text it would give as UTF-8 (if it decodes: `utf8`) and in each of `codecs` differs, or
+    several of `codecs` decode it. The rest of the file decides
+    (`TextChunks._look_ahead`), as a whole read would."""
 
-    def __init__(self, codecs: list[str]) -> None:
+    def __init__(self, codecs: list[str], utf8: bool, end: int) -> None:
         super().__init__(codecs)
         self.codecs = codecs
+        self.utf8 = utf8
+        self.end = end
 
 
 def _decodes(codec: str, data: memoryview, final: bool) -> bool:
-    """Whether `data`, a stream's first bytes, decodes in `codec` as far as it goes."""
+    """Whether `data`, the bytes from a point where the codec holds no state, decodes in
+    `codec` as far as it goes."""
     try:
         CodecDecoder(codec, "").decode(data, final)
     except FsError:
@@ -175,8 +181,10 @@ class TextChunks:
         self._declared = declared
         self._head = head
         self._codec: CodecDecoder | None = None
+        self._codec_base = start  # the file offset the codec's first byte came from
         self._decided = False
-        self._first = True
+        # Fallback codecs still possible for a file read as UTF-8 so far (SPEC §12).
+        self._open: tuple[str, ...] = ()
         self.encoding: FsEncoding = UTF8
         """The file's encoding (known once the first chunk was returned)."""
 
@@ -198,8 +206,8 @@ class TextChunks:
             try:
                 text = self._decode(count)
             except _Undecided as undecided:
-                codec = await to_thread.run_sync(self._proven_fallback, undecided.codecs, count)
-                text = self._fall_back(codec, count)
+                codec = await to_thread.run_sync(self._look_ahead, undecided)
+                text = self._settle(codec, undecided.end, count == 0)
             if text:
                 return text
         raise StopAsyncIteration
@@ -237,16 +245,36 @@ class TextChunks:
 
     def _decide(self, count: int) -> None:
         """The encoding, from the file's first bytes and the rules: a UTF-16 BOM, then a
-        rule's codec, else UTF-8 (a fallback only once UTF-8 failed on the first chunk)."""
+        rule's codec, else UTF-8 (with the fallback codecs kept open, `_open`, until the
+        file is known to be UTF-8 or not)."""
         self._decided = True
         head = self._head if self._head is not None else bytes(self._buffer[: min(count, 3)])
         bom = bom_encoding(head)
+        declared = self._declared
         if bom is not None and not bom.utf8:
             self._use(bom)
-        elif self._declared is not None and self._declared.rule is not None:
-            self._use(FsEncoding(codec=self._declared.rule))
-        elif bom is not None:
+            return
+        if declared is not None and declared.rule is not None:
+            self._use(FsEncoding(codec=declared.rule))
+            return
+        if bom is not None:
             self.encoding = bom
+        if declared is None or not declared.fallback or self._start != 0:
+            return
+        # A codec an earlier stream decided for this version, unless the version is racy
+        # (a same-size rewrite in its timestamp tick would share it).
+        known = None
+        if declared.book is not None and not self._versions.is_racy(self._info):
+            known = declared.book.known(self._version())
+        if known == "utf-8":
+            return  # an earlier stream of this version read it whole as UTF-8
+        if known is not None and known in declared.fallback:
+            self._use(FsEncoding(codec=known))  # an earlier stream proved it
+            return
+        self._open = declared.fallback
+
+    def _version(self) -> FsVersion:
+        return self._versions.version(self._info)
 
     def _use(self, encoding: FsEncoding) -> None:
         self.encoding = encoding
@@ -257,72 +285,48 @@ class TextChunks:
             self._decide(count)
         if self._codec is not None:
             return self._decode_codec(count)
-        try:
-            return self._decode_utf8(count)
-        except FsError:
-            fallback = self._declared.fallback if self._declared is not None else ()
-            if not (self._first and fallback and self._start == 0):
-                raise
-            self._offset = count
-            # The file's first chunk is no UTF-8: the fallbacks that decode it are the
-            # candidates. With one, it is the file's codec from here on (a later chunk that
-            # fails it is `FS_NOT_TEXT`: no fallback proves the file); with several, the
-            # rest of the file decides (`_proven_fallback`), as a whole read would.
-            first = memoryview(self._buffer)[:count]
-            candidates = [codec for codec in fallback if _decodes(codec, first, count == 0)]
-            if not candidates:
-                raise
-            book = self._declared.book if self._declared is not None else None
-            known = book.known(self._versions.version(self._info)) if book is not None else None
-            if known in candidates:
-                candidates = [known]  # an earlier stream of this version proved it
-            if len(candidates) > 1 and count > 0:
-                raise _Undecided(candidates) from None
-            return self._fall_back(candidates[0], count)
-        finally:
-            self._first = False
+        return self._decode_utf8(count)
 
-    def _fall_back(self, codec: str, count: int) -> str:
-        """The first chunk's text (its `count` bytes at the buffer's start) in the fallback
-        `codec`, the file's codec from here on."""
-        decoder = CodecDecoder(codec, self._display)
-        text = decoder.decode(memoryview(self._buffer)[:count], count == 0)
-        self._codec, self.encoding = decoder, FsEncoding(codec=codec)
-        self._done = count == 0
-        assert self._declared is not None
-        if self._declared.book is not None:
-            self._declared.book.remember(self._versions.version(self._info), codec)
-        if self._hash is not None:
-            self._hash = hashlib.sha256(memoryview(self._buffer)[:count])
-        return self._finish_codec(text, count, 0)
+    def _settle(self, codec: str | None, end: int, final: bool) -> str:
+        """The text of the chunk (`end` bytes at the buffer's start, from `text_offset`) once
+        the file's codec is known: `codec` (``utf-8``: UTF-8 from here on; None: none
+        proves the file, which fails here if this chunk is no UTF-8 either)."""
+        self._open = ()
+        book = self._declared.book if self._declared is not None else None
+        if codec is None or codec == "utf-8":
+            if codec is not None and book is not None:
+                book.remember(self._version(), codec)
+            return self._utf8_text(end, final)
+        if book is not None:
+            book.remember(self._version(), codec)
+        # Everything returned before this chunk was ASCII, which `codec` (ASCII-safe, or
+        # nothing was returned yet) reads as the same text: the stream goes on in it from
+        # this chunk's first byte, where the codec holds no state.
+        self._codec_base, self._carry = self.text_offset, 0
+        self._codec, self.encoding = CodecDecoder(codec, self._display), FsEncoding(codec=codec)
+        text = self._codec.decode(memoryview(self._buffer)[:end], final)
+        return self._finish_codec(text, final, 0)
 
-    def _proven_fallback(self, candidates: list[str], count: int) -> str:
-        """The first of `candidates` (each decodes the first chunk, `count` bytes at the
-        buffer's start) that proves the whole file: the rest is read once, in chunks of
-        the buffer's size (bounded memory, the text dropped), every candidate still in the
-        running decoding each; reading stops once one is left. None proves it: the first
-        (the stream then fails where it fails). Blocking (a worker thread)."""
-        decoders = {codec: CodecDecoder(codec, self._display) for codec in candidates}
-        first = bytes(self._buffer[:count])
-        for decoder in decoders.values():
-            decoder.decode(first)
+    def _look_ahead(self, undecided: _Undecided) -> str | None:
+        """The file's codec (SPEC §12: UTF-8 if `undecided.utf8` and the whole file is
+        UTF-8, else the first of `undecided.codecs` that proves the whole file): this
+        chunk's bytes and then the rest of the file, read once in chunks of the buffer's
+        size (bounded memory, the text dropped), fed to every codec still in the running;
+        reading stops once one is left. None: none is left. Blocking (a worker thread)."""
+        contest = CodecContest(undecided.utf8, undecided.codecs, self._display)
+        contest.feed(bytes(self._buffer[: undecided.end]), False)
         chunk = bytearray(len(self._buffer))
-        offset = count
-        while len(decoders) > 1:
+        offset = self._offset
+        while contest.open:
             if self._closed:
                 break  # the fd may belong to another file by now
             with map_os_errors("read", self._display):
                 read = os.preadv(self._fd, [chunk], offset)
             offset += read
-            data = memoryview(chunk)[:read]
-            for codec, decoder in list(decoders.items()):
-                try:
-                    decoder.decode(data, read == 0)
-                except FsError:
-                    del decoders[codec]
+            contest.feed(bytes(memoryview(chunk)[:read]), read == 0)
             if read == 0:
                 break
-        return next(iter(decoders), candidates[0])
+        return contest.winner()
 
     def _decode_codec(self, count: int) -> str:
         assert self._codec is not None
@@ -335,13 +339,13 @@ class TextChunks:
         except FsError:
             self._done = True
             raise
-        return self._finish_codec(text, count, before)
+        return self._finish_codec(text, count == 0, before)
 
-    def _finish_codec(self, text: str, count: int, before: int) -> str:
-        """`text` of a chunk in a codec: it starts `before` bytes after the stream's start
-        (the bytes the codec proved so far)."""
-        self.text_offset = self._start + before
-        if count == 0:
+    def _finish_codec(self, text: str, final: bool, before: int) -> str:
+        """`text` of a chunk in a codec: it starts `before` bytes after the codec's first
+        byte (the bytes the codec proved so far)."""
+        self.text_offset = self._codec_base + before
+        if final:
             self._done = True
             self.unchanged_at_end = unchanged(self._fd, self._info)
             if self._hash is not None and self.unchanged_at_end:
@@ -352,17 +356,57 @@ class TextChunks:
         carry, end = self._carry, self._carry + count
         self.text_offset = self._offset - carry
         self._offset += count
-        if self._buffer.find(0, carry, end) != -1:
+        nul = self._buffer.find(0, carry, end) != -1
+        if nul and not self._open:
             self._done = True
             raise messages.binary_file("read", self._display)
         if self._hash is not None:
             self._hash.update(memoryview(self._buffer)[carry:end])
         final = count == 0
-        try:
-            text, used = codecs.utf_8_decode(memoryview(self._buffer)[:end], "strict", final)
-        except UnicodeDecodeError as exc:
-            self._done = True
-            raise messages.invalid_utf8("read", self._display) from exc
+        if not self._open:
+            return self._utf8_text(end, final)
+        return self._undecided_utf8(end, final, nul)
+
+    def _undecided_utf8(self, end: int, final: bool, nul: bool) -> str:
+        """A chunk while fallback codecs are still open: everything returned so far was
+        ASCII, which UTF-8 and every open codec read alike. A chunk that is ASCII too
+        changes nothing; else the file's codec must be known before its text is returned
+        (SPEC §12: the whole file decides, not its first chunk)."""
+        data = memoryview(self._buffer)[:end]
+        decoded: tuple[str, int] | None = None
+        if not nul:  # a NUL is no UTF-8 text (binary), though a codec like UTF-16 may read it
+            with contextlib.suppress(UnicodeDecodeError):
+                decoded = codecs.utf_8_decode(data, "strict", final)
+        if decoded is not None:
+            if final:
+                return self._settle("utf-8", end, final)  # the whole file was UTF-8
+            # ASCII text, and every open codec ASCII-safe (always so once a chunk was
+            # returned): the same text whatever the file's codec turns out to be. A
+            # carried lead byte is this chunk's no more: it starts the next one.
+            if decoded[0].isascii() and all(map(ascii_safe, self._open)):
+                return self._utf8_text(end, final, decoded)
+        utf8 = decoded is not None
+        candidates = [codec for codec in self._open if _decodes(codec, data, final)]
+        if not candidates:
+            if nul:
+                self._done = True
+                raise messages.binary_file("read", self._display)
+            return self._settle("utf-8" if utf8 else None, end, final)
+        if not utf8 and (len(candidates) == 1 or final):
+            return self._settle(candidates[0], end, final)  # nothing left to decide
+        raise _Undecided(candidates, utf8, end)
+
+    def _utf8_text(self, end: int, final: bool, decoded: tuple[str, int] | None = None) -> str:
+        """The UTF-8 text of the `end` bytes at the buffer's start (from `text_offset`;
+        `decoded`: already decoded); an unfinished character's bytes are carried to the
+        next chunk."""
+        if decoded is None:
+            try:
+                decoded = codecs.utf_8_decode(memoryview(self._buffer)[:end], "strict", final)
+            except UnicodeDecodeError as exc:
+                self._done = True
+                raise messages.invalid_utf8("read", self._display) from exc
+        text, used = decoded
         self._carry = end - used
         self._buffer[: self._carry] = self._buffer[used:end]
         if final:
