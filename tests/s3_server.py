@@ -118,6 +118,25 @@ class S3Server:
             region_name=DUMMY_CREDENTIALS["AWS_DEFAULT_REGION"],
         )
 
+    @contextmanager
+    def counting(self) -> Iterator[list[str]]:
+        """The requests the server answers inside the block, each ``METHOD /path?query``."""
+        assert self._server is not None, "start() first"
+        app = self._server.app
+        seen: list[str] = []
+
+        def counted(environ: dict[str, Any], start_response: Any) -> Any:
+            query = environ.get("QUERY_STRING", "")
+            path = environ.get("PATH_INFO", "")
+            seen.append(f"{environ['REQUEST_METHOD']} {path}{'?' if query else ''}{query}")
+            return app(environ, start_response)
+
+        self._server.app = counted
+        try:
+            yield seen
+        finally:
+            self._server.app = app
+
     def new_bucket(self, *, versioned: bool = False) -> str:
         """Create a fresh, empty bucket and return its name."""
         name = f"dsh-fs-{os.getpid()}-{next(_buckets)}"

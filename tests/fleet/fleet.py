@@ -64,14 +64,15 @@ class Fleet:
     bucket: str
     """The bucket the root is in."""
 
-    def dsh_fs(self, *args: str) -> subprocess.CompletedProcess[str]:
-        """``dsh-fs ARGS`` from another process (as from another machine)."""
+    def dsh_fs(self, *args: str, timeout: float = TIMEOUT) -> subprocess.CompletedProcess[str]:
+        """``dsh-fs ARGS`` from another process (as from another machine), for at most
+        `timeout` seconds."""
         return subprocess.run(
             [sys.executable, "-m", "dsh_fs", *args],
             env=self.env,
             capture_output=True,
             text=True,
-            timeout=TIMEOUT,
+            timeout=timeout,
             check=False,
         )
 
@@ -84,38 +85,55 @@ class Fleet:
 @dataclass
 class FleetAgent:
     """One agent (a token) under one client name, calling through the load balancer in
-    the sessionless era; each call is its own request, on whichever replica HAProxy picks."""
+    the sessionless era; each call is its own request, on whichever replica HAProxy picks
+    (it balances every request, kept-alive connection or not).
+
+    Used as ``async with FleetAgent(...) as agent``: the agent keeps one HTTP client for
+    all its calls. A client built per call loads the system's CA bundle into a new TLS
+    context every time (about 150 ms of CPU, on a loopback ``http://`` URL): that was most
+    of the 1,000-edit run's time, the load generator starving the replicas it measures.
+    """
 
     url: str
     token: str
     name: str
     replicas: Counter[str] = field(default_factory=Counter)
     """How many answers each replica gave this agent."""
+    _http: httpx2.AsyncClient | None = field(default=None, repr=False)
+    _answered: list[str] = field(default_factory=list, repr=False)
+
+    async def __aenter__(self) -> FleetAgent:
+        http = create_mcp_http_client(headers={"Authorization": f"Bearer {self.token}"})
+        http.event_hooks["response"].append(self._note)
+        self._http = await http.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        http, self._http = self._http, None
+        if http is not None:
+            await http.aclose()
+
+    async def _note(self, response: httpx2.Response) -> None:
+        replica = response.headers.get("x-replica")
+        if replica is not None and response.request.method == "POST":
+            self._answered.append(replica)
 
     async def call(self, tool: str, arguments: dict[str, object]) -> tuple[str | None, str]:
         """Call `tool`: (the error code of a refusal or None, the result's text), and the
-        replica that answered counted in `replicas`.
+        replica that answered counted in `replicas`. One call at a time per agent.
 
         Raises:
             Exception: the request failed on its way (a replica killed under it).
         """
-        answered: list[str] = []
-
-        async def note(response: httpx2.Response) -> None:
-            replica = response.headers.get("x-replica")
-            if replica is not None and response.request.method == "POST":
-                answered.append(replica)
-
-        headers = {"Authorization": f"Bearer {self.token}"}
-        async with create_mcp_http_client(headers=headers) as http:
-            http.event_hooks["response"].append(note)
-            async with Client(
-                streamable_http_client(self.url, http_client=http),
-                mode=LATEST_MODERN_VERSION,
-                client_info=Implementation(name=self.name, version="1"),
-            ) as client:
-                result = await client.call_tool(tool, arguments)
-        self.replicas.update(answered[-1:])
+        assert self._http is not None, "async with FleetAgent(...) first"
+        self._answered.clear()
+        async with Client(
+            streamable_http_client(self.url, http_client=self._http),
+            mode=LATEST_MODERN_VERSION,
+            client_info=Implementation(name=self.name, version="1"),
+        ) as client:
+            result = await client.call_tool(tool, arguments)
+        self.replicas.update(self._answered[-1:])
         text = "".join(b.text for b in result.content if isinstance(b, TextContent))
         code = (result.meta or {}).get("dsh-fs/code") if result.is_error else None
         return code, text

@@ -373,3 +373,25 @@ async def test_a_root_at_the_top_of_the_storage_keeps_the_store_inside_and_fence
         denied = await s.call("read", {"file_path": "/.dsh-fs-journal/root"})
         assert denied.code == "FS_SANDBOX_DENIED"
         assert [r.result for r in await ws.journal.undo(session="top")] == ["undone"]
+
+
+async def test_a_fresh_reader_of_a_journal_on_s3_gets_each_record_once_and_asks_no_sizes(
+    s3: S3Server,
+) -> None:
+    bucket = s3.new_bucket()
+    url = f"s3://{bucket}/ws"
+    async with Workspace.remote(url, journal=True, **s3.storage_options()) as ws:
+        for n in range(40):
+            await ws.session(label="w").call("write", {"file_path": f"f{n}", "content": "x"})
+    # Another process (`dsh-fs log`): nothing read before. One listing and a GET per
+    # record, no HEAD each (s3fs's `cat` asks every object's size first): a 1,000-entry
+    # `log` made 2,009 requests that way, 1,010 now.
+    async with Workspace.remote(url, journal=True, **s3.storage_options()) as fresh:
+        assert fresh.journal is not None
+        with s3.counting() as seen:
+            entries = await fresh.journal.entries()
+    assert len(entries) == 40
+    records = [r for r in seen if r.startswith("GET ") and r.endswith(".json")]
+    assert len(records) == 40, seen
+    assert not [r for r in seen if r.startswith("HEAD ")], seen
+    assert len(seen) <= 40 + 2, seen

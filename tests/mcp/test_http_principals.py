@@ -9,19 +9,29 @@ handshake-era session keeps its own observations (SPEC §6).
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import anyio
+import httpx2
 import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
-from mcp_types import Implementation
+from mcp_types import (
+    CLIENT_CAPABILITIES_META_KEY,
+    CLIENT_INFO_META_KEY,
+    PROTOCOL_VERSION_META_KEY,
+    Implementation,
+)
 from mcp_types.version import LATEST_MODERN_VERSION
 
 from ..redis_server import RedisServer, redis_or_skip
-from .http_testing import TIMEOUT, client, http_server
+from .http_testing import ACCEPT, TIMEOUT, client, http_server, sse_message
 from .mcp_testing import make_root
 
 pytestmark = pytest.mark.anyio
@@ -57,6 +67,77 @@ class _Agent:
         ):
             result = await client.call_tool(tool, dict(arguments))
         return (result.meta or {}).get("dsh-fs/code") if result.is_error else None
+
+
+async def _raw_call(
+    http: httpx2.AsyncClient, url: str, token: str, tool: str, info: object | None
+) -> str | None:
+    """A 2026-07-28 ``tools/call`` of `tool` on notes.txt (read, or `EDIT`), posted as a
+    client may: its ``_meta`` carries the protocol version and capabilities, and `info` as
+    ``clientInfo`` (None: no such key). The refusal's error code, else None."""
+    meta: dict[str, Any] = {
+        PROTOCOL_VERSION_META_KEY: LATEST_MODERN_VERSION,
+        CLIENT_CAPABILITIES_META_KEY: {},
+    }
+    if info is not None:
+        meta[CLIENT_INFO_META_KEY] = info
+    arguments = EDIT if tool == "edit" else {"file_path": "notes.txt"}
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": tool, "arguments": arguments, "_meta": meta},
+    }
+    headers = {
+        "content-type": "application/json",
+        "accept": ACCEPT,
+        "authorization": f"Bearer {token}",
+        "mcp-protocol-version": LATEST_MODERN_VERSION,
+        "mcp-method": "tools/call",
+        "mcp-name": tool,
+    }
+    response = await http.post(url, json=body, headers=headers)
+    assert response.status_code == 200, response.text
+    result = sse_message(response)["result"]
+    return (result.get("_meta") or {}).get("dsh-fs/code") if result["isError"] else None
+
+
+def _sessions(journal: Path, root: Path) -> list[str]:
+    """The session of each entry in `journal`, oldest first (``dsh-fs log --json``)."""
+    logged = subprocess.run(
+        [sys.executable, "-m", "dsh_fs", "log", "--json", "--journal", str(journal), str(root)],
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        check=False,
+    )
+    assert logged.returncode == 0, logged.stderr
+    return [entry["session"] for entry in json.loads(logged.stdout)]
+
+
+async def test_a_sessionless_request_naming_no_client_belongs_to_its_agents_unknown_client(
+    tmp_path: Path,
+) -> None:
+    root = make_root(tmp_path)
+    journal = tmp_path / "journal"
+    flags = ("--tokens", str(_tokens(tmp_path)), "--journal", str(journal))
+    async with http_server(root, *flags) as server, httpx2.AsyncClient() as http:
+        with anyio.fail_after(TIMEOUT):
+            # No clientInfo at all (the era makes it optional): Alice's reads and edits
+            # still share one principal, `alice/unknown`, and nobody else's.
+            assert await _raw_call(http, server.url, ALICE, "read", None) is None
+            assert await _raw_call(http, server.url, BOB, "edit", None) == "FS_NOT_OBSERVED"
+            named = _Agent(server.url, ALICE, "claude", LATEST_MODERN_VERSION)
+            assert await named.call("edit", EDIT) == "FS_NOT_OBSERVED"
+            assert await _raw_call(http, server.url, ALICE, "edit", None) is None
+            # An empty name is no name: the same principal.
+            again = {"name": "", "version": "1"}
+            assert await _raw_call(http, server.url, ALICE, "read", again) is None
+    assert (root / "notes.txt").read_text(encoding="utf-8") == "alpha\nBETA\ngamma\n"
+    # The journal labels the change with the principal, never with an empty client name.
+    sessions = _sessions(journal, root)
+    assert len(sessions) == 1, sessions
+    assert sessions[0].startswith("alice/unknown"), sessions
 
 
 async def test_one_principals_sessionless_requests_share_observations_on_every_replica(

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 
 import pytest
 
@@ -20,20 +19,9 @@ def s3() -> S3Server:
 
 @pytest.fixture
 def requests(s3: S3Server) -> Iterator[list[str]]:
-    """The requests the S3 server answers while the test runs (method and query)."""
-    assert s3._server is not None
-    app = s3._server.app
-    seen: list[str] = []
-
-    def counting(environ: dict[str, Any], start_response: Any) -> Any:
-        seen.append(f"{environ['REQUEST_METHOD']} {environ.get('QUERY_STRING', '')}")
-        return app(environ, start_response)
-
-    s3._server.app = counting
-    try:
+    """The requests the S3 server answers while the test runs."""
+    with s3.counting() as seen:
         yield seen
-    finally:
-        s3._server.app = app
 
 
 async def test_walking_forty_prefixes_costs_a_constant_number_of_requests(

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 from collections import OrderedDict
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final
 
 import anyio
@@ -17,6 +18,7 @@ import mcp_types as types
 from mcp.server import Server, ServerRequestContext
 from mcp.shared.exceptions import MCPError, NoBackChannelError
 from mcp.shared.message import ServerMessageMetadata
+from mcp_types import CLIENT_INFO_META_KEY
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import BaseModel, ConfigDict
 from starlette.requests import Request
@@ -137,13 +139,37 @@ def _agent_of(ctx: _Context) -> str:
     return name if isinstance(name, str) and name else ANONYMOUS
 
 
+UNNAMED_CLIENT: Final = "unknown"
+"""The client name of a sessionless request whose ``_meta`` names none (the 2026-07-28 era
+makes ``clientInfo`` optional): one agent's unnamed requests are one principal,
+``<agent>/unknown``, on every replica (a client that calls itself ``unknown`` joins it)."""
+
+
+def _client_name(ctx: _Context) -> str:
+    """The client name a sessionless request carries, `UNNAMED_CLIENT` when it has none.
+
+    Read from the request's own ``_meta`` (``io.modelcontextprotocol/clientInfo``), not
+    from the connection the SDK builds out of it: the SDK fills that only when the request
+    also carries well-formed client capabilities and a complete ``clientInfo`` (a version
+    too), so a request lacking either would otherwise belong to a nameless principal."""
+    params = ctx.params
+    meta = params.get("_meta") if isinstance(params, Mapping) else None
+    info = meta.get(CLIENT_INFO_META_KEY) if isinstance(meta, Mapping) else None
+    name = info.get("name") if isinstance(info, Mapping) else None
+    if isinstance(name, str) and name:
+        return name
+    client = connection_of(ctx).client_params
+    if client is not None and client.client_info.name:
+        return client.client_info.name
+    return UNNAMED_CLIENT
+
+
 def principal_of(ctx: _Context) -> str:
     """Who owns the observations of a sessionless request (SPEC §14): the agent of its
-    token and the client name its ``_meta`` carries, ``<agent>/<client>``. Two tokens never
-    give one principal; one agent's client names the same principal on every replica."""
-    params = connection_of(ctx).client_params
-    name = params.client_info.name if params is not None else ""
-    return f"{_agent_of(ctx)}/{name}"
+    token and the client name its ``_meta`` carries, ``<agent>/<client>`` (`_client_name`).
+    Two tokens never give one principal; one agent's client names the same principal on
+    every replica."""
+    return f"{_agent_of(ctx)}/{_client_name(ctx)}"
 
 
 class _Principal:

@@ -3,14 +3,19 @@ conditional `DeleteObject` removal."""
 
 from __future__ import annotations
 
+import asyncio
 import errno
-from typing import IO, Any
+from typing import IO, Any, Final
 
 from dsh_fs.fs import FsVersion
 
 from ._store import Blob, Store, etag_version
 
-__all__ = ["S3Store"]
+__all__ = ["READ_ALL_CONCURRENCY", "S3Store"]
+
+READ_ALL_CONCURRENCY: Final = 64
+"""How many ``GetObject`` requests `S3Store.read_all` keeps in flight (a journal's records,
+read in one batch)."""
 
 
 class S3Store(Store):
@@ -55,6 +60,30 @@ class S3Store(Store):
         if blob is None and self._is_prefix(bucket, key):
             raise IsADirectoryError(errno.EISDIR, "a key prefix, not an object", path)
         return blob
+
+    def read_all(self, paths: list[str]) -> dict[str, bytes]:
+        """One ``GetObject`` per object, `READ_ALL_CONCURRENCY` at a time. s3fs's `cat` asks
+        each object's size first (a ``HeadObject``, to split a large one into ranged GETs):
+        reading a journal's records (each small, `RECORD_LIMIT`) would take twice the
+        requests."""
+        if not paths:
+            return {}
+        blobs: list[Blob | BaseException | None] = self._sync(self._get_all, paths)
+        return {
+            str(self.fs._strip_protocol(path)): blob.data
+            for path, blob in zip(paths, blobs, strict=True)
+            if isinstance(blob, Blob) and blob.data is not None
+        }
+
+    async def _get_all(self, paths: list[str]) -> list[Blob | BaseException | None]:
+        gate = asyncio.Semaphore(READ_ALL_CONCURRENCY)
+
+        async def get(path: str) -> Blob | None:
+            bucket, key, _ = self.fs.split_path(path)
+            async with gate:
+                return await self._get(bucket, key, None)
+
+        return list(await asyncio.gather(*(get(p) for p in paths), return_exceptions=True))
 
     def put(
         self, path: str, data: bytes, *, if_absent: bool = False, if_match: FsVersion | None = None
