@@ -33,6 +33,7 @@ async def _grep_paths(root: Path) -> list[str]:
     async with Workspace.local(root) as workspace:
         result = await workspace.session().call("grep", {"pattern": "needle"})
     assert not result.is_error, result.text
+    assert result.value is not None
     return sorted(hit["path"] for hit in result.value["matches"])
 
 
