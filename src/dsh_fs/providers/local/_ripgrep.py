@@ -599,13 +599,13 @@ def _relative_paths(text: str) -> list[str]:
 
 
 def _stamped(root: str, batch: list[str], guards: LocalGuards) -> list[tuple[int, str]]:
-    """The regular files of `batch` (relative to `root`) with their modification times (each
-    path as `_component_key` gives it, the order of ties);
-    when the guards confine reads, only those proven to be inside the fence now: each
-    directory is opened without following a final link, its kernel path must be exactly
-    the expected one and one the guards may see, and the name must be a regular file in
-    that very directory. A name ripgrep listed from a directory swapped for a link to
-    elsewhere (or back), or one gone since, is dropped, never shown, and never an error."""
+    """The regular files of `batch` (relative to `root`) with their modification times, each
+    path as `_component_key` gives it (the order of ties). When the guards confine reads,
+    only those proven to be inside the fence now: each directory is opened without
+    following a final link, its kernel path must be exactly the expected one and one the
+    guards may see, and the name must be a regular file in that very directory. A name
+    ripgrep listed from a directory swapped for a link to elsewhere (or back), or one gone
+    since, is dropped, never shown, and never an error."""
     if not guards.confined:
         return _stamped_below(root, batch)
     directories: dict[str, int | None] = {}
