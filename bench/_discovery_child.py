@@ -89,9 +89,9 @@ async def run(spec: Spec) -> dict[str, Any]:
                 assert not result.is_error, result.text
                 return int(result.value["total"]) if result.value else 0
         else:
-            argv = _glob_argv(binary, FsGlobQuery(pattern="**/*.py"))
-            if impl == "baseline":  # the plain listing, in no order
-                argv.remove("--sort=modified")
+            argv = _glob_argv(binary, FsGlobQuery(pattern="**/*.py"))  # in no order
+            if impl == "baseline-sorted":  # the listing that orders as glob does
+                argv.insert(argv.index("--files"), "--sort=modified")
 
             async def step() -> int:
                 return _rg(argv, root).count(b"\0")

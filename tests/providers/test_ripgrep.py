@@ -189,3 +189,33 @@ async def _drained(found: AbstractAsyncContextManager[AsyncIterator[list[FsGrepH
     async with found as batches:
         async for _ in batches:
             pass
+
+
+async def test_glob_lists_oldest_first_and_files_of_one_time_in_path_order_as_the_pure_engine(
+    tmp_path: Path,
+) -> None:
+    import os
+
+    from dsh_fs import Workspace
+    from dsh_fs.discovery import DiscoveryConfig
+
+    same = 1_700_000_000_000_000_000
+    times = {"z.txt": same - 10**9, "a.txt": same, "a-b.txt": same, "a/b.txt": same}
+    times |= {"b.txt": same, "a/c/d.txt": same, "new.txt": same + 10**9}
+    for rel, mtime in times.items():
+        path = tmp_path / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("x\n", encoding="utf-8")
+        os.utime(path, ns=(mtime, mtime))
+    fs = LocalFileSystem(tmp_path)
+    glob = fs.native_glob(await fs.resolve("."), FsGlobQuery(pattern="*.txt"))
+    assert glob is not None
+    async with glob as batches:
+        files = [path async for batch in batches for path in batch]
+    # Component by component: "a/…" before "a-b.txt" and "a.txt" ("/" sorts as lowest).
+    assert files == ["z.txt", "a/b.txt", "a/c/d.txt", "a-b.txt", "a.txt", "b.txt", "new.txt"]
+    texts = []
+    for native in (True, False):
+        async with Workspace.local(tmp_path, discovery=DiscoveryConfig(native=native)) as ws:
+            texts.append((await ws.session().call("glob", {"pattern": "*.txt"})).text)
+    assert texts[0] == texts[1]

@@ -556,8 +556,8 @@ class LocalFileSystem(FileSystem):
     def native_glob(
         self, root: FsTarget, query: FsGlobQuery
     ) -> AbstractAsyncContextManager[AsyncIterator[list[str]]] | None:
-        """``rg --files --sort=modified`` from the ``ripgrep`` wheel (see `_ripgrep`); None
-        without the binary."""
+        """``rg --files`` from the ``ripgrep`` wheel, ordered here by the modification
+        times (see `_ripgrep`); None without the binary."""
         binary = find_rg()
         self._alive("search", root.display_path)
         if binary is None:

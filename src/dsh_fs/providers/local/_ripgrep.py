@@ -33,6 +33,8 @@ import tempfile
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
 from contextlib import aclosing, asynccontextmanager
 from dataclasses import dataclass
+from itertools import repeat
+from operator import itemgetter
 from typing import Literal, TypeVar
 
 import anyio
@@ -54,7 +56,7 @@ from .._oserrors import map_os_errors
 from .._text import round_trip
 from ._guards import LocalGuards
 from ._open import fd_path, open_regular
-from ._ripgrep_ignore import IGNORE_FILES, IgnorePlan, ignore_plan, rebased
+from ._ripgrep_ignore import IgnorePlan, ignore_plan, rebased
 
 __all__ = [
     "RG_ENCODINGS",
@@ -183,34 +185,15 @@ def _grep_argv(
     return [*argv, "--", where]
 
 
-_IGNORE_FILES_ARGV = ["--files", "--no-ignore", "--null"]
-_IGNORE_FILES_ARGV += [f"--glob={name}" for name in IGNORE_FILES]
-
-
-async def _ignore_files(binary: str, root: str, display: str) -> list[str]:
-    """The ignore files below `root` that grep's walk can meet (not under a hidden
-    directory), listed by ripgrep without opening any of them."""
-    found: list[str] = []
-    argv = [binary, "--no-config", *_IGNORE_FILES_ARGV, "--", "."]
-    async with _running(argv, root, display, "") as stdout:
-        buffer = bytearray()
-        async for chunk in stdout:
-            buffer += chunk
-            end = buffer.rfind(b"\0")
-            if end >= 0:
-                found += _relative_paths(os.fsdecode(bytes(buffer[:end])))
-                del buffer[: end + 1]
-    return found
-
-
 @asynccontextmanager
 async def _vetted_rules(
-    binary: str, root: str, display: str, guards: LocalGuards
+    root: str, display: str, guards: LocalGuards
 ) -> AsyncIterator[tuple[IgnorePlan, str | None]]:
     """The ignore plan of a grep below `root`, and its rules in a private file (removed
     when the block is left), or None when there are none."""
-    found = await _ignore_files(binary, root, display)
-    plan = await to_thread.run_sync(ignore_plan, root, display, guards, found)
+    # The ignore files are found by a walk of names in this process (`ignore_plan`), not by
+    # a ripgrep run of their own: ripgrep walks the tree once, to search.
+    plan = await to_thread.run_sync(ignore_plan, root, display, guards)
     if not plan.rules:
         yield plan, None
         return
@@ -224,10 +207,9 @@ async def _vetted_rules(
 
 
 def _glob_argv(binary: str, query: FsGlobQuery) -> list[str]:
-    # --sort=modified: ripgrep stats every file itself, faster than one lstat per path
-    # here, and lists them oldest first, as glob shows them.
+    # No --sort=modified: it makes ripgrep walk on one thread and stat every file there;
+    # the parallel listing is ordered here, from stats taken while ripgrep still walks.
     argv = [binary, "--no-config", "--files", "--null", "--no-ignore", "--hidden"]
-    argv.append("--sort=modified")
     argv.append(f"--glob={query.pattern}")
     for name in VCS_DIRECTORIES:
         argv += [f"--glob=!**/{name}", f"--glob=!**/{name}/**"]
@@ -271,9 +253,9 @@ async def _grep(
     guards: LocalGuards,
     encoded: Encoded | None,
 ) -> AsyncGenerator[list[FsGrepHit], None]:
-    async with _vetted_rules(binary, root, display, guards) as (plan, ignore_file):
+    async with _vetted_rules(root, display, guards) as (plan, ignore_file):
         if encoded is not None and encoded.editorconfig_above is not None:
-            await _no_editorconfig(binary, plan, display, encoded.editorconfig_above)
+            await _no_editorconfig(plan, encoded.editorconfig_above)
         if encoded is not None and encoded.codecs:
             await _no_utf8_bom_in_a_codec(binary, plan, root, display, guards, encoded)
         runs: tuple[str | None, ...] = (None, *encoded.codecs) if encoded is not None else (None,)
@@ -286,23 +268,14 @@ async def _grep(
                     yield batch
 
 
-async def _no_editorconfig(
-    binary: str, plan: IgnorePlan, display: str, above: Callable[[], bool]
-) -> None:
+async def _no_editorconfig(plan: IgnorePlan, above: Callable[[], bool]) -> None:
     """Returns when no ``.editorconfig`` can declare a codec for a file of the search.
 
     Raises:
         NativeSearchAbandoned: one is above the searched directory (below its root) or
-            below it.
+            below it (the walk that found the ignore files noted it: no ripgrep run).
     """
-    found = await to_thread.run_sync(above)
-    if not found:
-        argv = [binary, "--no-config", "--files", "--no-ignore", "--null"]
-        argv += ["--glob=.editorconfig", "--", plan.lead or "."]
-        async with _running(argv, plan.cwd, display, "") as stdout:
-            async for chunk in stdout:
-                found = found or bool(chunk)
-    if found:
+    if plan.editorconfig or await to_thread.run_sync(above):
         raise NativeSearchAbandoned("an .editorconfig may declare a codec ripgrep can't decode")
 
 
@@ -606,27 +579,71 @@ def _relative(path: bytes) -> bytes:
 def rg_glob(
     binary: str, root: str, display: str, query: FsGlobQuery, guards: LocalGuards
 ) -> AsyncGenerator[list[str], None]:
-    """Paths of the files matching `query` below the real directory `root`, oldest first
-    (ties in ripgrep's order)."""
+    """Paths of the files matching `query` below the real directory `root`, oldest first,
+    files with the same modification time in path order (component by component, as the
+    pure engine orders them)."""
     return _glob(binary, root, display, query, guards)
+
+
+_GLOB_BATCH = 4096
+"""Paths per batch of an ordered glob's answer."""
 
 
 async def _glob(
     binary: str, root: str, display: str, query: FsGlobQuery, guards: LocalGuards
 ) -> AsyncGenerator[list[str], None]:
-    async with _running(_glob_argv(binary, query), root, display, query.pattern) as stdout:
-        buffer = bytearray()
-        async for chunk in stdout:
-            buffer += chunk
-            end = buffer.rfind(b"\0")
-            if end < 0:
-                continue
-            batch = _relative_paths(os.fsdecode(bytes(buffer[:end])))
-            del buffer[: end + 1]
-            if guards.confined:
-                batch = await to_thread.run_sync(_proven, root, batch, guards)
-            if batch:
-                yield batch
+    # ripgrep lists in parallel, in no order; each batch it prints is stat-ed in a worker
+    # thread while it walks on (one batch at a time, so the stats of a batch never wait
+    # for a thread), and the whole listing is ordered once ripgrep is done.
+    stamped: list[tuple[int, str]] = []
+    one_at_a_time = anyio.CapacityLimiter(1)
+
+    async def stamp(batch: list[str]) -> None:
+        found = await to_thread.run_sync(_stamped, root, batch, guards, limiter=one_at_a_time)
+        stamped.extend(found)
+
+    # The block's exception is kept aside and raised after the task group, which would
+    # wrap it in a group (as `_running` does).
+    failure: BaseException | None = None
+    argv = _glob_argv(binary, query)
+    async with _running(argv, root, display, query.pattern) as stdout:
+        async with anyio.create_task_group() as group:
+            try:
+                buffer = bytearray()
+                async for chunk in stdout:
+                    buffer += chunk
+                    end = buffer.rfind(b"\0")
+                    if end < 0:
+                        continue
+                    batch = _relative_paths(os.fsdecode(bytes(buffer[:end])))
+                    del buffer[: end + 1]
+                    group.start_soon(stamp, batch)
+            except BaseException as exc:
+                failure = exc
+                group.cancel_scope.cancel()
+        if failure is not None:
+            raise failure
+    ordered = _oldest_first(stamped)
+    stamped.clear()
+    for start in range(0, len(ordered), _GLOB_BATCH):
+        yield ordered[start : start + _GLOB_BATCH]
+
+
+def _oldest_first(stamped: list[tuple[int, str]]) -> list[str]:
+    """The paths of `stamped` (modification time, path as `_component_key` gives it) oldest
+    first, and files with the same time in path order component by component (``a/b``
+    before ``a-b``, as `discovery`'s collector ranks them). Sorted and turned back into
+    paths at C speed: no Python step per path."""
+    stamped.sort()
+    return list(map(str.replace, map(_second, stamped), repeat("\0"), repeat("/")))
+
+
+_second = itemgetter(1)
+
+
+def _component_key(path: str) -> str:
+    """`path` with NUL for ``/`` (which no path holds, so the other way back is exact)."""
+    return path.replace("/", "\0")
 
 
 def _relative_paths(text: str) -> list[str]:
@@ -638,12 +655,16 @@ def _relative_paths(text: str) -> list[str]:
     return paths
 
 
-def _proven(root: str, batch: list[str], guards: LocalGuards) -> list[str]:
-    """The files of `batch` (relative to `root`) proven to be inside the fence now: each
-    directory is opened without following a final link, its kernel path must be exactly
-    the expected one and one the guards may see, and the name must be a regular file in
-    that very directory. A name ripgrep listed from a directory swapped for a link to
-    elsewhere (or back) is dropped, never shown, and never an error."""
+def _stamped(root: str, batch: list[str], guards: LocalGuards) -> list[tuple[int, str]]:
+    """The regular files of `batch` (relative to `root`) with their modification times, each
+    path as `_component_key` gives it (the order of ties). When the guards confine reads,
+    only those proven to be inside the fence now: each directory is opened without
+    following a final link, its kernel path must be exactly the expected one and one the
+    guards may see, and the name must be a regular file in that very directory. A name
+    ripgrep listed from a directory swapped for a link to elsewhere (or back), or one gone
+    since, is dropped, never shown, and never an error."""
+    if not guards.confined:
+        return _stamped_below(root, batch)
     directories: dict[str, int | None] = {}
     kept = []
     try:
@@ -659,11 +680,32 @@ def _proven(root: str, batch: list[str], guards: LocalGuards) -> list[str]:
             except (OSError, ValueError):
                 continue
             if st_mode.S_ISREG(info.st_mode):
-                kept.append(rel)
+                kept.append((info.st_mtime_ns, _component_key(rel)))
     finally:
         for fd in directories.values():
             if fd is not None and fd >= 0:
                 os.close(fd)
+    return kept
+
+
+def _stamped_below(root: str, batch: list[str]) -> list[tuple[int, str]]:
+    """`_stamped` without a fence: each file stat-ed by its path below `root`."""
+    try:
+        fd = os.open(root, _OPEN_DIR)
+    except (OSError, ValueError):
+        return []
+    stat, regular = os.stat, st_mode.S_ISREG
+    kept = []
+    try:
+        for rel in batch:
+            try:
+                info = stat(rel, dir_fd=fd, follow_symlinks=False)
+            except (OSError, ValueError):
+                continue
+            if regular(info.st_mode):
+                kept.append((info.st_mtime_ns, rel.replace("/", "\0")))  # `_component_key`
+    finally:
+        os.close(fd)
     return kept
 
 
