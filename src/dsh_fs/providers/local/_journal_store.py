@@ -196,8 +196,8 @@ class LocalJournalStore(RecordStore):
         # bytes durable while the caller fsyncs the directory (and closes a committed
         # record, off the path), the other hashes and counts the published content while
         # the publication waits on the disk (never queued behind an fsync).
-        self._syncer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dsh-fs-journal")
-        self._fields = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dsh-fs-journal")
+        self._syncer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dsh-fs-journal-sync")
+        self._fields = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dsh-fs-journal-fields")
         self._versions = VersionBook()
         with contextlib.suppress(FileExistsError):
             fd = os.open("root", _OPEN_NEW, 0o600, dir_fd=self._dir_fd)

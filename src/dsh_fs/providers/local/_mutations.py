@@ -129,7 +129,9 @@ class LocalMutations:
         # Started on first use; its idle thread ends when the provider is collected.
         self._hasher = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dsh-fs-digest")
         # The journal's records of concurrent mutations (each while its content is staged).
-        self._journaler = ThreadPoolExecutor(max_workers=4, thread_name_prefix="dsh-fs-journal")
+        self._journaler = ThreadPoolExecutor(
+            max_workers=4, thread_name_prefix="dsh-fs-journal-record"
+        )
         self._swept: set[str] = set()
 
     def write(
