@@ -56,13 +56,25 @@ async def test_line_counts_come_from_the_bytes_the_provider_holds_not_a_second_r
         written = await s.call("write", {"file_path": "a.txt", "content": "short\n"})
         assert not written.is_error, written.text
         assert reads == []  # the bytes the edit published, kept by the provider
+        (root / "c.txt").write_text(_TEXT)
+        await s.call("read", {"file_path": "c.txt"})
+        (root / "c.txt").write_text(_TEXT.replace("line 9\n", "nine\n"))  # another program
+        written = await s.call("write", {"file_path": "c.txt", "content": "short\n"})
+        assert written.code == "FS_STALE_VERSION"  # read again first, as the policy asks
+        await s.call("read", {"file_path": "c.txt"})
+        written = await s.call("write", {"file_path": "c.txt", "content": "short\n"})
+        assert not written.is_error, written.text
+        assert reads == []  # the prior the write read for its outcome's `before`
         await s.call("read", {"file_path": "b.cp"})
         written = await s.call("write", {"file_path": "b.cp", "content": "tea\n"})
         assert not written.is_error, written.text
         assert len(reads) == 1  # not UTF-8: the provider holds no bytes, the pre-image is read
-        write, edit = (e for e in await ws.journal.entries() if e.rel == "a.txt")
+        entries = await ws.journal.entries()
+    write, edit = (e for e in entries if e.rel == "a.txt")
+    (other,) = (e for e in entries if e.rel == "c.txt")
     assert (edit.added, edit.removed) == (1, 1)
     assert (write.added, write.removed) == (1, 200)
+    assert (other.added, other.removed) == (1, 200)
 
 
 async def test_a_journaled_change_hashes_its_content_once_beside_the_publication(

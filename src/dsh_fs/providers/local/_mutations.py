@@ -240,7 +240,9 @@ class LocalMutations:
         with map_os_errors("write", display):
             make_parents(parent, lambda fd, path: self._check_directory("write", display, fd, path))
             with directory_lock(parent) as dir_fd:
-                prior = self._prior_for_write(target, dir_fd, expected, encoding is not None)
+                prior = self._prior_for_write(
+                    target, dir_fd, expected, encoding is not None, journaled=capture is not None
+                )
                 if reencode is not None and prior.encoding not in (None, encoding):
                     assert prior.encoding is not None
                     data, text = reencode(prior.encoding)
@@ -422,11 +424,18 @@ class LocalMutations:
         return FsDeleteOutcome(version=version)
 
     def _prior_for_write(
-        self, target: FsTarget, dir_fd: int, expected: WriteGuard | None, encoded: bool
+        self,
+        target: FsTarget,
+        dir_fd: int,
+        expected: WriteGuard | None,
+        encoded: bool,
+        *,
+        journaled: bool = False,
     ) -> _Prior:
         """The file a write replaces, checked against `expected`; its text when the guards
         may reveal it and it is small enough to keep; its encoding when the write is
-        `encoded` (a restore's bytes are kept as they are)."""
+        `encoded` (a restore's bytes are kept as they are); for a `journaled` write, its
+        UTF-8 bytes when they were read (the journal counts lines from them)."""
         key, display = target.target_key, target.display_path
         opened = open_existing(key, "write", display, self._guards, dir_fd)
         if opened is None:
@@ -447,7 +456,8 @@ class LocalMutations:
             if not self._guards.may_reveal(opened.path):
                 return _Prior(opened.info, encoding=encoding)
             # The replaced bytes, when at hand, go to the journal too (`_publish`): it counts
-            # lines from them rather than reading its pre-image back.
+            # lines from them rather than reading its pre-image back (read ones are held only
+            # for a journaled write: the text alone is kept otherwise).
             if ours is not None and (encoding is None or encoding.utf8):
                 replaced = EncodedText((ours.data,), text=ours.known_text)
                 return _Prior(opened.info, ours.text, content=replaced, encoding=encoding)
@@ -456,7 +466,7 @@ class LocalMutations:
                 held = None
                 if encoding is None or encoding.utf8:
                     before = decode_or_none(raw)
-                    if before is not None and type(raw) is bytes:
+                    if journaled and before is not None and type(raw) is bytes:
                         held = EncodedText((raw,), text=before)
                 else:
                     before = round_trip(raw, encoding.codec)
