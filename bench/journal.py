@@ -7,9 +7,12 @@ edit (<= 1.5x), and the peak memory journaling adds to a 100 MB edit (<= 16 MiB)
 Each call goes through a sandbox workspace's tools on a real disk, the store on the same
 filesystem (so the pre-image is a hard link). The calls with and without the journal
 alternate (which goes first alternates too) and each starts with the replaced file on disk
-(`os.sync()`), so a slow moment of the disk falls on both sides alike; the undo row is the
-median of undoing every measured edit, newest first, in the workspace that made them.
-Prints ratio, target, met / not met.
+(`os.sync()`), so a slow moment of the disk falls on both sides alike; each side's first call
+of a tool is a warm-up, not measured (the journal's helper threads start there); the 1 MB rows
+take at least 21 calls a side. Each row shows the CPU time's ratio beside the wall time's
+(every thread of the process: on a shared machine the wall time carries the disk's and the
+other processes' moments). The undo row is the median of undoing every measured edit, newest
+first, in the workspace that made them. Prints ratio, target, met / not met.
 """
 
 from __future__ import annotations
@@ -37,12 +40,14 @@ def _text(size: int) -> str:
     return "MARKER 0\n" + (LINE * (size // len(LINE) + 1))[: size - 9]
 
 
-async def _calls(
-    sessions: dict[bool, Session], size: int, repeat: int
-) -> tuple[dict[bool, list[float]], dict[bool, list[float]]]:
+Samples = dict[bool, tuple[list[float], list[float]]]
+"""{journaled: (wall seconds, CPU seconds)} of each measured call."""
+
+
+async def _calls(sessions: dict[bool, Session], size: int, repeat: int) -> tuple[Samples, Samples]:
     """Writes then edits of each side's file, the two sides interleaved call by call (the
     side going first alternates), so the disk's slow moments fall on both alike; returns
-    {journaled: seconds} for the writes and the edits."""
+    the samples of the writes and of the edits."""
     content = _text(size)
     writes = await _interleaved(
         sessions, repeat, "write", lambda n: {"file_path": "f.txt", "content": content}
@@ -65,20 +70,23 @@ async def _interleaved(
     repeat: int,
     tool: str,
     arguments: Callable[[int], dict[str, Any]],
-) -> dict[bool, list[float]]:
+) -> Samples:
     """`repeat` calls of `tool` on each side (the `n`th with `arguments(n)`), alternating
-    side by side; {journaled: seconds}."""
-    times: dict[bool, list[float]] = {False: [], True: []}
-    for n in range(repeat):
+    side by side, after one warm-up call a side (not measured)."""
+    times: Samples = {False: ([], []), True: ([], [])}
+    for n in range(repeat + 1):
         for journaled in (n % 2 == 1, n % 2 == 0):
             # The replaced file is on disk before each call, as a file an agent changes
             # usually is: else the call without the journal drops the previous call's dirty
             # pages unwritten, while the journal must make them durable (the pre-image).
             os.sync()
-            start = time.perf_counter()
+            start, start_cpu = time.perf_counter(), time.process_time()
             result = await sessions[journaled].call(tool, arguments(n))
-            times[journaled].append(time.perf_counter() - start)
+            wall, cpu = time.perf_counter() - start, time.process_time() - start_cpu
             assert not result.is_error, result.text
+            if n:
+                times[journaled][0].append(wall)
+                times[journaled][1].append(cpu)
     return times
 
 
@@ -98,15 +106,28 @@ async def _undos(ws: Workspace) -> list[float]:
     return times
 
 
-def _row(name: str, measured: float, baseline: float, target: float) -> str:
-    """`name`'s ratio `measured` / `baseline` (medians, seconds), both shown, and whether it
-    meets `target`."""
+def _row(
+    name: str,
+    measured: float,
+    baseline: float,
+    target: float,
+    cpu: tuple[float, float] | None = None,
+) -> str:
+    """`name`'s ratio `measured` / `baseline` (medians, seconds), both shown (with the CPU
+    times' ratio when `cpu` gives their medians), and whether it meets `target`."""
     ratio = measured / baseline
     met = "met" if ratio <= target else "not met"
-    return (
-        f"| {name} | {ratio:.2f}x ({measured * 1000:.1f} / {baseline * 1000:.1f} ms) "
-        f"| <= {target}x | {met} |"
-    )
+    shown = f"{ratio:.2f}x ({measured * 1000:.1f} / {baseline * 1000:.1f} ms"
+    if cpu is not None:
+        shown += f"; CPU {cpu[0] / cpu[1]:.2f}x, {cpu[0] * 1000:.2f} / {cpu[1] * 1000:.2f} ms"
+    return f"| {name} | {shown}) | <= {target}x | {met} |"
+
+
+def _medians(samples: Samples) -> tuple[float, float, tuple[float, float]]:
+    """The journaled and plain wall medians, and the (journaled, plain) CPU medians."""
+    wall = [statistics.median(samples[j][0]) for j in (True, False)]
+    cpu = [statistics.median(samples[j][1]) for j in (True, False)]
+    return wall[0], wall[1], (cpu[0], cpu[1])
 
 
 async def journal_rows(sizes: list[int], repeat: int) -> list[str]:
@@ -129,16 +150,13 @@ async def journal_rows(sizes: list[int], repeat: int) -> list[str]:
                 ws = Workspace.sandbox(root, journal=journal if journaled else None)
                 spaces[journaled], sessions[journaled] = ws, ws.session(label="bench")
                 await sessions[journaled].call("read", {"file_path": "f.txt", "limit": 1})
-            writes, edits = await _calls(sessions, size, repeat)
-            plain_edit, journaled_edit = (statistics.median(edits[j]) for j in (False, True))
-            rows.append(_row(f"journaled edit, {mb} MB", journaled_edit, plain_edit, 1.1))
+            calls = repeat if mb >= 100 else max(repeat, 21)
+            writes, edits = await _calls(sessions, size, calls)
+            journaled_edit, plain_edit, edit_cpu = _medians(edits)
+            rows.append(_row(f"journaled edit, {mb} MB", journaled_edit, plain_edit, 1.1, edit_cpu))
+            journaled_write, plain_write, write_cpu = _medians(writes)
             rows.append(
-                _row(
-                    f"journaled write, {mb} MB",
-                    statistics.median(writes[True]),
-                    statistics.median(writes[False]),
-                    1.1,
-                )
+                _row(f"journaled write, {mb} MB", journaled_write, plain_write, 1.1, write_cpu)
             )
             if mb >= 100:
                 undo = statistics.median(await _undos(spaces[True]))

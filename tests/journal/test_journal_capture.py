@@ -28,12 +28,13 @@ def _sub_store(store: Path) -> Path:
     return sub
 
 
-async def test_an_edits_line_counts_come_from_the_bytes_it_read_not_a_second_read(
+async def test_line_counts_come_from_the_bytes_the_provider_holds_not_a_second_read(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     root = tmp_path / "root"
     root.mkdir()
     (root / "a.txt").write_text(_TEXT)
+    (root / "b.cp").write_bytes("caf\u00e9\n".encode("cp1252"))
     reads: list[object] = []
     read_kept = local_store.read_kept
 
@@ -42,7 +43,8 @@ async def test_an_edits_line_counts_come_from_the_bytes_it_read_not_a_second_rea
         return read_kept(kept, limit)
 
     monkeypatch.setattr(local_store, "read_kept", counted)
-    async with Workspace.sandbox(root, journal=tmp_path / "store") as ws:
+    encodings = {"*.cp": "cp1252"}
+    async with Workspace.sandbox(root, journal=tmp_path / "store", encodings=encodings) as ws:
         assert ws.journal is not None
         s = ws.session(label="agent")
         await s.call("read", {"file_path": "a.txt"})
@@ -53,25 +55,46 @@ async def test_an_edits_line_counts_come_from_the_bytes_it_read_not_a_second_rea
         assert reads == []  # the edit's own copy of the replaced bytes was counted
         written = await s.call("write", {"file_path": "a.txt", "content": "short\n"})
         assert not written.is_error, written.text
-        assert len(reads) == 1  # a write never read the file: its pre-image is read once
-        write, edit = await ws.journal.entries()
+        assert reads == []  # the bytes the edit published, kept by the provider
+        (root / "c.txt").write_text(_TEXT)
+        await s.call("read", {"file_path": "c.txt"})
+        (root / "c.txt").write_text(_TEXT.replace("line 9\n", "nine\n"))  # another program
+        written = await s.call("write", {"file_path": "c.txt", "content": "short\n"})
+        assert written.code == "FS_STALE_VERSION"  # read again first, as the policy asks
+        await s.call("read", {"file_path": "c.txt"})
+        written = await s.call("write", {"file_path": "c.txt", "content": "short\n"})
+        assert not written.is_error, written.text
+        assert reads == []  # the prior the write read for its outcome's `before`
+        await s.call("read", {"file_path": "b.cp"})
+        written = await s.call("write", {"file_path": "b.cp", "content": "tea\n"})
+        assert not written.is_error, written.text
+        assert len(reads) == 1  # not UTF-8: the provider holds no bytes, the pre-image is read
+        entries = await ws.journal.entries()
+    write, edit = (e for e in entries if e.rel == "a.txt")
+    (other,) = (e for e in entries if e.rel == "c.txt")
     assert (edit.added, edit.removed) == (1, 1)
     assert (write.added, write.removed) == (1, 200)
+    assert (other.added, other.removed) == (1, 200)
 
 
-async def test_the_records_digest_is_the_one_the_provider_computed_not_a_second_hash(
+async def test_a_journaled_change_hashes_its_content_once_beside_the_publication(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # The provider keeps the content it published and defers its own digest; the journal,
+    # told the content ahead, hashes it while the publication waits on the disk. One hash
+    # a change, never a second one at the commit.
     root = tmp_path / "root"
     root.mkdir()
     (root / "a.txt").write_text(_TEXT)
+    hashed: list[str] = []
 
-    class NoHashing:
+    class Counting:
         @staticmethod
-        def sha256(*args: object) -> object:
-            raise AssertionError("the journal hashed the content again")
+        def sha256(*args: Any) -> Any:
+            hashed.append("journal")
+            return hashlib.sha256(*args)
 
-    monkeypatch.setattr(records, "hashlib", NoHashing)
+    monkeypatch.setattr(records, "hashlib", Counting)
     async with Workspace.sandbox(root, journal=tmp_path / "store") as ws:
         assert ws.journal is not None
         s = ws.session(label="agent")
@@ -83,6 +106,7 @@ async def test_the_records_digest_is_the_one_the_provider_computed_not_a_second_
             result = await s.call(call, arguments)
             assert not result.is_error, result.text
         create, edit = await ws.journal.entries()
+    assert hashed == ["journal", "journal"]
     assert edit.digest == hashlib.sha256((root / "a.txt").read_bytes()).hexdigest()
     assert create.digest == hashlib.sha256(b"made\n").hexdigest()
 

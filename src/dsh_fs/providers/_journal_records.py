@@ -31,6 +31,7 @@ __all__ = [
     "COUNT_LIMIT",
     "RECORD_LIMIT",
     "Damaged",
+    "content_fields",
     "count_lines",
     "id_time_ns",
     "new_entry_id",
@@ -140,10 +141,38 @@ def count_lines(
     digest: bytes | None = None,
 ) -> None:
     """Fill in what the record keeps of the published `content` (the pre-image being
-    `before`): ``added`` and ``removed`` lines (as ``git diff --numstat``) and the forward
-    ``delta`` when each side that exists is known and at most `COUNT_LIMIT` bytes, else they
-    stay null; the ``digest`` of `content` whenever it is at hand (SPEC §9.1's guard): the
-    sha256 `digest` the provider computed already, else hashed here."""
+    `before`): `content_fields` of the record's change."""
+    codec = record.get("codec") if isinstance(record.get("codec"), str) else None
+    record.update(
+        content_fields(
+            created=record["before"] is None,
+            removed=record["after"] is None,
+            before=before,
+            content=content,
+            digest=digest,
+            codec=codec,
+        )
+    )
+
+
+def content_fields(
+    *,
+    created: bool,
+    removed: bool,
+    before: bytes | None,
+    content: bytes | EncodedText | None,
+    digest: bytes | None = None,
+    codec: str | None = None,
+) -> dict[str, Any]:
+    """What a record keeps of the published `content` (the pre-image being `before`; none
+    for a change that `created` the file, none after one that `removed` it): ``added`` and
+    ``removed`` lines (as ``git diff --numstat``) and the forward ``delta`` when each side
+    that exists is known and at most `COUNT_LIMIT` bytes (else left out: they stay null);
+    the ``digest`` of `content` whenever it is at hand (SPEC §9.1's guard): the sha256
+    `digest` the provider computed already, else hashed here. Pure, and safe to run beside
+    the publication (a store starts it while the content is written, `FsChangeStart.after`).
+    """
+    fields: dict[str, Any] = {}
     data: bytes | None
     if content is None or isinstance(content, bytes):
         data = content
@@ -155,18 +184,18 @@ def count_lines(
             for part in content.parts if isinstance(content, EncodedText) else (content,):
                 hasher.update(part)
             digest = hasher.digest()
-        record["digest"] = digest.hex()
-    known_before = record["before"] is None or (before is not None and len(before) <= COUNT_LIMIT)
-    known_after = record["after"] is None or (data is not None and len(data) <= COUNT_LIMIT)
+        fields["digest"] = digest.hex()
+    known_before = created or (before is not None and len(before) <= COUNT_LIMIT)
+    known_after = removed or (data is not None and len(data) <= COUNT_LIMIT)
     if known_before and known_after:
         # SPEC §12: both sides counted as their text, in the codec the change was made in;
         # the delta is then relative to the pre-image's text as UTF-8 (`JournalEntry.delta`).
-        codec = record.get("codec") if isinstance(record.get("codec"), str) else None
         before, data = transcoded_utf8(before, codec), transcoded_utf8(data, codec)
-        record["added"], record["removed"] = line_counts(before, data)
+        fields["added"], fields["removed"] = line_counts(before, data)
         if data is not None:
-            delta = forward_delta(before if record["before"] is not None else None, data)
-            record["delta"] = list(delta) if delta is not None else None
+            delta = forward_delta(before if not created else None, data)
+            fields["delta"] = list(delta) if delta is not None else None
+    return fields
 
 
 def id_time_ns(entry_id: str) -> int:

@@ -84,7 +84,8 @@ class _Prior:
     before: str | None = None
     """Its text, for a write's outcome (which may leave it out)."""
     content: EncodedText | None = None
-    """Its bytes, checked as text, for an edit (a UTF-8 file)."""
+    """Its bytes, checked as text, for an edit (a UTF-8 file); a write's when it holds
+    them (for the journal)."""
     foreign: _Foreign | None = None
     """Its bytes and text, for an edit of a file in another encoding (SPEC §12)."""
     encoding: FsEncoding | None = None
@@ -128,7 +129,9 @@ class LocalMutations:
         # Started on first use; its idle thread ends when the provider is collected.
         self._hasher = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dsh-fs-digest")
         # The journal's records of concurrent mutations (each while its content is staged).
-        self._journaler = ThreadPoolExecutor(max_workers=4, thread_name_prefix="dsh-fs-journal")
+        self._journaler = ThreadPoolExecutor(
+            max_workers=4, thread_name_prefix="dsh-fs-journal-record"
+        )
         self._swept: set[str] = set()
 
     def write(
@@ -232,20 +235,20 @@ class LocalMutations:
         encoding gets the content in its own (decided inside the critical section)."""
         key, display = target.target_key, target.display_path
         kept = self._keepable(data, text, encoding)
-        data_digest = _Digest(data, self._hasher, deferred=kept is not None and capture is None)
+        data_digest = _Digest(data, self._hasher, deferred=kept is not None)
         parent, name = os.path.split(key)
         with map_os_errors("write", display):
             make_parents(parent, lambda fd, path: self._check_directory("write", display, fd, path))
             with directory_lock(parent) as dir_fd:
-                prior = self._prior_for_write(target, dir_fd, expected, encoding is not None)
+                prior = self._prior_for_write(
+                    target, dir_fd, expected, encoding is not None, journaled=capture is not None
+                )
                 if reencode is not None and prior.encoding not in (None, encoding):
                     assert prior.encoding is not None
                     data, text = reencode(prior.encoding)
                     encoding = prior.encoding
                     kept = self._keepable(data, text, encoding)
-                    data_digest = _Digest(
-                        data, self._hasher, deferred=kept is not None and capture is None
-                    )
+                    data_digest = _Digest(data, self._hasher, deferred=kept is not None)
                 # SPEC §12: the journal decodes the change in the codec written (a
                 # restore's bytes: the one its path declares).
                 codec = None
@@ -265,13 +268,11 @@ class LocalMutations:
                     owner,
                     codec,
                 )
+        version = self._remember(key, published, data_digest, kept)
         if capture is not None:
-            # A journaled change's record keeps the digest: computed now, never deferred.
-            digest = data_digest.result()
-            version = self._versions.remember(published, digest)
-            capture.commit(ticket, version, data, digest)
-        else:
-            version = self._remember(key, published, data_digest, kept)
+            # A deferred digest is the journal's to compute (told the content ahead, it
+            # hashes it while the publication waits on the disk, `_start`).
+            capture.commit(ticket, version, data, data_digest.computed())
         self._keep(key, version, kept)
         operation: Literal["create", "update"] = "create" if prior.info is None else "update"
         return operation, version, prior.before, text
@@ -340,9 +341,7 @@ class LocalMutations:
                 assert prior.content is not None
                 after, count = _edited(prior.content, edit, display)
             kept = after if isinstance(after, EncodedText) and self._recent.fits(after) else None
-            data_digest = _Digest(
-                after, self._hasher, deferred=kept is not None and capture is None
-            )
+            data_digest = _Digest(after, self._hasher, deferred=kept is not None)
             codec = journal_codec(prior.foreign.encoding if prior.foreign is not None else None)
             published, ticket = self._publish(
                 "edit",
@@ -356,13 +355,9 @@ class LocalMutations:
                 data_digest,
                 codec=codec,
             )
+        version = self._remember(key, published, data_digest, kept)
         if capture is not None:
-            # A journaled change's record keeps the digest: computed now, never deferred.
-            digest = data_digest.result()
-            version = self._versions.remember(published, digest)
-            capture.commit(ticket, version, after, digest)
-        else:
-            version = self._remember(key, published, data_digest, kept)
+            capture.commit(ticket, version, after, data_digest.computed())
         if isinstance(after, EncodedText):
             self._keep(key, version, after)
             assert prior.content is not None
@@ -429,11 +424,18 @@ class LocalMutations:
         return FsDeleteOutcome(version=version)
 
     def _prior_for_write(
-        self, target: FsTarget, dir_fd: int, expected: WriteGuard | None, encoded: bool
+        self,
+        target: FsTarget,
+        dir_fd: int,
+        expected: WriteGuard | None,
+        encoded: bool,
+        *,
+        journaled: bool = False,
     ) -> _Prior:
         """The file a write replaces, checked against `expected`; its text when the guards
         may reveal it and it is small enough to keep; its encoding when the write is
-        `encoded` (a restore's bytes are kept as they are)."""
+        `encoded` (a restore's bytes are kept as they are); for a `journaled` write, its
+        UTF-8 bytes when they were read (the journal counts lines from them)."""
         key, display = target.target_key, target.display_path
         opened = open_existing(key, "write", display, self._guards, dir_fd)
         if opened is None:
@@ -453,14 +455,22 @@ class LocalMutations:
             encoding = self._existing_encoding(target, opened.fd, content) if encoded else None
             if not self._guards.may_reveal(opened.path):
                 return _Prior(opened.info, encoding=encoding)
+            # The replaced bytes, when at hand, go to the journal too (`_publish`): it counts
+            # lines from them rather than reading its pre-image back (read ones are held only
+            # for a journaled write: the text alone is kept otherwise).
             if ours is not None and (encoding is None or encoding.utf8):
-                return _Prior(opened.info, ours.text, encoding=encoding)
+                replaced = EncodedText((ours.data,), text=ours.known_text)
+                return _Prior(opened.info, ours.text, content=replaced, encoding=encoding)
             if opened.info.st_size <= BEFORE_LIMIT:
+                raw = content()
+                held = None
                 if encoding is None or encoding.utf8:
-                    before = decode_or_none(content())
+                    before = decode_or_none(raw)
+                    if journaled and before is not None and type(raw) is bytes:
+                        held = EncodedText((raw,), text=before)
                 else:
-                    before = round_trip(content(), encoding.codec)
-                return _Prior(opened.info, before, encoding=encoding)
+                    before = round_trip(raw, encoding.codec)
+                return _Prior(opened.info, before, content=held, encoding=encoding)
             return _Prior(opened.info, encoding=encoding)
         finally:
             os.close(opened.fd)
@@ -590,7 +600,11 @@ class LocalMutations:
             if isinstance(foreign, bytearray):
                 foreign = None  # not copied: the journal reads its pre-image instead
             replaced = prior.content if foreign is None else foreign
-            start = self._start(verb, target, dir_fd, name, prior.info, replaced, codec)
+            # Content whose digest the provider defers (it keeps the content) is told to
+            # the journal ahead: the record's digest and line counts are made while the
+            # publication waits on the disk, not after it.
+            ahead = data if data_digest.deferred else None
+            start = self._start(verb, target, dir_fd, name, prior.info, replaced, codec, ahead)
             prepared = self._journaler.submit(capture.prepare, start)
 
         def check() -> None:
@@ -630,13 +644,16 @@ class LocalMutations:
         info: os.stat_result | None,
         content: bytes | EncodedText | None = None,
         codec: str | None = None,
+        after: bytes | EncodedText | None = None,
     ) -> FsChangeStart:
         """What the journal is told about the entry `name` of the locked directory that a
         change is about to replace or remove (`info`: its stat; None for a create), the
-        replaced `content` when the mutation read it, and `codec`: the file's text's when
-        not UTF-8."""
+        replaced `content` when the mutation read it, `codec`: the file's text's when not
+        UTF-8, and the content it will publish (`after`) when it does not hash it itself."""
         if info is None:
-            return FsChangeStart(target=target, verb=verb, before=None, pre_image=None, codec=codec)
+            return FsChangeStart(
+                target=target, verb=verb, before=None, pre_image=None, codec=codec, after=after
+            )
         regular = st_mode.S_ISREG(info.st_mode)
         return FsChangeStart(
             target=target,
@@ -649,6 +666,7 @@ class LocalMutations:
             gid=info.st_gid,
             content=content if regular else None,
             codec=codec,
+            after=after,
         )
 
     def _check_directory(
@@ -762,6 +780,8 @@ class _Digest:
     ) -> None:
         self._parts = data.parts if isinstance(data, EncodedText) else (data,)
         self._value: bytes | Future[bytes] | None = None
+        self.deferred = deferred
+        """Nothing is hashed here (the digest is computed when first needed)."""
         self.hasher: hashlib._Hash | None = None
         """The running sha256 the publication feeds; None when deferred or in the helper."""
         if deferred:
@@ -778,3 +798,8 @@ class _Digest:
                 self.hasher.digest() if self.hasher is not None else digest_parts(self._parts)
             )
         return self._value if isinstance(self._value, bytes) else self._value.result()
+
+    def computed(self) -> bytes | None:
+        """The digest when it is computed here (during the write or by the helper), once
+        the content is written; None when deferred."""
+        return None if self.deferred else self.result()
