@@ -352,10 +352,13 @@ async def test_a_lone_surrogate_or_nul_in_a_path_is_an_argument_or_not_found_err
 async def test_an_offset_past_any_number_is_an_argument_error_and_a_huge_one_out_of_range(
     arena: Arena,
 ) -> None:
+    # A file of its own: the fuzzed writes of the module's other tests may leave anything
+    # (a NUL: FS_NOT_TEXT) in the arena's a.txt.
+    (arena.root / "offsets.txt").write_text("alpha\nbeta\n", encoding="utf-8")
     workspace = Workspace.sandbox(arena.root)
     session = workspace.session()
-    huge = await call_checked(session, "read", {"file_path": "a.txt", "offset": 10**5000})
-    past = await call_checked(session, "read", {"file_path": "a.txt", "offset": 2**63 - 1})
+    huge = await call_checked(session, "read", {"file_path": "offsets.txt", "offset": 10**5000})
+    past = await call_checked(session, "read", {"file_path": "offsets.txt", "offset": 2**63 - 1})
     # Past the largest double, JavaScript holds Infinity: upstream's "finite number" refusal.
     assert (huge.code, huge.text) == (
         "INVALID_ARGS",
