@@ -147,3 +147,30 @@ async def test_a_change_killed_before_publishing_is_no_entry_though_its_file_cha
     assert [(e.session, e.before != e.after) for e in entries] == [("later", True)]
     names = set(os.listdir(journal.location)) - {"lock"}
     assert names == {"root", f"{entries[0].id}.json", f"{entries[0].id}.pre"}
+
+
+async def test_a_change_killed_after_publishing_stays_undoable_after_a_later_killed_change(
+    tmp_path: Path,
+) -> None:
+    # The first dead writer's record is settled by the next reader (the file's version
+    # found); the second dead writer kept the file's inode by a hard link and was killed
+    # before publishing: the inode's ctime moved, its bytes did not. The settled entry
+    # still proves the file is what it published (content and mode), so it undoes.
+    root, store = tmp_path / "root", tmp_path / "store"
+    root.mkdir()
+    (root / "a.txt").write_text("first\n")
+    _run_child(root, store, "after")
+    async with Workspace.sandbox(root, journal=store) as ws:
+        assert ws.journal is not None
+        (entry,) = await ws.journal.entries()
+        assert entry.digest is not None
+        assert entry.after_mode is not None
+    _run_child(root, store, "before")
+    async with Workspace.sandbox(root, journal=store) as ws:
+        assert ws.journal is not None
+        (entry,) = await ws.journal.entries()
+        info = await ws.journal.fs.stat(await ws.journal.fs.resolve("a.txt"))
+        assert info is not None
+        assert info.version != entry.after  # the ctime moved
+        assert [r.result for r in await ws.journal.undo(ids=[entry.id])] == ["undone"]
+    assert (root / "a.txt").read_text() == "first\n"
