@@ -5,6 +5,7 @@ publication; a tampered record; a store that cannot keep the change."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import subprocess
@@ -292,6 +293,8 @@ async def test_a_writer_killed_after_publishing_leaves_an_entry_that_undoes_to_t
         (entry,) = await ws.journal.entries()
         assert entry.undoable
         assert entry.after is not None
+        # Completed as its commit would have: the digest of what it published.
+        assert entry.digest == hashlib.sha256(b"after\n").hexdigest()
         assert [r.result for r in await ws.journal.undo(ids=[entry.id])] == ["undone"]
     assert _get(s3, bucket, "ws/a.txt") == b"before\r\n\x00binary too"
 

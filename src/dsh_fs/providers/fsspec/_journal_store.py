@@ -353,6 +353,16 @@ class FsspecJournalStore(RecordStore):
             self._forget(stem, True)
             return None
         record["after"] = later["before"] if later is not None else now
+        if later is None and path is not None and now is not None:
+            # What the dead writer's commit would have kept of the content (its digest, line
+            # counts and delta), read at exactly the version found.
+            with contextlib.suppress(Exception):
+                blob = self._store.read(path, COUNT_LIMIT)
+                if blob is not None and blob.version == now and blob.data is not None:
+                    before = None
+                    if record.get("before") is not None:
+                        before = self.pre_image_bytes(stem, COUNT_LIMIT)
+                    count_lines(record, before, blob.data)
         try:
             with contextlib.suppress(FileExistsError):
                 self._put_new(stem + ".json", record)
