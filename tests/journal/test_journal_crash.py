@@ -4,6 +4,7 @@ inside the provider's critical section, as a SIGKILL would leave it."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 import subprocess
 import sys
@@ -174,3 +175,36 @@ async def test_a_change_killed_after_publishing_stays_undoable_after_a_later_kil
         assert info.version != entry.after  # the ctime moved
         assert [r.result for r in await ws.journal.undo(ids=[entry.id])] == ["undone"]
     assert (root / "a.txt").read_text() == "first\n"
+
+
+async def test_a_change_killed_after_publishing_is_completed_from_the_later_change_that_found_it(
+    tmp_path: Path,
+) -> None:
+    # Nobody settled the dead writer's record before another writer (one that opens no
+    # workspace) changed the file: the dead change's content is the later change's
+    # pre-image, and its digest and mode are taken from there.
+    root, store = tmp_path / "root", tmp_path / "store"
+    root.mkdir()
+    (root / "a.txt").write_text("before\n")
+    _run_child(root, store, "after")
+    fs = SandboxFileSystem([str(root)])
+    journal = LocalJournalStore(str(store), fs.roots[0])
+    try:
+        target = await fs.resolve("a.txt")
+        meta = FsChangeMeta(tool="write", session="later")
+        await fs.write_text(target, "later\n", None, capture=journal.capture(meta))
+        entries, problems = journal.entries()
+    finally:
+        journal.close()
+    assert problems == []
+    dead, later = entries
+    assert (dead.session, later.session) == ("child", "later")
+    assert dead.after == later.before
+    assert dead.digest == hashlib.sha256(b"after\n").hexdigest()
+    assert dead.after_mode == later.mode
+    assert (dead.added, dead.removed) == (1, 1)
+    async with Workspace.sandbox(root, journal=store) as ws:
+        assert ws.journal is not None
+        results = await ws.journal.undo(since="1d")
+        assert [r.result for r in results] == ["undone", "undone"]
+    assert (root / "a.txt").read_text() == "before\n"

@@ -620,8 +620,8 @@ class LocalJournalStore(RecordStore):
             # proves by them that a file whose ctime alone moved since, by a later dead
             # writer's pre-image link, is still what this change published), line counts
             # and delta. Without them the entry is refused as changed outside the journal.
-            with contextlib.suppress(OSError, ValueError):
-                self._settled_content(stem, record, later)
+            with contextlib.suppress(Exception):  # best effort: the entry stands without
+                record = self._settled_content(stem, record, later)
             with contextlib.suppress(FileExistsError):
                 self._write_entry(stem, record)
             os.unlink(stem + ".pending", dir_fd=self._dir_fd)
@@ -631,15 +631,15 @@ class LocalJournalStore(RecordStore):
 
     def _settled_content(
         self, stem: str, record: dict[str, Any], later: dict[str, Any] | None
-    ) -> None:
-        """Fill in a dead writer's published record as `commit` would have: the ``digest``
+    ) -> dict[str, Any]:
+        """A dead writer's published record filled in as `commit` would have: the ``digest``
         and ``after_mode`` of the content at its `after` (the file, read through a
         descriptor that is still that version; or, when a later change replaced it, the
         later change's pre-image and recorded mode), line counts and delta.
 
         Raises:
-            OSError, ValueError: the content can't be read as that version (nothing is
-                filled in then: the entry stays provable only by its exact version).
+            OSError, ValueError: the content can't be read as that version (the record is
+                kept as it is then: the entry stays provable only by its exact version).
         """
         after = record["after"]
         if later is not None:
@@ -651,18 +651,13 @@ class LocalJournalStore(RecordStore):
                 os.path.join(self.location, later_id + ".pre"),
                 size=size if isinstance(size, int) else None,
             )
-            data, digest = _read_digest(os.open(kept.path, _OPEN_READ), kept.size)
+            data, digest, _ = _read_digest(os.open(kept.path, _OPEN_READ), kept.size)
             mode = later_mode if isinstance(later_mode, int) else None
         elif isinstance(after, str) and isinstance(record.get("key"), str):
             fd = os.open(record["key"], _OPEN_READ)
-            info = os.fstat(fd)
-            if self._versions.version(info) != after:
-                os.close(fd)
-                raise ValueError("the file is no longer at the version found")
-            data, digest = _read_digest(fd, info.st_size, self._versions.version)
-            mode = st_mode.S_IMODE(info.st_mode)
+            data, digest, mode = _read_digest(fd, None, (self._versions.version, FsVersion(after)))
         else:
-            return
+            return record
         before = None
         if record.get("before") is not None:
             size = record.get("size")
@@ -672,9 +667,11 @@ class LocalJournalStore(RecordStore):
             )
             with contextlib.suppress(OSError):
                 before = read_kept(own, COUNT_LIMIT)
-        count_lines(record, before, data, digest)
-        record["digest"] = digest.hex()
-        record["after_mode"] = mode
+        filled = dict(record)  # whole or not at all: never a digest without its mode
+        count_lines(filled, before, data, digest)
+        filled["digest"] = digest.hex()
+        filled["after_mode"] = mode
+        return filled
 
     def _first_later(
         self, stem: str, key: object, names: dict[str, StoredName]
@@ -731,30 +728,36 @@ def _copy_fd(source: int, target: int, size: int) -> None:
 
 
 def _read_digest(
-    fd: int, size: int | None, version: Callable[[os.stat_result], FsVersion] | None = None
-) -> tuple[bytes | None, bytes]:
+    fd: int,
+    size: int | None,
+    at: tuple[Callable[[os.stat_result], FsVersion], FsVersion] | None = None,
+) -> tuple[bytes | None, bytes, int]:
     """The content of the regular file `fd` (closed here) when at most `COUNT_LIMIT` bytes
-    (else None), and its sha256; `size` its expected size, `version` (given) what tells the
-    inode unchanged from the open to the end of the read (else EINVAL: another version).
+    (else None), its sha256 and its permission bits; `size` its expected size, `at` (given)
+    how to take a version and the version it must be at from the open to the end of the
+    read (else EINVAL: another version).
 
     Raises:
-        OSError: it can't be read, is not a regular file of `size` bytes, or changed.
+        OSError: it can't be read, is not a regular file of `size` bytes, or not at `at`.
     """
     try:
         info = _regular(fd, "the published content")
         if size is not None and info.st_size != size:
             raise OSError(errno.EINVAL, "the published content is not of its recorded size")
+        if at is not None and at[0](info) != at[1]:
+            raise OSError(errno.EINVAL, "the file is no longer at the version found")
         hasher = hashlib.sha256()
         parts: list[bytes] | None = [] if info.st_size <= COUNT_LIMIT else None
         while chunk := os.read(fd, 1 << 20):
             hasher.update(chunk)
             if parts is not None:
                 parts.append(chunk)
-        if version is not None and version(os.fstat(fd)) != version(info):
-            raise OSError(errno.EINVAL, "the published content changed while it was read")
+        if at is not None and at[0](os.fstat(fd)) != at[1]:
+            raise OSError(errno.EINVAL, "the file changed while it was read")
     finally:
         os.close(fd)
-    return (b"".join(parts) if parts is not None else None), hasher.digest()
+    data = b"".join(parts) if parts is not None else None
+    return data, hasher.digest(), st_mode.S_IMODE(info.st_mode)
 
 
 def _same_inode(now: FsVersion | None, before: object) -> bool:
