@@ -208,3 +208,31 @@ async def test_a_change_killed_after_publishing_is_completed_from_the_later_chan
         results = await ws.journal.undo(since="1d")
         assert [r.result for r in results] == ["undone", "undone"]
     assert (root / "a.txt").read_text() == "before\n"
+
+
+async def test_every_change_undoes_newest_first_after_a_kill_after_and_one_before_publishing(
+    tmp_path: Path,
+) -> None:
+    # The torture's case: a change killed after publishing (completed by the next reader),
+    # a change killed before publishing (the inode's ctime moved), then a change that found
+    # the file with that ctime. Undoing both entries newest first brings the first bytes back:
+    # the crashed entry proves the file the later change replaced is what it published.
+    root, store = tmp_path / "root", tmp_path / "store"
+    root.mkdir()
+    (root / "a.txt").write_text("first\n")
+    _run_child(root, store, "after")
+    async with Workspace.sandbox(root, journal=store) as ws:
+        assert ws.journal is not None
+        (crashed,) = await ws.journal.entries()
+    _run_child(root, store, "before")
+    async with Workspace.sandbox(root, journal=store) as ws:
+        assert ws.journal is not None
+        s = ws.session(label="agent")
+        await s.call("read", {"file_path": "a.txt"})
+        assert not (await s.call("write", {"file_path": "a.txt", "content": "next\n"})).is_error
+        later = max(await ws.journal.entries(), key=lambda e: e.id)
+        assert later.id != crashed.id
+        assert later.before != crashed.after  # the ctime moved between them
+        results = await ws.journal.undo(since="1d")
+        assert {r.id: r.result for r in results} == {later.id: "undone", crashed.id: "undone"}
+    assert (root / "a.txt").read_text() == "first\n"
