@@ -4,6 +4,7 @@ inside the provider's critical section, as a SIGKILL would leave it."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 import subprocess
 import sys
@@ -147,3 +148,91 @@ async def test_a_change_killed_before_publishing_is_no_entry_though_its_file_cha
     assert [(e.session, e.before != e.after) for e in entries] == [("later", True)]
     names = set(os.listdir(journal.location)) - {"lock"}
     assert names == {"root", f"{entries[0].id}.json", f"{entries[0].id}.pre"}
+
+
+async def test_a_change_killed_after_publishing_stays_undoable_after_a_later_killed_change(
+    tmp_path: Path,
+) -> None:
+    # The first dead writer's record is settled by the next reader (the file's version
+    # found); the second dead writer kept the file's inode by a hard link and was killed
+    # before publishing: the inode's ctime moved, its bytes did not. The settled entry
+    # still proves the file is what it published (content and mode), so it undoes.
+    root, store = tmp_path / "root", tmp_path / "store"
+    root.mkdir()
+    (root / "a.txt").write_text("first\n")
+    _run_child(root, store, "after")
+    async with Workspace.sandbox(root, journal=store) as ws:
+        assert ws.journal is not None
+        (entry,) = await ws.journal.entries()
+        assert entry.digest is not None
+        assert entry.after_mode is not None
+    _run_child(root, store, "before")
+    async with Workspace.sandbox(root, journal=store) as ws:
+        assert ws.journal is not None
+        (entry,) = await ws.journal.entries()
+        info = await ws.journal.fs.stat(await ws.journal.fs.resolve("a.txt"))
+        assert info is not None
+        assert info.version != entry.after  # the ctime moved
+        assert [r.result for r in await ws.journal.undo(ids=[entry.id])] == ["undone"]
+    assert (root / "a.txt").read_text() == "first\n"
+
+
+async def test_a_change_killed_after_publishing_is_completed_from_the_later_change_that_found_it(
+    tmp_path: Path,
+) -> None:
+    # Nobody settled the dead writer's record before another writer (one that opens no
+    # workspace) changed the file: the dead change's content is the later change's
+    # pre-image, and its digest and mode are taken from there.
+    root, store = tmp_path / "root", tmp_path / "store"
+    root.mkdir()
+    (root / "a.txt").write_text("before\n")
+    _run_child(root, store, "after")
+    fs = SandboxFileSystem([str(root)])
+    journal = LocalJournalStore(str(store), fs.roots[0])
+    try:
+        target = await fs.resolve("a.txt")
+        meta = FsChangeMeta(tool="write", session="later")
+        await fs.write_text(target, "later\n", None, capture=journal.capture(meta))
+        entries, problems = journal.entries()
+    finally:
+        journal.close()
+    assert problems == []
+    dead, later = entries
+    assert (dead.session, later.session) == ("child", "later")
+    assert dead.after == later.before
+    assert dead.digest == hashlib.sha256(b"after\n").hexdigest()
+    assert dead.after_mode == later.mode
+    assert (dead.added, dead.removed) == (1, 1)
+    async with Workspace.sandbox(root, journal=store) as ws:
+        assert ws.journal is not None
+        results = await ws.journal.undo(since="1d")
+        assert [r.result for r in results] == ["undone", "undone"]
+    assert (root / "a.txt").read_text() == "before\n"
+
+
+async def test_every_change_undoes_newest_first_after_a_kill_after_and_one_before_publishing(
+    tmp_path: Path,
+) -> None:
+    # The torture's case: a change killed after publishing (completed by the next reader),
+    # a change killed before publishing (the inode's ctime moved), then a change that found
+    # the file with that ctime. Undoing both entries newest first brings the first bytes back:
+    # the crashed entry proves the file the later change replaced is what it published.
+    root, store = tmp_path / "root", tmp_path / "store"
+    root.mkdir()
+    (root / "a.txt").write_text("first\n")
+    _run_child(root, store, "after")
+    async with Workspace.sandbox(root, journal=store) as ws:
+        assert ws.journal is not None
+        (crashed,) = await ws.journal.entries()
+    _run_child(root, store, "before")
+    async with Workspace.sandbox(root, journal=store) as ws:
+        assert ws.journal is not None
+        s = ws.session(label="agent")
+        await s.call("read", {"file_path": "a.txt"})
+        assert not (await s.call("write", {"file_path": "a.txt", "content": "next\n"})).is_error
+        later = max(await ws.journal.entries(), key=lambda e: e.id)
+        assert later.id != crashed.id
+        assert later.before != crashed.after  # the ctime moved between them
+        results = await ws.journal.undo(since="1d")
+        assert {r.id: r.result for r in results} == {later.id: "undone", crashed.id: "undone"}
+    assert (root / "a.txt").read_text() == "first\n"

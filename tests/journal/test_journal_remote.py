@@ -5,6 +5,7 @@ publication; a tampered record; a store that cannot keep the change."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import subprocess
@@ -16,7 +17,8 @@ from typing import Any
 import pytest
 
 from dsh_fs import Workspace
-from dsh_fs.fs import FsVersion
+from dsh_fs.fs import FsChangeMeta, FsVersion
+from dsh_fs.providers import FsspecFileSystem
 from dsh_fs.providers._journal_records import new_entry_id
 from tests.s3_server import S3Server, shared_server
 
@@ -291,6 +293,8 @@ async def test_a_writer_killed_after_publishing_leaves_an_entry_that_undoes_to_t
         (entry,) = await ws.journal.entries()
         assert entry.undoable
         assert entry.after is not None
+        # Completed as its commit would have: the digest of what it published.
+        assert entry.digest == hashlib.sha256(b"after\n").hexdigest()
         assert [r.result for r in await ws.journal.undo(ids=[entry.id])] == ["undone"]
     assert _get(s3, bucket, "ws/a.txt") == b"before\r\n\x00binary too"
 
@@ -395,3 +399,67 @@ async def test_a_fresh_reader_of_a_journal_on_s3_gets_each_record_once_and_asks_
     assert len(records) == 40, seen
     assert not [r for r in seen if r.startswith("HEAD ")], seen
     assert len(seen) <= 40 + 2, seen
+
+
+async def _write_later(url: str, options: dict[str, Any]) -> tuple[list[Any], list[str]]:
+    """A later journaled write of a.txt by a writer that opens no workspace (so nobody
+    settled the dead writer's record first): the store's entries then, and its names."""
+    fs = FsspecFileSystem.from_url(url, **options)
+    store = fs.journal_store()
+    target = await fs.resolve("a.txt")
+    meta = FsChangeMeta(tool="write", session="later")
+    await fs.write_text(target, "later\n", None, capture=store.capture(meta))
+    entries, problems = store.entries()
+    assert problems == []
+    prefix = store.location.split("://", 1)[1]
+    names = sorted(p.rsplit("/", 1)[1] for p in fs.fs.find(prefix))
+    return entries, names
+
+
+async def test_a_writer_killed_before_publishing_on_s3_is_no_entry_though_its_file_changed_later(
+    s3: S3Server,
+) -> None:
+    bucket = s3.new_bucket()
+    s3.client().put_object(Bucket=bucket, Key="ws/a.txt", Body=b"before\n")
+    options = s3.storage_options()
+    _run_child(f"s3://{bucket}/ws", options, "before")
+    entries, names = await _write_later(f"s3://{bucket}/ws", options)
+    # The later change found the file at the dead change's `before`: that one was never
+    # published (else it would be an entry whose undo wipes the later change).
+    assert [(e.session, e.before != e.after) for e in entries] == [("later", True)]
+    assert names == [f"{entries[0].id}.json", f"{entries[0].id}.pre", "root"]
+    assert _get(s3, bucket, "ws/a.txt") == b"later\n"
+
+
+async def test_a_dead_record_on_memory_is_no_entry_though_its_file_changed_later() -> None:
+    url = f"memory://dead-{uuid.uuid4().hex}"
+    fs = FsspecFileSystem.from_url(url)
+    target = await fs.resolve("a.txt")
+    await fs.write_text(target, "before\n", None)
+    info = await fs.stat(target)
+    assert info is not None
+    store = fs.journal_store()
+    prefix = store.location.split("://", 1)[1]
+    # What a writer on another machine left, long past its lease: its pending record and
+    # pre-image, the file still at its `before` when it died.
+    dead = "20200101T000000.000000Z-0badc0de"
+    record = {
+        "id": dead,
+        "time": "2020-01-01T00:00:00.000000Z",
+        "session": "dead",
+        "tool": "write",
+        "path": target.display_path,
+        "rel": "a.txt",
+        "key": str(target.target_key),
+        "before": info.version,
+        "after": None,
+        "size": info.size,
+        "kept": True,
+        "host": "another-machine",
+        "pid": 1,
+    }
+    fs.fs.pipe(f"{prefix}/{dead}.pending", json.dumps(record).encode())
+    fs.fs.pipe(f"{prefix}/{dead}.pre", b"before\n")
+    entries, names = await _write_later(url, {})
+    assert [(e.session, e.before != e.after) for e in entries] == [("later", True)]
+    assert names == [f"{entries[0].id}.json", f"{entries[0].id}.pre", "root"]

@@ -341,7 +341,28 @@ class FsspecJournalStore(RecordStore):
         if now == record.get("before"):
             self._forget(stem, True)  # never published
             return None
-        record["after"] = now
+        # Published, or the file moved on by a later change (another server went on
+        # writing it before anyone settled this record): the version the change left is
+        # then the `before` of the first later change of the same file, never the later
+        # change's own version.
+        later = self._first_later(stem, key, names)
+        if later is not None and later.get("before") == record.get("before"):
+            # A later change found the file still at this one's `before`: this one was never
+            # published, whatever the file is now (else it would be a bogus entry, undoing
+            # which would wipe the later change).
+            self._forget(stem, True)
+            return None
+        record["after"] = later["before"] if later is not None else now
+        if later is None and path is not None and now is not None:
+            # What the dead writer's commit would have kept of the content (its digest, line
+            # counts and delta), read at exactly the version found.
+            with contextlib.suppress(Exception):
+                blob = self._store.read(path, COUNT_LIMIT)
+                if blob is not None and blob.version == now and blob.data is not None:
+                    before = None
+                    if record.get("before") is not None:
+                        before = self.pre_image_bytes(stem, COUNT_LIMIT)
+                    count_lines(record, before, blob.data)
         try:
             with contextlib.suppress(FileExistsError):
                 self._put_new(stem + ".json", record)
@@ -349,6 +370,31 @@ class FsspecJournalStore(RecordStore):
             return self._read_json(stem + ".json")
         except Exception:
             return None
+
+    def _first_later(
+        self, stem: str, key: object, names: dict[str, StoredName]
+    ) -> dict[str, Any] | None:
+        """The first record after `stem` (committed or pending) of the file `key` (read in
+        one batch; a damaged one is passed over)."""
+        later = sorted(
+            name
+            for name in names
+            if name.rpartition(".")[2] in ("json", "pending")
+            and name.rpartition(".")[0] > stem
+            and ENTRY_ID.match(name.rpartition(".")[0])
+        )
+        if not later:
+            return None
+        records = self._read_records(later, names)
+        for name in later:
+            record = records.get(name)
+            if (
+                isinstance(record, dict)
+                and record.get("key") == key
+                and (record.get("before") is None or isinstance(record.get("before"), str))
+            ):
+                return record
+        return None
 
     def _writer_alive(self, record: dict[str, Any], stem: str) -> bool:
         with _in_flight_lock:

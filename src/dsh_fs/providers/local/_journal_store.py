@@ -27,7 +27,7 @@ import os
 import secrets
 import stat as st_mode
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -647,12 +647,62 @@ class LocalJournalStore(RecordStore):
                 self._remove(stem + ".pending", stem + ".pre")
                 return None
             record["after"] = later["before"] if later is not None else now
+            # What `commit` would have kept of the content: its digest and mode (the guard
+            # proves by them that a file whose ctime alone moved since, by a later dead
+            # writer's pre-image link, is still what this change published), line counts
+            # and delta. Without them the entry is refused as changed outside the journal.
+            with contextlib.suppress(Exception):  # best effort: the entry stands without
+                record = self._settled_content(stem, record, later)
             with contextlib.suppress(FileExistsError):
                 self._write_entry(stem, record)
             os.unlink(stem + ".pending", dir_fd=self._dir_fd)
             return self._read_json(stem + ".json")
         finally:
             os.close(fd)
+
+    def _settled_content(
+        self, stem: str, record: dict[str, Any], later: dict[str, Any] | None
+    ) -> dict[str, Any]:
+        """A dead writer's published record filled in as `commit` would have: the ``digest``
+        and ``after_mode`` of the content at its `after` (the file, read through a
+        descriptor that is still that version; or, when a later change replaced it, the
+        later change's pre-image and recorded mode), line counts and delta.
+
+        Raises:
+            OSError, ValueError: the content can't be read as that version (the record is
+                kept as it is then: the entry stays provable only by its exact version).
+        """
+        after = record["after"]
+        if later is not None:
+            later_id, later_mode = later.get("id"), later.get("mode")
+            if not isinstance(later_id, str) or not ENTRY_ID.match(later_id):
+                raise ValueError("the later change has no id")
+            size = later.get("size")
+            kept = LocalKept(
+                os.path.join(self.location, later_id + ".pre"),
+                size=size if isinstance(size, int) else None,
+            )
+            data, digest, _ = _read_digest(os.open(kept.path, _OPEN_READ), kept.size)
+            mode = later_mode if isinstance(later_mode, int) else None
+        elif isinstance(after, str) and isinstance(record.get("key"), str):
+            fd = os.open(record["key"], _OPEN_READ)
+            data, digest, mode = _read_digest(fd, None, (self._versions.version, FsVersion(after)))
+        else:
+            return record
+        before = None
+        if record.get("before") is not None:
+            size = record.get("size")
+            own = LocalKept(
+                os.path.join(self.location, stem + ".pre"),
+                size=size if isinstance(size, int) else None,
+            )
+            with contextlib.suppress(OSError):
+                before = read_kept(own, COUNT_LIMIT)
+        filled = dict(record)  # whole or not at all: never a digest without its mode
+        count_lines(filled, before, data, digest)
+        filled["digest"] = digest.hex()
+        filled["after_mode"] = mode
+        return filled
 
     def _first_later(
         self, stem: str, key: object, names: dict[str, StoredName]
@@ -717,6 +767,39 @@ def _copy_fd(source: int, target: int, size: int) -> None:
     os.lseek(target, offset, os.SEEK_SET)
     while chunk := os.read(source, 1 << 20):
         write_all(target, chunk)
+
+
+def _read_digest(
+    fd: int,
+    size: int | None,
+    at: tuple[Callable[[os.stat_result], FsVersion], FsVersion] | None = None,
+) -> tuple[bytes | None, bytes, int]:
+    """The content of the regular file `fd` (closed here) when at most `COUNT_LIMIT` bytes
+    (else None), its sha256 and its permission bits; `size` its expected size, `at` (given)
+    how to take a version and the version it must be at from the open to the end of the
+    read (else EINVAL: another version).
+
+    Raises:
+        OSError: it can't be read, is not a regular file of `size` bytes, or not at `at`.
+    """
+    try:
+        info = _regular(fd, "the published content")
+        if size is not None and info.st_size != size:
+            raise OSError(errno.EINVAL, "the published content is not of its recorded size")
+        if at is not None and at[0](info) != at[1]:
+            raise OSError(errno.EINVAL, "the file is no longer at the version found")
+        hasher = hashlib.sha256()
+        parts: list[bytes] | None = [] if info.st_size <= COUNT_LIMIT else None
+        while chunk := os.read(fd, 1 << 20):
+            hasher.update(chunk)
+            if parts is not None:
+                parts.append(chunk)
+        if at is not None and at[0](os.fstat(fd)) != at[1]:
+            raise OSError(errno.EINVAL, "the file changed while it was read")
+    finally:
+        os.close(fd)
+    data = b"".join(parts) if parts is not None else None
+    return data, hasher.digest(), st_mode.S_IMODE(info.st_mode)
 
 
 def _same_inode(now: FsVersion | None, before: object) -> bool:
