@@ -48,11 +48,10 @@ from .._journal_records import (
     COUNT_LIMIT,
     RECORD_LIMIT,
     Damaged,
-    count_lines,
     new_record,
     record_owner,
 )
-from .._journal_store import RecordStore, StoredName, parse_record
+from .._journal_store import PendingChange, RecordStore, StoredName, parse_record
 from ._io import write_all
 from ._versions import VersionBook, same_inode
 
@@ -154,16 +153,12 @@ def _read_exactly(fd: int, size: int, what: str) -> bytes:
     return parts[0] if len(parts) == 1 else b"".join(parts)
 
 
-@dataclass(slots=True)
-class _Ticket:
+@dataclass(slots=True, kw_only=True)
+class _Ticket(PendingChange):
     """A change between `prepare` and `commit`: its pending record, locked."""
 
-    id: str
     fd: int
-    record: dict[str, Any]
-    kept: bool
-    before: bytes | None = None
-    """The replaced content, when the provider had it in memory (else read from `.pre`)."""
+    """The pending record, open and locked (`flock`) while its writer lives."""
 
 
 class LocalJournalStore(RecordStore):
@@ -230,7 +225,7 @@ class LocalJournalStore(RecordStore):
             before = before.to_bytes() if before.size <= COUNT_LIMIT else None
         elif before is not None and len(before) > COUNT_LIMIT:
             before = None  # too large to count lines of (`count_lines` would not)
-        return _Ticket(entry_id, fd, record, kept, before)
+        return _Ticket(id=entry_id, fd=fd, record=record, kept=kept, before=before)
 
     def _failure(self, exc: Exception, start: FsChangeStart) -> str:
         if isinstance(exc, OSError):
@@ -246,15 +241,7 @@ class LocalJournalStore(RecordStore):
     ) -> None:
         assert isinstance(ticket, _Ticket)
         try:
-            record = ticket.record
-            record["after"] = after
-            # The replaced content as the provider read it (an edit): no second read of
-            # the file. Else the pre-image, read as it is (its record is not committed yet).
-            before = ticket.before
-            if before is None and ticket.kept:
-                kept = LocalKept(os.path.join(self.location, ticket.id + ".pre"))
-                before = read_kept(kept, COUNT_LIMIT)
-            count_lines(record, before, content, digest)
+            record = self._completed(ticket, after, content, digest)
             record["after_mode"] = self._published_mode(record["key"], after)
             self._write_entry(ticket.id, record)
         except Exception:
@@ -279,6 +266,9 @@ class LocalJournalStore(RecordStore):
             self._syncer.submit(finish)
         except RuntimeError:  # the store is closed
             finish()
+
+    def _pending_pre_image(self, entry_id: str, limit: int) -> bytes | None:
+        return read_kept(LocalKept(os.path.join(self.location, entry_id + ".pre")), limit)
 
     def _abandon(self, ticket: object) -> None:
         assert isinstance(ticket, _Ticket)
