@@ -9,14 +9,18 @@ from __future__ import annotations
 
 import codecs
 import sys
+import threading
+from collections import OrderedDict
+from collections.abc import Iterable
 from typing import Literal
 
 from dsh_fs.errors import FsError
-from dsh_fs.fs import UTF8, FsEncoding, bom_encoding, messages, proven_text
+from dsh_fs.fs import UTF8, FsEncoding, FsVersion, bom_encoding, messages, proven_text
 
 __all__ = [
     "CHECK_SLICE",
     "ChunkDecoder",
+    "FallbackBook",
     "check_text",
     "check_usable_path",
     "decode_file",
@@ -24,6 +28,7 @@ __all__ = [
     "decode_text",
     "encode_as",
     "encode_text",
+    "proven_codec",
     "round_trip",
     "splice",
 ]
@@ -375,3 +380,53 @@ class CodecDecoder:
         self._pending = have[len(encoded) :]
         self.consumed += len(encoded)
         return text
+
+
+def proven_codec(
+    candidates: list[str],
+    first: bytes,
+    rest: Iterable[bytes | bytearray | memoryview],
+    display: str,
+) -> str:
+    """The first of `candidates` (fallback codecs that each decode `first`, a stream's first
+    chunk) that proves the whole file, as a whole read decides: the chunks of `rest` (the
+    file after `first`, an empty chunk at its end) are taken one at a time, the text
+    dropped, every candidate still in the running decoding each; no chunk is taken once
+    one is left. None proves it: the first (the stream then fails where it fails)."""
+    decoders = {codec: CodecDecoder(codec, display) for codec in candidates}
+    for decoder in decoders.values():
+        decoder.decode(first)
+    chunks = iter(rest)
+    while len(decoders) > 1:
+        chunk = next(chunks, None)
+        if chunk is None:
+            break  # the stream ended early (closed): the first still in the running
+        for codec, decoder in list(decoders.items()):
+            try:
+                decoder.decode(chunk, not chunk)
+            except FsError:
+                del decoders[codec]
+        if not chunk:
+            break
+    return next(iter(decoders), candidates[0])
+
+
+class FallbackBook:
+    """The fallback codec a scan settled on per version (bounded), so a stream resumed
+    past the file's start decodes in the codec the scan proved."""
+
+    def __init__(self, size: int = 256) -> None:
+        self._size = size
+        self._codecs: OrderedDict[FsVersion, str] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def remember(self, version: FsVersion, codec: str) -> None:
+        with self._lock:
+            self._codecs[version] = codec
+            self._codecs.move_to_end(version)
+            while len(self._codecs) > self._size:
+                self._codecs.popitem(last=False)
+
+    def known(self, version: FsVersion) -> str | None:
+        with self._lock:
+            return self._codecs.get(version)

@@ -2,42 +2,19 @@
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from typing import IO, Any
 
 from dsh_fs.errors import FsError
-from dsh_fs.fs import UTF8, FsEncoding, FsVersion, bom_encoding
+from dsh_fs.fs import UTF8, FsEncoding, bom_encoding
 
-from .._text import ChunkDecoder, CodecDecoder
+from .._text import ChunkDecoder, CodecDecoder, proven_codec
 
-__all__ = ["BackendCall", "Declared", "FallbackBook", "TextChunks"]
+__all__ = ["BackendCall", "Declared", "TextChunks"]
 
 BackendCall = Callable[..., Awaitable[Any]]
 """The provider's door to the backend: ``call(verb, display, func, *args)`` runs `func` in a
 worker thread and maps its exceptions."""
-
-
-class FallbackBook:
-    """The fallback codec a scan settled on per version (bounded), so a stream resumed
-    past the file's start decodes in the codec the scan proved."""
-
-    def __init__(self, size: int = 256) -> None:
-        self._size = size
-        self._codecs: OrderedDict[FsVersion, str] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def remember(self, version: FsVersion, codec: str) -> None:
-        with self._lock:
-            self._codecs[version] = codec
-            self._codecs.move_to_end(version)
-            while len(self._codecs) > self._size:
-                self._codecs.popitem(last=False)
-
-    def known(self, version: FsVersion) -> str | None:
-        with self._lock:
-            return self._codecs.get(version)
 
 
 class Declared:
@@ -175,24 +152,16 @@ class TextChunks:
 
     def _proven(self, candidates: list[str], data: bytes) -> str:
         """The first of `candidates` (each decodes the first chunk, `data`) that proves the
-        whole file: the rest is read once, a chunk at a time (the text dropped), each
-        candidate still in the running decoding it, and the stream put back where it was;
-        reading stops once one is left. None proves it: the first (the stream then fails
-        where it fails)."""
-        scan = {codec: CodecDecoder(codec, self._display) for codec in candidates}
-        for decoder in scan.values():
-            decoder.decode(data)
+        whole file (`proven_codec`): the rest read once, a chunk at a time, and the stream
+        put back where it was."""
+
+        def rest() -> Iterator[bytes]:
+            while chunk := self._stream.read(self._chunk_size):
+                yield chunk
+            yield b""
+
         back = self._stream.tell()
         try:
-            while len(scan) > 1:
-                chunk = self._stream.read(self._chunk_size)
-                for codec, decoder in list(scan.items()):
-                    try:
-                        decoder.decode(chunk, not chunk)
-                    except FsError:
-                        del scan[codec]
-                if not chunk:
-                    break
+            return proven_codec(candidates, data, rest(), self._display)
         finally:
             self._stream.seek(back)
-        return next(iter(scan), candidates[0])

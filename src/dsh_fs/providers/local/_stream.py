@@ -7,19 +7,17 @@ import codecs
 import errno
 import hashlib
 import os
-import threading
-from collections import OrderedDict
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
 
 import anyio.lowlevel
 from anyio import to_thread
 
 from dsh_fs.errors import FsError
-from dsh_fs.fs import UTF8, FsEncoding, FsVersion, bom_encoding, messages
+from dsh_fs.fs import UTF8, FsEncoding, bom_encoding, messages
 
 from .._oserrors import map_os_errors
-from .._text import CodecDecoder
+from .._text import CodecDecoder, FallbackBook, proven_codec
 from ._guards import LocalGuards
 from ._open import open_regular, unchanged
 from ._versions import VersionBook
@@ -77,27 +75,6 @@ def _decodes(codec: str, data: memoryview, final: bool) -> bool:
     except FsError:
         return False
     return True
-
-
-class FallbackBook:
-    """The fallback codec a scan settled on per version (bounded), so a stream resumed
-    past the file's start decodes in the codec the scan proved."""
-
-    def __init__(self, size: int = 256) -> None:
-        self._size = size
-        self._codecs: OrderedDict[FsVersion, str] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def remember(self, version: FsVersion, codec: str) -> None:
-        with self._lock:
-            self._codecs[version] = codec
-            self._codecs.move_to_end(version)
-            while len(self._codecs) > self._size:
-                self._codecs.popitem(last=False)
-
-    def known(self, version: FsVersion) -> str | None:
-        with self._lock:
-            return self._codecs.get(version)
 
 
 class Declared:
@@ -293,31 +270,22 @@ class TextChunks:
 
     def _proven_fallback(self, candidates: list[str], count: int) -> str:
         """The first of `candidates` (each decodes the first chunk, `count` bytes at the
-        buffer's start) that proves the whole file: the rest is read once, in chunks of
-        the buffer's size (bounded memory, the text dropped), every candidate still in the
-        running decoding each; reading stops once one is left. None proves it: the first
-        (the stream then fails where it fails). Blocking (a worker thread)."""
-        decoders = {codec: CodecDecoder(codec, self._display) for codec in candidates}
-        first = bytes(self._buffer[:count])
-        for decoder in decoders.values():
-            decoder.decode(first)
+        buffer's start) that proves the whole file (`proven_codec`): the rest read once, in
+        chunks of the buffer's size (bounded memory). Blocking (a worker thread)."""
         chunk = bytearray(len(self._buffer))
-        offset = count
-        while len(decoders) > 1:
-            if self._closed:
-                break  # the fd may belong to another file by now
-            with map_os_errors("read", self._display):
-                read = os.preadv(self._fd, [chunk], offset)
-            offset += read
-            data = memoryview(chunk)[:read]
-            for codec, decoder in list(decoders.items()):
-                try:
-                    decoder.decode(data, read == 0)
-                except FsError:
-                    del decoders[codec]
-            if read == 0:
-                break
-        return next(iter(decoders), candidates[0])
+
+        def rest() -> Iterator[memoryview]:
+            offset = count
+            # Once closed, the fd may belong to another file: no more reading.
+            while not self._closed:
+                with map_os_errors("read", self._display):
+                    read = os.preadv(self._fd, [chunk], offset)
+                offset += read
+                yield memoryview(chunk)[:read]
+                if read == 0:
+                    return
+
+        return proven_codec(candidates, bytes(self._buffer[:count]), rest(), self._display)
 
     def _decode_codec(self, count: int) -> str:
         assert self._codec is not None
