@@ -138,6 +138,8 @@ class _StoreCapture(FsCapture):
     ) -> None:
         assert isinstance(ticket, _Ticket)
         self._store._commit(ticket.inner, after, content, digest)
+        # Pruning as it goes comes after the commit, off the critical section's steps: the
+        # change is published by now, and `_recorded` never raises into the call.
         self._store._recorded(ticket.estimate)
 
     def approved(self, by: str, note: str | None) -> FsCapture:

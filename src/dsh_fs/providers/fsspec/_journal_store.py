@@ -160,12 +160,17 @@ class FsspecJournalStore(RecordStore):
         assert isinstance(ticket, PendingChange)
         try:
             record = self._completed(ticket, after, content, digest)
+            # The entry is created, never overwritten: a reader on another machine that took
+            # this writer for gone (its lease ran out) may have completed it first; the
+            # entry it wrote stands.
             with contextlib.suppress(FileExistsError):
                 self._put_new(ticket.id + ".json", record)
             self._store.discard(self._path(ticket.id + ".pending"))
         except Exception:
             pass  # a pending record left is completed by the next reader
         finally:
+            # From now on a reader in this process may settle what is left pending: this
+            # writer is done with it.
             with _in_flight_lock:
                 _in_flight.discard(ticket.id)
 
