@@ -58,7 +58,7 @@ async def test_dsh_fs_mcp_with_the_plugin_lists_and_runs_the_example_tool(root: 
         args=["-m", "dsh_fs", "mcp", "--plugin", "count_lines:CountLinesPlugin", str(root)],
         env={**os.environ, "PYTHONPATH": str(EXAMPLES)},
     )
-    with anyio.fail_after(20):
+    with anyio.fail_after(120):
         async with Client(server, mode="legacy") as client:
             listing = await client.list_tools()
             result = await client.call_tool("count_lines", {"file_path": "three.txt"})

@@ -34,8 +34,9 @@ from dsh_fs.runtime import Next, ToolResult
 
 pytestmark = pytest.mark.anyio
 
-PROMPT = 5
-"""Seconds any single hostile call may take (they take milliseconds)."""
+PROMPT = 60
+"""Seconds any single hostile call may take: a guard against a hang, not a speed target
+(they take milliseconds alone, and seconds on a machine busy with other work)."""
 
 AS_ROOT = os.geteuid() == 0
 NOBODY = 65534
@@ -362,7 +363,7 @@ CALLS = [
 async def main(root, report):
     session = Workspace.local(root).session()
     for tool, arguments in CALLS:
-        with anyio.fail_after(5):
+        with anyio.fail_after(60):
             result = await session.call(tool, arguments)
         if report:
             print(json.dumps([result.code, result.text]), flush=True)

@@ -25,8 +25,9 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 TOKEN = "test-token-0123456789abcdef"
 """The token the server is started with (``DSH_FS_MCP_TOKEN``)."""
 
-TIMEOUT = 20
-"""Seconds any one step against the server may take."""
+TIMEOUT = 60
+"""Seconds any one step against the server may take: a guard against a hang, not a speed
+target (a server starting beside busy processes takes many seconds)."""
 
 TOOLS = [
     "read",
@@ -96,28 +97,34 @@ async def http_server(
     """``dsh-fs mcp --http ADDRESS ARGS ROOT`` with `TOKEN` in its environment, until the
     block ends (`root` None: no ROOT, the server serves `cwd`). `nofile` sets its
     file-descriptor limit before it starts; `limits` serves through `serve_with_limits.py`
-    with those `HttpLimits` instead of the CLI's."""
+    with those `HttpLimits` instead of the CLI's (the same sandbox, the same server)."""
     environment = {**os.environ, "DSH_FS_MCP_TOKEN": TOKEN, **(env or {})}
+    # The file-descriptor limit is set before anything else runs: the server sizes its
+    # connection handling by it at the start.
+    limited = (
+        "import resource, sys\n"
+        "if sys.argv[1] != '-':\n"
+        "    n = int(sys.argv[1])\n"
+        "    resource.setrlimit(resource.RLIMIT_NOFILE, (n, n))\n"
+    )
     if limits is not None:
         assert root is not None
-        command = [sys.executable, str(LIMITS_SCRIPT), address, str(root), json.dumps(limits)]
+        program = (
+            "import runpy\n"
+            "sys.argv = sys.argv[2:]\n"
+            "runpy.run_path(sys.argv[0], run_name='__main__')\n"
+        )
+        served = [str(LIMITS_SCRIPT), address, str(root), json.dumps(limits)]
     else:
-        command = [
-            sys.executable,
-            "-c",
-            "import resource, sys\n"
-            "from dsh_fs.cli import main\n"
-            "if sys.argv[1] != '-':\n"
-            "    n = int(sys.argv[1])\n"
-            "    resource.setrlimit(resource.RLIMIT_NOFILE, (n, n))\n"
-            "sys.exit(main(sys.argv[2:]))\n",
-            "-" if nofile is None else str(nofile),
-            "mcp",
-            "--http",
-            address,
-            *args,
-            *([] if root is None else [str(root)]),
-        ]
+        program = "from dsh_fs.cli import main\nsys.exit(main(sys.argv[2:]))\n"
+        served = ["mcp", "--http", address, *args, *([] if root is None else [str(root)])]
+    command = [
+        sys.executable,
+        "-c",
+        limited + program,
+        "-" if nofile is None else str(nofile),
+        *served,
+    ]
     process = await anyio.open_process(command, env=environment, cwd=cwd)
     server = HttpServer(url="", process=process)
     try:

@@ -58,7 +58,7 @@ async def test_a_connections_observation_owner_goes_with_the_connection(
     monkeypatch.setattr(Workspace, "session", recorded)
     async with Workspace.sandbox(root) as workspace:
         server = create_server(workspace)
-        with anyio.fail_after(20):
+        with anyio.fail_after(60):
             async with Client(server, mode="legacy") as client:
                 await client.call_tool("read", {"file_path": "notes.txt"})
                 await client.call_tool("read", {"file_path": "notes.txt"})

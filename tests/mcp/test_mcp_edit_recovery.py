@@ -23,7 +23,7 @@ async def test_a_missed_edit_carries_its_diagnosis_in_text_and_structured_conten
     root = make_root(tmp_path)
     async with Workspace.sandbox(root) as workspace:
         server = create_server(workspace, structured=True)
-        with anyio.fail_after(10):
+        with anyio.fail_after(60):
             async with Client(server, mode="legacy") as client:
                 await client.call_tool("read", {"file_path": "notes.txt"})
                 edit = await client.call_tool(

@@ -16,7 +16,8 @@ from .mcp_testing import BOTH_ERAS, Era, make_root, stdio_server
 
 pytestmark = pytest.mark.anyio
 
-TIMEOUT = 20
+TIMEOUT = 60
+"""A guard against a hang, not a speed target (the server is a child process)."""
 
 
 @pytest.fixture

@@ -26,7 +26,7 @@ async def test_a_placeholder_write_is_refused_unless_the_operator_allows_it(
     path = root / "a.js"
     path.write_text(BEFORE, encoding="utf-8")
     flags = ["--allow-placeholders"] if allow else []
-    with anyio.fail_after(20):
+    with anyio.fail_after(120):
         async with Client(stdio_server(*flags, str(root)), mode=HANDSHAKE) as client:
             await client.call_tool("read", {"file_path": "a.js"})
             result = await client.call_tool("write", {"file_path": "a.js", "content": AFTER})

@@ -26,7 +26,7 @@ async def test_structured_mode_returns_the_canonical_value_and_the_error_object(
 ) -> None:
     async with Workspace.sandbox(root) as workspace:
         server = create_server(workspace, structured=True)
-        with anyio.fail_after(10):
+        with anyio.fail_after(60):
             async with Client(server, mode="legacy") as client:
                 read = await client.call_tool("read", {"file_path": "notes.txt", "limit": 1})
                 edit = await client.call_tool(
@@ -49,7 +49,7 @@ async def test_one_connection_is_one_observation_owner(root: Path) -> None:
     async with Workspace.sandbox(root) as workspace:
         server = create_server(workspace)
         edit = {"file_path": "notes.txt", "old_string": "beta", "new_string": "BETA"}
-        with anyio.fail_after(10):
+        with anyio.fail_after(60):
             async with Client(server, mode="legacy") as first:
                 await first.call_tool("read", {"file_path": "notes.txt"})
                 async with Client(server, mode="legacy") as second:
@@ -62,6 +62,6 @@ async def test_one_connection_is_one_observation_owner(root: Path) -> None:
 async def test_server_instructions_are_the_workspace_system_prompt(root: Path) -> None:
     async with Workspace.sandbox(root) as workspace:
         server = create_server(workspace)
-        with anyio.fail_after(10):
+        with anyio.fail_after(60):
             async with Client(server, mode="legacy") as client:
                 assert client.instructions == workspace.system_prompt()

@@ -25,7 +25,8 @@ def root(tmp_path: Path) -> Path:
     return make_root(tmp_path)
 
 
-TIMEOUT = 20
+TIMEOUT = 60
+"""A guard against a hang, not a speed target (the server is a child process)."""
 
 
 def text_of(result: CallToolResult) -> str:

@@ -35,7 +35,7 @@ async def structured_write(fs: FileSystem, root: Path) -> tuple[object, str]:
     """One policy-free `write` of ``target.txt`` over MCP: its structured content and text."""
     async with Workspace(fs, cwd=root, policy=False) as workspace:
         server = create_server(workspace, structured=True)
-        with anyio.fail_after(10):
+        with anyio.fail_after(60):
             async with Client(server, mode="legacy") as client:
                 result = await client.call_tool(
                     "write", {"file_path": "target.txt", "content": "mine\n"}

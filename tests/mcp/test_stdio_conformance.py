@@ -115,7 +115,7 @@ async def _answers(root: Path, serve: str, lines: list[bytes]) -> list[Any]:
         async def sdk(reader: LineReader, writer: LineWriter) -> None:
             await serve_sdk(create_server(workspace, single_session=True), reader, writer)
 
-        with anyio.fail_after(20):
+        with anyio.fail_after(60):
             answers = await exchange(lean if serve == "lean" else sdk, lines)
     return sorted(answers, key=lambda message: json.dumps(message.get("id")))
 

@@ -38,7 +38,7 @@ async def _serve(root: Path, lines: list[bytes], *, limit: int | None = None) ->
         async def lean(reader: LineReader, writer: LineWriter) -> None:
             await serve_lines(workspace, reader, writer)
 
-        with anyio.fail_after(20):
+        with anyio.fail_after(60):
             handshake = [initialize("init"), notification("notifications/initialized")]
             answers = await exchange(lean, [*handshake, *lines], limit=limit)
     return {answer.get("id"): answer for answer in answers}

@@ -15,7 +15,8 @@ from .mcp_testing import make_root
 
 pytestmark = pytest.mark.anyio
 
-TIMEOUT = 20
+TIMEOUT = 60
+"""A guard against a hang, not a speed target (the server is a child process)."""
 
 
 async def _exchange(process: Process, line: bytes) -> dict[str, Any]:

@@ -26,7 +26,7 @@ NOBODY = 65534
 
 
 async def read_then_edit(session: Session, name: str, old: str, new: str) -> None:
-    with anyio.fail_after(10):
+    with anyio.fail_after(60):
         read = await session.call("read", {"file_path": name})
         assert not read.is_error, read.text
         edit = await session.call("edit", {"file_path": name, "old_string": old, "new_string": new})

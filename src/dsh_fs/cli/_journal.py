@@ -219,6 +219,17 @@ def _leading_roots(operands: list[str]) -> tuple[list[str], list[str]]:
     return roots, []
 
 
+def _check_since(args: argparse.Namespace, command: str) -> None:
+    """Refuse a ``--since`` that does not parse, in the words of ``dsh-fs <command>``."""
+    from dsh_fs.journal import parse_since
+
+    if args.since is not None:
+        try:
+            parse_since(args.since)
+        except ValueError as exc:
+            raise JournalUsageError(f"dsh-fs {command}: {exc}") from exc
+
+
 def _journals(workspace: Workspace) -> list[Journal]:
     """The workspace's journal, then the journal of every other root kept in the same store
     directory (a server with several ROOTs records under its first, one with client roots
@@ -331,16 +342,12 @@ def run_journal(args: argparse.Namespace) -> int:
 
 
 async def _log(workspace: Workspace, args: argparse.Namespace, paths: list[str]) -> int:
-    from dsh_fs.journal import parse_since, printable
+    from dsh_fs.journal import printable
 
     async with workspace:
         journal = workspace.journal
         assert journal is not None
-        if args.since is not None:
-            try:
-                parse_since(args.since)
-            except ValueError as exc:
-                raise JournalUsageError(f"dsh-fs log: {exc}") from exc
+        _check_since(args, "log")
         wanted = _wanted(workspace, paths)
         journals = _journals(workspace)
         try:
@@ -478,16 +485,12 @@ def _no_such(command: str, exc: KeyError, workspace: Workspace) -> str:
 
 
 async def _undo(workspace: Workspace, args: argparse.Namespace) -> int:
-    from dsh_fs.journal import parse_since, printable
+    from dsh_fs.journal import printable
 
     async with workspace:
         journal = workspace.journal
         assert journal is not None
-        if args.since is not None:
-            try:
-                parse_since(args.since)
-            except ValueError as exc:
-                raise JournalUsageError(f"dsh-fs undo: {exc}") from exc
+        _check_since(args, "undo")
         journals = _journals(workspace)
         try:
             results = await _undo_in(workspace, journals, args)

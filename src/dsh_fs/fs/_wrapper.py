@@ -284,6 +284,8 @@ class WrapperFileSystem(FileSystem):
 
     @_primitive(_reads("read"), admits=False)
     async def stat(self, target: FsTarget) -> FsInfo | None:
+        # Hidden before checked: a hidden place answers as absent, not refused, so that a
+        # refusal's wording cannot tell a caller that something is there.
         if self.hides(target):
             return None
         self._admit(_STAT, target)
@@ -297,6 +299,8 @@ class WrapperFileSystem(FileSystem):
             return None
         self._admit(_LSTAT, target)
         info = await self.wrapped.lstat(path, cwd)
+        # The target key follows a final link; the entry itself is the spelled path, which
+        # may lie in a hidden place while what it points to does not.
         if info is not None:
             spelled = FsTarget(
                 target_key=FsTargetKey(info.display_path), display_path=info.display_path
@@ -397,6 +401,8 @@ class WrapperFileSystem(FileSystem):
     def native_grep(
         self, root: FsTarget, query: FsGrepQuery
     ) -> AbstractAsyncContextManager[AsyncIterator[list[FsGrepHit]]] | None:
+        # The searcher is told to skip the hidden places (it need not open them); what it
+        # reports is filtered all the same, the exclusion being only a saving.
         excluded = self.excluded(root)
         if excluded:
             query = dataclasses.replace(query, excluded=(*query.excluded, *excluded))
@@ -612,6 +618,8 @@ class FenceOut(WrapperFileSystem):
         for place in self.places:
             if _below(place, key) and place != key:
                 relative = place[len(key) :].strip("/")
+                # A name with gitignore's special characters could match something else
+                # (or less): it is not handed on, and `reveals` alone filters it.
                 if _PLAIN.fullmatch(relative):
                     lines.append(f"/{relative}/")
         return tuple(lines)

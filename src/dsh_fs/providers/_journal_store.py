@@ -33,11 +33,19 @@ from dsh_fs.fs import (
     messages,
 )
 
-from ._journal_records import Damaged, id_time_ns, record_entry, record_reason
+from ._journal_records import (
+    COUNT_LIMIT,
+    Damaged,
+    count_lines,
+    id_time_ns,
+    record_entry,
+    record_reason,
+)
 
 __all__ = [
     "AUTO_PRUNE_SHARE",
     "PRUNE_INTERVAL_SECONDS",
+    "PendingChange",
     "RecordStore",
     "StoredName",
     "no_lock",
@@ -86,6 +94,20 @@ class _Read:
     """What reading or vetting it reported."""
 
 
+@dataclass(slots=True, kw_only=True)
+class PendingChange:
+    """A change between `prepare` and `commit` as a backend keeps it: its pending record."""
+
+    id: str
+    """The entry's id (the names of its records and its pre-image)."""
+    record: dict[str, Any]
+    """The pending record, completed at the commit."""
+    kept: bool
+    """Whether a pre-image was kept."""
+    before: bytes | None = None
+    """The replaced content, when the provider had it in memory (else read from `.pre`)."""
+
+
 @dataclass(slots=True)
 class _Ticket:
     """A change between `prepare` and `commit`: the backend's ticket and what it adds."""
@@ -116,6 +138,8 @@ class _StoreCapture(FsCapture):
     ) -> None:
         assert isinstance(ticket, _Ticket)
         self._store._commit(ticket.inner, after, content, digest)
+        # Pruning as it goes comes after the commit, off the critical section's steps: the
+        # change is published by now, and `_recorded` never raises into the call.
         self._store._recorded(ticket.estimate)
 
     def approved(self, by: str, note: str | None) -> FsCapture:
@@ -177,6 +201,11 @@ class RecordStore(JournalStore):
         """`FsCapture.abandon`."""
 
     @abstractmethod
+    def _pending_pre_image(self, entry_id: str, limit: int) -> bytes | None:
+        """The bytes of the pre-image kept for `entry_id`, whose record is not committed
+        yet (so not vetted against it); None when larger than `limit`. May raise."""
+
+    @abstractmethod
     def _settle(self, stem: str, names: dict[str, StoredName]) -> dict[str, Any] | None:
         """A pending record whose writer is gone, completed (the record of the entry it
         became) or dropped (None); None too while its writer may be at work."""
@@ -196,6 +225,26 @@ class RecordStore(JournalStore):
     @abstractmethod
     def _failure(self, exc: Exception, start: FsChangeStart) -> str:
         """A backend failure of `_prepare`, in the words of the journal's refusal."""
+
+    def _completed(
+        self,
+        change: PendingChange,
+        after: FsVersion | None,
+        content: bytes | EncodedText | None,
+        digest: bytes | None,
+    ) -> dict[str, Any]:
+        """The pending record of `change` completed as its entry's (the first step of a
+        backend's `_commit`): the version published and the line counts. The replaced
+        content is the one the provider read (an edit): no second read of the file; else
+        the pre-image, read as it is. May raise (the backend leaves the pending record for
+        the next reader to complete)."""
+        record = change.record
+        record["after"] = after
+        before = change.before
+        if before is None and change.kept:
+            before = self._pending_pre_image(change.id, COUNT_LIMIT)
+        count_lines(record, before, content, digest)
+        return record
 
     def _sweep(self, names: dict[str, StoredName]) -> None:
         """Remove what a pruner killed mid-way left behind (under the lock)."""

@@ -10,15 +10,18 @@ from __future__ import annotations
 import codecs
 import functools
 import sys
+import threading
+from collections import OrderedDict
 from typing import Literal
 
 from dsh_fs.errors import FsError
-from dsh_fs.fs import UTF8, FsEncoding, bom_encoding, messages, proven_text
+from dsh_fs.fs import UTF8, FsEncoding, FsVersion, bom_encoding, messages, proven_text
 
 __all__ = [
     "CHECK_SLICE",
     "ChunkDecoder",
     "CodecContest",
+    "FallbackBook",
     "ascii_safe",
     "check_text",
     "check_usable_path",
@@ -424,3 +427,24 @@ class CodecContest:
     def winner(self) -> str | None:
         """The first codec left, in the order given (UTF-8 first); None: every one failed."""
         return next(iter(self._decoders), None)
+
+
+class FallbackBook:
+    """The fallback codec a scan settled on per version (bounded), so a stream resumed
+    past the file's start decodes in the codec the scan proved."""
+
+    def __init__(self, size: int = 256) -> None:
+        self._size = size
+        self._codecs: OrderedDict[FsVersion, str] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def remember(self, version: FsVersion, codec: str) -> None:
+        with self._lock:
+            self._codecs[version] = codec
+            self._codecs.move_to_end(version)
+            while len(self._codecs) > self._size:
+                self._codecs.popitem(last=False)
+
+    def known(self, version: FsVersion) -> str | None:
+        with self._lock:
+            return self._codecs.get(version)

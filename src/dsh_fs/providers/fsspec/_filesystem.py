@@ -59,6 +59,7 @@ from dsh_fs.fs import (
 from .._locks import TargetLocks
 from .._oserrors import FramesDropped
 from .._text import (
+    FallbackBook,
     check_usable_path,
     decode_file,
     decode_or_none,
@@ -74,7 +75,7 @@ from ._paths import normalize
 from ._ranged import stream_text_from
 from ._set_records import SETS_DIRECTORY, FsspecSetRecords
 from ._store import DIRECTORY_VERSION, Blob, MemoryStore, Store, is_content_version
-from ._stream import Declared, FallbackBook, TextChunks
+from ._stream import Declared, TextChunks
 from ._walk import batches_by_directory
 
 __all__ = ["STREAM_CHUNK_SIZE", "FsspecFileSystem"]

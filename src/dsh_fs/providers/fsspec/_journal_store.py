@@ -53,7 +53,7 @@ from .._journal_records import (
     id_time_ns,
     new_record,
 )
-from .._journal_store import RecordStore, StoredName, no_lock, parse_record
+from .._journal_store import PendingChange, RecordStore, StoredName, no_lock, parse_record
 from ._errors import backend_error
 from ._store import Store
 
@@ -93,16 +93,6 @@ class FsspecKept(FsPreImage):
     """A pre-image in the store: the fsspec path an undo reads its bytes from."""
 
     path: str
-
-
-@dataclass(slots=True)
-class _Ticket:
-    """A change between `prepare` and `commit`: its pending record."""
-
-    id: str
-    record: dict[str, Any]
-    kept: bool
-    before: bytes | None
 
 
 class FsspecJournalStore(RecordStore):
@@ -157,7 +147,7 @@ class FsspecJournalStore(RecordStore):
             self._forget(entry_id, kept)
             raise
         before = replaced.data if replaced is not None else None
-        return _Ticket(entry_id, record, kept, before)
+        return PendingChange(id=entry_id, record=record, kept=kept, before=before)
 
     def _failure(self, exc: Exception, start: FsChangeStart) -> str:
         return _what(exc, start.verb, start.target.display_path)
@@ -169,25 +159,28 @@ class FsspecJournalStore(RecordStore):
         content: bytes | EncodedText | None,
         digest: bytes | None = None,
     ) -> None:
-        assert isinstance(ticket, _Ticket)
+        assert isinstance(ticket, PendingChange)
         try:
-            record = ticket.record
-            record["after"] = after
-            before = ticket.before
-            if before is None and ticket.kept:
-                before = self.pre_image_bytes(ticket.id, COUNT_LIMIT)
-            count_lines(record, before, content, digest)
+            record = self._completed(ticket, after, content, digest)
+            # The entry is created, never overwritten: a reader on another machine that took
+            # this writer for gone (its lease ran out) may have completed it first; the
+            # entry it wrote stands.
             with contextlib.suppress(FileExistsError):
                 self._put_new(ticket.id + ".json", record)
             self._store.discard(self._path(ticket.id + ".pending"))
         except Exception:
             pass  # a pending record left is completed by the next reader
         finally:
+            # From now on a reader in this process may settle what is left pending: this
+            # writer is done with it.
             with _in_flight_lock:
                 _in_flight.discard(ticket.id)
 
+    def _pending_pre_image(self, entry_id: str, limit: int) -> bytes | None:
+        return self.pre_image_bytes(entry_id, limit)
+
     def _abandon(self, ticket: object) -> None:
-        assert isinstance(ticket, _Ticket)
+        assert isinstance(ticket, PendingChange)
         self._forget(ticket.id, ticket.kept)
 
     # Reading, undoing and pruning.

@@ -11,8 +11,9 @@ import anyio
 
 from dsh_fs.fs import FsEncoding, FsTextChunk, FsTextStream, FsVersion
 
+from .._text import FallbackBook
 from ._store import Store
-from ._stream import BackendCall, Declared, FallbackBook, TextChunks
+from ._stream import BackendCall, Declared, TextChunks
 
 __all__ = ["RangedText", "stream_text_from"]
 

@@ -2,42 +2,19 @@
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from typing import IO, Any
 
 from dsh_fs.errors import FsError
-from dsh_fs.fs import UTF8, FsEncoding, FsVersion, bom_encoding
+from dsh_fs.fs import UTF8, FsEncoding, bom_encoding
 
 from .._text import ChunkDecoder, CodecContest, CodecDecoder, ascii_safe
 
-__all__ = ["BackendCall", "Declared", "FallbackBook", "TextChunks"]
+__all__ = ["BackendCall", "Declared", "TextChunks"]
 
 BackendCall = Callable[..., Awaitable[Any]]
 """The provider's door to the backend: ``call(verb, display, func, *args)`` runs `func` in a
 worker thread and maps its exceptions."""
-
-
-class FallbackBook:
-    """The fallback codec a scan settled on per version (bounded), so a stream resumed
-    past the file's start decodes in the codec the scan proved."""
-
-    def __init__(self, size: int = 256) -> None:
-        self._size = size
-        self._codecs: OrderedDict[FsVersion, str] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def remember(self, version: FsVersion, codec: str) -> None:
-        with self._lock:
-            self._codecs[version] = codec
-            self._codecs.move_to_end(version)
-            while len(self._codecs) > self._size:
-                self._codecs.popitem(last=False)
-
-    def known(self, version: FsVersion) -> str | None:
-        with self._lock:
-            return self._codecs.get(version)
 
 
 class Declared:

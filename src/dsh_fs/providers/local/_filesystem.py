@@ -54,7 +54,7 @@ from dsh_fs.fs import (
 
 from .._locks import TargetLocks
 from .._oserrors import FramesDropped, map_os_errors
-from .._text import check_usable_path, decode_file
+from .._text import FallbackBook, check_usable_path, decode_file
 from ._dirs import list_dir, list_dir_first
 from ._editorconfig import EditorConfigs
 from ._guards import UNGUARDED, LocalGuards
@@ -66,7 +66,7 @@ from ._ranged import RESUMED_CHUNK_SIZE, stream_text_from
 from ._realpath import LinkChanged, lstat_link, real_path, resolve_path
 from ._ripgrep import RG_ENCODINGS, Encoded, closing, find_rg, rg_glob, rg_grep
 from ._staging import sweep_stage_dirs
-from ._stream import STREAM_CHUNK_SIZE, Declared, FallbackBook, stream_text
+from ._stream import STREAM_CHUNK_SIZE, Declared, stream_text
 from ._versions import VersionBook, digest
 from ._walk import walk
 

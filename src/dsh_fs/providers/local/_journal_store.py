@@ -53,7 +53,7 @@ from .._journal_records import (
     new_record,
     record_owner,
 )
-from .._journal_store import RecordStore, StoredName, parse_record
+from .._journal_store import PendingChange, RecordStore, StoredName, parse_record
 from ._io import write_all
 from ._versions import VersionBook, same_inode
 
@@ -155,16 +155,12 @@ def _read_exactly(fd: int, size: int, what: str) -> bytes:
     return parts[0] if len(parts) == 1 else b"".join(parts)
 
 
-@dataclass(slots=True)
-class _Ticket:
+@dataclass(slots=True, kw_only=True)
+class _Ticket(PendingChange):
     """A change between `prepare` and `commit`: its pending record, locked."""
 
-    id: str
     fd: int
-    record: dict[str, Any]
-    kept: bool
-    before: bytes | None = None
-    """The replaced content, when the provider had it in memory (else read from `.pre`)."""
+    """The pending record, open and locked (`flock`) while its writer lives."""
     fields: Future[dict[str, Any]] | None = None
     """The record's `content_fields`, in the making beside the publication (the provider
     told the content ahead, `FsChangeStart.after`); None: made at the commit."""
@@ -253,7 +249,15 @@ class LocalJournalStore(RecordStore):
                 os.close(fd)
             self._remove(entry_id + ".pending", entry_id + ".pre" if kept else None)
             raise
-        return _Ticket(entry_id, fd, record, kept, before, fields, start.after)
+        return _Ticket(
+            id=entry_id,
+            fd=fd,
+            record=record,
+            kept=kept,
+            before=before,
+            fields=fields,
+            after=start.after,
+        )
 
     def _failure(self, exc: Exception, start: FsChangeStart) -> str:
         if isinstance(exc, OSError):
@@ -269,22 +273,15 @@ class LocalJournalStore(RecordStore):
     ) -> None:
         assert isinstance(ticket, _Ticket)
         try:
-            record = ticket.record
-            record["after"] = after
             fields = None
             if after is not None and content is not None and content is ticket.after:
                 fields = _made(ticket.fields)
             if fields is not None:
+                record = ticket.record
+                record["after"] = after
                 record.update(fields)  # made beside the publication, from this content
             else:
-                # The replaced content as the provider read it (an edit): no second read
-                # of the file. Else the pre-image, read as it is (its record is not
-                # committed yet).
-                before = ticket.before
-                if before is None and ticket.kept:
-                    kept = LocalKept(os.path.join(self.location, ticket.id + ".pre"))
-                    before = read_kept(kept, COUNT_LIMIT)
-                count_lines(record, before, content, digest)
+                record = self._completed(ticket, after, content, digest)
             record["after_mode"] = self._published_mode(record["key"], after)
             self._write_entry(ticket.id, record)
         except Exception:
@@ -309,6 +306,9 @@ class LocalJournalStore(RecordStore):
             self._syncer.submit(finish)
         except RuntimeError:  # the store is closed
             finish()
+
+    def _pending_pre_image(self, entry_id: str, limit: int) -> bytes | None:
+        return read_kept(LocalKept(os.path.join(self.location, entry_id + ".pre")), limit)
 
     def _abandon(self, ticket: object) -> None:
         assert isinstance(ticket, _Ticket)

@@ -399,6 +399,8 @@ class LocalMutations:
                 ours = self._ours(target.target_key, opened, content)
                 if expected is not None and not self._is_current(expected, opened, content, ours):
                     raise messages.delete_stale(display)
+                # A link is removed itself: the permission bits of what it points to say
+                # nothing about removing it.
                 if not st_mode.S_ISLNK(entry.st_mode):
                     self._refuse_read_only(name, dir_fd, "delete", display)
                 version = self._versions.version(opened.info)
@@ -414,11 +416,15 @@ class LocalMutations:
                 ticket = capture.prepare(self._start("delete", target, dir_fd, name, now))
             try:
                 os.unlink(name, dir_fd=dir_fd)
+                # Durable before the call returns (and before the journal's entry says so).
                 sync(dir_fd)
             except BaseException:
                 if capture is not None:
                     capture.abandon(ticket)
                 raise
+        # Committed after the directory lock is released: the change is published and
+        # durable, and a record left pending (this process killed now) is completed by the
+        # store's next reader; holding the lock would only make other writers wait longer.
         if capture is not None:
             capture.commit(ticket, None, None)
         return FsDeleteOutcome(version=version)
@@ -443,6 +449,8 @@ class LocalMutations:
                 raise messages.write_gone(display)
             return _Prior(None)
         try:
+            # A create-only write found a file: one the caller never read (it appeared since
+            # the call's checks), which the write must not replace unseen.
             if isinstance(expected, CreateIfAbsent):
                 raise messages.overwrite_unobserved(display)
             self._refuse_read_only(key, dir_fd, "write", display)
@@ -453,6 +461,8 @@ class LocalMutations:
             ):
                 raise messages.write_stale(display)
             encoding = self._existing_encoding(target, opened.fd, content) if encoded else None
+            # The outcome's `before` would show the replaced text: not of a file the fence
+            # does not let this caller read (a write outside the readable area).
             if not self._guards.may_reveal(opened.path):
                 return _Prior(opened.info, encoding=encoding)
             # The replaced bytes, when at hand, go to the journal too (`_publish`): it counts

@@ -8,8 +8,6 @@ import contextlib
 import errno
 import hashlib
 import os
-import threading
-from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 
@@ -20,7 +18,7 @@ from dsh_fs.errors import FsError
 from dsh_fs.fs import UTF8, FsEncoding, FsVersion, bom_encoding, messages
 
 from .._oserrors import map_os_errors
-from .._text import CodecContest, CodecDecoder, ascii_safe
+from .._text import CodecContest, CodecDecoder, FallbackBook, ascii_safe
 from ._guards import LocalGuards
 from ._open import open_regular, unchanged
 from ._versions import VersionBook
@@ -88,27 +86,6 @@ def _decodes(codec: str, data: memoryview, final: bool) -> bool:
     except FsError:
         return False
     return True
-
-
-class FallbackBook:
-    """The fallback codec a scan settled on per version (bounded), so a stream resumed
-    past the file's start decodes in the codec the scan proved."""
-
-    def __init__(self, size: int = 256) -> None:
-        self._size = size
-        self._codecs: OrderedDict[FsVersion, str] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def remember(self, version: FsVersion, codec: str) -> None:
-        with self._lock:
-            self._codecs[version] = codec
-            self._codecs.move_to_end(version)
-            while len(self._codecs) > self._size:
-                self._codecs.popitem(last=False)
-
-    def known(self, version: FsVersion) -> str | None:
-        with self._lock:
-            return self._codecs.get(version)
 
 
 class Declared:

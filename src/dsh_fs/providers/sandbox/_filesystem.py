@@ -73,6 +73,8 @@ class _Fence(LocalGuards):
         return self.deny(verb, display, reason)
 
     def readable(self, real: str) -> bool:
+        # The excluded places (the journal's store) first: they are out of reach in every
+        # mode, even where reads are not confined to the roots.
         if self.excluded and within_any(real, self.excluded):
             return False
         return not self.confine_reads or within_any(real, self.roots)
@@ -307,6 +309,8 @@ class SandboxFileSystem(WrapperFileSystem):
             # SPEC §12: encoding patterns are relative to each root, the client's too.
             places = [*fence.roots, *(os.path.realpath(root) for root in fence.roots)]
             view._encodings = self._encodings.with_roots(places)
+        # With no root left every path is refused by the fence; the provider still needs a
+        # base for relative paths: the first root the sandbox was given.
         base = fence.roots[0] if fence.roots else fence.given[0]
         view.wrapped = view._fenced_provider(base, fence, self._granularity)
         return view
@@ -338,6 +342,8 @@ class SandboxFileSystem(WrapperFileSystem):
         read, found, listed or changed through this provider, nor through the local
         provider's own opens and publications (a link swapped in mid-call)."""
         self._fence.excluded = (*self._fence.excluded, canonical(os.path.abspath(path)))
+        # Reads may now be refused even when not confined to the roots: the local provider
+        # and its searcher must ask the fence about what they open (`LocalGuards.confined`).
         self._fence.confined = True
 
     # -- the fence, as the hooks of `WrapperFileSystem` -------------------------------------
@@ -407,12 +413,16 @@ class SandboxFileSystem(WrapperFileSystem):
             raise self._fence.deny(verb, display, "the sandbox is read-only")
         head, name = os.path.split(display)
         real = os.path.join(_canonical(head, verb, display), name) if name else head
+        # Moving or removing a root would take the fence's own place with it: later paths
+        # would be checked against a directory that is gone or elsewhere.
         if real in self.roots:
             raise self._fence.deny(verb, display, "it is a sandbox root")
         if not self._fence.writable(real) or (read and not self._fence.readable(real)):
             raise self._fence.outside(verb, display, real)
 
     def _check_any(self, target: FsTarget) -> None:
+        # Naming a place reads and changes nothing: allowed wherever a read or a change may
+        # go, refused only where neither may.
         real = _canonical(target.target_key, "access", target.display_path)
         if not (self._fence.readable(real) or self._fence.writable(real)):
             raise self._fence.outside("access", target.display_path, real)
