@@ -35,6 +35,7 @@ class S3Store(Store):
     def __init__(self, fs: Any) -> None:
         super().__init__(fs)
         self._in_flight: asyncio.Semaphore | None = None
+        self._in_flight_loop: asyncio.AbstractEventLoop | None = None
 
     def concurrent_reads(
         self, paths: list[str], limit: int
@@ -44,8 +45,10 @@ class S3Store(Store):
         return self.fs.loop, self._get_many(paths, limit)
 
     async def _get_many(self, paths: list[str], limit: int) -> list[Blob | Exception | None]:
-        if self._in_flight is None:  # made on s3fs's loop, the only one that awaits it
-            self._in_flight = asyncio.Semaphore(READS_IN_FLIGHT)
+        loop = asyncio.get_running_loop()
+        if self._in_flight is None or self._in_flight_loop is not loop:
+            # Made on s3fs's loop, the only one that awaits it (a new one after a fork).
+            self._in_flight, self._in_flight_loop = asyncio.Semaphore(READS_IN_FLIGHT), loop
         in_flight = self._in_flight
 
         async def one(path: str) -> Blob | Exception | None:
