@@ -1,6 +1,6 @@
 """`make bench`: run every workload through dsh-fs and through its raw baseline, print the table.
 
-Usage: ``python -m bench [--quick] [--peers] [--discovery] [--sizes 1MB,100MB,1GB]
+Usage: ``python -m bench [--quick] [--peers] [--discovery] [--s3] [--sizes 1MB,100MB,1GB]
 [--out bench/results.md]``.
 """
 
@@ -31,7 +31,7 @@ from bench._mcp import (
     time_calls,
 )
 from bench._peers import peer_rows, render_peers, small_read_verdict
-from bench.discovery import discovery_rows, render_discovery
+from bench.discovery import discovery_rows, render_discovery, s3_rows
 from bench.fleet import fleet_rows
 from bench.journal import journal_rows
 from bench.review import review_rows
@@ -373,7 +373,15 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="run only the discovery workloads (glob, grep, list; a few minutes)",
     )
+    parser.add_argument(
+        "--s3",
+        action="store_true",
+        help="only print issue 44's remote rows (grep and glob on S3 in its own process)",
+    )
     args = parser.parse_args(argv)
+    if args.s3:
+        print(render_discovery(s3_rows(2 if args.quick else 5)), flush=True)
+        return 0
     if args.discovery:
         return _discovery_only(args, argv)
     sizes = [s for s in args.sizes.split(",") if s]

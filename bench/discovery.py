@@ -3,9 +3,11 @@
 Each workload runs in fresh processes (`bench._discovery_child`), dsh-fs and its baseline
 alternating, on a generated monorepo-like tree (`bench._monorepo`), warm cache. The baseline
 is the ``rg`` binary of the ``ripgrep`` wheel run directly with the flags dsh-fs gives it,
-its output read whole by the parent; on S3 it is every object read one by one with a plain
-boto3 client against the same server, in the same process. Run alone with
-``python -m bench --discovery``.
+its output read whole by the parent; on S3 (issue 44's rows) moto's server runs in a
+process of its own and the floor is a plain boto3 client reading every object with 16
+concurrent requests (grep) or one paginated listing (glob), alternating with dsh-fs in one
+run; the older S3 row (moto in the measuring process, objects read one by one) is kept.
+Run alone with ``python -m bench --discovery`` (``--s3``: the remote rows only, printed).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from typing import Any
 
 from bench._monorepo import RARE, REGEX, ensure_flat, ensure_monorepo
 
-__all__ = ["DiscoveryRow", "discovery_rows", "render_discovery"]
+__all__ = ["DiscoveryRow", "discovery_rows", "render_discovery", "s3_rows"]
 
 ROOT = Path(__file__).resolve().parent.parent
 RSS_LIMIT_KIB = 64 * 1024
@@ -151,10 +153,12 @@ def discovery_rows(quick: bool = False) -> list[DiscoveryRow]:
             note="baseline: os.scandir + lstat, sorted",
         )
     )
+    for row in s3_rows(repeats):
+        add(row)
     s3 = _child({"workload": "s3-grep", "root": tree, "repeats": repeats, "impl": "dsh-fs"})
     add(
         DiscoveryRow(
-            workload="grep on S3 (moto on loopback), 2,000 objects",
+            workload="grep on S3 (moto in this process, before issue 44), 2,000 objects",
             ours=s3,
             baseline={"times": s3["baseline_times"], "rss_kib": None},
             target="≤ 2 s, requests reported",
@@ -165,6 +169,47 @@ def discovery_rows(quick: bool = False) -> list[DiscoveryRow]:
         )
     )
     return rows
+
+
+def s3_rows(repeats: int) -> list[DiscoveryRow]:
+    """Issue 44's remote rows: grep and glob of 2,000 objects on moto's S3 server in a
+    process of its own, against a plain boto3 client (16 concurrent GETs; one recursive
+    listing), alternating in one child process."""
+    out = _child({"workload": "s3-remote", "root": "", "repeats": repeats, "impl": "dsh-fs"})
+    load = "load " + ", ".join(f"{x:.1f}" for x in out["load"])
+
+    def rss(side: dict[str, Any]) -> dict[str, Any]:
+        return {**side, "rss_kib": 0}
+
+    def cpu(name: str) -> str:
+        side = out[name]
+        return (
+            f"client CPU {statistics.median(side['cpu']):.2f} s, server CPU "
+            f"{statistics.median(side['server_cpu']):.2f} s, {side['requests']} requests"
+        )
+
+    return [
+        DiscoveryRow(
+            workload=f"grep on S3, {out['objects']:,} objects, moto in its own process, "
+            "vs boto3 reading them with 16 concurrent requests",
+            ours=rss(out["grep"]),
+            baseline=rss(out["reads"]),
+            target="≤ 1.3× boto3 ×16",
+            ratio_limit=1.3,
+            note=f"{out['grep']['found']} match(es); dsh-fs {cpu('grep')}; boto3 "
+            f"{cpu('reads')}; {load}",
+        ),
+        DiscoveryRow(
+            workload=f"glob **/*.py on S3, {out['objects']:,} objects, moto in its own "
+            "process, vs one paginated list_objects_v2",
+            ours=rss(out["glob"]),
+            baseline=rss(out["listing"]),
+            target="≤ 1.2× the listing",
+            ratio_limit=1.2,
+            note=f"{out['glob']['found']} files; dsh-fs {cpu('glob')}; boto3 "
+            f"{cpu('listing')}; {load}",
+        ),
+    ]
 
 
 def _time(seconds: float) -> str:

@@ -4,12 +4,13 @@ exactly once (always with `capture`), its targets shown to the hooks as the row 
 from __future__ import annotations
 
 import inspect
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
 
 import pytest
 
+from dsh_fs.errors import FsError, FsErrorCode
 from dsh_fs.fs import (
     PRIMITIVES,
     FileSystem,
@@ -58,7 +59,9 @@ def test_the_wrapper_defines_every_primitive_itself() -> None:
 def test_each_row_names_one_access_per_target_argument() -> None:
     for name, row in PRIMITIVES.items():
         parameters = inspect.signature(getattr(FileSystem, name)).parameters.values()
-        targets = [p.name for p in parameters if p.annotation == "FsTarget"]
+        # A sequence of targets (`read_many`) is one argument, each of its targets touched
+        # as the row's one access says.
+        targets = [p.name for p in parameters if p.annotation in ("FsTarget", "Sequence[FsTarget]")]
         if row.resolves:
             # `resolve` and `walk_target` make targets (checked where they are used); `lstat`
             # checks the link its path names.
@@ -141,6 +144,10 @@ class Recorder(FileSystem):
     async def read_head(self, target: FsTarget, size: int) -> bytes:
         self._note("read_head")
         return b""
+
+    async def read_many(self, targets: Sequence[FsTarget], max_bytes: int) -> list[bytes | FsError]:
+        self._note("read_many")
+        return [b"" for _ in targets]
 
     async def list_dir(self, target: FsTarget) -> list[FsDirEntry]:
         self._note("list_dir")
@@ -257,6 +264,7 @@ async def call(fs: FileSystem, name: str) -> None:
         "read_decoded": lambda: fs.read_decoded(TARGET),
         "read_bytes": lambda: fs.read_bytes(TARGET, 10),
         "read_head": lambda: fs.read_head(TARGET, 10),
+        "read_many": lambda: fs.read_many([TARGET], 10),
         "list_dir": lambda: fs.list_dir(TARGET),
         "list_dir_first": lambda: fs.list_dir_first(TARGET, 5),
         "write_text": lambda: fs.write_text(TARGET, "x", capture=CAPTURE),
@@ -361,3 +369,37 @@ async def test_listings_below_a_filtering_wrapper_leave_out_what_it_does_not_rev
     first = await fs.list_dir_first(TARGET, 1)
     assert [e.name for e in first.entries] == ["a"]
     assert first.total == 2
+
+
+async def test_read_many_answers_a_hidden_or_refused_target_alone_and_forwards_the_rest() -> None:
+    third = FsTarget(target_key=FsTargetKey("/k/c"), display_path="/d/c")
+
+    class Refusing(WrapperFileSystem):
+        def hides(self, target: FsTarget) -> bool:
+            return target == TARGET
+
+        def check(self, access: FsAccess, target: FsTarget) -> None:
+            if target == third:
+                raise FsError(FsErrorCode.SANDBOX_DENIED, f"refused {access.verb}")
+
+    class Reading(Recorder):
+        async def read_many(
+            self, targets: Sequence[FsTarget], max_bytes: int
+        ) -> list[bytes | FsError]:
+            self._note("read_many", targets=list(targets))
+            return [target.display_path.encode() for target in targets]
+
+    recorder = Reading()
+    answers = await Refusing(recorder).read_many([TARGET, OTHER, third, OTHER], 10)
+    assert recorder.calls == [("read_many", {"targets": [OTHER, OTHER]})]
+    assert answers[1] == answers[3] == b"/d/b"
+    hidden, refused = answers[0], answers[2]
+    assert isinstance(hidden, FsError)
+    assert (hidden.code, hidden.message) == (FsErrorCode.NOT_FOUND, 'cannot read "/d/a": not found')
+    assert isinstance(refused, FsError)
+    assert (refused.code, refused.message) == (FsErrorCode.SANDBOX_DENIED, "refused read")
+    recorder.calls.clear()
+    (alone,) = await Refusing(recorder).read_many([TARGET], 10)
+    assert isinstance(alone, FsError)
+    assert alone.code is FsErrorCode.NOT_FOUND
+    assert recorder.calls == []  # nothing admitted: the provider is not asked

@@ -3,9 +3,11 @@
 It is what runs wherever the provider has no searcher of its own (fsspec stores, a local
 disk without the ``rg`` binary), and it decides exactly what ripgrep decides by default
 (`FsGrepQuery`, `FsGlobQuery`), so both engines give the same results. Files are read by a
-few concurrent workers (object stores answer one request at a time per file); a file is
-read whole up to `WHOLE_READ` bytes, streamed beyond. Small files are searched several at a
-time, joined (`_scan_joined`): one regex call for many files that match nothing.
+few concurrent workers, a parcel of small files at a time through `FileSystem.read_many`
+(an object store answers one request per file: its provider keeps several in flight); a
+larger file is read whole up to `WHOLE_READ` bytes, streamed beyond. Small files are
+searched several at a time, joined (`_scan_joined`): one regex call for many files that
+match nothing.
 """
 
 from __future__ import annotations
@@ -161,11 +163,7 @@ async def grep_tree(
     async def worker(parcels: MemoryObjectReceiveStream[list[tuple[str, int]]]) -> None:
         async with parcels:
             async for parcel in parcels:
-                if joinable:
-                    await _search_joined(parcel)
-                else:
-                    for rel, size in parcel:
-                        await _search_one(rel, size)
+                await _search_parcel(parcel)
 
     async def _search_one(rel: str, size: int) -> None:
         try:
@@ -178,29 +176,47 @@ async def grep_tree(
         if scanner is not None and scanner.count:
             found.add(rel, scanner.hits, scanner.count)
 
-    async def _search_joined(parcel: list[tuple[str, int]]) -> None:
-        """The parcel's small files read, then searched together (see `_scan_joined`)."""
-        texts: list[tuple[str, bytes]] = []
-        held = 0
+    async def _search_parcel(parcel: list[tuple[str, int]]) -> None:
+        """The parcel's small files read together (`FileSystem.read_many`: concurrent
+        requests on an object store), then searched joined (see `_scan_joined`) or one by
+        one; larger files are searched alone, streamed beyond `WHOLE_READ`."""
+        small: list[tuple[str, int]] = []
+        targets: list[FsTarget] = []
         for rel, size in parcel:
             if size > JOIN_FILE_BYTES:
                 await _search_one(rel, size)
                 continue
             try:
-                data = await fs.read_bytes(await fs.walk_target(root, rel), JOIN_FILE_BYTES)
+                targets.append(await fs.walk_target(root, rel))
             except FsError as error:
                 if error.code is FsErrorCode.ABORTED:
                     raise
-                if error.code is FsErrorCode.TOO_LARGE:  # grew since the walk saw it
+                continue  # unnamable since the walk saw it: skipped, as `_search_one` does
+            small.append((rel, size))
+        texts: list[tuple[str, bytes]] = []
+        held = 0
+        answers = await fs.read_many(targets, JOIN_FILE_BYTES)
+        for (rel, size), answer in zip(small, answers, strict=True):
+            if isinstance(answer, FsError):
+                if answer.code is FsErrorCode.ABORTED:
+                    raise answer
+                if answer.code is FsErrorCode.TOO_LARGE:  # grew since the walk saw it
                     await _search_one(rel, size)
-                continue
-            if _foreign(data):
+                continue  # vanished or refused since the walk saw it: skipped
+            if _foreign(answer):
                 await _search_one(rel, size)  # decoded as a read decodes it (SPEC §12)
                 continue
-            if b"\0" in data:
+            if b"\0" in answer:
                 continue  # binary
-            texts.append((rel, data))
-            held += len(data)
+            if not joinable:
+                scanner = LineScanner(regex, query.line_bytes, found.limit)
+                scanner.feed(answer)
+                scanner.finish()
+                if scanner.count:
+                    found.add(rel, scanner.hits, scanner.count)
+                continue
+            texts.append((rel, answer))
+            held += len(answer)
             if held >= JOIN_BYTES:
                 _scan_joined(texts, regex, query.line_bytes, found)
                 texts, held = [], 0

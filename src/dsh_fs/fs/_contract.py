@@ -8,7 +8,7 @@ they report is an `FsError` with one of the stable codes.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import AsyncGenerator, AsyncIterator, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 
 from anyio import to_thread
@@ -147,6 +147,29 @@ class FileSystem(ABC):
             FsError: `FS_TOO_LARGE` when the file has more than `max_bytes` bytes (never a
                 truncated result), and the errors of `read_text` except `FS_NOT_TEXT`.
         """
+
+    async def read_many(self, targets: Sequence[FsTarget], max_bytes: int) -> list[bytes | FsError]:
+        """The raw bytes of several regular files, each answered as `read_bytes` answers it:
+        its bytes, or the `FsError` that call raises (`FS_TOO_LARGE` past `max_bytes`,
+        `FS_NOT_FOUND` for one that vanished, …), in the order of `targets`.
+
+        What a search reads: the files a walk found, a few at a time. The default reads
+        them one after another; a provider that pays a round trip per file (an object
+        store) overrides it with concurrent requests. Memory holds at most `max_bytes` per
+        target.
+
+        Raises:
+            FsError: `FS_ABORTED` (the provider was closed): nothing more is read.
+        """
+        answers: list[bytes | FsError] = []
+        for target in targets:
+            try:
+                answers.append(await self.read_bytes(target, max_bytes))
+            except FsError as error:
+                if error.code is FsErrorCode.ABORTED:
+                    raise
+                answers.append(error)
+        return answers
 
     async def read_head(self, target: FsTarget, size: int) -> bytes:
         """The first `size` bytes of a regular file (all of it when it is shorter), however

@@ -19,10 +19,12 @@ import enum
 import functools
 import inspect
 import re
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
 from typing import Any, TypeVar, cast
+
+from dsh_fs.errors import FsError
 
 from . import messages
 from ._contract import FileSystem
@@ -335,6 +337,23 @@ class WrapperFileSystem(FileSystem):
     async def read_bytes(self, target: FsTarget, max_bytes: int) -> bytes:
         return await self.wrapped.read_bytes(target, max_bytes)
 
+    @_primitive(_reads("read"), admits=False)
+    async def read_many(self, targets: Sequence[FsTarget], max_bytes: int) -> list[bytes | FsError]:
+        # Each target is admitted as `read_bytes` admits it; a refused one is answered with
+        # its refusal and never reaches `wrapped` (one refusal must not fail the others).
+        answers: list[bytes | FsError | None] = []
+        admitted: list[FsTarget] = []
+        for target in targets:
+            try:
+                self._admit(_READ_MANY, target)
+            except FsError as error:
+                answers.append(error)
+            else:
+                answers.append(None)
+                admitted.append(target)
+        read = iter(await self.wrapped.read_many(admitted, max_bytes) if admitted else ())
+        return [answer if answer is not None else next(read) for answer in answers]
+
     @_primitive(_reads("read"))
     async def read_head(self, target: FsTarget, size: int) -> bytes:
         return await self.wrapped.read_head(target, size)
@@ -532,6 +551,7 @@ hooks decide from these rows."""
 _STAT = PRIMITIVES["stat"]
 _LSTAT = PRIMITIVES["lstat"]
 _STREAM_TEXT = PRIMITIVES["stream_text"]
+_READ_MANY = PRIMITIVES["read_many"]
 _STREAM_TEXT_FROM = PRIMITIVES["stream_text_from"]
 _LIST_DIR = PRIMITIVES["list_dir"]
 _LIST_DIR_FIRST = PRIMITIVES["list_dir_first"]

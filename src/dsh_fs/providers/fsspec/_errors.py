@@ -19,7 +19,7 @@ from dsh_fs.fs import messages
 
 from .._oserrors import not_a_directory, os_error
 
-__all__ = ["backend_error", "map_backend_errors"]
+__all__ = ["backend_error", "backend_error_types", "map_backend_errors"]
 
 _CONFLICT_CODES = frozenset({"PreconditionFailed", "ConditionalRequestConflict", "412", "409"})
 _GONE_CODES = frozenset({"NoSuchKey", "NoSuchBucket", "NotFound", "404"})
@@ -36,7 +36,7 @@ _DENIED_CODES = frozenset(
 
 
 @functools.cache
-def _backend_error_types() -> tuple[type[BaseException], ...]:
+def backend_error_types() -> tuple[type[BaseException], ...]:
     """The exception types a backend call may raise that `backend_error` understands."""
     types: list[type[BaseException]] = [OSError]
     try:
@@ -65,7 +65,7 @@ def map_backend_errors(
         yield
     except FsError:
         raise
-    except _backend_error_types() as exc:
+    except backend_error_types() as exc:
         raise backend_error(exc, verb, path, on_conflict=on_conflict, on_gone=on_gone) from exc
 
 

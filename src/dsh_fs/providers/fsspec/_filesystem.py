@@ -9,8 +9,9 @@ fsspec API in a worker thread; s3fs's own event loop serves it from there.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from functools import partial
 from typing import Any, Literal, TypeVar
@@ -69,7 +70,7 @@ from .._text import (
     splice,
 )
 from ._digests import ContentDigests
-from ._errors import backend_error, map_backend_errors
+from ._errors import backend_error, backend_error_types, map_backend_errors
 from ._journal_store import DEFAULT_DIRECTORY, FsspecJournalStore, FsspecKept, FsspecReplaced
 from ._paths import normalize
 from ._ranged import stream_text_from
@@ -409,6 +410,39 @@ class FsspecFileSystem(FileSystem):
             raise messages.too_large("read", target.display_path, max_bytes)
         return blob.data
 
+    async def read_many(self, targets: Sequence[FsTarget], max_bytes: int) -> list[bytes | FsError]:
+        """Each file as `read_bytes` reads it; on S3 their GETs in flight together (at most
+        `READS_IN_FLIGHT` per store), on other stores one after another in one worker
+        thread. An object over `max_bytes` is never read past its headers."""
+        if not targets:
+            return []
+        if self._closed:
+            raise messages.aborted("read", targets[0].display_path)
+        paths = [self._path(target) for target in targets]
+        job = self._store.concurrent_reads(paths, max_bytes)
+        if job is None:
+            outcomes = await self._call(
+                "read", targets[0].display_path, self._store.read_many, paths, max_bytes
+            )
+        else:
+            outcomes = await _on_loop(*job)
+        answers: list[bytes | FsError] = []
+        for target, outcome in zip(targets, outcomes, strict=True):
+            display = target.display_path
+            if isinstance(outcome, FsError):
+                answers.append(outcome)
+            elif isinstance(outcome, Exception):
+                if not isinstance(outcome, backend_error_types()):
+                    raise outcome  # not the storage's answer: as `read_bytes` lets it out
+                answers.append(backend_error(outcome, "read", display))
+            elif outcome is None:
+                answers.append(messages.not_found("read", display))
+            elif outcome.data is None or len(outcome.data) > max_bytes:
+                answers.append(messages.too_large("read", display, max_bytes))
+            else:
+                answers.append(outcome.data)
+        return answers
+
     async def read_head(self, target: FsTarget, size: int) -> bytes:
         if size < 0:
             raise ValueError(f"size must not be negative, got {size}")
@@ -697,7 +731,8 @@ class FsspecFileSystem(FileSystem):
         self, root: FsTarget, *, descend: Callable[[str], bool] | None = None
     ) -> AbstractAsyncContextManager[AsyncIterator[list[FsWalkEntry]]]:
         """One recursive listing of the prefix (`Store.find`: on S3 one request per thousand
-        keys), arranged into per-directory batches."""
+        keys), arranged into per-directory batches; the root is looked at only when the
+        listing is empty."""
         return self._walk(root, descend)
 
     @asynccontextmanager
@@ -705,12 +740,21 @@ class FsspecFileSystem(FileSystem):
         self, root: FsTarget, descend: Callable[[str], bool] | None
     ) -> AsyncIterator[AsyncIterator[list[FsWalkEntry]]]:
         display = root.display_path
-        info = await self._call("search", display, self._store.stat, self._path(root))
-        if info is None and not self._is_root(root):
-            raise messages.not_found("search", display)
-        if info is not None and info.type is not FsFileType.DIRECTORY:
-            raise messages.not_a_directory("search", display)
-        entries = await self._call("search", display, self._store.find, self._path(root))
+        try:
+            entries = await self._call("search", display, self._store.find, self._path(root))
+        except FsError as error:
+            if error.code is not FsErrorCode.NOT_FOUND:
+                raise
+            entries = []
+        if not entries:
+            # Nothing listed: an empty directory, a file, or nothing at all. Only then is
+            # the root looked at (a listing with entries proves a directory: one request
+            # saved per glob and grep, which the tools have already checked).
+            info = await self._call("search", display, self._store.stat, self._path(root))
+            if info is None and not self._is_root(root):
+                raise messages.not_found("search", display)
+            if info is not None and info.type is not FsFileType.DIRECTORY:
+                raise messages.not_a_directory("search", display)
         if self._excluded:
             parent = self._below_root(root)
             entries = [entry for entry in entries if self._visible(parent, entry.path)]
@@ -1056,6 +1100,20 @@ class FsspecFileSystem(FileSystem):
         if self._store.list_dir(path):
             raise messages.not_empty(display)
         self._store.fs.rmdir(path)
+
+
+async def _on_loop(loop: asyncio.AbstractEventLoop, job: Coroutine[Any, Any, _T]) -> _T:
+    """Await `job` on the backend's own event loop (s3fs runs one in a thread of its own).
+
+    On asyncio the caller's task waits for it directly, and a cancelled caller cancels the
+    job there (its requests stop); under another backend (trio) a worker thread waits."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        from fsspec.asyn import sync
+
+        return await to_thread.run_sync(partial(sync, loop, lambda: job))
+    return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(job, loop))
 
 
 def _not_found_move(display: str) -> FsError:

@@ -5,17 +5,22 @@ from __future__ import annotations
 
 import asyncio
 import errno
+from collections.abc import Coroutine
 from typing import IO, Any, Final
 
 from dsh_fs.fs import FsVersion
 
 from ._store import Blob, Store, etag_version
 
-__all__ = ["READ_ALL_CONCURRENCY", "S3Store"]
+__all__ = ["READS_IN_FLIGHT", "READ_ALL_CONCURRENCY", "S3Store"]
 
 READ_ALL_CONCURRENCY: Final = 64
 """How many ``GetObject`` requests `S3Store.read_all` keeps in flight (a journal's records,
 read in one batch)."""
+
+READS_IN_FLIGHT: Final = 16
+"""GETs one store has in flight at most for `S3Store.concurrent_reads` (all its callers
+together): a search's reads overlap their round trips without flooding the service."""
 
 
 class S3Store(Store):
@@ -30,6 +35,39 @@ class S3Store(Store):
 
     cross_process_guards = True
     directories = False
+
+    def __init__(self, fs: Any) -> None:
+        super().__init__(fs)
+        self._in_flight: asyncio.Semaphore | None = None
+        self._in_flight_loop: asyncio.AbstractEventLoop | None = None
+
+    def concurrent_reads(
+        self, paths: list[str], limit: int
+    ) -> tuple[asyncio.AbstractEventLoop, Coroutine[Any, Any, list[Blob | Exception | None]]]:
+        """`read` of each path, its GET one of `READS_IN_FLIGHT` at most in flight at once,
+        on s3fs's loop."""
+        return self.fs.loop, self._get_many(paths, limit)
+
+    async def _get_many(self, paths: list[str], limit: int) -> list[Blob | Exception | None]:
+        loop = asyncio.get_running_loop()
+        if self._in_flight is None or self._in_flight_loop is not loop:
+            # Made on s3fs's loop, the only one that awaits it (a new one after a fork).
+            self._in_flight, self._in_flight_loop = asyncio.Semaphore(READS_IN_FLIGHT), loop
+        in_flight = self._in_flight
+
+        async def one(path: str) -> Blob | Exception | None:
+            async with in_flight:
+                try:
+                    bucket, key, _ = self.fs.split_path(path)
+                    blob = await self._get(bucket, key, limit)
+                    if blob is None and await self._has_children(bucket, key):
+                        # As `read`: a prefix is no file (asked only of a missing object).
+                        raise IsADirectoryError(errno.EISDIR, "a key prefix, not an object", path)
+                    return blob
+                except Exception as exc:  # the caller maps it, or raises what it cannot map
+                    return exc
+
+        return list(await asyncio.gather(*(one(path) for path in paths)))
 
     def _info(self, path: str) -> dict[str, Any]:
         info: dict[str, Any] = self.fs.info(path, refresh=True)
@@ -211,8 +249,10 @@ class S3Store(Store):
         return Blob(data=data, size=len(data), version=version)
 
     def _is_prefix(self, bucket: str, key: str) -> bool:
-        out = self._sync(
-            self._client_call,
+        return bool(self._sync(self._has_children, bucket, key))
+
+    async def _has_children(self, bucket: str, key: str) -> bool:
+        out = await self._client_call(
             "list_objects_v2",
             Bucket=bucket,
             Prefix=key.rstrip("/") + "/" if key else "",

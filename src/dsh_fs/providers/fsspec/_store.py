@@ -13,10 +13,12 @@ they raise in one place (`_errors`). Three families:
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import errno
 import hashlib
 import io
+from collections.abc import Coroutine
 from dataclasses import dataclass
 from datetime import datetime
 from typing import IO, Any
@@ -116,6 +118,27 @@ class Store:
             return Blob(data=None, size=entry.size, version=entry.version)
         data = bytes(self.fs.cat_file(path))
         return Blob(data=data, size=len(data), version=entry.version)
+
+    def read_many(self, paths: list[str], limit: int) -> list[Blob | Exception | None]:
+        """`read` of each path in turn, in order; what one raises is its answer (the next
+        is still read)."""
+        answers: list[Blob | Exception | None] = []
+        for path in paths:
+            try:
+                answers.append(self.read(path, limit))
+            except Exception as exc:  # the caller maps it, or raises what it cannot map
+                answers.append(exc)
+        return answers
+
+    def concurrent_reads(
+        self, paths: list[str], limit: int
+    ) -> (
+        tuple[asyncio.AbstractEventLoop, Coroutine[Any, Any, list[Blob | Exception | None]]] | None
+    ):
+        """`read_many` as a coroutine for the backend's own event loop (requests in flight
+        together), with that loop; None when the backend is blocking (the default)."""
+        del paths, limit
+        return None
 
     def read_all(self, paths: list[str]) -> dict[str, bytes]:
         """The bytes of each file in `paths` that exists, in one batch (fsspec's `cat`: on
