@@ -255,7 +255,7 @@ async def _grep(
 ) -> AsyncGenerator[list[FsGrepHit], None]:
     async with _vetted_rules(root, display, guards) as (plan, ignore_file):
         if encoded is not None and encoded.editorconfig_above is not None:
-            await _no_editorconfig(plan, encoded.editorconfig_above)
+            await _no_editorconfig(binary, plan, display, encoded.editorconfig_above)
         if encoded is not None and encoded.codecs:
             await _no_utf8_bom_in_a_codec(binary, plan, root, display, guards, encoded)
         runs: tuple[str | None, ...] = (None, *encoded.codecs) if encoded is not None else (None,)
@@ -268,14 +268,23 @@ async def _grep(
                     yield batch
 
 
-async def _no_editorconfig(plan: IgnorePlan, above: Callable[[], bool]) -> None:
+async def _no_editorconfig(
+    binary: str, plan: IgnorePlan, display: str, above: Callable[[], bool]
+) -> None:
     """Returns when no ``.editorconfig`` can declare a codec for a file of the search.
 
     Raises:
         NativeSearchAbandoned: one is above the searched directory (below its root) or
-            below it (the walk that found the ignore files noted it: no ripgrep run).
+            below it.
     """
-    if plan.editorconfig or await to_thread.run_sync(above):
+    found = await to_thread.run_sync(above)
+    if not found:
+        argv = [binary, "--no-config", "--files", "--no-ignore", "--null"]
+        argv += ["--glob=.editorconfig", "--", plan.lead or "."]
+        async with _running(argv, plan.cwd, display, "") as stdout:
+            async for chunk in stdout:
+                found = found or bool(chunk)
+    if found:
         raise NativeSearchAbandoned("an .editorconfig may declare a codec ripgrep can't decode")
 
 

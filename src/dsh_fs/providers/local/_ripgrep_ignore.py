@@ -41,7 +41,7 @@ IGNORE_FILE_BYTES = 1 << 20
 
 _SPECIAL = frozenset("\\*?[]!#{}")
 _NOT_PLAIN = frozenset("\\[]{}!# \t")
-_NOTED = frozenset((*IGNORE_FILES, ".git", ".editorconfig"))
+_NOTED = frozenset((*IGNORE_FILES, ".git"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,9 +54,6 @@ class IgnorePlan:
     """The root relative to `cwd` (``""`` when it is the root)."""
     rules: bytes
     """The ``--ignore-file`` content (empty: no rules)."""
-    editorconfig: bool = False
-    """Whether the walk met an ``.editorconfig`` below the root (the root's own included)
-    in a directory the search walks."""
 
 
 def ignore_plan(root: str, display: str, guards: LocalGuards) -> IgnorePlan:
@@ -89,24 +86,21 @@ def ignore_plan(root: str, display: str, guards: LocalGuards) -> IgnorePlan:
         _add(lines, os.path.relpath(path, cwd) if path != cwd else "", texts)
         # A parent's anchored rules name its own children, never a directory below the root.
         pruning, _ = pruning.below(texts)
-    below, editorconfig = _below(root, display, guards, in_git_above, pruning)
+    below = _below(root, display, guards, in_git_above, pruning)
     for head, texts in sorted(below, key=lambda item: item[0].split("/")):
         base = "/".join(part for part in (lead, head) if part)
         _add(lines, base, texts)
-    rules = b"".join(line + b"\n" for line in lines)
-    return IgnorePlan(cwd=cwd, lead=lead, rules=rules, editorconfig=editorconfig)
+    return IgnorePlan(cwd=cwd, lead=lead, rules=b"".join(line + b"\n" for line in lines))
 
 
 def _below(
     root: str, display: str, guards: LocalGuards, in_git: bool, pruning: _Pruning
-) -> tuple[list[tuple[str, dict[str, bytes]]], bool]:
+) -> list[tuple[str, dict[str, bytes]]]:
     """The vetted ignore files of each directory below `root` that ripgrep's search can
     walk into (relative paths, ``""`` for the root), found by reading directories, not by
     opening any file: hidden names and links are not descended into (as ripgrep's grep
-    walks), nor a directory the rules found on the way ignore by name (`_Pruning`); and
-    whether one of those directories holds an ``.editorconfig``."""
+    walks), nor a directory the rules found on the way ignore by name (`_Pruning`)."""
     found: list[tuple[str, dict[str, bytes]]] = []
-    editorconfig = False
     stack = [("", in_git, pruning)]
     while stack:
         head, in_git, pruning = stack.pop()
@@ -129,7 +123,6 @@ def _below(
         except OSError:
             continue  # gone, or not readable: ripgrep can't walk it either
         in_git = in_git or ".git" in noted
-        editorconfig = editorconfig or ".editorconfig" in noted
         texts: dict[str, bytes] = {}
         for name in IGNORE_FILES:
             if name in noted and (name != ".gitignore" or in_git):
@@ -143,7 +136,7 @@ def _below(
         for name in subdirectories:
             if not pruning.prunes(name, anchored):
                 stack.append((f"{head}/{name}" if head else name, in_git, pruning))
-    return found, editorconfig
+    return found
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
