@@ -31,6 +31,7 @@ from bench._mcp import (
     time_calls,
 )
 from bench._peers import peer_rows, render_peers, small_read_verdict
+from bench.change_sets import set_row
 from bench.discovery import discovery_rows, render_discovery, s3_rows
 from bench.fleet import fleet_rows
 from bench.journal import journal_rows
@@ -566,6 +567,10 @@ def main(argv: list[str] | None = None) -> int:
         journal = _JOURNAL + "\n".join(journal_table) + "\n"
         print(journal, flush=True)
 
+    sets_table = [anyio.run(set_row, 7 if args.quick else 21, journal) for journal in (False, True)]
+    sets = _SETS + "\n".join(sets_table) + "\n"
+    print(sets, flush=True)
+
     review_table = review_rows(2_000 if args.quick else 10_000, 3 if args.quick else 5)
     review = _REVIEW + "\n".join(review_table) + "\n"
     print(review, flush=True)
@@ -586,6 +591,7 @@ def main(argv: list[str] | None = None) -> int:
         "Ratios compare medians taken in this run.\n\n"
         + table
         + journal
+        + sets
         + review
         + fleet
         + discovery
@@ -602,6 +608,15 @@ _JOURNAL = (
     "`bench/journal.py`: a sandbox workspace through the tools, the store on the same "
     "filesystem (pre-images are hard links); each ratio is the journaled call's median over "
     "the same call's without the journal, the undo's over the journaled edit's.\n\n"
+)
+
+_SETS = (
+    "\n## Change sets (issue 42), same run\n\n"
+    "`bench/change_sets.py`: one `edit_files` of 10 one-line edits in 10 files of 100 KB "
+    "against ten separate `edit` calls, alternating, each after a read of every file; "
+    "medians.\n\n"
+    "| measure | edit_files | ten edit calls | ratio | target | |\n"
+    "|---|---|---|---|---|---|\n"
 )
 
 _REVIEW = (
