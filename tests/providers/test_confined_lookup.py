@@ -143,7 +143,8 @@ def test_a_path_with_a_nul_byte_is_never_cut_short_at_it(world: Path) -> None:
         _platform.open_confined(spelled, os.O_PATH, _platform.RESOLVE_NO_MAGICLINKS)
     assert kernel_path(spelled) is None
     assert not still_real(spelled)
-    with pytest.raises(ValueError, match="embedded null byte"):
+    # The walk's own os calls refuse it (3.13 says "embedded null character in path").
+    with pytest.raises(ValueError, match="embedded null (byte|character)"):
         real_path(spelled)
 
 
