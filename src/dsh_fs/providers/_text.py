@@ -28,6 +28,7 @@ __all__ = [
     "decode_file",
     "decode_or_none",
     "decode_text",
+    "decodes",
     "encode_as",
     "encode_text",
     "round_trip",
@@ -394,6 +395,16 @@ class CodecDecoder:
         self._pending = have[len(encoded) :]
         self.consumed += len(encoded)
         return text
+
+
+def decodes(codec: str, data: bytes | bytearray | memoryview, final: bool) -> bool:
+    """Whether `data`, the bytes from a point where the codec holds no state, decodes in
+    `codec` as far as it goes."""
+    try:
+        CodecDecoder(codec, "").decode(data, final)
+    except FsError:
+        return False
+    return True
 
 
 class CodecContest:

@@ -8,7 +8,7 @@ from typing import IO, Any
 from dsh_fs.errors import FsError
 from dsh_fs.fs import UTF8, FsEncoding, bom_encoding
 
-from .._text import ChunkDecoder, CodecContest, CodecDecoder, ascii_safe
+from .._text import ChunkDecoder, CodecContest, CodecDecoder, ascii_safe, decodes
 
 __all__ = ["BackendCall", "Declared", "TextChunks"]
 
@@ -152,7 +152,7 @@ class TextChunks:
                 return self._settle("utf-8", text, whole, final, offset)
             if text.isascii() and all(map(ascii_safe, self._open)):
                 return text
-        candidates = [codec for codec in self._open if _decodes(codec, whole, final)]
+        candidates = [codec for codec in self._open if decodes(codec, whole, final)]
         winner: str | None
         if failure is not None and (len(candidates) == 1 or final):
             winner = next(iter(candidates), None)  # nothing left to decide
@@ -198,13 +198,3 @@ class TextChunks:
         finally:
             self._stream.seek(back)
         return contest.winner()
-
-
-def _decodes(codec: str, data: bytes, final: bool) -> bool:
-    """Whether `data`, the bytes from a point where the codec holds no state, decodes in
-    `codec` as far as it goes."""
-    try:
-        CodecDecoder(codec, "").decode(data, final)
-    except FsError:
-        return False
-    return True

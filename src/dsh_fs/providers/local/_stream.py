@@ -18,7 +18,7 @@ from dsh_fs.errors import FsError
 from dsh_fs.fs import UTF8, FsEncoding, FsVersion, bom_encoding, messages
 
 from .._oserrors import map_os_errors
-from .._text import CodecContest, CodecDecoder, FallbackBook, ascii_safe
+from .._text import CodecContest, CodecDecoder, FallbackBook, ascii_safe, decodes
 from ._guards import LocalGuards
 from ._open import open_regular, unchanged
 from ._versions import VersionBook
@@ -76,16 +76,6 @@ class _Undecided(Exception):
         self.codecs = codecs
         self.utf8 = utf8
         self.end = end
-
-
-def _decodes(codec: str, data: memoryview, final: bool) -> bool:
-    """Whether `data`, the bytes from a point where the codec holds no state, decodes in
-    `codec` as far as it goes."""
-    try:
-        CodecDecoder(codec, "").decode(data, final)
-    except FsError:
-        return False
-    return True
 
 
 class Declared:
@@ -363,7 +353,7 @@ class TextChunks:
             if decoded[0].isascii() and all(map(ascii_safe, self._open)):
                 return self._utf8_text(end, final, decoded)
         utf8 = decoded is not None
-        candidates = [codec for codec in self._open if _decodes(codec, data, final)]
+        candidates = [codec for codec in self._open if decodes(codec, data, final)]
         if not candidates:
             if nul:
                 self._done = True
