@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from dsh_fs import Workspace
-from dsh_fs.fs import FsChangeMeta
+from dsh_fs.fs import FsChangeMeta, JournalEntry
 from dsh_fs.providers import LocalJournalStore, SandboxFileSystem
 
 pytestmark = pytest.mark.anyio
@@ -101,6 +101,34 @@ async def test_a_process_killed_before_publishing_leaves_no_entry_and_no_stray(
     assert sorted(os.listdir(root)) == ["a.txt"]
 
 
+async def _undo_the_one_entry_after_its_ctime_moved(root: Path, store: Path) -> None:
+    """The store's one entry undone from a fresh workspace, the file's version having moved
+    since it (a dead writer's hard link came and went: the ctime, not the bytes)."""
+    async with Workspace.sandbox(root, journal=store) as ws:
+        assert ws.journal is not None
+        (entry,) = await ws.journal.entries()
+        info = await ws.journal.fs.stat(await ws.journal.fs.resolve("a.txt"))
+        assert info is not None
+        assert info.version != entry.after  # the ctime moved
+        assert [r.result for r in await ws.journal.undo(ids=[entry.id])] == ["undone"]
+
+
+async def _write_later(root: Path, store: Path) -> tuple[list[JournalEntry], str]:
+    """A journaled write of a.txt by a writer that opens no workspace (so nobody settled a
+    dead writer's record first): the store's entries then, and its sub-store's folder."""
+    fs = SandboxFileSystem([str(root)])
+    journal = LocalJournalStore(str(store), fs.roots[0])
+    try:
+        target = await fs.resolve("a.txt")
+        meta = FsChangeMeta(tool="write", session="later")
+        await fs.write_text(target, "later\n", None, capture=journal.capture(meta))
+        entries, problems = journal.entries()
+    finally:
+        journal.close()
+    assert problems == []
+    return entries, journal.location
+
+
 async def test_a_change_killed_before_publishing_leaves_the_change_before_it_undoable(
     tmp_path: Path,
 ) -> None:
@@ -115,13 +143,7 @@ async def test_a_change_killed_before_publishing_leaves_the_change_before_it_und
         await s.call("read", {"file_path": "a.txt"})
         assert not (await s.call("write", {"file_path": "a.txt", "content": "before\n"})).is_error
     _run_child(root, store, "before")
-    async with Workspace.sandbox(root, journal=store) as ws:
-        assert ws.journal is not None
-        (entry,) = await ws.journal.entries()
-        info = await ws.journal.fs.stat(await ws.journal.fs.resolve("a.txt"))
-        assert info is not None
-        assert info.version != entry.after  # the ctime moved
-        assert [r.result for r in await ws.journal.undo(ids=[entry.id])] == ["undone"]
+    await _undo_the_one_entry_after_its_ctime_moved(root, store)
     assert (root / "a.txt").read_text() == "first\n"
 
 
@@ -135,18 +157,9 @@ async def test_a_change_killed_before_publishing_is_no_entry_though_its_file_cha
     root.mkdir()
     (root / "a.txt").write_text("before\n")
     _run_child(root, store, "before")
-    fs = SandboxFileSystem([str(root)])
-    journal = LocalJournalStore(str(store), fs.roots[0])
-    try:
-        target = await fs.resolve("a.txt")
-        meta = FsChangeMeta(tool="write", session="later")
-        await fs.write_text(target, "later\n", None, capture=journal.capture(meta))
-        entries, problems = journal.entries()
-    finally:
-        journal.close()
-    assert problems == []
+    entries, location = await _write_later(root, store)
     assert [(e.session, e.before != e.after) for e in entries] == [("later", True)]
-    names = set(os.listdir(journal.location)) - {"lock"}
+    names = set(os.listdir(location)) - {"lock"}
     assert names == {"root", f"{entries[0].id}.json", f"{entries[0].id}.pre"}
 
 
@@ -167,13 +180,7 @@ async def test_a_change_killed_after_publishing_stays_undoable_after_a_later_kil
         assert entry.digest is not None
         assert entry.after_mode is not None
     _run_child(root, store, "before")
-    async with Workspace.sandbox(root, journal=store) as ws:
-        assert ws.journal is not None
-        (entry,) = await ws.journal.entries()
-        info = await ws.journal.fs.stat(await ws.journal.fs.resolve("a.txt"))
-        assert info is not None
-        assert info.version != entry.after  # the ctime moved
-        assert [r.result for r in await ws.journal.undo(ids=[entry.id])] == ["undone"]
+    await _undo_the_one_entry_after_its_ctime_moved(root, store)
     assert (root / "a.txt").read_text() == "first\n"
 
 
@@ -187,17 +194,7 @@ async def test_a_change_killed_after_publishing_is_completed_from_the_later_chan
     root.mkdir()
     (root / "a.txt").write_text("before\n")
     _run_child(root, store, "after")
-    fs = SandboxFileSystem([str(root)])
-    journal = LocalJournalStore(str(store), fs.roots[0])
-    try:
-        target = await fs.resolve("a.txt")
-        meta = FsChangeMeta(tool="write", session="later")
-        await fs.write_text(target, "later\n", None, capture=journal.capture(meta))
-        entries, problems = journal.entries()
-    finally:
-        journal.close()
-    assert problems == []
-    dead, later = entries
+    (dead, later), _ = await _write_later(root, store)
     assert (dead.session, later.session) == ("child", "later")
     assert dead.after == later.before
     assert dead.digest == hashlib.sha256(b"after\n").hexdigest()
