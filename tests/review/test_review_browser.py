@@ -13,7 +13,7 @@ import inspect
 import os
 import shutil
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -79,6 +79,13 @@ def page(browser: Browser) -> Iterator[Page]:
 def _open_session(page: Page, served: Served, client: str) -> None:
     page.goto(served.url)
     page.get_by_role("link", name=f"{client}-", exact=False).first.click()
+    _arrived(page)
+
+
+def _arrived(page: Page) -> None:
+    """Wait until the session page a link led to has loaded, its deferred script included:
+    its buttons do nothing before the script runs, and a busy machine runs it late."""
+    page.wait_for_url("**/session?**")
     page.wait_for_selector("ol#changes")
 
 
@@ -200,6 +207,7 @@ def test_hostile_names_labels_and_lines_run_nothing(served: Served, page: Page) 
     link = page.locator("#sessions-body a").first
     assert link.inner_text().startswith(hostile)
     link.click()
+    _arrived(page)
     page.get_by_role("button", name="Show diff").click()
     page.wait_for_selector("tr.added")
     assert page.locator("tr.added td.code").inner_text() == hostile
@@ -212,20 +220,25 @@ def test_the_page_works_with_the_keyboard(served: Served, page: Page) -> None:
     agent = served.agent("claude-code")
     agent.call("write", {"file_path": "a.txt", "content": "x\n"})
     page.goto(served.url)
-    for _ in range(20):
-        page.keyboard.press("Tab")
-        focused: Any = page.evaluate("document.activeElement.textContent")
-        if isinstance(focused, str) and focused.startswith("claude-code-"):
-            break
+    _tab_to(page, lambda text: text.startswith("claude-code-"))
     page.keyboard.press("Enter")
-    page.wait_for_selector("ol#changes")
-    for _ in range(20):
-        page.keyboard.press("Tab")
-        if page.evaluate("document.activeElement.textContent") == "Show diff":
-            break
+    _arrived(page)
+    _tab_to(page, lambda text: text == "Show diff")
     page.keyboard.press("Enter")
     page.wait_for_selector("tr.added")
     assert page.evaluate("document.activeElement.getAttribute('aria-expanded')") == "true"
+
+
+def _tab_to(page: Page, wanted: Callable[[str], bool]) -> None:
+    """Press Tab until the focused element's text is the one wanted (at most 30 times)."""
+    seen: list[str] = []
+    for _ in range(30):
+        page.keyboard.press("Tab")
+        focused: Any = page.evaluate("document.activeElement.textContent")
+        if isinstance(focused, str) and wanted(focused):
+            return
+        seen.append(str(focused))
+    raise AssertionError(f"Tab never reached the element; it went through {seen}")
 
 
 def test_a_1mb_change_arrives_in_chunks(served: Served, page: Page) -> None:
