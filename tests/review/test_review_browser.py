@@ -229,6 +229,32 @@ def test_the_page_works_with_the_keyboard(served: Served, page: Page) -> None:
     assert page.evaluate("document.activeElement.getAttribute('aria-expanded')") == "true"
 
 
+def test_the_control_the_keyboard_reached_while_the_list_was_fetched_keeps_the_focus(
+    served: Served, page: Page
+) -> None:
+    served.agent("claude-code").call("write", {"file_path": "a.txt", "content": "x\n"})
+    fetches: list[str] = []
+
+    def list_fetched(route: Route) -> None:
+        # The second fetch of the list (the one another agent's change brings): the keyboard
+        # reaches a row's second control while it is on its way.
+        fetches.append(route.request.url)
+        if len(fetches) == 2:
+            _tab_to(page, lambda text: text.startswith("claude-code-"))
+            page.keyboard.press("Tab")
+        route.continue_()
+
+    page.route("**/fragment/list*", list_fetched)
+    with page.expect_response("**/fragment/list*"):
+        page.goto(served.url)  # the first poll's fetch of the list has been answered
+    served.agent("cursor").call("write", {"file_path": "c.txt", "content": "x\n"})
+    page.locator("#sessions-body tr", has_text="cursor-").wait_for()
+    assert len(fetches) == 2
+    focused = page.evaluate("document.activeElement.getAttribute('aria-label')")
+    assert isinstance(focused, str)
+    assert focused.startswith("Undo session claude-code-")
+
+
 def _tab_to(page: Page, wanted: Callable[[str], bool]) -> None:
     """Press Tab until the focused element's text is the one wanted (at most 30 times)."""
     seen: list[str] = []

@@ -172,9 +172,15 @@
     const rows = document.getElementById("sessions-body");
     if (rows) {
       const page = rows.closest("table").dataset.page;
-      const focused = document.activeElement && document.activeElement.closest("tr");
-      const key = focused && focused.dataset.key;
       const data = await getJSON("/fragment/list", { page });
+      // Where the focus is is read only now, right before the rows are replaced: the
+      // keyboard may have moved while the list was on its way (read before the fetch, the
+      // focus was lost, or pulled back to where it had been). The same control of the same
+      // row gets it back: a row's link or its Undo button.
+      const active = document.activeElement;
+      const focused = active && rows.contains(active) ? active.closest("tr") : null;
+      const key = focused && focused.dataset.key;
+      const control = focused ? Array.from(focused.querySelectorAll("a, button")).indexOf(active) : -1;
       rows.innerHTML = data.rows;
       // More sessions make more pages; the damaged records come and go with the stores.
       const pages = document.getElementById("pages");
@@ -183,7 +189,10 @@
       replaceDamaged(data.damaged);
       if (key) {
         for (const row of rows.querySelectorAll("tr")) {
-          if (row.dataset.key === key) row.querySelector("a, button").focus();
+          if (row.dataset.key !== key) continue;
+          const controls = row.querySelectorAll("a, button");
+          const again = controls[control] || controls[0];
+          if (again) again.focus();
         }
       }
       return;
