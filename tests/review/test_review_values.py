@@ -1,13 +1,21 @@
 """The page's values without a server: a diff as numbered rows (both sides' line numbers,
-hunks numbered as `dsh-fs diff` has them, chunks), sessions summed up newest first."""
+hunks numbered as `dsh-fs diff` has them, chunks), sessions summed up newest first; a
+reading of the stores is not reused past an action that ended while it ran."""
 
 from __future__ import annotations
 
 import difflib
+from functools import partial
+from pathlib import Path
 
-from dsh_fs.fs import FsVersion, JournalEntry
+import anyio
+import pytest
+
+from dsh_fs.fs import FsVersion, JournalEntry, JournalProblem
+from dsh_fs.review import Review, ReviewSource
 from dsh_fs.review._diff_view import CHUNK_ROWS, _rows, parse_diff
 from dsh_fs.review._sessions import StoreSnapshot, session_changes, sessions
+from dsh_fs.workspace import Workspace
 
 
 def _diff(old: str, new: str) -> str:
@@ -108,3 +116,38 @@ def test_chunks_made_one_at_a_time_number_their_rows_as_the_whole_diff_does() ->
     whole = _rows(view.lines, 0, 0, 0)
     assert tuple(row for n in range(view.chunks) for row in view.chunk(n)) == whole
     assert [row.hunk for row in whole if row.kind == "hunk"] == list(range(1, view.hunks + 1))
+
+
+@pytest.mark.anyio
+async def test_a_reading_that_ran_while_an_action_ended_is_not_reused_after_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "ws"
+    root.mkdir()
+    async with Workspace.sandbox(str(root), journal=str(tmp_path / "journal")) as workspace:
+        journal = workspace.journal
+        assert journal is not None
+        agent = workspace.session(label="agent")
+        assert not (await agent.call("write", {"file_path": "a.txt", "content": "x\n"})).is_error
+        review = Review([ReviewSource(root=str(root), journal=journal)])
+        (entry,) = (await review.snapshots())[0].entries
+        read, has_read, resume = journal.read, anyio.Event(), anyio.Event()
+
+        async def poll_read() -> tuple[list[JournalEntry], list[JournalProblem]]:
+            # A tab's poll reads the store before the action writes, and ends after it.
+            entries = await read()
+            has_read.set()
+            await resume.wait()
+            return entries
+
+        async with anyio.create_task_group() as tasks:
+            with monkeypatch.context() as patched:
+                patched.setattr(journal, "read", poll_read)
+                tasks.start_soon(partial(review.snapshots, fresh=True))
+                with anyio.fail_after(60):
+                    await has_read.wait()
+            done = await review.act("undo-change", 0, {"id": entry.id})
+            assert done["message"].startswith("1 of 1 undone"), done
+            resume.set()
+        after = (await review.snapshots())[0].entries
+    assert [change.undoes for change in after if change.undoes is not None] == [entry.id]

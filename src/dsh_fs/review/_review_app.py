@@ -127,6 +127,7 @@ class Review:
         self._roots = list(roots) if roots is not None else None
         self._snapshots: tuple[StoreSnapshot, ...] = ()
         self._read_at = -math.inf
+        self._dropped = 0
         self._reading = anyio.Lock()
         self._acting = anyio.Lock()
         self._diffs: OrderedDict[tuple[int, str, str], DiffView] = OrderedDict()
@@ -143,6 +144,7 @@ class Review:
         """Every store as read within the last half second (now, with `fresh`)."""
         async with self._reading:
             if fresh or time.monotonic() - self._read_at > _FRESH:
+                dropped = self._dropped
                 read = []
                 for index, source in enumerate(self.sources):
                     entries, problems = await source.journal.read()
@@ -157,7 +159,10 @@ class Review:
                         )
                     )
                 self._snapshots = tuple(read)
-                self._read_at = time.monotonic()
+                # An action that ended while this reading ran may have written after the
+                # reading passed its store: reused, it would hide the action's entries (the
+                # page's refresh right after the action among them) for the next half second.
+                self._read_at = time.monotonic() if self._dropped == dropped else -math.inf
             return self._snapshots
 
     async def summaries(self) -> list[SessionSummary]:
@@ -239,7 +244,10 @@ class Review:
             except ValueError as exc:
                 return {"message": f"Refused: {exc}; nothing changed.", "results": []}
             finally:
-                self._read_at = -math.inf  # the page shows the action's entries at once
+                # The page shows the action's entries at once: the last reading is not reused,
+                # nor is one still running (it may have read the store before the action).
+                self._read_at = -math.inf
+                self._dropped += 1
         return {"message": _summary(results), "results": [r.to_json() for r in results]}
 
 
