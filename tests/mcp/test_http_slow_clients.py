@@ -86,7 +86,10 @@ async def test_a_request_that_does_not_arrive_in_time_is_cut_off_and_others_go_o
         b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100\r\n"
         b"Content-Type: application/json\r\n\r\n" + b"x" * 10
     )
-    async with http_server(root, limits={"request_timeout": 0.5}) as server:
+    # The client that goes on must itself send each request within the timeout of its
+    # connection opening (or its previous response ending): at 0.5 s a loaded machine, which
+    # has paused this process for over a second between two requests, could see it cut off.
+    async with http_server(root, limits={"request_timeout": 5.0}) as server:
         with anyio.fail_after(TIMEOUT):
             async with client(server.url) as mcp:
                 async with (
