@@ -407,7 +407,9 @@ def line_counts(before: bytes | None, after: bytes | None) -> tuple[int | None, 
     Linear in the size of the change, and no Python loop per line: the shared lines at both
     ends are trimmed at C speed on the bytes, a small middle is matched exactly, a large one
     counted as multisets (a quadratic matcher took seconds on a 19 KiB rewrite of repetitive
-    lines) after the lines still in place are paired off by one C comparison per line."""
+    lines) after the lines still in place are paired off by one C comparison per line; a
+    middle over `_CHUNK` bytes a side is split and paired a chunk at a time
+    (`_kept_by_chunks`)."""
     before, after = utf16_as_utf8(before), utf16_as_utf8(after)
     old_bytes, new_bytes = before or b"", after or b""
     head, tail = _trim(old_bytes, new_bytes)
