@@ -121,6 +121,26 @@ async def test_a_journaled_change_hashes_its_content_only_where_its_delta_cannot
     assert edit.published_digest(b"other\n") != published
 
 
+def test_a_change_whose_delta_is_of_its_text_not_its_bytes_keeps_its_digest() -> None:
+    # A UTF-16 file's delta is relative to its text as UTF-8, a cp1252 file's too: the
+    # pre-image and the delta would not make the published bytes, so they are hashed.
+    cases = [
+        ("first\nsecond\n".encode("utf-16"), "first\n2nd\n".encode("utf-16"), None),
+        ("caf\u00e9\n".encode("cp1252"), "tea\n".encode("cp1252"), "cp1252"),
+        (b"first\nsecond\n", b"first\n2nd\n", None),
+    ]
+    kept = [
+        records.content_fields(
+            created=False, removed=False, before=before, content=after, codec=codec
+        )
+        for before, after, codec in cases
+    ]
+    assert all(fields["delta"] is not None for fields in kept)
+    for (_, after, _), fields in zip(cases[:2], kept[:2], strict=True):
+        assert fields["digest"] == hashlib.sha256(after).hexdigest()
+    assert "digest" not in kept[2]  # UTF-8: the delta makes the very bytes again
+
+
 async def test_a_publication_that_fails_while_the_record_is_made_leaves_no_entry_and_no_stray(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
