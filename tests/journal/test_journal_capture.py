@@ -77,15 +77,18 @@ async def test_line_counts_come_from_the_bytes_the_provider_holds_not_a_second_r
     assert (other.added, other.removed) == (1, 200)
 
 
-async def test_a_journaled_change_hashes_its_content_once_beside_the_publication(
+async def test_a_journaled_change_hashes_its_content_only_where_its_delta_cannot_tell_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # The provider keeps the content it published and defers its own digest; the journal,
-    # told the content ahead, hashes it while the publication waits on the disk. One hash
-    # a change, never a second one at the commit.
+    # The provider keeps the content it published and defers its own digest. Where the
+    # forward delta kept with the entry makes the published bytes again from the pre-image
+    # (an edit, a small create), the journal hashes nothing: the guard's digest is made
+    # from them when an undo needs it. A change whose middle is too large for a delta is
+    # hashed once, beside the publication.
     root = tmp_path / "root"
     root.mkdir()
     (root / "a.txt").write_text(_TEXT)
+    large = "".join(f"row {n}\n" for n in range(40_000))  # over the delta's 128 KiB
     hashed: list[str] = []
 
     class Counting:
@@ -102,13 +105,40 @@ async def test_a_journaled_change_hashes_its_content_once_beside_the_publication
         for call, arguments in [
             ("edit", {"file_path": "a.txt", "old_string": "line 7\n", "new_string": "seven\n"}),
             ("write", {"file_path": "b.txt", "content": "made\n"}),
+            ("write", {"file_path": "c.txt", "content": large}),
         ]:
             result = await s.call(call, arguments)
             assert not result.is_error, result.text
-        create, edit = await ws.journal.entries()
-    assert hashed == ["journal", "journal"]
-    assert edit.digest == hashlib.sha256((root / "a.txt").read_bytes()).hexdigest()
-    assert create.digest == hashlib.sha256(b"made\n").hexdigest()
+        entries = {e.rel: e for e in await ws.journal.entries()}
+    assert hashed == ["journal"]
+    edit, create, other = entries["a.txt"], entries["b.txt"], entries["c.txt"]
+    assert (edit.digest, create.digest, other.delta) == (None, None, None)
+    assert other.digest == hashlib.sha256(large.encode()).hexdigest()
+    published = edit.published_digest(_TEXT.encode())
+    assert published == hashlib.sha256((root / "a.txt").read_bytes()).hexdigest()
+    assert create.published_digest(None) == hashlib.sha256(b"made\n").hexdigest()
+    # Another pre-image (a damaged store) makes another digest: never the file's.
+    assert edit.published_digest(b"other\n") != published
+
+
+def test_a_change_whose_delta_is_of_its_text_not_its_bytes_keeps_its_digest() -> None:
+    # A UTF-16 file's delta is relative to its text as UTF-8, a cp1252 file's too: the
+    # pre-image and the delta would not make the published bytes, so they are hashed.
+    cases = [
+        ("first\nsecond\n".encode("utf-16"), "first\n2nd\n".encode("utf-16"), None),
+        ("caf\u00e9\n".encode("cp1252"), "tea\n".encode("cp1252"), "cp1252"),
+        (b"first\nsecond\n", b"first\n2nd\n", None),
+    ]
+    kept = [
+        records.content_fields(
+            created=False, removed=False, before=before, content=after, codec=codec
+        )
+        for before, after, codec in cases
+    ]
+    assert all(fields["delta"] is not None for fields in kept)
+    for (_, after, _), fields in zip(cases[:2], kept[:2], strict=True):
+        assert fields["digest"] == hashlib.sha256(after).hexdigest()
+    assert "digest" not in kept[2]  # UTF-8: the delta makes the very bytes again
 
 
 async def test_a_publication_that_fails_while_the_record_is_made_leaves_no_entry_and_no_stray(

@@ -7,13 +7,14 @@ from __future__ import annotations
 import time
 from collections import Counter
 from pathlib import Path
+from unittest import mock
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dsh_fs import Workspace
-from dsh_fs.fs import apply_delta, forward_delta, line_counts
+from dsh_fs.fs import _journal_contract, apply_delta, forward_delta, line_counts
 
 _LINES = "".join(f"line {n}\n" for n in range(1, 21))
 
@@ -141,16 +142,20 @@ _LINE = st.sampled_from([b"a\n", b"b\n", b"cc\n", b"\n", b"a\r\n"])
     changes=st.lists(st.tuples(st.integers(0, 179), _LINE), max_size=60),
     inserted=st.lists(st.tuples(st.integers(0, 179), _LINE), max_size=3),
     last=st.sampled_from([b"", b"d", b"a"]),
+    chunk=st.sampled_from([128 * 1024, 1, 5, 64]),
 )
 def test_a_large_changes_counts_are_its_lines_counted_as_multisets(
     lines: list[bytes],
     changes: list[tuple[int, bytes]],
     inserted: list[tuple[int, bytes]],
     last: bytes,
+    chunk: int,
 ) -> None:
     # Past 100 lines a side the lines still in place are paired off before the rest are
     # counted as multisets: the count is the multisets' own, whatever moved or repeated,
-    # and an insertion that shifts every line after it changes nothing of that.
+    # and an insertion that shifts every line after it changes nothing of that. A large
+    # middle is split a chunk at a time (128 KiB; here a few bytes, so the chunks' cuts,
+    # a side that splits more lines than the other, and one that ends first are all met).
     new = list(lines)
     for at, line in changes:
         new[at % len(new)] = line
@@ -158,7 +163,8 @@ def test_a_large_changes_counts_are_its_lines_counted_as_multisets(
         new.insert(at % len(new), line)
     before = b"old first\n" + b"".join(lines) + b"old last\n" + last
     after = b"new first\n" + b"".join(new) + b"new last\n"
-    assert line_counts(before, after) == _multiset_counts(before, after)
+    with mock.patch.object(_journal_contract, "_CHUNK", chunk):
+        assert line_counts(before, after) == _multiset_counts(before, after)
 
 
 def test_a_ten_megabyte_rewrite_of_every_tenth_line_counts_each_rewritten_line() -> None:

@@ -158,13 +158,14 @@ def test_the_undo_guards_fields_are_read_back_and_impossible_ones_are_damaged(
     root, store = tmp_path / "root", tmp_path / "store"
     record = _one_write(root, store)
     kept = json.loads(record.read_text(encoding="utf-8"))
-    assert len(kept["digest"]) == 64  # what the store wrote is read back as it wrote it
+    # No digest written: the delta tells what was published (`published_digest`).
+    assert "digest" not in kept
     assert kept["delta"] == [0, 0, "agent\n"]
     _tamper(record, digest="not a sha256")
     assert _undo_everything(root, store) == [
         f"{record.name}: digest 'not a sha256' is not a sha256"
     ]
-    _tamper(record, digest=kept["digest"], after_mode=0o10000)
+    _tamper(record, digest=None, after_mode=0o10000)
     assert _undo_everything(root, store) == [f"{record.name}: after_mode 4096 is out of range"]
     _tamper(record, after_mode=kept["after_mode"], delta=[0, True, "x"])
     assert _undo_everything(root, store) == [f"{record.name}: delta is not [head, tail, middle]"]

@@ -781,10 +781,17 @@ class Journal:
         """Whether the file `later` replaced is exactly what `entry` published, though its
         version moved in between (a ctime): the same mode and the same bytes, else the
         move was a change (a chmod, a rewrite whose mtime was put back)."""
-        if entry.digest is None or entry.after_mode is None or later.mode != entry.after_mode:
+        if entry.after_mode is None or later.mode != entry.after_mode:
+            return False
+        own = None
+        if entry.digest is None and entry.before is not None:
+            # No digest recorded: the delta says what it published (`published_digest`).
+            own = await to_thread.run_sync(self.store.pre_image_bytes, entry.id, DIFF_LIMIT)
+        expected = entry.published_digest(own)
+        if expected is None:
             return False
         data = await to_thread.run_sync(self.store.pre_image_bytes, later.id, DIFF_LIMIT)
-        return data is not None and hashlib.sha256(data).hexdigest() == entry.digest
+        return data is not None and hashlib.sha256(data).hexdigest() == expected
 
     async def _now(self, target: FsTarget | None) -> FsVersion | None:
         """The version of `target` now (None: absent, or unknown)."""

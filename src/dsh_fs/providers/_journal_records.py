@@ -169,8 +169,10 @@ def content_fields(
     ``removed`` lines (as ``git diff --numstat``) and the forward ``delta`` when each side
     that exists is known and at most `COUNT_LIMIT` bytes (else left out: they stay null);
     the ``digest`` of `content` whenever it is at hand (SPEC §9.1's guard): the sha256
-    `digest` the provider computed already, else hashed here. Pure, and safe to run beside
-    the publication (a store starts it while the content is written, `FsChangeStart.after`).
+    `digest` the provider computed already, else hashed here, unless the delta applied to
+    the pre-image makes the very bytes again (`JournalEntry.published_digest` makes it
+    then, when a guard needs it). Pure, and safe to run beside the publication (a store
+    starts it while the content is written, `FsChangeStart.after`).
     """
     fields: dict[str, Any] = {}
     data: bytes | None
@@ -178,23 +180,27 @@ def content_fields(
         data = content
     else:
         data = content.to_bytes() if content.size <= COUNT_LIMIT else None
-    if content is not None:
+    told = False  # whether the delta tells the published bytes exactly
+    known_before = created or (before is not None and len(before) <= COUNT_LIMIT)
+    known_after = removed or (data is not None and len(data) <= COUNT_LIMIT)
+    if known_before and known_after:
+        # SPEC §12: both sides counted as their text, in the codec the change was made in;
+        # the delta is then relative to the pre-image's text as UTF-8 (`JournalEntry.delta`).
+        before_text, text = transcoded_utf8(before, codec), transcoded_utf8(data, codec)
+        fields["added"], fields["removed"] = line_counts(before_text, text)
+        if text is not None:
+            delta = forward_delta(before_text if not created else None, text)
+            fields["delta"] = list(delta) if delta is not None else None
+            # Relative to the very bytes (UTF-8, no UTF-16 BOM transcoded on either side):
+            # the pre-image and the delta make the published bytes again.
+            told = delta is not None and codec is None and before_text is before and text is data
+    if content is not None and (digest is not None or not told):
         if digest is None:
             hasher = hashlib.sha256()
             for part in content.parts if isinstance(content, EncodedText) else (content,):
                 hasher.update(part)
             digest = hasher.digest()
         fields["digest"] = digest.hex()
-    known_before = created or (before is not None and len(before) <= COUNT_LIMIT)
-    known_after = removed or (data is not None and len(data) <= COUNT_LIMIT)
-    if known_before and known_after:
-        # SPEC §12: both sides counted as their text, in the codec the change was made in;
-        # the delta is then relative to the pre-image's text as UTF-8 (`JournalEntry.delta`).
-        before, data = transcoded_utf8(before, codec), transcoded_utf8(data, codec)
-        fields["added"], fields["removed"] = line_counts(before, data)
-        if data is not None:
-            delta = forward_delta(before if not created else None, data)
-            fields["delta"] = list(delta) if delta is not None else None
     return fields
 
 

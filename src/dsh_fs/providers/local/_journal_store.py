@@ -428,8 +428,15 @@ class LocalJournalStore(RecordStore):
             return True
         if entry.after is None or not self.unchanged(entry.after, now):
             return False
-        if entry.digest is None or entry.after_mode is None:
-            return False  # nothing to compare the content and the mode with: not provable
+        if entry.after_mode is None:
+            return False  # nothing to compare the mode with: not provable
+        expected = entry.published_digest(
+            None
+            if entry.digest is not None or entry.before is None
+            else self.pre_image_bytes(entry.id, COUNT_LIMIT)
+        )
+        if expected is None:
+            return False  # nothing to compare the content with: not provable
         # Same inode, size and mtime, another ctime: the journal's own link of a pre-image,
         # or a chmod, or a same-size rewrite whose mtime was put back. Only the content and
         # the mode tell them apart; read through a descriptor that is the inode of `now`
@@ -450,9 +457,7 @@ class LocalJournalStore(RecordStore):
             hasher = hashlib.sha256()
             while chunk := os.read(fd, 1 << 20):
                 hasher.update(chunk)
-            return (
-                hasher.hexdigest() == entry.digest and self._versions.version(os.fstat(fd)) == now
-            )
+            return hasher.hexdigest() == expected and self._versions.version(os.fstat(fd)) == now
         except OSError:
             return False
         finally:
