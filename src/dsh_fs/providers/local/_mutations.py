@@ -238,8 +238,12 @@ class LocalMutations:
         data_digest = _Digest(data, self._hasher, deferred=kept is not None)
         parent, name = os.path.split(key)
         with map_os_errors("write", display):
-            make_parents(parent, lambda fd, path: self._check_directory("write", display, fd, path))
-            with directory_lock(parent) as dir_fd:
+            missing = partial(
+                make_parents,
+                parent,
+                lambda fd, path: self._check_directory("write", display, fd, path),
+            )
+            with directory_lock(parent, missing) as dir_fd:
                 prior = self._prior_for_write(
                     target, dir_fd, expected, encoding is not None, journaled=capture is not None
                 )
@@ -490,7 +494,8 @@ class LocalMutations:
         names, else its rule's, else UTF-8, unless fallbacks apply and it is no UTF-8 (then
         the content is read and proven as a read would)."""
         with map_os_errors("write", target.display_path):
-            head = os.pread(fd, 3, 0)
+            # The bytes already read when the prior was compared: no `pread` then.
+            head = content.head(3)
         bom = bom_encoding(head)
         if bom is not None:
             return bom
