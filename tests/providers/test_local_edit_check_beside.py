@@ -1,6 +1,8 @@
 """An edit of a large file another program wrote checks the file as text beside staging
 the edited content (issue 44): what is not text is refused as before, with the same reason
-and before any other refusal, and leaves the file and its directory as they were."""
+and before any other refusal, and leaves the file and its directory as they were. A write
+over such a file decodes the text it reports as `before` beside its staging, with the same
+answer."""
 
 from __future__ import annotations
 
@@ -119,3 +121,27 @@ async def test_a_journaled_edit_of_a_prior_that_is_not_text_records_nothing(
         assert await ws.journal.entries() == []
     assert (root / "a.txt").read_bytes() == content
     assert os.listdir(root) == ["a.txt"]
+
+
+@pytest.mark.parametrize("busy", [False, True], ids=["helper free", "helper busy"])
+async def test_a_write_over_a_large_file_another_program_wrote_reports_its_text(
+    tmp_path: Path, busy: bool
+) -> None:
+    path = tmp_path / "a.txt"
+    fs = LocalFileSystem(tmp_path)
+    release = threading.Event()
+    if busy:
+        fs._mutations._hasher.submit(release.wait)
+    try:
+        for prior, before in [
+            (BODY + MARK, (BODY + MARK).decode()),
+            (BODY + b"\xff", None),  # not text: the outcome shows no `before`
+            (BODY + b"\0", None),
+        ]:
+            path.write_bytes(prior)
+            with anyio.fail_after(10):
+                outcome = await fs.write_text(await fs.resolve("a.txt"), "new\n")
+            assert outcome.before == before
+            assert path.read_bytes() == b"new\n"
+    finally:
+        release.set()
