@@ -145,8 +145,10 @@ def make_parents(parent: str, check: Callable[[int, str], None]) -> None:
 
 
 @contextmanager
-def directory_lock(parent: str) -> Iterator[int]:
-    """Hold an exclusive `flock` on `parent` (an O_RDONLY fd); yields the fd.
+def directory_lock(parent: str, missing: Callable[[], None] | None = None) -> Iterator[int]:
+    """Hold an exclusive `flock` on `parent` (an O_RDONLY fd); yields the fd. With
+    `missing`, a `parent` that is not there is made by calling it (`make_parents`: each
+    directory in one the guards saw), then opened.
 
     Cooperating processes serialize their mutations of one directory here without any
     lock file. Everything a mutation then does in the directory (open the prior file,
@@ -157,7 +159,15 @@ def directory_lock(parent: str) -> Iterator[int]:
         OSError: the directory can't be opened for reading (missing, not a directory,
             permission denied); the caller maps it.
     """
-    fd = os.open(parent, _OPEN_DIRECTORY)
+    try:
+        fd = os.open(parent, _OPEN_DIRECTORY)
+    except FileNotFoundError:
+        if missing is None:
+            raise
+        # Made only when the lock's own open finds nothing: an existing parent costs no
+        # walk of its own (two system calls of every write, issue 44).
+        missing()
+        fd = os.open(parent, _OPEN_DIRECTORY)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         yield fd

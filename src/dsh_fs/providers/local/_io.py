@@ -47,14 +47,19 @@ READ_CHUNK_SIZE = 1024 * 1024
 
 
 def read_fd(fd: int, size_hint: int) -> bytes:
-    """The rest of the open file's bytes (`size_hint` sizes the first read)."""
+    """The rest of the open regular file's bytes (`size_hint` sizes the first read)."""
     chunks: list[bytes] = []
+    got = 0
     want = max(size_hint + 1, 64 * 1024)
     while True:
         chunk = os.read(fd, want)
-        if not chunk:
-            return b"".join(chunks)
         chunks.append(chunk)
+        got += len(chunk)
+        # A short read that brought all `size_hint` promised is the end: no read just to
+        # hear EOF (a system call of a write's prior read, issue 44). A file that grew
+        # fills the read; a read the kernel capped (2 GiB) falls short of the size: read on.
+        if not chunk or (len(chunk) < want and got >= size_hint):
+            return b"".join(chunks)
 
 
 def read_checked_fd(fd: int, verb: messages.Verb, display: str) -> bytearray:

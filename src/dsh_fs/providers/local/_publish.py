@@ -197,11 +197,13 @@ def _give_owner_and_mode(fd: int, uid: int, gid: int, mode: int) -> None:
         except OSError:
             with contextlib.suppress(OSError):  # not root: the group alone, if we belong to it
                 os.fchown(fd, -1, gid)
-    now = os.fstat(fd)
-    if now.st_uid != uid:
-        mode &= ~st_mode.S_ISUID
-    if now.st_gid != gid:
-        mode &= ~st_mode.S_ISGID
+    # Whom the file now belongs to matters only to a set-id bit: none, no `fstat`.
+    if mode & (st_mode.S_ISUID | st_mode.S_ISGID):
+        now = os.fstat(fd)
+        if now.st_uid != uid:
+            mode &= ~st_mode.S_ISUID
+        if now.st_gid != gid:
+            mode &= ~st_mode.S_ISGID
     # After fchown, which clears set-id bits.
     os.fchmod(fd, mode)
 
