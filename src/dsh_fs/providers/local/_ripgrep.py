@@ -56,7 +56,7 @@ from .._oserrors import map_os_errors
 from .._text import round_trip
 from ._guards import LocalGuards
 from ._open import fd_path, open_regular
-from ._ripgrep_ignore import IGNORE_FILES, IgnorePlan, ignore_plan, rebased
+from ._ripgrep_ignore import IgnoreListings, IgnorePlan, ignore_plan, rebased
 
 __all__ = [
     "RG_ENCODINGS",
@@ -185,34 +185,20 @@ def _grep_argv(
     return [*argv, "--", where]
 
 
-_IGNORE_FILES_ARGV = ["--files", "--no-ignore", "--null"]
-_IGNORE_FILES_ARGV += [f"--glob={name}" for name in IGNORE_FILES]
-
-
-async def _ignore_files(binary: str, root: str, display: str) -> list[str]:
-    """The ignore files below `root` that grep's walk can meet (not under a hidden
-    directory), listed by ripgrep without opening any of them."""
-    found: list[str] = []
-    argv = [binary, "--no-config", *_IGNORE_FILES_ARGV, "--", "."]
-    async with _running(argv, root, display, "") as stdout:
-        buffer = bytearray()
-        async for chunk in stdout:
-            buffer += chunk
-            end = buffer.rfind(b"\0")
-            if end >= 0:
-                found += _relative_paths(os.fsdecode(bytes(buffer[:end])))
-                del buffer[: end + 1]
-    return found
-
-
 @asynccontextmanager
 async def _vetted_rules(
-    binary: str, root: str, display: str, guards: LocalGuards
+    root: str, display: str, guards: LocalGuards, listings: IgnoreListings
 ) -> AsyncIterator[tuple[IgnorePlan, str | None]]:
     """The ignore plan of a grep below `root`, and its rules in a private file (removed
     when the block is left), or None when there are none."""
-    found = await _ignore_files(binary, root, display)
-    plan = await to_thread.run_sync(ignore_plan, root, display, guards, found)
+
+    # The ignore files are found by a walk of names in this process, or proven unchanged
+    # since the last one (`IgnoreListings`), not by a ripgrep run of their own: ripgrep
+    # walks the tree once, to search.
+    def plan_below() -> IgnorePlan:
+        return ignore_plan(root, display, guards, listings.found(root))
+
+    plan = await to_thread.run_sync(plan_below)
     if not plan.rules:
         yield plan, None
         return
@@ -255,13 +241,16 @@ def rg_grep(
     query: FsGrepQuery,
     guards: LocalGuards,
     encoded: Encoded | None = None,
+    listings: IgnoreListings | None = None,
 ) -> AsyncGenerator[list[FsGrepHit], None] | None:
     """Hits of `query` below the real directory `root`, one batch per file (per codec run
     when `encoded`); None when the query can't be given to ripgrep as is (an include with
-    ``:`` would be read as part of ripgrep's type definition syntax)."""
+    ``:`` would be read as part of ripgrep's type definition syntax). The ignore files
+    are found again unless `listings` (the provider's) proves its last walk still holds."""
     if query.include is not None and ":" in query.include:
         return None
-    return _grep(binary, root, display, query, guards, encoded)
+    kept = listings if listings is not None else IgnoreListings()
+    return _grep(binary, root, display, query, guards, encoded, kept)
 
 
 async def _grep(
@@ -271,8 +260,9 @@ async def _grep(
     query: FsGrepQuery,
     guards: LocalGuards,
     encoded: Encoded | None,
+    listings: IgnoreListings,
 ) -> AsyncGenerator[list[FsGrepHit], None]:
-    async with _vetted_rules(binary, root, display, guards) as (plan, ignore_file):
+    async with _vetted_rules(root, display, guards, listings) as (plan, ignore_file):
         if encoded is not None and encoded.editorconfig_above is not None:
             await _no_editorconfig(binary, plan, display, encoded.editorconfig_above)
         if encoded is not None and encoded.codecs:
