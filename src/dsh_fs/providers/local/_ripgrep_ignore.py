@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import os
 import stat as st_mode
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -129,6 +130,9 @@ def list_ignore_files(
         while stack:
             head = stack.pop()
             try:
+                # A directory above `head` swapped for a link since it was read can only
+                # add names here (as it could to ripgrep's own listing): the plan reads
+                # none but through the guards.
                 fd = os.open(head or ".", _OPEN_DIR, dir_fd=top)
             except (OSError, ValueError):
                 keep = False  # gone, or not readable: ripgrep can't walk it either
@@ -180,19 +184,23 @@ class IgnoreListings:
     def __init__(self, clock: Callable[[], int] = time.time_ns) -> None:
         self._kept: dict[str, IgnoreListing] = {}
         self._clock = clock
+        # Greps run their walks in worker threads, some at once: the book is shared.
+        self._lock = threading.Lock()
 
     def found(self, root: str) -> list[str]:
         """The ignore files below the real directory `root` (see `list_ignore_files`).
         Blocking."""
-        listing = self._kept.get(root)
+        with self._lock:
+            listing = self._kept.get(root)
         if listing is not None and listing.unchanged(root):
             return list(listing.found)
         found, listing = list_ignore_files(root, self._clock)
-        self._kept.pop(root, None)
-        if listing is not None:
-            if len(self._kept) >= _KEPT_ROOTS:
-                self._kept.pop(next(iter(self._kept)), None)
-            self._kept[root] = listing
+        with self._lock:
+            self._kept.pop(root, None)
+            if listing is not None:
+                if len(self._kept) >= _KEPT_ROOTS:
+                    del self._kept[next(iter(self._kept))]
+                self._kept[root] = listing
         return found
 
 
