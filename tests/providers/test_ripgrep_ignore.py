@@ -225,3 +225,20 @@ def test_the_walk_finds_ignore_files_of_any_kind_but_not_below_hidden_directorie
     (root / "link").symlink_to(root / "outside", target_is_directory=True)
     found, _ = list_ignore_files(str(root))
     assert sorted(found) == [".ignore", "a/.gitignore", "a/.rgignore", "outside/.ignore"]
+
+
+def test_a_walk_shared_between_threads_finds_every_ignore_file_and_proves_every_directory(
+    tmp_path: Path,
+) -> None:
+    files = {f"d{a}/e{b}/.ignore": "x\n" for a in range(20) for b in range(3)}
+    files |= {f"d{a}/.gitignore": "x\n" for a in range(0, 20, 2)}
+    files |= {f"d{a}/e0/.hidden/.ignore": "x\n" for a in range(20)}  # below a hidden one
+    root = _tree(tmp_path, files)
+    _settle(root)
+    found, listing = list_ignore_files(str(root))
+    assert sorted(found) == sorted(rel for rel in files if "/.hidden/" not in rel)
+    assert listing is not None
+    assert len(listing.directories) == 1 + 20 + 20 * 3  # the root, d*, d*/e*
+    assert listing.unchanged(str(root))
+    (root / "d7" / "e2" / "new").mkdir()
+    assert not listing.unchanged(str(root))

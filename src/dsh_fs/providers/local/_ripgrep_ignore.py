@@ -26,6 +26,7 @@ import stat as st_mode
 import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from dsh_fs.errors import FsError
@@ -116,62 +117,110 @@ def list_ignore_files(
     descended into (as ripgrep walks; an ignore file's own name is hidden, and counts in
     a directory that is not). With them, the listing that proves them later, or None when
     a directory changed too recently (`SETTLED_NS` by `clock`) or there are too many
-    (`LISTED_DIRECTORIES`). Blocking."""
+    (`LISTED_DIRECTORIES`). Blocking.
+
+    The walk goes breadth first until it has `_SHARED_FROM` directories to read, then each
+    of `_WALK_THREADS` threads walks a share of them depth first: most of a walk is the
+    system calls (open, ``getdents``, close), which release the GIL."""
     began = clock()
-    found: list[str] = []
-    directories: list[tuple[str, int, int, int, int]] = []
-    keep = True
     try:
         top = os.open(root, _OPEN_DIR)
     except (OSError, ValueError):
-        return found, None
+        return [], None
     try:
-        stack = [""]
-        while stack:
-            head = stack.pop()
-            try:
-                # A directory above `head` swapped for a link since it was read can only
-                # add names here (as it could to ripgrep's own listing): the plan reads
-                # none but through the guards.
-                fd = os.open(head or ".", _OPEN_DIR, dir_fd=top)
-            except (OSError, ValueError):
-                keep = False  # gone, or not readable: ripgrep can't walk it either
-                continue
-            try:
-                # Its times are taken before its names are read: a name added after them
-                # moves them.
-                info = os.fstat(fd)
-                if keep:
-                    if began - info.st_mtime_ns < SETTLED_NS or len(directories) >= (
-                        LISTED_DIRECTORIES
-                    ):
-                        keep = False
-                        directories.clear()
-                    else:
-                        directories.append(
-                            (head, info.st_dev, info.st_ino, info.st_mtime_ns, info.st_ctime_ns)
-                        )
-                with os.scandir(fd) as entries:
-                    for entry in entries:
-                        name = entry.name
-                        if name.startswith("."):  # hidden: ripgrep's grep never enters it
-                            if name in IGNORE_FILES:
-                                found.append(f"{head}/{name}" if head else name)
-                            continue
-                        try:
-                            if entry.is_dir(follow_symlinks=False):  # a link is not followed
-                                stack.append(f"{head}/{name}" if head else name)
-                        except OSError:
-                            continue
-            except OSError:
-                keep = False
-            finally:
-                os.close(fd)
+        walks = [_Walk()]
+        frontier = [""]
+        while frontier and len(frontier) < _SHARED_FROM:
+            below: list[str] = []
+            for head in frontier:
+                _read_directory(top, head, began, walks[0], below)
+            frontier = below
+        if frontier:
+            shares = [frontier[index::_WALK_THREADS] for index in range(_WALK_THREADS)]
+            with ThreadPoolExecutor(max(1, len(shares) - 1)) as pool:
+                helpers = [pool.submit(_walk_from, top, share, began) for share in shares[1:]]
+                walks.append(_walk_from(top, shares[0], began))
+                walks += [helper.result() for helper in helpers]
     finally:
         os.close(top)
-    if not keep:
+    found = [name for walk in walks for name in walk.found]
+    directories = [record for walk in walks for record in walk.directories]
+    if not all(walk.keep for walk in walks) or len(directories) > LISTED_DIRECTORIES:
         return found, None
     return found, IgnoreListing(found=tuple(found), directories=tuple(directories))
+
+
+_WALK_THREADS = max(2, min(4, os.cpu_count() or 1))
+"""Threads of a walk of names (each reads directories in system calls that release the
+GIL)."""
+
+_SHARED_FROM = 16
+"""Directories a walk reads breadth first before it shares them out: a small tree is
+walked by one thread alone."""
+
+
+class _Walk:
+    """What one thread of a walk of names found."""
+
+    __slots__ = ("directories", "found", "keep")
+
+    def __init__(self) -> None:
+        self.found: list[str] = []
+        """Ignore files (paths relative to the root)."""
+        self.directories: list[tuple[str, int, int, int, int]] = []
+        """Directories read, as `IgnoreListing.directories` keeps them."""
+        self.keep = True
+        """Whether the directories read prove the names (none changed too recently, none
+        failed to be read, not too many)."""
+
+
+def _walk_from(top: int, heads: list[str], began: int) -> _Walk:
+    """The walk below each of `heads` (relative to the directory open as `top`), depth
+    first."""
+    walk = _Walk()
+    stack = list(heads)
+    while stack:
+        _read_directory(top, stack.pop(), began, walk, stack)
+    return walk
+
+
+def _read_directory(top: int, head: str, began: int, walk: _Walk, below: list[str]) -> None:
+    """Read the directory `head` into `walk`; its subdirectories to walk go to `below`."""
+    try:
+        # A directory above `head` swapped for a link since it was read can only add names
+        # here (as it could to ripgrep's own listing): the plan reads none but through the
+        # guards.
+        fd = os.open(head or ".", _OPEN_DIR, dir_fd=top)
+    except (OSError, ValueError):
+        walk.keep = False  # gone, or not readable: ripgrep can't walk it either
+        return
+    try:
+        # Its times are taken before its names are read: a name added after them moves them.
+        info = os.fstat(fd)
+        if walk.keep:
+            if began - info.st_mtime_ns < SETTLED_NS or len(walk.directories) >= LISTED_DIRECTORIES:
+                walk.keep = False
+                walk.directories.clear()
+            else:
+                walk.directories.append(
+                    (head, info.st_dev, info.st_ino, info.st_mtime_ns, info.st_ctime_ns)
+                )
+        with os.scandir(fd) as entries:
+            for entry in entries:
+                name = entry.name
+                if name.startswith("."):  # hidden: ripgrep's grep never enters it
+                    if name in IGNORE_FILES:
+                        walk.found.append(f"{head}/{name}" if head else name)
+                    continue
+                try:
+                    if entry.is_dir(follow_symlinks=False):  # a link is not followed
+                        below.append(f"{head}/{name}" if head else name)
+                except OSError:
+                    continue
+    except OSError:
+        walk.keep = False
+    finally:
+        os.close(fd)
 
 
 class IgnoreListings:
