@@ -242,3 +242,20 @@ def test_a_walk_shared_between_threads_finds_every_ignore_file_and_proves_every_
     assert listing.unchanged(str(root))
     (root / "d7" / "e2" / "new").mkdir()
     assert not listing.unchanged(str(root))
+
+
+def test_a_provider_keeps_the_listings_of_its_last_eight_roots(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    roots = [_tree(tmp_path / f"r{index}", {"a/.ignore": "x\n"}) for index in range(9)]
+    for root in roots:
+        _settle(root)
+    walks = _Walks(monkeypatch)
+    listings = IgnoreListings()
+    for root in roots:
+        assert listings.found(str(root)) == ["a/.ignore"]
+    assert walks.count == 9
+    assert listings.found(str(roots[8])) == ["a/.ignore"]  # kept
+    assert walks.count == 9
+    assert listings.found(str(roots[0])) == ["a/.ignore"]  # the oldest, dropped
+    assert walks.count == 10
