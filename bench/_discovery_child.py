@@ -67,7 +67,16 @@ async def run(spec: Spec) -> dict[str, Any]:
 
     if workload == "grep":
         pattern = spec["pattern"]
-        if impl == "dsh-fs":
+        if impl == "dsh-fs" and spec.get("fresh"):
+            # Each grep in a workspace of its own: the first grep of a root, which walks the
+            # names to find the ignore files (no listing kept from an earlier grep).
+
+            async def step() -> int:
+                async with Workspace.local(root, discovery=config) as fresh:
+                    result = await fresh.session().call("grep", {"pattern": pattern})
+                assert not result.is_error, result.text
+                return int(result.value["total"]) if result.value else 0
+        elif impl == "dsh-fs":
 
             async def step() -> int:
                 result = await session.call("grep", {"pattern": pattern})

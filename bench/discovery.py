@@ -108,6 +108,18 @@ def discovery_rows(quick: bool = False) -> list[DiscoveryRow]:
             note=f"{ours.get('found')} matches",
         )
     )
+    ours, base = _pair({**grep, "pattern": RARE, "fresh": True}, rounds)
+    add(
+        DiscoveryRow(
+            workload="grep rare literal, local (rg), each the first grep of a fresh workspace",
+            ours=ours,
+            baseline=base,
+            target="≤ 1.2× rg",
+            ratio_limit=1.2,
+            note=f"{ours.get('found')} matches; the walk of names finds the ignore files (the "
+            "rows above reuse its listing, proven by one lstat a directory)",
+        )
+    )
     ours, base = _pair({**grep, "pattern": RARE, "native": False}, rounds)
     add(
         DiscoveryRow(

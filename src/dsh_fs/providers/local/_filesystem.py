@@ -65,6 +65,7 @@ from ._open import file_type, open_regular, unchanged
 from ._ranged import RESUMED_CHUNK_SIZE, stream_text_from
 from ._realpath import LinkChanged, lstat_link, real_path, resolve_path
 from ._ripgrep import RG_ENCODINGS, Encoded, closing, find_rg, rg_glob, rg_grep
+from ._ripgrep_ignore import IgnoreListings
 from ._staging import sweep_stage_dirs
 from ._stream import STREAM_CHUNK_SIZE, Declared, stream_text
 from ._versions import VersionBook, digest
@@ -152,6 +153,7 @@ class LocalFileSystem(FileSystem):
         self._encodings = encodings
         self._fallbacks = FallbackBook()
         self._editorconfigs = EditorConfigs()
+        self._ignore_listings = IgnoreListings()
         self._mutations = LocalMutations(
             self._versions,
             guards,
@@ -510,7 +512,13 @@ class LocalFileSystem(FileSystem):
         if encoded is False:
             return None
         found = rg_grep(
-            binary, root.target_key, root.display_path, query, self._guards, encoded or None
+            binary,
+            root.target_key,
+            root.display_path,
+            query,
+            self._guards,
+            encoded or None,
+            self._ignore_listings,
         )
         return None if found is None else closing(found)
 

@@ -33,8 +33,8 @@ import tempfile
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
 from contextlib import aclosing, asynccontextmanager
 from dataclasses import dataclass
-from itertools import repeat
-from operator import itemgetter
+from itertools import compress, islice
+from operator import attrgetter, eq
 from typing import Literal, TypeVar
 
 import anyio
@@ -56,7 +56,7 @@ from .._oserrors import map_os_errors
 from .._text import round_trip
 from ._guards import LocalGuards
 from ._open import fd_path, open_regular
-from ._ripgrep_ignore import IGNORE_FILES, IgnorePlan, ignore_plan, rebased
+from ._ripgrep_ignore import IgnoreListings, IgnorePlan, ignore_plan, rebased
 
 __all__ = [
     "RG_ENCODINGS",
@@ -185,34 +185,20 @@ def _grep_argv(
     return [*argv, "--", where]
 
 
-_IGNORE_FILES_ARGV = ["--files", "--no-ignore", "--null"]
-_IGNORE_FILES_ARGV += [f"--glob={name}" for name in IGNORE_FILES]
-
-
-async def _ignore_files(binary: str, root: str, display: str) -> list[str]:
-    """The ignore files below `root` that grep's walk can meet (not under a hidden
-    directory), listed by ripgrep without opening any of them."""
-    found: list[str] = []
-    argv = [binary, "--no-config", *_IGNORE_FILES_ARGV, "--", "."]
-    async with _running(argv, root, display, "") as stdout:
-        buffer = bytearray()
-        async for chunk in stdout:
-            buffer += chunk
-            end = buffer.rfind(b"\0")
-            if end >= 0:
-                found += _relative_paths(os.fsdecode(bytes(buffer[:end])))
-                del buffer[: end + 1]
-    return found
-
-
 @asynccontextmanager
 async def _vetted_rules(
-    binary: str, root: str, display: str, guards: LocalGuards
+    root: str, display: str, guards: LocalGuards, listings: IgnoreListings
 ) -> AsyncIterator[tuple[IgnorePlan, str | None]]:
     """The ignore plan of a grep below `root`, and its rules in a private file (removed
     when the block is left), or None when there are none."""
-    found = await _ignore_files(binary, root, display)
-    plan = await to_thread.run_sync(ignore_plan, root, display, guards, found)
+
+    # The ignore files are found by a walk of names in this process, or proven unchanged
+    # since the last one (`IgnoreListings`), not by a ripgrep run of their own: ripgrep
+    # walks the tree once, to search.
+    def plan_below() -> IgnorePlan:
+        return ignore_plan(root, display, guards, listings.found(root))
+
+    plan = await to_thread.run_sync(plan_below)
     if not plan.rules:
         yield plan, None
         return
@@ -255,13 +241,16 @@ def rg_grep(
     query: FsGrepQuery,
     guards: LocalGuards,
     encoded: Encoded | None = None,
+    listings: IgnoreListings | None = None,
 ) -> AsyncGenerator[list[FsGrepHit], None] | None:
     """Hits of `query` below the real directory `root`, one batch per file (per codec run
     when `encoded`); None when the query can't be given to ripgrep as is (an include with
-    ``:`` would be read as part of ripgrep's type definition syntax)."""
+    ``:`` would be read as part of ripgrep's type definition syntax). The ignore files
+    are found again unless `listings` (the provider's) proves its last walk still holds."""
     if query.include is not None and ":" in query.include:
         return None
-    return _grep(binary, root, display, query, guards, encoded)
+    kept = listings if listings is not None else IgnoreListings()
+    return _grep(binary, root, display, query, guards, encoded, kept)
 
 
 async def _grep(
@@ -271,8 +260,9 @@ async def _grep(
     query: FsGrepQuery,
     guards: LocalGuards,
     encoded: Encoded | None,
+    listings: IgnoreListings,
 ) -> AsyncGenerator[list[FsGrepHit], None]:
-    async with _vetted_rules(binary, root, display, guards) as (plan, ignore_file):
+    async with _vetted_rules(root, display, guards, listings) as (plan, ignore_file):
         if encoded is not None and encoded.editorconfig_above is not None:
             await _no_editorconfig(binary, plan, display, encoded.editorconfig_above)
         if encoded is not None and encoded.codecs:
@@ -616,19 +606,27 @@ def rg_glob(
 _GLOB_BATCH = 4096
 """Paths per batch of an ordered glob's answer."""
 
+_STAT_THREADS = max(2, min(4, os.cpu_count() or 1))
+"""Batches of a glob's listing stat-ed at once: the stats are most of a glob's own time
+(~2.6 µs of kernel time a file on the bench machine, as much as ripgrep's own for a sorted
+listing), and each releases the GIL."""
+
 
 async def _glob(
     binary: str, root: str, display: str, query: FsGlobQuery, guards: LocalGuards
 ) -> AsyncGenerator[list[str], None]:
-    # ripgrep lists in parallel, in no order; each batch it prints is stat-ed in a worker
-    # thread while it walks on (one batch at a time, so the stats of a batch never wait
-    # for a thread), and the whole listing is ordered once ripgrep is done.
-    stamped: list[tuple[int, str]] = []
-    one_at_a_time = anyio.CapacityLimiter(1)
+    # ripgrep lists in parallel, in no order; each batch it prints is split and stat-ed in
+    # a worker thread while it walks on, up to `_STAT_THREADS` batches at once (a stat
+    # releases the GIL: they run on every core ripgrep leaves free, and on all of them once
+    # it is done), and the whole listing is ordered once ripgrep is done.
+    times: list[int] = []
+    paths: list[str] = []
+    stat_threads = anyio.CapacityLimiter(_STAT_THREADS)
 
-    async def stamp(batch: list[str]) -> None:
-        found = await to_thread.run_sync(_stamped, root, batch, guards, limiter=one_at_a_time)
-        stamped.extend(found)
+    async def stamp(printed: bytes) -> None:
+        found = await to_thread.run_sync(_stamped, root, printed, guards, limiter=stat_threads)
+        times.extend(found[0])
+        paths.extend(found[1])
 
     # The block's exception is kept aside and raised after the task group, which would
     # wrap it in a group (as `_running` does).
@@ -643,34 +641,47 @@ async def _glob(
                     end = buffer.rfind(b"\0")
                     if end < 0:
                         continue
-                    batch = _relative_paths(os.fsdecode(bytes(buffer[:end])))
+                    group.start_soon(stamp, bytes(buffer[:end]))
                     del buffer[: end + 1]
-                    group.start_soon(stamp, batch)
             except BaseException as exc:
                 failure = exc
                 group.cancel_scope.cancel()
         if failure is not None:
             raise failure
-    ordered = _oldest_first(stamped)
-    stamped.clear()
+    ordered = _oldest_first(times, paths)
+    del times[:], paths[:]
     for start in range(0, len(ordered), _GLOB_BATCH):
         yield ordered[start : start + _GLOB_BATCH]
 
 
-def _oldest_first(stamped: list[tuple[int, str]]) -> list[str]:
-    """The paths of `stamped` (modification time, path as `_component_key` gives it) oldest
-    first, and files with the same time in path order component by component (``a/b``
-    before ``a-b``, as `discovery`'s collector ranks them). Sorted and turned back into
-    paths at C speed: no Python step per path."""
-    stamped.sort()
-    return list(map(str.replace, map(_second, stamped), repeat("\0"), repeat("/")))
+def _oldest_first(times: list[int], paths: list[str]) -> list[str]:
+    """`paths` (each modified at the time at its index in `times`) oldest first, and files
+    with the same time in path order component by component (``a/b`` before ``a-b``, as
+    `discovery`'s collector ranks them). Sorted at C speed by time (no tuple per path), and
+    only the runs of equal times (found at C speed) sorted again by their paths'
+    `_component_key`: no Python step per path unless its time is another's."""
+    order = sorted(range(len(times)), key=times.__getitem__)
+    ordered = list(map(paths.__getitem__, order))
+    times = list(map(times.__getitem__, order))
+    tied = list(compress(range(len(times) - 1), map(eq, times, islice(times, 1, None))))
+    start = -1
+    for position, index in enumerate(tied):
+        if start < 0:
+            start = index
+        if position + 1 == len(tied) or tied[position + 1] != index + 1:
+            # The run of one time, `start` to `index + 1`, ends here.
+            ordered[start : index + 2] = sorted(ordered[start : index + 2], key=_component_key)
+            start = -1
+    return ordered
 
 
-_second = itemgetter(1)
+_mode = attrgetter("st_mode")
+_mtime = attrgetter("st_mtime_ns")
 
 
 def _component_key(path: str) -> str:
-    """`path` with NUL for ``/`` (which no path holds, so the other way back is exact)."""
+    """`path` with NUL for ``/`` (which no path holds): its order is component by
+    component."""
     return path.replace("/", "\0")
 
 
@@ -683,18 +694,21 @@ def _relative_paths(text: str) -> list[str]:
     return paths
 
 
-def _stamped(root: str, batch: list[str], guards: LocalGuards) -> list[tuple[int, str]]:
-    """The regular files of `batch` (relative to `root`) with their modification times, each
-    path as `_component_key` gives it (the order of ties). When the guards confine reads,
-    only those proven to be inside the fence now: each directory is opened without
-    following a final link, its kernel path must be exactly the expected one and one the
-    guards may see, and the name must be a regular file in that very directory. A name
-    ripgrep listed from a directory swapped for a link to elsewhere (or back), or one gone
-    since, is dropped, never shown, and never an error."""
+def _stamped(root: str, printed: bytes, guards: LocalGuards) -> tuple[list[int], list[str]]:
+    """The modification times and paths of the regular files among those ripgrep
+    `printed` (NUL-separated, relative to `root`).
+
+    When the guards confine reads, only those proven to be inside the fence now: each
+    directory is opened without following a final link, its kernel path must be exactly
+    the expected one and one the guards may see, and the name must be a regular file in
+    that very directory. A name ripgrep listed from a directory swapped for a link to
+    elsewhere (or back), or one gone since, is dropped, never shown, and never an error."""
+    batch = _relative_paths(os.fsdecode(printed))
     if not guards.confined:
         return _stamped_below(root, batch)
     directories: dict[str, int | None] = {}
-    kept = []
+    times: list[int] = []
+    kept: list[str] = []
     try:
         for rel in batch:
             head, _, name = rel.rpartition("/")
@@ -708,33 +722,49 @@ def _stamped(root: str, batch: list[str], guards: LocalGuards) -> list[tuple[int
             except (OSError, ValueError):
                 continue
             if st_mode.S_ISREG(info.st_mode):
-                kept.append((info.st_mtime_ns, _component_key(rel)))
+                times.append(info.st_mtime_ns)
+                kept.append(rel)
     finally:
         for fd in directories.values():
             if fd is not None and fd >= 0:
                 os.close(fd)
-    return kept
+    return times, kept
 
 
-def _stamped_below(root: str, batch: list[str]) -> list[tuple[int, str]]:
-    """`_stamped` without a fence: each file stat-ed by its path below `root`."""
+def _stamped_below(root: str, batch: list[str]) -> tuple[list[int], list[str]]:
+    """`_stamped` without a fence: each file stat-ed by its path below `root`; the whole
+    batch at C speed when every name is still a regular file (as ripgrep listed it), else
+    name by name."""
     try:
         fd = os.open(root, _OPEN_DIR)
     except (OSError, ValueError):
-        return []
-    stat, regular = os.stat, st_mode.S_ISREG
-    kept = []
+        return [], []
     try:
-        for rel in batch:
-            try:
-                info = stat(rel, dir_fd=fd, follow_symlinks=False)
-            except (OSError, ValueError):
-                continue
-            if regular(info.st_mode):
-                kept.append((info.st_mtime_ns, rel.replace("/", "\0")))  # `_component_key`
+        return _stamped_at(fd, batch)
     finally:
         os.close(fd)
-    return kept
+
+
+def _stamped_at(fd: int, batch: list[str]) -> tuple[list[int], list[str]]:
+    stat, regular = os.stat, st_mode.S_ISREG
+    try:
+        infos = list(map(functools.partial(stat, dir_fd=fd, follow_symlinks=False), batch))
+    except (OSError, ValueError):
+        pass  # one is gone or can't be stat-ed: name by name below
+    else:
+        if all(map(regular, map(_mode, infos))):
+            return list(map(_mtime, infos)), batch
+    times: list[int] = []
+    kept: list[str] = []
+    for rel in batch:
+        try:
+            info = stat(rel, dir_fd=fd, follow_symlinks=False)
+        except (OSError, ValueError):
+            continue
+        if regular(info.st_mode):
+            times.append(info.st_mtime_ns)
+            kept.append(rel)
+    return times, kept
 
 
 def _open_proven(root: str, head: str, guards: LocalGuards) -> int | None:

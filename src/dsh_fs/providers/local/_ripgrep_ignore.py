@@ -2,12 +2,16 @@
 
 ripgrep opens ``.gitignore``, ``.ignore`` and ``.rgignore`` files blindly (a FIFO hangs it,
 a link to ``/dev/zero`` grows it without bound, a link out of the fence decides what it
-shows). So it runs with ``--no-ignore`` and one ``--ignore-file``: a copy of the rules
-dsh-fs vetted. The ignore files below the root are found by a ``rg --files`` run that
-opens none of them; each is read only if it is a regular file (opened non-blocking and
-checked by ``fstat``, never a FIFO or a device; a symbolic link is not followed), through
-the provider's guards (its kernel path inside the fence), up to `IGNORE_FILE_BYTES`.
-Above the root, the parent directories'
+shows; ripgrep 14.1.0 has no option to skip them but ``--no-ignore``). So it runs with
+``--no-ignore`` and one ``--ignore-file``: a copy of the rules dsh-fs vetted. The ignore
+files below the root are found by a walk of names here (`IgnoreListings`: one ``scandir``
+per directory, no file opened), so that ripgrep walks the tree once, to search; the walk
+keeps each directory's identity and timestamps, and a later grep of the same root that
+finds every directory unchanged (one ``lstat`` each, no directory read) reuses the names
+it found. However they were found, each is read only if it is a regular file (opened
+non-blocking and checked by ``fstat``, never a FIFO or a device; a symbolic link is not
+followed), through the provider's guards (its kernel path inside the fence), up to
+`IGNORE_FILE_BYTES`. Above the root, the parent directories'
 ignore files count as far up as the guards let the search see, read the same way. Each
 file's rules are rewritten relative to the directory ripgrep runs in (the farthest parent
 with rules, or the root), deeper files after shallower ones and, in one directory,
@@ -19,6 +23,10 @@ from __future__ import annotations
 
 import os
 import stat as st_mode
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from dsh_fs.errors import FsError
@@ -26,7 +34,18 @@ from dsh_fs.errors import FsError
 from ._guards import LocalGuards
 from ._open import open_regular
 
-__all__ = ["IGNORE_FILES", "IGNORE_FILE_BYTES", "IgnorePlan", "ignore_plan", "rebased"]
+__all__ = [
+    "IGNORE_FILES",
+    "IGNORE_FILE_BYTES",
+    "LISTED_DIRECTORIES",
+    "SETTLED_NS",
+    "IgnoreListing",
+    "IgnoreListings",
+    "IgnorePlan",
+    "ignore_plan",
+    "list_ignore_files",
+    "rebased",
+]
 
 IGNORE_FILES: tuple[str, ...] = (".gitignore", ".ignore", ".rgignore")
 """Ignore files, weakest first."""
@@ -35,6 +54,203 @@ IGNORE_FILE_BYTES = 1 << 20
 """An ignore file larger than this is not read (as in the pure engine)."""
 
 _SPECIAL = frozenset("\\*?[]!#{}")
+_OPEN_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
+
+LISTED_DIRECTORIES = 50_000
+"""A walk that reads more directories than this keeps no listing (its proof would cost
+memory: a path and four numbers a directory); the next grep walks again."""
+
+SETTLED_NS = 2_000_000_000
+"""A directory modified less than this before a walk began may change again within the
+same tick of the filesystem's clock without its timestamp moving: a walk that meets one
+keeps no listing."""
+
+_KEPT_ROOTS = 8
+"""Roots whose listing a provider keeps (the oldest kept is dropped first)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class IgnoreListing:
+    """The ignore files below a root that a walk of names found, and the proof that the
+    tree still holds exactly those: each directory the walk read, as it was before it was
+    read. A name can only come or go in a directory whose modification time moves (and
+    its change time, which no one can set back), and a directory swapped for another, a
+    link or a mount point is another inode; so when every one is as recorded, no ignore
+    file appeared, went or moved, and the walk need not be made again."""
+
+    found: tuple[str, ...]
+    """The ignore files' paths relative to the root."""
+    directories: tuple[tuple[str, int, int, int, int], ...]
+    """Each directory walked (relative path, ``""`` for the root), with its device, inode,
+    modification and change times (ns) as the walk found them."""
+
+    def unchanged(self, root: str) -> bool:
+        """Whether every directory below `root` is still as recorded (one ``lstat`` each,
+        no directory read). Blocking."""
+        try:
+            fd = os.open(root, _OPEN_DIR)
+        except (OSError, ValueError):
+            return False
+        stat = os.stat
+        try:
+            for rel, device, inode, modified, changed in self.directories:
+                info = stat(rel or ".", dir_fd=fd, follow_symlinks=False)
+                if (
+                    info.st_mtime_ns != modified
+                    or info.st_ctime_ns != changed
+                    or info.st_ino != inode
+                    or info.st_dev != device
+                ):
+                    return False
+        except (OSError, ValueError):
+            return False
+        finally:
+            os.close(fd)
+        return True
+
+
+def list_ignore_files(
+    root: str, clock: Callable[[], int] = time.time_ns
+) -> tuple[list[str], IgnoreListing | None]:
+    """The ignore files below the real directory `root` that grep's walk can meet, found by
+    reading directories, never by opening a file: hidden directories and links are not
+    descended into (as ripgrep walks; an ignore file's own name is hidden, and counts in
+    a directory that is not). With them, the listing that proves them later, or None when
+    a directory changed too recently (`SETTLED_NS` by `clock`) or there are too many
+    (`LISTED_DIRECTORIES`). Blocking.
+
+    The walk goes breadth first until it has `_SHARED_FROM` directories to read, then each
+    of `_WALK_THREADS` threads walks a share of them depth first: most of a walk is the
+    system calls (open, ``getdents``, close), which release the GIL."""
+    began = clock()
+    try:
+        top = os.open(root, _OPEN_DIR)
+    except (OSError, ValueError):
+        return [], None
+    try:
+        walks = [_Walk()]
+        frontier = [""]
+        while frontier and len(frontier) < _SHARED_FROM:
+            below: list[str] = []
+            for head in frontier:
+                _read_directory(top, head, began, walks[0], below)
+            frontier = below
+        if frontier:
+            shares = [frontier[index::_WALK_THREADS] for index in range(_WALK_THREADS)]
+            with ThreadPoolExecutor(max(1, len(shares) - 1)) as pool:
+                helpers = [pool.submit(_walk_from, top, share, began) for share in shares[1:]]
+                walks.append(_walk_from(top, shares[0], began))
+                walks += [helper.result() for helper in helpers]
+    finally:
+        os.close(top)
+    found = [name for walk in walks for name in walk.found]
+    directories = [record for walk in walks for record in walk.directories]
+    if not all(walk.keep for walk in walks) or len(directories) > LISTED_DIRECTORIES:
+        return found, None
+    return found, IgnoreListing(found=tuple(found), directories=tuple(directories))
+
+
+_WALK_THREADS = max(2, min(4, os.cpu_count() or 1))
+"""Threads of a walk of names (each reads directories in system calls that release the
+GIL)."""
+
+_SHARED_FROM = 16
+"""Directories a walk reads breadth first before it shares them out: a small tree is
+walked by one thread alone."""
+
+
+class _Walk:
+    """What one thread of a walk of names found."""
+
+    __slots__ = ("directories", "found", "keep")
+
+    def __init__(self) -> None:
+        self.found: list[str] = []
+        """Ignore files (paths relative to the root)."""
+        self.directories: list[tuple[str, int, int, int, int]] = []
+        """Directories read, as `IgnoreListing.directories` keeps them."""
+        self.keep = True
+        """Whether the directories read prove the names (none changed too recently, none
+        failed to be read, not too many)."""
+
+
+def _walk_from(top: int, heads: list[str], began: int) -> _Walk:
+    """The walk below each of `heads` (relative to the directory open as `top`), depth
+    first."""
+    walk = _Walk()
+    stack = list(heads)
+    while stack:
+        _read_directory(top, stack.pop(), began, walk, stack)
+    return walk
+
+
+def _read_directory(top: int, head: str, began: int, walk: _Walk, below: list[str]) -> None:
+    """Read the directory `head` into `walk`; its subdirectories to walk go to `below`."""
+    try:
+        # A directory above `head` swapped for a link since it was read can only add names
+        # here (as it could to ripgrep's own listing): the plan reads none but through the
+        # guards.
+        fd = os.open(head or ".", _OPEN_DIR, dir_fd=top)
+    except (OSError, ValueError):
+        walk.keep = False  # gone, or not readable: ripgrep can't walk it either
+        return
+    try:
+        # Its times are taken before its names are read: a name added after them moves them.
+        info = os.fstat(fd)
+        if walk.keep:
+            if began - info.st_mtime_ns < SETTLED_NS or len(walk.directories) >= LISTED_DIRECTORIES:
+                walk.keep = False
+                walk.directories.clear()
+            else:
+                walk.directories.append(
+                    (head, info.st_dev, info.st_ino, info.st_mtime_ns, info.st_ctime_ns)
+                )
+        with os.scandir(fd) as entries:
+            for entry in entries:
+                name = entry.name
+                if name.startswith("."):  # hidden: ripgrep's grep never enters it
+                    if name in IGNORE_FILES:
+                        walk.found.append(f"{head}/{name}" if head else name)
+                    continue
+                try:
+                    if entry.is_dir(follow_symlinks=False):  # a link is not followed
+                        below.append(f"{head}/{name}" if head else name)
+                except OSError:
+                    continue
+    except OSError:
+        walk.keep = False
+    finally:
+        os.close(fd)
+
+
+class IgnoreListings:
+    """A provider's last listing of each root it grepped (a few roots): a grep reuses one
+    its directories still prove (`IgnoreListing.unchanged`), else walks again. Whatever the
+    listing says, every ignore file it names is vetted again by the grep that uses it
+    (`ignore_plan`), and ripgrep never opens one: a listing can only decide which vetted
+    rules apply, never what is opened."""
+
+    def __init__(self, clock: Callable[[], int] = time.time_ns) -> None:
+        self._kept: dict[str, IgnoreListing] = {}
+        self._clock = clock
+        # Greps run their walks in worker threads, some at once: the book is shared.
+        self._lock = threading.Lock()
+
+    def found(self, root: str) -> list[str]:
+        """The ignore files below the real directory `root` (see `list_ignore_files`).
+        Blocking."""
+        with self._lock:
+            listing = self._kept.get(root)
+        if listing is not None and listing.unchanged(root):
+            return list(listing.found)
+        found, listing = list_ignore_files(root, self._clock)
+        with self._lock:
+            self._kept.pop(root, None)
+            if listing is not None:
+                if len(self._kept) >= _KEPT_ROOTS:
+                    del self._kept[next(iter(self._kept))]
+                self._kept[root] = listing
+        return found
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,7 +267,7 @@ class IgnorePlan:
 
 def ignore_plan(root: str, display: str, guards: LocalGuards, found: list[str]) -> IgnorePlan:
     """The plan for a grep below the real directory `root`, given the ignore files
-    `found` below it (relative paths, as ``rg --files`` listed them). Blocking."""
+    `found` below it (relative paths, as `IgnoreListings.found` gives them). Blocking."""
     ancestors: list[tuple[str, dict[str, bytes], bool]] = []  # (path, texts, has .git)
     current = root
     while True:
