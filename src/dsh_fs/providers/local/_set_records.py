@@ -45,7 +45,7 @@ _OPEN_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
 _SUFFIX = ".set"
 _TEMP = ".set-tmp"
 _KEPT = ".kept"
-_KEEP_FROM = 16 * 1024
+_KEEP_FROM = 8 * 1024
 """The smallest old text kept as a link: a smaller one costs less copied into the record
 than a link, a read to check it and an unlink."""
 _STRAY_KEPT_NS = 24 * 3600 * 1_000_000_000
