@@ -144,6 +144,8 @@ class ChangeSet:
     """Why publication stopped (the files published before were put back)."""
     _destinations: set[str] = field(default_factory=set)
     """The target keys files of the set move to."""
+    _captures: dict[str, FsCapture | None] = field(default_factory=dict)
+    """The journal's captures asked ahead of publication, by target key (`_capture`)."""
     _prefetched: dict[str, tuple[FsVersion, FsDecoded]] = field(default_factory=dict)
     """Files `prefetch` read, by target key: the version and the text read at it."""
 
@@ -413,7 +415,11 @@ class ChangeSet:
         if records is not None and changed:
             # The intent, durable before the first publication: a process killed from here
             # on leaves it for the next start to finish or roll back (`recover_sets`).
-            await records.begin(self.record(changed))
+            # The journal's captures asked first: a journaled set's record copies its old
+            # texts, as the journal keeps each replaced file as a hard link only while it
+            # has no other name (a link of the record's would make it copy every one).
+            journaled = await self._capture_ahead(changed)
+            await records.begin(self.record(changed, keep=not journaled))
         try:
             await self._publish(changed)
         except SetFailure:
@@ -444,14 +450,17 @@ class ChangeSet:
             for staged in self.files.values()
         )
 
-    def record(self, changed: list[StagedFile]) -> SetRecord:
-        """The set's intent record: every file it publishes, its text before and after."""
+    def record(self, changed: list[StagedFile], *, keep: bool = True) -> SetRecord:
+        """The set's intent record: every file it publishes, its text before and after;
+        `keep`: the records may keep a replaced file itself rather than copy its text."""
         files: list[SetFileRecord] = []
         for staged in changed:
             after = None if staged.after is None else SetFileRecord.digest(staged.after)
             # The file's own path (the provider's key), where a backend may keep the file
             # it replaces instead of copying its old text (`SetFileRecord.source`).
-            source = str(staged.target.target_key) if staged.before is not None else None
+            source = None
+            if keep and staged.before is not None:
+                source = str(staged.target.target_key)
             path = staged.target.display_path
             if staged.move_to is None:
                 files.append(
@@ -521,9 +530,33 @@ class ChangeSet:
             await observe(context, execution, destination, Present(staged.moved.version))
 
     async def _capture(self, target: FsTarget) -> FsCapture | None:
-        capture = await capture_for(self.context, self.execution, target, group=self.group)
+        """The journal's capture of the set's change of `target` (asked ahead, or now)."""
+        key = str(target.target_key)
+        if key in self._captures:
+            capture = self._captures.pop(key)
+        else:
+            capture = await capture_for(self.context, self.execution, target, group=self.group)
         self.journaled = self.journaled or capture is not None
         return capture
+
+    async def _capture_ahead(self, changed: list[StagedFile]) -> bool:
+        """Ask for the capture of every change `_publish_one` will make (each target's,
+        taken there); whether any is journaled."""
+        for staged in changed:
+            targets: list[FsTarget] = []
+            if staged.after is None or (
+                staged.move_to is not None and staged.after != staged.before
+            ):
+                if staged.after is not None and staged.move_to is not None:
+                    targets.append(staged.move_to)
+                targets.append(staged.target)
+            else:
+                targets.append(staged.move_to or staged.target)
+            for target in targets:
+                self._captures[str(target.target_key)] = await capture_for(
+                    self.context, self.execution, target, group=self.group
+                )
+        return any(capture is not None for capture in self._captures.values())
 
     async def _roll_back(self, changed: list[StagedFile]) -> None:
         """Put back every published file, newest first, each step only at the version its
