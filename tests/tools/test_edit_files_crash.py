@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from dsh_fs import Workspace
+from dsh_fs import Workspace, _platform
 from dsh_fs.fs import SetFileRecord, SetRecord
 from dsh_fs.providers.local import (
     LocalSetRecords,
@@ -359,3 +359,57 @@ async def test_a_record_torn_before_its_name_goes_with_the_files_it_kept(
     finally:
         os.close(held)
     assert generations(root) == [0] * FILES
+
+
+@pytest.mark.parametrize("torn", [b"", b"\0" * 64, b"dsh-fs chan", b"dsh-fs change set 2\n{"])
+async def test_a_record_cut_short_by_a_power_loss_is_dropped_and_a_foreign_one_left(
+    root: Path, state: Path, torn: bytes
+) -> None:
+    # A record is named before its fsync returns (one wait on the disk): a power loss then
+    # can leave it cut short, of a set that published nothing.
+    make_files(root)
+    records = records_of(root)
+    records.mkdir(parents=True)
+    (records / "set-torn.set").write_bytes(torn)
+    os.link(root / "f0.txt", records / "set-torn.0badf00d.0.kept")
+    (records / "set-foreign.set").write_bytes(b"{not a record")
+    finder = LocalSetRecords(str(records))
+    try:
+        assert await finder.orphans() == []
+    finally:
+        await finder.aclose()
+    assert [path.name for path in records.iterdir()] == ["set-foreign.set"]
+    assert generations(root) == [0] * FILES
+
+
+async def test_without_unnamed_files_a_record_is_renamed_into_place_and_recovered(
+    root: Path, state: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_platform, "open_unnamed", lambda dir_fd: None)
+    make_files(root, 2)
+    paths = [root / f"f{index}.txt" for index in range(2)]
+    dead = LocalSetRecords(str(records_of(root)))
+    record = SetRecord(
+        id="set-renamed",
+        files=tuple(
+            SetFileRecord(
+                path=str(path),
+                before=generation_text(0, index),
+                after=SetFileRecord.digest(generation_text(1, index)),
+                source=str(path),
+            )
+            for index, path in enumerate(paths)
+        ),
+    )
+    await dead.begin(record)
+    suffixes = sorted(entry.suffix for entry in records_of(root).iterdir())
+    assert suffixes == [".kept", ".kept", ".set"]
+    await dead.aclose()
+    published = root / "published.tmp"  # a publication: a new inode renamed over the file
+    published.write_text(generation_text(1, 0), encoding="utf-8")
+    published.replace(paths[0])
+    async with Workspace.local(root) as workspace:
+        (recovery,) = workspace.recovered
+    assert (recovery.restored, recovery.kept) == ((str(paths[0]),), ())
+    assert generations(root, 2) == [0, 0]
+    assert list(records_of(root).iterdir()) == []

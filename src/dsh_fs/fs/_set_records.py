@@ -22,9 +22,9 @@ from typing import Any, Final
 
 from dsh_fs.runtime import ServiceKey
 
-__all__ = ["SET_RECORDS", "SetFileRecord", "SetRecord", "SetRecords"]
+__all__ = ["SET_RECORDS", "SET_RECORD_MAGIC", "SetFileRecord", "SetRecord", "SetRecords"]
 
-_MAGIC: Final = b"dsh-fs change set 2\n"
+SET_RECORD_MAGIC: Final = b"dsh-fs change set 2\n"
 """The first bytes of a record in the current format (`SetRecord.to_bytes`): the old texts
 follow a header line as raw UTF-8, so storing one costs a copy, not a JSON escape of every
 newline and quote (2.1 ms of a 10-file set of 100 KB files, issue 42); a record without it
@@ -66,7 +66,7 @@ class SetRecord:
     """The files, in the order the set publishes them."""
 
     def to_bytes(self, kept: Mapping[int, str] | None = None) -> bytes:
-        """The record as stored: `_MAGIC`, one line of UTF-8 JSON (the id, and each file's
+        """The record as stored: `SET_RECORD_MAGIC`, one line of UTF-8 JSON (the id, and each file's
         path, the digest of its new text and the byte length of its old text), then every
         old text's UTF-8 bytes, one after the other, as they are (no escaping). `kept`: the
         files (by index) whose old text the backend keeps elsewhere, under the name given
@@ -87,7 +87,7 @@ class SetRecord:
                 befores[index] = None
             files.append(entry)
         line = json.dumps({"id": self.id, "files": files}, ensure_ascii=False).encode("utf-8")
-        return b"".join([_MAGIC, line, b"\n", *(data for data in befores if data)])
+        return b"".join([SET_RECORD_MAGIC, line, b"\n", *(data for data in befores if data)])
 
     @classmethod
     def from_bytes(cls, data: bytes, kept: Callable[[str], bytes] | None = None) -> SetRecord:
@@ -99,7 +99,7 @@ class SetRecord:
         Raises:
             ValueError: not a whole record (a torn or foreign file, a kept text gone).
         """
-        if data.startswith(_MAGIC):
+        if data.startswith(SET_RECORD_MAGIC):
             return cls._from_lengths(data, kept)
         try:
             body = json.loads(data.decode("utf-8"))
@@ -115,8 +115,8 @@ class SetRecord:
 
     @classmethod
     def _from_lengths(cls, data: bytes, kept: Callable[[str], bytes] | None) -> SetRecord:
-        """`from_bytes` of the current format (after `_MAGIC`)."""
-        start = len(_MAGIC)
+        """`from_bytes` of the current format (after `SET_RECORD_MAGIC`)."""
+        start = len(SET_RECORD_MAGIC)
         end = data.find(b"\n", start)
         try:
             if end < 0:

@@ -31,8 +31,9 @@ from collections.abc import Iterator
 
 from anyio import to_thread
 
+from dsh_fs import _platform
 from dsh_fs._platform import sync
-from dsh_fs.fs import SetRecord, SetRecords
+from dsh_fs.fs import SET_RECORD_MAGIC, SetRecord, SetRecords
 
 from .._oserrors import map_os_errors
 from ._io import write_all
@@ -100,6 +101,39 @@ class LocalSetRecords(SetRecords):
     def _begin(self, record: SetRecord) -> None:
         self._directory(create=True)
         set_id, token = record.id, secrets.token_hex(4)
+        fd = _platform.open_unnamed(self._dir_fd) if _platform.CURRENT.proc_fd else None
+        if fd is None:
+            self._begin_renamed(record, token)
+            return
+        kept: dict[int, str] = {}
+        named = False
+        try:
+            # Locked before it has a name: no other process can take it for an orphan.
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            kept = self._keep(record, f"{set_id}.{token}")
+            write_all(fd, record.to_bytes(kept))
+            # Named before it is durable, so that one commit of the filesystem's journal
+            # makes its bytes, its name and the kept links durable (a file's fsync commits
+            # the metadata changed with it; the directory's fsync, for filesystems that do
+            # not, then finds little left): one wait on the disk, not two, before the
+            # first publication. A power loss before both returned leaves at worst a torn
+            # record of a set that published nothing (`_orphans` drops it).
+            _platform.link_descriptor(fd, set_id + _SUFFIX, self._dir_fd)
+            named = True
+            sync(fd)
+            sync(self._dir_fd)
+        except BaseException:
+            for name in (set_id + _SUFFIX,) * named + tuple(kept.values()):
+                with contextlib.suppress(OSError):
+                    os.unlink(name, dir_fd=self._dir_fd)
+            os.close(fd)
+            raise
+        self._held[set_id] = (fd, tuple(kept.values()))
+
+    def _begin_renamed(self, record: SetRecord, token: str) -> None:
+        """`_begin` where the system has no unnamed files: the record written and fsynced
+        under a temporary name, then renamed (never torn under its final name)."""
+        set_id = record.id
         temp = f"{set_id}.{token}{_TEMP}"
         fd = os.open(temp, _OPEN_NEW, 0o600, dir_fd=self._dir_fd)
         kept: dict[int, str] = {}
@@ -224,8 +258,13 @@ class LocalSetRecords(SetRecords):
             try:
                 record = SetRecord.from_bytes(data, self._kept)
             except ValueError:
-                # Written whole and fsynced before its name existed: a record that does not
-                # parse is not ours; leave it for a person to look at.
+                if _torn(data):
+                    # Cut short by a power loss before its writer's fsync returned: its set
+                    # published nothing. Dropped, with what it kept (its lock is ours).
+                    for stale in (*_kept_of(names, set_id), name):
+                        with contextlib.suppress(OSError):
+                            os.unlink(stale, dir_fd=self._dir_fd)
+                # Otherwise not ours (ours are whole once named): left for a person.
                 os.close(fd)
                 continue
             self._held[set_id] = (fd, tuple(_kept_of(names, set_id)))
@@ -318,3 +357,9 @@ def _kept_of(names: list[str], set_id: str) -> Iterator[str]:
         owner = name[: -len(_KEPT)].rsplit(".", 1)[0]
         if owner.rsplit(".", 1)[0] == set_id:
             yield name
+
+
+def _torn(data: bytes) -> bool:
+    """Whether `data`, which does not parse, is the start of a record in the current format
+    (or nothing, or zeros a filesystem showed for blocks never written)."""
+    return data.startswith(SET_RECORD_MAGIC) or SET_RECORD_MAGIC.startswith(data.rstrip(b"\0"))
