@@ -373,12 +373,20 @@ async def test_a_record_cut_short_by_a_power_loss_is_dropped_and_a_foreign_one_l
     (records / "set-torn.set").write_bytes(torn)
     os.link(root / "f0.txt", records / "set-torn.0badf00d.0.kept")
     (records / "set-foreign.set").write_bytes(b"{not a record")
+    # Whole, but the file it kept is gone (not a power loss): left for a person too.
+    whole = SetRecord(
+        id="set-whole", files=(SetFileRecord(path="f", before="x" * 10, after=None),)
+    ).to_bytes({0: "set-whole.0badf00d.0.kept"})
+    (records / "set-whole.set").write_bytes(whole)
     finder = LocalSetRecords(str(records))
     try:
         assert await finder.orphans() == []
     finally:
         await finder.aclose()
-    assert [path.name for path in records.iterdir()] == ["set-foreign.set"]
+    assert sorted(path.name for path in records.iterdir()) == [
+        "set-foreign.set",
+        "set-whole.set",
+    ]
     assert generations(root) == [0] * FILES
 
 

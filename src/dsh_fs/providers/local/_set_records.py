@@ -1,8 +1,9 @@
 """Change sets' intent records on the local disk (SPEC §13): one file per running set.
 
-A record is written whole under a temporary name, fsynced, locked (``flock``) and renamed to
-``<id>.set``, and the directory fsynced, before the set publishes anything; its writer keeps
-the lock until the set is whole, then removes the name and fsyncs the directory again. The
+A record is written whole into an unnamed file, locked (``flock``), named ``<id>.set``, then
+fsynced with its directory, before the set publishes anything (where the system has no
+unnamed files: written under a temporary name, fsynced, renamed); its writer keeps the lock
+until the set is whole, then removes the name and fsyncs the directory again. The
 lock is how another process tells a running set (locked) from one whose writer was killed
 (the kernel dropped its lock): only the latter is an orphan to finish or roll back.
 
@@ -360,6 +361,13 @@ def _kept_of(names: list[str], set_id: str) -> Iterator[str]:
 
 
 def _torn(data: bytes) -> bool:
-    """Whether `data`, which does not parse, is the start of a record in the current format
-    (or nothing, or zeros a filesystem showed for blocks never written)."""
-    return data.startswith(SET_RECORD_MAGIC) or SET_RECORD_MAGIC.startswith(data.rstrip(b"\0"))
+    """Whether `data`, which does not parse, is a record in the current format cut short
+    (or nothing, or zeros a filesystem showed for blocks never written). A whole record
+    whose kept text is gone is not: it is left for a person, never dropped."""
+    if not (data.startswith(SET_RECORD_MAGIC) or SET_RECORD_MAGIC.startswith(data.rstrip(b"\0"))):
+        return False
+    try:
+        SetRecord.from_bytes(data, lambda name: b"")
+    except ValueError:
+        return True
+    return False
