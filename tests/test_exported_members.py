@@ -71,6 +71,7 @@ SURFACES: dict[str, list[str]] = {
         "FS_WRITE_INTENT",
         "PRIMITIVES",
         "SET_RECORDS",
+        "SET_RECORD_MAGIC",
         "UTF8",
         "VCS_DIRECTORIES",
         "Absent",

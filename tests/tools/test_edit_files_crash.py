@@ -9,6 +9,8 @@ The random kills are the torture's (`tests/torture/test_set_kills.py`)."""
 
 from __future__ import annotations
 
+import fcntl
+import json
 import os
 import signal
 import subprocess
@@ -17,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from dsh_fs import Workspace
+from dsh_fs import Workspace, _platform
 from dsh_fs.fs import SetFileRecord, SetRecord
 from dsh_fs.providers.local import (
     LocalSetRecords,
@@ -107,7 +109,13 @@ async def test_a_kill_right_after_the_intent_record_leaves_every_file_old_at_the
 ) -> None:
     make_files(root)
     run_agent(root, "record")
-    assert [path.suffix for path in records_of(root).iterdir()] == [".set"]
+    # Each file's old text kept as a link to the file itself, not copied into the record.
+    left = sorted(records_of(root).iterdir(), key=lambda path: path.suffix)
+    assert [path.suffix for path in left] == [".kept"] * FILES + [".set"]
+    assert left[-1].stat().st_size < 2048
+    assert sorted(path.read_text(encoding="utf-8") for path in left[:-1]) == sorted(
+        generation_text(0, index) for index in range(FILES)
+    )
     async with Workspace.local(root) as workspace:
         (recovery,) = workspace.recovered
     assert recovery.outcome == "rolled back"
@@ -262,3 +270,154 @@ async def test_the_intent_records_are_out_of_every_tools_reach(root: Path, state
         assert "the change sets' intent records" in result.text
     finally:
         await workspace.aclose()
+
+
+async def test_a_record_in_the_first_format_found_at_the_start_is_still_rolled_back(
+    root: Path, state: Path
+) -> None:
+    # What a killed process of an older release left: one JSON object, old texts inline.
+    make_files(root)
+    for index in range(2):
+        (root / f"f{index}.txt").write_text(generation_text(1, index), encoding="utf-8")
+    body = {
+        "id": "set-0123456789abcdef",
+        "files": [
+            {
+                "path": str(root / f"f{index}.txt"),
+                "before": generation_text(0, index),
+                "after": SetFileRecord.digest(generation_text(1, index)),
+            }
+            for index in range(FILES)
+        ],
+    }
+    records_of(root).mkdir(parents=True)
+    (records_of(root) / "set-0123456789abcdef.set").write_text(json.dumps(body), "utf-8")
+    async with Workspace.local(root) as workspace:
+        assert workspace.recovered == (
+            SetRecovery(
+                id="set-0123456789abcdef",
+                outcome="rolled back",
+                restored=(str(root / "f0.txt"), str(root / "f1.txt")),
+            ),
+        )
+    assert generations(root) == [0] * FILES
+    assert list(records_of(root).iterdir()) == []
+
+
+async def test_an_old_text_its_file_no_longer_holds_is_copied_into_the_record(
+    root: Path, state: Path
+) -> None:
+    # The file changed between the read and the record (or is in another encoding): its
+    # bytes are not the old text, so the record holds the text itself, not a link.
+    make_files(root, 1)
+    text = generation_text(0, 0)
+    path = root / "f0.txt"
+    path.write_text(generation_text(7, 0), encoding="utf-8")
+    dead = LocalSetRecords(str(records_of(root)))
+    record = SetRecord(
+        id="set-copied",
+        files=(
+            SetFileRecord(
+                path=str(path), before=text, after=SetFileRecord.digest("new\n"), source=str(path)
+            ),
+        ),
+    )
+    await dead.begin(record)
+    assert [entry.suffix for entry in records_of(root).iterdir()] == [".set"]
+    await dead.aclose()
+    path.write_text("new\n", encoding="utf-8")
+    finder = LocalSetRecords(str(records_of(root)))
+    try:
+        assert await finder.orphans() == [record]
+    finally:
+        await finder.aclose()
+
+
+async def test_a_record_torn_before_its_name_goes_with_the_files_it_kept(
+    root: Path, state: Path
+) -> None:
+    # Killed after keeping links, before the record got its name: nothing was published.
+    make_files(root)
+    records = records_of(root)
+    records.mkdir(parents=True)
+    (records / "set-torn.0badf00d.set-tmp").write_bytes(b"dsh-fs change set 2\n{")
+    os.link(root / "f0.txt", records / "set-torn.0badf00d.0.kept")
+    os.link(root / "f1.txt", records / "set-other.0badf00d.0.kept")  # a live set's
+    (records / "set-other.0badf00d.set-tmp").write_bytes(b"")
+    held = os.open(records / "set-other.0badf00d.set-tmp", os.O_RDONLY)
+    try:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        finder = LocalSetRecords(str(records))
+        try:
+            assert await finder.orphans() == []
+        finally:
+            await finder.aclose()
+        assert sorted(path.name for path in records.iterdir()) == [
+            "set-other.0badf00d.0.kept",
+            "set-other.0badf00d.set-tmp",
+        ]
+    finally:
+        os.close(held)
+    assert generations(root) == [0] * FILES
+
+
+@pytest.mark.parametrize("torn", [b"", b"\0" * 64, b"dsh-fs chan", b"dsh-fs change set 2\n{"])
+async def test_a_record_cut_short_by_a_power_loss_is_dropped_and_a_foreign_one_left(
+    root: Path, state: Path, torn: bytes
+) -> None:
+    # A record is named before its fsync returns (one wait on the disk): a power loss then
+    # can leave it cut short, of a set that published nothing.
+    make_files(root)
+    records = records_of(root)
+    records.mkdir(parents=True)
+    (records / "set-torn.set").write_bytes(torn)
+    os.link(root / "f0.txt", records / "set-torn.0badf00d.0.kept")
+    (records / "set-foreign.set").write_bytes(b"{not a record")
+    # Whole, but the file it kept is gone (not a power loss): left for a person too.
+    whole = SetRecord(
+        id="set-whole", files=(SetFileRecord(path="f", before="x" * 10, after=None),)
+    ).to_bytes({0: "set-whole.0badf00d.0.kept"})
+    (records / "set-whole.set").write_bytes(whole)
+    finder = LocalSetRecords(str(records))
+    try:
+        assert await finder.orphans() == []
+    finally:
+        await finder.aclose()
+    assert sorted(path.name for path in records.iterdir()) == [
+        "set-foreign.set",
+        "set-whole.set",
+    ]
+    assert generations(root) == [0] * FILES
+
+
+async def test_without_unnamed_files_a_record_is_renamed_into_place_and_recovered(
+    root: Path, state: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_platform, "open_unnamed", lambda dir_fd: None)
+    make_files(root, 2)
+    paths = [root / f"f{index}.txt" for index in range(2)]
+    dead = LocalSetRecords(str(records_of(root)))
+    record = SetRecord(
+        id="set-renamed",
+        files=tuple(
+            SetFileRecord(
+                path=str(path),
+                before=generation_text(0, index),
+                after=SetFileRecord.digest(generation_text(1, index)),
+                source=str(path),
+            )
+            for index, path in enumerate(paths)
+        ),
+    )
+    await dead.begin(record)
+    suffixes = sorted(entry.suffix for entry in records_of(root).iterdir())
+    assert suffixes == [".kept", ".kept", ".set"]
+    await dead.aclose()
+    published = root / "published.tmp"  # a publication: a new inode renamed over the file
+    published.write_text(generation_text(1, 0), encoding="utf-8")
+    published.replace(paths[0])
+    async with Workspace.local(root) as workspace:
+        (recovery,) = workspace.recovered
+    assert (recovery.restored, recovery.kept) == ((str(paths[0]),), ())
+    assert generations(root, 2) == [0, 0]
+    assert list(records_of(root).iterdir()) == []

@@ -5,6 +5,7 @@ PUTs) by the next workspace on the root."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -163,3 +164,37 @@ async def test_a_set_whose_writer_died_mid_publication_is_rolled_back_by_the_nex
     assert files(s3, bucket) == OLD
     assert keys(s3, bucket, ".dsh-fs-sets/") == []
     await dead.aclose()
+
+
+async def test_a_record_in_the_first_format_left_on_s3_is_rolled_back_by_the_next_start(
+    s3: S3Server,
+) -> None:
+    # What a killed process of an older release left: its writer line, then one JSON object
+    # with the old texts inline.
+    bucket = s3.new_bucket()
+    url = f"s3://{bucket}/ws"
+    for name in NAMES:
+        put(s3, bucket, f"ws/{name}", NEW[name] if name == "a.py" else OLD[name])
+    writer = {"host": "elsewhere", "pid": 1, "started": None, "time_ns": 0}
+    body = {
+        "id": "set-0123456789abcdef",
+        "files": [
+            {
+                "path": f"{url}/{name}",
+                "before": OLD[name],
+                "after": SetFileRecord.digest(NEW[name]),
+            }
+            for name in NAMES
+        ],
+    }
+    provider = FsspecFileSystem.from_url(url, **s3.storage_options())
+    place = provider.set_records().location.removeprefix(f"s3://{bucket}/")
+    await provider.aclose()
+    record = f"{json.dumps(writer)}\n{json.dumps(body)}"
+    put(s3, bucket, f"{place}/set-0123456789abcdef.set", record)
+    async with Workspace.remote(url, **s3.storage_options()) as workspace:
+        (recovery,) = workspace.recovered
+    assert recovery.outcome == "rolled back"
+    assert recovery.restored == (f"{url}/a.py",)
+    assert files(s3, bucket) == OLD
+    assert keys(s3, bucket, ".dsh-fs-sets/") == []

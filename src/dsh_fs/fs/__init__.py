@@ -68,7 +68,7 @@ from ._search import (
     FsGrepQuery,
     NativeSearchAbandoned,
 )
-from ._set_records import SET_RECORDS, SetFileRecord, SetRecord, SetRecords
+from ._set_records import SET_RECORD_MAGIC, SET_RECORDS, SetFileRecord, SetRecord, SetRecords
 from ._text_stream import FsTextChunk, FsTextStream
 from ._types import (
     BEFORE_LIMIT,
@@ -117,6 +117,7 @@ __all__ = [
     "FS_WRITE_INTENT",
     "PRIMITIVES",
     "SET_RECORDS",
+    "SET_RECORD_MAGIC",
     "UTF8",
     "VCS_DIRECTORIES",
     "Absent",

@@ -462,6 +462,7 @@ class PatchFilesTool(FsTool[tuple[SetOperation, ...], EditFilesValue]):
             context, execution, len(args), placeholders=self.placeholders, max_bytes=self.max_bytes
         )
         outputs: list[str] = []
+        await changes.prefetch([op.file_path for op in args if op.edit is not None])
         for index, op in enumerate(args, 1):
             if op.content is not None:
                 shown, created = await changes.stage_create(index, op.file_path, op.content)

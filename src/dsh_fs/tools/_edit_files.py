@@ -101,6 +101,7 @@ class EditFilesTool(FsTool[EditFilesArguments, EditFilesValue]):
             placeholders=self.placeholders,
             max_bytes=self.max_bytes,
         )
+        await changes.prefetch([edit.file_path for edit in args.edits])
         for index, edit in enumerate(args.edits, 1):
             request = FsEditRequest(
                 old_string=edit.old_string,
