@@ -113,6 +113,7 @@ SURFACES: dict[str, list[str]] = {
         "FsPreImage",
         "FsPrimitive",
         "FsSettle",
+        "FsSmallRead",
         "FsTarget",
         "FsTargetKey",
         "FsTextChunk",
@@ -285,6 +286,7 @@ SURFACES: dict[str, list[str]] = {
         "LineWindow",
         "Window",
         "scan_window",
+        "window_whole",
     ],
     "dsh_fs.discovery": [
         "DiscoveryConfig",

@@ -112,21 +112,25 @@ def open_regular(
     display: str,
     guards: LocalGuards,
     dir_fd: int | None = None,
+    *,
+    checked: bool = False,
 ) -> Opened:
     """Open a regular file to read its content.
 
-    A stat first keeps devices from being opened at all; O_NONBLOCK keeps a FIFO swapped in
-    meanwhile from blocking, and the `fstat` of the open fd is the authority. Before a byte
-    is read, `guards.check_open` sees the kernel's path of what was opened, unless the open
-    is a write's (a write reads its prior file only to compare it and to report it, which
-    `guards.may_reveal` decides). With `dir_fd`, `key`'s name is opened in that directory.
+    A stat first keeps devices from being opened at all (`checked`: the caller's own stat
+    of `key` just found a regular file, and is not repeated); O_NONBLOCK keeps a FIFO
+    swapped in meanwhile from blocking, and the `fstat` of the open fd is the authority.
+    Before a byte is read, `guards.check_open` sees the kernel's path of what was opened,
+    unless the open is a write's (a write reads its prior file only to compare it and to
+    report it, which `guards.may_reveal` decides). With `dir_fd`, `key`'s name is opened in
+    that directory.
 
     Raises:
         FsError: `FS_NOT_REGULAR_FILE`, the guards' refusal, or the mapped `OSError`.
     """
     path = key if dir_fd is None else os.path.basename(key)
     with map_os_errors(verb, display):
-        if not st_mode.S_ISREG(os.stat(path, dir_fd=dir_fd).st_mode):
+        if not checked and not st_mode.S_ISREG(os.stat(path, dir_fd=dir_fd).st_mode):
             raise messages.not_regular_file(verb, display)
         fd = os.open(path, OPEN_READ, dir_fd=dir_fd)
     try:
