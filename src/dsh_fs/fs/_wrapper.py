@@ -324,10 +324,11 @@ class WrapperFileSystem(FileSystem):
 
     @_primitive(_reads("read"), admits=False)
     async def read_small(self, target: FsTarget, max_bytes: int) -> FsSmallRead | None:
-        # Hidden before checked, as `stat` is: a hidden place answers as absent.
+        # Hidden before checked, as `stat` is: a hidden place answers as absent (so the
+        # row's check is all `_admit` would add).
         if self.hides(target):
             return None
-        self._admit(_READ_SMALL, target)
+        self.check(_READ_SMALL_ACCESS, target)
         return await self.wrapped.read_small(target, max_bytes)
 
     @_primitive(_reads("read"), admits=False)
@@ -558,7 +559,7 @@ it does to each target, as the forwarding methods of `WrapperFileSystem` declare
 hooks decide from these rows."""
 
 _STAT = PRIMITIVES["stat"]
-_READ_SMALL = PRIMITIVES["read_small"]
+(_READ_SMALL_ACCESS,) = PRIMITIVES["read_small"].targets
 _LSTAT = PRIMITIVES["lstat"]
 _STREAM_TEXT = PRIMITIVES["stream_text"]
 _READ_MANY = PRIMITIVES["read_many"]

@@ -56,7 +56,7 @@ from dsh_fs.fs import (
 )
 
 from .._locks import TargetLocks
-from .._oserrors import FramesDropped, map_os_errors
+from .._oserrors import FramesDropped, map_os_errors, os_error
 from .._text import FallbackBook, check_usable_path, decode_file
 from ._dirs import list_dir, list_dir_first
 from ._editorconfig import EditorConfigs
@@ -236,11 +236,12 @@ class LocalFileSystem(FileSystem):
         return None if info is None else self._info(info)
 
     def _stat(self, target: FsTarget) -> os.stat_result | None:
-        with map_os_errors("read", target.display_path):
-            try:
-                return os.stat(target.target_key)
-            except FileNotFoundError:
-                return None
+        try:
+            return os.stat(target.target_key)
+        except FileNotFoundError:
+            return None
+        except OSError as exc:  # as `map_os_errors` maps it, at no cost when nothing fails
+            raise os_error(exc, "read", target.display_path) from exc
 
     def _info(self, info: os.stat_result, version: FsVersion | None = None) -> FsInfo:
         return FsInfo(
@@ -380,7 +381,7 @@ class LocalFileSystem(FileSystem):
         try:
             if opened.info.st_size > INLINE_READ_BYTES:
                 return None
-            with map_os_errors("read", display):
+            try:
                 data = os.read(opened.fd, INLINE_READ_BYTES + 1)
                 # Asked once more only when the read did not end at the size `fstat` gave
                 # (a short read, or a file that changed since): more bytes mean a thread.
@@ -389,6 +390,8 @@ class LocalFileSystem(FileSystem):
                 ):
                     return None
                 version = self._remember_read(opened.fd, opened.info, data)
+            except OSError as exc:  # `map_os_errors`, spelled out: see `_stat`
+                raise os_error(exc, "read", display) from exc
         finally:
             os.close(opened.fd)
         return _WholeRead(opened.info, version, self._decoded(target, data))

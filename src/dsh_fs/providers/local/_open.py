@@ -13,7 +13,7 @@ from dsh_fs._platform import descriptor_path
 from dsh_fs.errors import FsError, FsErrorCode
 from dsh_fs.fs import FsFileType, messages
 
-from .._oserrors import map_os_errors
+from .._oserrors import os_error
 from ._guards import LocalGuards
 from ._realpath import real_path
 
@@ -129,13 +129,19 @@ def open_regular(
         FsError: `FS_NOT_REGULAR_FILE`, the guards' refusal, or the mapped `OSError`.
     """
     path = key if dir_fd is None else os.path.basename(key)
-    with map_os_errors(verb, display):
+    # `os_error` in an except clause, as `map_os_errors` maps: the small read's every call
+    # comes here, and a `try` costs nothing until something is raised.
+    try:
         if not checked and not st_mode.S_ISREG(os.stat(path, dir_fd=dir_fd).st_mode):
             raise messages.not_regular_file(verb, display)
         fd = os.open(path, OPEN_READ, dir_fd=dir_fd)
+    except OSError as exc:
+        raise os_error(exc, verb, display) from exc
     try:
-        with map_os_errors(verb, display):
+        try:
             info = os.fstat(fd)
+        except OSError as exc:
+            raise os_error(exc, verb, display) from exc
         if not st_mode.S_ISREG(info.st_mode):
             raise messages.not_regular_file(verb, display)
         # The kernel's path is for guards that can refuse something; others never look.
