@@ -229,6 +229,33 @@ def test_the_page_works_with_the_keyboard(served: Served, page: Page) -> None:
     assert page.evaluate("document.activeElement.getAttribute('aria-expanded')") == "true"
 
 
+def test_a_row_keeps_the_keyboard_focus_when_the_list_is_refreshed_under_it(
+    served: Served, page: Page
+) -> None:
+    served.agent("claude-code").call("write", {"file_path": "a.txt", "content": "x\n"})
+    held: list[Route] = []
+
+    def hold(route: Route) -> None:
+        if held:
+            route.continue_()
+        else:
+            held.append(route)
+
+    page.route("**/fragment/list*", hold)
+    # The page's first poll asks for the list; it is held while the user tabs onto a row, so
+    # the focus moves while the list is on its way (a busy machine does this by itself).
+    with page.expect_request("**/fragment/list*"):
+        page.goto(served.url)
+    _tab_to(page, lambda text: text.startswith("claude-code-"))
+    page.evaluate("document.querySelector('#sessions-body a').dataset.old = '1'")
+    assert len(held) == 1
+    held[0].continue_()
+    page.wait_for_function("!document.querySelector('#sessions-body a').dataset.old")
+    focused: Any = page.evaluate("document.activeElement.textContent")
+    assert isinstance(focused, str)
+    assert focused.startswith("claude-code-")
+
+
 def _tab_to(page: Page, wanted: Callable[[str], bool]) -> None:
     """Press Tab until the focused element's text is the one wanted (at most 30 times)."""
     seen: list[str] = []

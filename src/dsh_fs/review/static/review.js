@@ -8,6 +8,7 @@
   const headers = { "X-Dsh-Fs-Token": token };
   const statusBox = document.getElementById("status");
   const POLL_MS = 1500;
+  let shownRows = null; // the session rows' HTML as last received (the page's own at first)
 
   function say(text, kind) {
     statusBox.textContent = text;
@@ -172,20 +173,29 @@
     const rows = document.getElementById("sessions-body");
     if (rows) {
       const page = rows.closest("table").dataset.page;
-      const focused = document.activeElement && document.activeElement.closest("tr");
-      const key = focused && focused.dataset.key;
       const data = await getJSON("/fragment/list", { page });
-      rows.innerHTML = data.rows;
+      // Rows replaced only when they changed, and the focus looked up after the wait: a
+      // keyboard user who tabbed onto a row while the list was fetched keeps their place
+      // (the row's same link or button), instead of finding the focus back on the page.
+      if (data.rows !== shownRows) {
+        const focused = document.activeElement;
+        const row = focused && rows.contains(focused) ? focused.closest("tr") : null;
+        const key = row && row.dataset.key;
+        const at = row ? Array.from(row.querySelectorAll("a, button")).indexOf(focused) : -1;
+        rows.innerHTML = data.rows;
+        shownRows = data.rows;
+        for (const fresh of key ? rows.querySelectorAll("tr") : []) {
+          if (fresh.dataset.key !== key) continue;
+          const targets = fresh.querySelectorAll("a, button");
+          const target = targets[Math.max(at, 0)] || targets[0];
+          if (target) target.focus();
+        }
+      }
       // More sessions make more pages; the damaged records come and go with the stores.
       const pages = document.getElementById("pages");
       if (pages && pages.innerHTML !== data.pages) pages.innerHTML = data.pages;
       rows.closest("table").dataset.page = String(data.page);
       replaceDamaged(data.damaged);
-      if (key) {
-        for (const row of rows.querySelectorAll("tr")) {
-          if (row.dataset.key === key) row.querySelector("a, button").focus();
-        }
-      }
       return;
     }
     const list = document.getElementById("changes");
