@@ -64,6 +64,7 @@ async def _run(calls: int) -> None:
                 ("  parse_arguments", parse),
                 ("  fs.resolve", lambda: fs.resolve("small.py", tmp)),
                 ("  fs.stat", lambda: fs.stat(target)),
+                ("  fs.read_small (stat+read)", lambda: fs.read_small(target, 64 * 1024)),
                 ("  fs.stream_text (open+read+close)", stream),
                 ("  fs.read_text", lambda: fs.read_text(target)),
             ]

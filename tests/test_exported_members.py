@@ -114,6 +114,7 @@ SURFACES: dict[str, list[str]] = {
         "FsPreImage",
         "FsPrimitive",
         "FsSettle",
+        "FsSmallRead",
         "FsTarget",
         "FsTargetKey",
         "FsTextChunk",
@@ -286,6 +287,7 @@ SURFACES: dict[str, list[str]] = {
         "LineWindow",
         "Window",
         "scan_window",
+        "window_whole",
     ],
     "dsh_fs.discovery": [
         "DiscoveryConfig",

@@ -254,9 +254,11 @@ def _load_openat2() -> Callable[[int, bytes, int, int], int] | None:
         return ctypes.byref(OpenHow(flags, 0, resolve))
 
     number = ctypes.c_long(_SYS_OPENAT2)
+    at_cwd = ctypes.c_int(_AT_FDCWD)  # the usual `dir_fd`, converted once
 
     def openat2(dir_fd: int, path: bytes, flags: int, resolve: int) -> int:
-        fd = int(syscall(number, ctypes.c_int(dir_fd), path, how(flags, resolve), size))
+        start = at_cwd if dir_fd == _AT_FDCWD else ctypes.c_int(dir_fd)
+        fd: int = syscall(number, start, path, how(flags, resolve), size)  # restype: an int
         if fd < 0:
             code = ctypes.get_errno()
             raise OSError(code, os.strerror(code), os.fsdecode(path))

@@ -118,6 +118,9 @@ class Recorder(FileSystem):
         self._note("read_decoded")
         return FsDecoded(text="", encoding=FsEncoding(codec="cp1252"))
 
+    async def read_small(self, target: FsTarget, max_bytes: int) -> None:
+        self._note("read_small")
+
     @asynccontextmanager
     async def _chunks(self) -> AsyncIterator[AsyncIterator[str]]:
         async def none() -> AsyncIterator[str]:
@@ -262,6 +265,7 @@ async def call(fs: FileSystem, name: str) -> None:
         "lstat": lambda: fs.lstat("a", "d"),
         "read_text": lambda: fs.read_text(TARGET),
         "read_decoded": lambda: fs.read_decoded(TARGET),
+        "read_small": lambda: fs.read_small(TARGET, 10),
         "read_bytes": lambda: fs.read_bytes(TARGET, 10),
         "read_head": lambda: fs.read_head(TARGET, 10),
         "read_many": lambda: fs.read_many([TARGET], 10),
@@ -338,6 +342,7 @@ async def test_a_hidden_target_reads_absent_and_a_refused_change_never_reaches_t
     recorder = Recorder()
     fs = Hiding(recorder)
     assert await fs.stat(TARGET) is None
+    assert await fs.read_small(TARGET, 10) is None  # absent, as `stat` answers it
     with pytest.raises(Exception, match='cannot list "/d/a": not found'):
         await fs.list_dir(TARGET)
     with pytest.raises(Exception, match='cannot read "/d/a": not found'):

@@ -310,16 +310,16 @@ async def test_a_file_replaced_by_a_directory_mid_call_is_not_a_regular_file(
         (tmp_path / name).write_bytes(b"text\n")
         assert not (await call(session, "read", file_path=name)).is_error
 
-    # read: after its stat said "a small file", before the file is opened.
-    fs = workspace.fs
-    real_stat = fs.stat
+    # read: after its stat said "a small file", before the file is opened (the stat a small
+    # read takes is the provider's own, in `read_small`, right before its open).
+    real_stat = _local.LocalFileSystem._stat
 
-    async def stat_then_swap(target: Any) -> Any:
-        info = await real_stat(target)
+    def stat_then_swap(self: _local.LocalFileSystem, target: Any) -> Any:
+        info = real_stat(self, target)
         swap_for_directory(tmp_path / "r.txt")
         return info
 
-    monkeypatch.setattr(fs, "stat", stat_then_swap)
+    monkeypatch.setattr(_local.LocalFileSystem, "_stat", stat_then_swap)
     read = await call(session, "read", file_path="r.txt")
     monkeypatch.undo()
 

@@ -143,6 +143,40 @@ async def test_the_policy_on_the_ledger_guards_read_edit_and_stale_edits(
         assert (tmp_path / "a.txt").read_text() == "changed behind its back\n"
 
 
+class SettleCounting(MemoryLedger):
+    """A memory ledger (it stores at once) that counts the `settle`s it is asked for."""
+
+    def __init__(self) -> None:
+        super().__init__(capacity=10)
+        self.settles = 0
+
+    async def settle(self, owner: AgentSession) -> None:
+        self.settles += 1
+
+
+class BufferingSettleCounting(SettleCounting):
+    """The same, saying it may buffer (as a shared ledger does)."""
+
+    buffers = True
+
+
+@pytest.mark.parametrize("buffers", [True, False])
+async def test_each_read_settles_a_buffering_ledger_and_never_one_that_stores_at_once(
+    buffers: bool, tmp_path: Path
+) -> None:
+    (tmp_path / "a.txt").write_text("one\n")
+    ledger = BufferingSettleCounting() if buffers else SettleCounting()
+    async with Workspace(LocalFileSystem(tmp_path), observations=ledger) as workspace:
+        session = workspace.session()
+        args = {"file_path": str(tmp_path / "a.txt")}
+        for _ in range(3):
+            assert not (await session.call("read", args)).is_error
+        # Stored at once or settled, the reads count: the edit is allowed.
+        edit = {**args, "old_string": "one", "new_string": "1"}
+        assert not (await session.call("edit", edit)).is_error
+    assert ledger.settles == (4 if buffers else 0)
+
+
 async def test_a_memory_entry_older_than_its_ttl_is_unseen_again() -> None:
     now = [100.0]
     ledger, owner = MemoryLedger(capacity=10, ttl=60, clock=lambda: now[0]), AgentSession()

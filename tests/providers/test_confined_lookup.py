@@ -20,7 +20,13 @@ import pytest
 from dsh_fs import _platform
 from dsh_fs.errors import FsError, FsErrorCode
 from dsh_fs.providers import SandboxFileSystem
-from dsh_fs.providers.local._realpath import kernel_path, real_path, still_real
+from dsh_fs.providers.local._realpath import (
+    Resolved,
+    kernel_path,
+    real_path,
+    resolve_path,
+    still_real,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -133,6 +139,23 @@ def test_a_key_is_still_real_only_while_no_link_lies_on_its_way(
     os.rename(world / "root" / "dir", world / "root" / "moved")
     (world / "root" / "dir").symlink_to(world / "outside", target_is_directory=True)
     assert not still_real(key)
+
+
+@native_only
+def test_a_path_without_links_resolves_to_itself_and_any_other_spelling_as_the_walk_says(
+    world: Path,
+) -> None:
+    # One `openat2` answers a link-free path; a spelling that is not canonical (a trailing
+    # slash, a relative path) is never taken for its own answer.
+    key = str(world / "root" / "dir" / "inside.txt")
+    assert resolve_path(key) == Resolved(path=key, failed=0)
+    directory = str(world / "root" / "dir")
+    assert not still_real(directory + "/")
+    assert resolve_path(directory + "/") == Resolved(path=directory, failed=0)
+    assert not still_real("root/dir")
+    assert resolve_path(str(world / "root" / "out" / "secret.txt")).path == str(
+        world / "outside" / "secret.txt"
+    )
 
 
 @pytest.mark.usefixtures("platform_paths")

@@ -23,6 +23,7 @@ from dsh_fs.fs import (
     FsEditOutcome,
     FsEditRequest,
     FsFileType,
+    FsSmallRead,
     FsTarget,
     FsTargetKey,
     FsVersion,
@@ -767,12 +768,16 @@ class _SwapBeforeOpen(LocalFileSystem):
         self._swap()
         return await super().read_bytes(target, max_bytes)
 
+    async def read_small(self, target: FsTarget, max_bytes: int) -> FsSmallRead | None:
+        self._swap()
+        return await super().read_small(target, max_bytes)
+
     def stream_text(self, target: FsTarget) -> AbstractAsyncContextManager[AsyncIterator[str]]:
         self._swap()
         return super().stream_text(target)
 
 
-@pytest.mark.parametrize("primitive", ["read_text", "read_bytes", "stream_text"])
+@pytest.mark.parametrize("primitive", ["read_text", "read_bytes", "stream_text", "read_small"])
 async def test_a_file_swapped_for_an_outside_link_right_before_the_open_is_not_read(
     tree: Path, primitive: str
 ) -> None:
@@ -786,6 +791,9 @@ async def test_a_file_swapped_for_an_outside_link_right_before_the_open_is_not_r
         if primitive == "stream_text":
             async with fs.stream_text(target) as chunks:
                 return "".join([chunk async for chunk in chunks])
+        if primitive == "read_small":
+            small = await fs.read_small(target, 1024)
+            return None if small is None or small.decoded is None else small.decoded.text
         return await fs.read_bytes(target, 1024)
 
     # Control: without the fence the swap really leaks the outside file.

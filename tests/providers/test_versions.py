@@ -245,3 +245,42 @@ def test_a_deferred_digest_of_a_replaced_publication_is_dropped() -> None:
     recent.keep("a", new, kept("beta\n"))
     assert book.lookup(old) is None
     assert book.lookup(new) is not None
+
+
+def test_only_a_computed_digest_taken_outside_the_racy_window_is_settled() -> None:
+    # A settled digest is not computed again by the next read of its version; one taken
+    # while racy is, since a same-tick rewrite may have changed the content meanwhile.
+    book = VersionBook()
+    old = fake_stat(6, time.time_ns() - 3600 * 10**9)
+    racy = fake_stat(6, time.time_ns())
+    deferred = fake_stat(7, time.time_ns() - 3600 * 10**9)
+    assert not book.settled(book.version(old))  # nothing remembered
+    settled = book.remember(old, digest(b"alpha\n"))
+    unsettled = book.remember(racy, digest(b"alpha\n"))
+    lazy = book.remember(deferred, partial(digest, b"alpha!\n"))
+    assert book.settled(settled)
+    assert not book.settled(unsettled)
+    assert not book.settled(lazy)
+
+
+async def test_a_reread_after_a_same_tick_rewrite_makes_the_new_content_current(
+    tmp_path: Path,
+) -> None:
+    # The read of the racy version remembers what it read each time, never only the first
+    # time: the model saw the new bytes, so an edit against that version goes through.
+    path = tmp_path / "a.txt"
+    path.write_bytes(b"alpha\n")
+    fs = LocalFileSystem(tmp_path, timestamp_granularity_ns=COARSE)
+    target = await fs.resolve("a.txt")
+    first = await fs.read_small(target, 1024)
+    rewrite_in_place(path, b"omega\n")
+    second = await fs.read_small(target, 1024)
+    assert first is not None
+    assert second is not None
+    assert second.decoded is not None
+    assert second.info.version == first.info.version
+    assert second.decoded.text == "omega\n"
+    await fs.edit_text(
+        target, FsEditRequest(old_string="omega", new_string="beta"), second.info.version
+    )
+    assert path.read_bytes() == b"beta\n"

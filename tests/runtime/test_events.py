@@ -33,6 +33,24 @@ def test_dispose_removes_only_that_listener_and_is_idempotent() -> None:
     assert seen == ["b"]
 
 
+async def test_an_event_is_listened_to_exactly_while_a_listener_remains() -> None:
+    bus = EventBus()
+    assert not bus.listened(PING)
+    first = bus.on(PING, lambda p: None)
+    second = bus.on(PING, lambda p: None)
+    first()
+    assert bus.listened(PING)
+    assert not bus.listened(ASK)
+    second()
+    assert not bus.listened(PING)
+
+    async def answer(payload: int, next: Next[str]) -> str:
+        return "x"
+
+    bus.on(ASK, answer)
+    assert bus.listened(ASK)
+
+
 def test_a_listener_disposing_itself_mid_emit_does_not_skip_others() -> None:
     bus = EventBus()
     seen: list[str] = []

@@ -16,6 +16,7 @@ from dsh_fs.tools.paging._window import (
     LineWindow,
     Window,
     window_text,
+    window_whole,
 )
 
 
@@ -96,6 +97,32 @@ def test_windowing_with_the_spec_caps_matches_the_reference_model(
 ) -> None:
     text = "\n".join(lines)
     assert window_text(chunked(text, cuts), offset, limit) == reference_window(text, offset, limit)
+
+
+@given(
+    lines=st.lists(
+        st.one_of(
+            st.text(alphabet="xy \t", max_size=40),
+            st.sampled_from(["x" * 1999, "y" * 2000, "z" * 2001, "é", "a\r", "\ufeffb"]),
+        ),
+        min_size=0,
+        max_size=40,
+    ),
+    newline_at_end=st.booleans(),
+    repeat=st.sampled_from([1, 2, 30]),
+    offset=st.integers(min_value=1, max_value=45),
+    limit=st.integers(min_value=1, max_value=MAX_LINES),
+)
+@example(lines=[], newline_at_end=False, repeat=1, offset=1, limit=1)
+@example(lines=[""], newline_at_end=True, repeat=1, offset=1, limit=1)
+@example(lines=["x" * 1000], newline_at_end=True, repeat=52, offset=1, limit=MAX_LINES)
+def test_a_whole_text_windows_as_the_reference_model_says_plain_or_not(
+    lines: list[str], newline_at_end: bool, repeat: int, offset: int, limit: int
+) -> None:
+    # Plain short texts take the split at once; BOMs, CRs, long lines and texts past the
+    # byte cap the general path: both must answer as the model does.
+    text = "\n".join(lines * repeat) + ("\n" if newline_at_end else "")
+    assert window_whole(text, offset, limit) == reference_window(text, offset, limit)
 
 
 def test_lines_split_on_newline_and_a_final_line_without_newline_counts() -> None:

@@ -33,6 +33,7 @@ from ._types import (
     FsMkdirOutcome,
     FsMoveOutcome,
     FsPathInfo,
+    FsSmallRead,
     FsTarget,
     FsVersion,
     FsWalkEntry,
@@ -129,6 +130,25 @@ class FileSystem(ABC):
         return FsDecoded(
             text=text, encoding=FsEncoding(bom=True) if text.startswith("\ufeff") else UTF8
         )
+
+    async def read_small(self, target: FsTarget, max_bytes: int) -> FsSmallRead | None:
+        """`stat` of `target` and, when it is a regular file of at most `max_bytes` bytes,
+        its `read_decoded`, in one call: what a read of a small file needs. A provider that
+        can answers both from one open file (the local one: the `fstat` of the descriptor it
+        read, so the version is the one of the bytes read). A file that grew past
+        `max_bytes` after its size was taken is still read whole.
+
+        None when nothing is at `target` (as `stat`); `decoded` None, with nothing read,
+        when it is not a regular file or has more than `max_bytes` bytes. The default calls
+        `stat`, then `read_decoded`.
+
+        Raises:
+            FsError: as `stat`, and for a file it reads as `read_decoded` (`FS_NOT_TEXT`…).
+        """
+        info = await self.stat(target)
+        if info is None or info.type is not FsFileType.FILE or info.size > max_bytes:
+            return None if info is None else FsSmallRead(info=info, decoded=None)
+        return FsSmallRead(info=info, decoded=await self.read_decoded(target))
 
     @abstractmethod
     def stream_text(self, target: FsTarget) -> AbstractAsyncContextManager[AsyncIterator[str]]:

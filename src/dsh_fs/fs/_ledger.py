@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable
+from typing import ClassVar
 
 from dsh_fs.runtime import AgentSession
 
@@ -25,6 +26,11 @@ class LedgerUnreachable(Exception):
 
 class ObservationLedger(ABC):
     """Observations per owner (an `AgentSession`) per target key; what the policy stores."""
+
+    buffers: ClassVar[bool] = True
+    """Whether `record` and `forget` may be buffered until `settle`. A ledger that stores at
+    once (in this process's memory) says False: its `settle` has nothing to do, and the
+    policy then dispatches no `fs/settle` after each read for it."""
 
     @abstractmethod
     def record(self, owner: AgentSession, key: FsTargetKey, observation: Observation) -> None:

@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
-from typing import Literal, NewType, TypeAlias
+from typing import TYPE_CHECKING, Literal, NewType, TypeAlias
 
 from ._encoded import TextLike, text_of
+
+if TYPE_CHECKING:
+    from ._encodings import FsDecoded
 
 __all__ = [
     "BEFORE_LIMIT",
@@ -31,6 +34,7 @@ __all__ = [
     "FsPatchHunk",
     "FsPatchRequest",
     "FsPathInfo",
+    "FsSmallRead",
     "FsTarget",
     "FsTargetKey",
     "FsVersion",
@@ -87,6 +91,18 @@ class FsInfo:
     """Size in bytes."""
     mtime_ns: int | None = None
     """Modification time in nanoseconds since the epoch, when the backend has one."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FsSmallRead:
+    """What `FileSystem.read_small` found: the target's `stat`, and its text when it is a
+    small regular file."""
+
+    info: FsInfo
+    """The stat (of the file as it was read, when it was)."""
+    decoded: FsDecoded | None
+    """Its whole text and encoding; None when it is not a regular file, or is larger than
+    asked for: then nothing was read."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

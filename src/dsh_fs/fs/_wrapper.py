@@ -43,6 +43,7 @@ from ._types import (
     FsMkdirOutcome,
     FsMoveOutcome,
     FsPathInfo,
+    FsSmallRead,
     FsTarget,
     FsTargetKey,
     FsVersion,
@@ -322,6 +323,15 @@ class WrapperFileSystem(FileSystem):
         return await self.wrapped.read_decoded(target)
 
     @_primitive(_reads("read"), admits=False)
+    async def read_small(self, target: FsTarget, max_bytes: int) -> FsSmallRead | None:
+        # Hidden before checked, as `stat` is: a hidden place answers as absent (so the
+        # row's check is all `_admit` would add).
+        if self.hides(target):
+            return None
+        self.check(_READ_SMALL_ACCESS, target)
+        return await self.wrapped.read_small(target, max_bytes)
+
+    @_primitive(_reads("read"), admits=False)
     def stream_text(self, target: FsTarget) -> AbstractAsyncContextManager[AsyncIterator[str]]:
         return self._entered(_STREAM_TEXT, target, lambda: self.wrapped.stream_text(target))
 
@@ -549,6 +559,7 @@ it does to each target, as the forwarding methods of `WrapperFileSystem` declare
 hooks decide from these rows."""
 
 _STAT = PRIMITIVES["stat"]
+(_READ_SMALL_ACCESS,) = PRIMITIVES["read_small"].targets
 _LSTAT = PRIMITIVES["lstat"]
 _STREAM_TEXT = PRIMITIVES["stream_text"]
 _READ_MANY = PRIMITIVES["read_many"]

@@ -34,6 +34,8 @@ class MemoryLedger(ObservationLedger):
         ValueError: `capacity` is less than 1 or `ttl` is not positive.
     """
 
+    buffers = False  # `record` stores at once: nothing to settle
+
     def __init__(
         self,
         *,

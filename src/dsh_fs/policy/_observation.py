@@ -172,6 +172,8 @@ class ObservationPolicy(Plugin[None]):
         scope.on_waterfall(FS_DELETE_INTENT, on_delete_intent)
         scope.on_waterfall(FS_MOVE_INTENT, on_move_intent)
         scope.on_signal(FS_OBSERVED, on_observed)
-        scope.on_waterfall(FS_SETTLE, on_settle)
+        if ledger.buffers:
+            # Else `settle` does nothing, and a read need not dispatch `fs/settle` at all.
+            scope.on_waterfall(FS_SETTLE, on_settle)
         scope.on_signal(FS_FORGET, on_forget)
         scope.add_disposer(ledger.clear)

@@ -162,6 +162,10 @@ def round_trip(data: bytes | bytearray, codec: str) -> str | None:
     return proven_text(data, codec)
 
 
+_UTF16_BOMS = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
+"""What a UTF-16 file's byte order mark begins with (`bom_encoding` names it)."""
+
+
 def decode_file(
     data: bytes | bytearray,
     codec: str | None,
@@ -177,7 +181,9 @@ def decode_file(
         FsError: `FS_NOT_TEXT` as `decode_text` words it (binary, invalid UTF-8) when no
             candidate passes.
     """
-    bom = bom_encoding(data)
+    # Only a UTF-16 BOM is tried first (a UTF-8 one is UTF-8's business below): most files
+    # start with neither mark, and are not looked at twice for it.
+    bom = bom_encoding(data) if data.startswith(_UTF16_BOMS) else None
     if bom is not None and not bom.utf8:
         text = round_trip(data, bom.codec)
         if text is not None:

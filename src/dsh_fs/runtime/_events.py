@@ -83,6 +83,11 @@ class EventBus:
 
         return dispose
 
+    def listened(self, event: Signal[Any] | Waterfall[Any, Any]) -> bool:
+        """Whether `event` has a listener now: a dispatch site whose payload costs something
+        to build may skip building it when nobody would receive it."""
+        return event.name in self._listeners
+
     def emit(self, event: Signal[P], payload: P) -> None:
         """Call every listener of `event` synchronously, in order.
 

@@ -225,6 +225,20 @@ def check_shape(raw: Mapping[str, Any], params: tuple[Param, ...]) -> None:
     Raises:
         ToolArgumentError: ``invalid arguments: …`` naming every problem.
     """
+    # Right arguments (every call but a broken one) pass in one loop over the parameters:
+    # each present one of its type, each required one present, and no other property (as
+    # many present as were counted). Anything else is worded below, every problem named.
+    present = 0
+    for param in params:
+        if param.name in raw:
+            if _type_problem(param, raw[param.name]) is not None:
+                break
+            present += 1
+        elif param.required:
+            break
+    else:
+        if present == len(raw):
+            return
     problems = [
         f'missing required property "{p.name}"' for p in params if p.required and p.name not in raw
     ]

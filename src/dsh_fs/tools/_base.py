@@ -81,11 +81,15 @@ async def observe(
     context: Context, execution: ToolExecution, target: FsTarget, observation: Observation
 ) -> None:
     """Dispatch `fs/observed`: `execution` saw `target` in the state `observation`; then
-    `fs/settle`, so a shared ledger holds it before the result goes out (SPEC §14)."""
-    context.events.emit(
-        FS_OBSERVED, FsObserved(target=target, observation=observation, actor=execution)
-    )
-    await context.events.waterfall(FS_SETTLE, FsSettle(actor=execution), None)
+    `fs/settle`, so a shared ledger holds it before the result goes out (SPEC §14). Without
+    a listener (no observation policy) neither payload is built."""
+    events = context.events
+    if events.listened(FS_OBSERVED):
+        events.emit(
+            FS_OBSERVED, FsObserved(target=target, observation=observation, actor=execution)
+        )
+    if events.listened(FS_SETTLE):
+        await events.waterfall(FS_SETTLE, FsSettle(actor=execution), None)
 
 
 async def guarded_edit(

@@ -1,4 +1,5 @@
-"""The `read` tool: one `stat`, a streamed read, the exact window, then `fs/observed`.
+"""The `read` tool: a small file's `stat` and text in one call (a larger file: one `stat`,
+a streamed read), the exact window, then `fs/observed`.
 
 A large file's read reports its progress in bytes when the call has a progress reporter.
 """
@@ -33,15 +34,15 @@ from ._base import FsTool, observe, session_cwd
 from ._image import HEAD_BYTES, MAX_IMAGE_BYTES, parses, sniff
 from ._render import render_image, render_read
 from ._values import ImageValue, ReadValue
-from .paging import MAX_LINE_CHARS, MAX_LINES, LineIndexes, LineWindow, scan_window
+from .paging import MAX_LINE_CHARS, MAX_LINES, LineIndexes, scan_window, window_whole
 
 __all__ = ["DESCRIPTION", "PROMPT", "WHOLE_READ_BYTES", "ReadTool"]
 
 WHOLE_READ_BYTES = 64 * 1024
-"""Files up to this size (by the read's `stat`) are read with one `read_text` instead of a
-stream: a stream costs several worker-thread hops where a small `read_text` needs none or
-one (`bench/small_read.py` measures it). A file that grows past this between the `stat` and
-the read is still read whole, once."""
+"""Files up to this size (by the read's `stat`) are read whole, by the `stat` itself
+(`read_small`), instead of streamed: a stream costs several worker-thread hops where a
+small read needs none or one (`bench/small_read.py` measures it). A file that grows past
+this between the `stat` and the read is still read whole, once."""
 
 DESCRIPTION = (
     "Read a UTF-8 text file. The result shows numbered lines (`<n>: <text>`), at most "
@@ -117,19 +118,29 @@ class ReadTool(FsTool[ReadArguments, "ReadValue | ImageValue"]):
         fs = context.get(FS)
         target = await fs.resolve(args.file_path, session_cwd(execution))
         path = target.display_path
-        info = await fs.stat(target)
-        if info is None:
+        try:
+            # A small file is stat-ed and read in one call (one open file for both).
+            small = await fs.read_small(target, WHOLE_READ_BYTES)
+        except FsError as error:
+            if error.code is not FsErrorCode.NOT_TEXT:
+                raise
+            # Not text: the stat an image is judged and observed by (the read's was not
+            # returned with its error).
+            info = await fs.stat(target)
+            if info is None or info.type is not FsFileType.FILE:
+                raise  # replaced since: the read's answer stands
+            return await self._image_read(context, execution, fs, target, info, args, error)
+        if small is None:
             await observe(context, execution, target, Absent())
             raise messages.not_found("read", path)
+        info = small.info
         if info.type is not FsFileType.FILE:
             # Never opened: a FIFO or a device must not block the call.
             raise messages.not_regular_file("read", path)
         try:
-            if info.size <= WHOLE_READ_BYTES:
-                window = LineWindow(args.offset, args.limit)
-                decoded = await fs.read_decoded(target)
-                window.feed(decoded.text)
-                result, encoding = window.finish(), decoded.encoding
+            if small.decoded is not None:
+                result = window_whole(small.decoded.text, args.offset, args.limit)
+                encoding = small.decoded.encoding
             else:
                 result, encoding = await scan_window(
                     fs,
@@ -143,9 +154,7 @@ class ReadTool(FsTool[ReadArguments, "ReadValue | ImageValue"]):
         except FsError as error:
             if error.code is not FsErrorCode.NOT_TEXT:
                 raise
-            image = await self._image(fs, target, info, args, error)
-            await observe(context, execution, target, Present(image.version))
-            return image.value
+            return await self._image_read(context, execution, fs, target, info, args, error)
         if result.out_of_range:
             raise FsError(
                 FsErrorCode.NOT_FOUND,
@@ -163,6 +172,26 @@ class ReadTool(FsTool[ReadArguments, "ReadValue | ImageValue"]):
             encoding=encoding.codec,
             bom=encoding.bom,
         )
+
+    async def _image_read(
+        self,
+        context: Context,
+        execution: ToolExecution,
+        fs: FileSystem,
+        target: FsTarget,
+        info: FsInfo,
+        args: ReadArguments,
+        binary: FsError,
+    ) -> ImageValue:
+        """`_image`, observed at the version it was read at.
+
+        Raises:
+            FsError: as `_image`.
+            ToolArgumentError: as `_image`.
+        """
+        image = await self._image(fs, target, info, args, binary)
+        await observe(context, execution, target, Present(image.version))
+        return image.value
 
     async def _image(
         self, fs: FileSystem, target: FsTarget, info: FsInfo, args: ReadArguments, binary: FsError

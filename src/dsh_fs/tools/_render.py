@@ -37,7 +37,7 @@ def render_read(value: ReadValue) -> str:
     footer = read_footer(value)
     if value.lines:
         numbered = "\n".join(
-            f"{number}: {text}" for number, text in enumerate(value.lines, value.offset)
+            [f"{number}: {text}" for number, text in enumerate(value.lines, value.offset)]
         )
         body = f"{numbered}\n\n{footer}"
     else:

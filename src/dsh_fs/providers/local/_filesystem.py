@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import errno
 import os
+import stat as st_mode
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import Literal
@@ -42,6 +44,7 @@ from dsh_fs.fs import (
     FsMoveOutcome,
     FsPathInfo,
     FsPreImage,
+    FsSmallRead,
     FsTarget,
     FsTargetKey,
     FsTextStream,
@@ -53,7 +56,7 @@ from dsh_fs.fs import (
 )
 
 from .._locks import TargetLocks
-from .._oserrors import FramesDropped, map_os_errors
+from .._oserrors import FramesDropped, map_os_errors, os_error
 from .._text import FallbackBook, check_usable_path, decode_file
 from ._dirs import list_dir, list_dir_first
 from ._editorconfig import EditorConfigs
@@ -72,6 +75,18 @@ from ._versions import VersionBook, digest
 from ._walk import walk
 
 __all__ = ["INLINE_READ_BYTES", "STREAM_CHUNK_SIZE", "LocalFileSystem"]
+
+
+@dataclass(frozen=True, slots=True)
+class _WholeRead:
+    """A file read whole: the `fstat` of what was read, its version, its text."""
+
+    info: os.stat_result
+    """The open file's `fstat`."""
+    version: FsVersion
+    """Its version."""
+    decoded: FsDecoded
+    """The text and its encoding."""
 
 
 INLINE_READ_BYTES = 64 * 1024
@@ -219,13 +234,20 @@ class LocalFileSystem(FileSystem):
 
     async def stat(self, target: FsTarget) -> FsInfo | None:
         self._alive("read", target.display_path)
-        with map_os_errors("read", target.display_path):
-            try:
-                info = os.stat(target.target_key)
-            except FileNotFoundError:
-                return None
+        info = self._stat(target)
+        return None if info is None else self._info(info)
+
+    def _stat(self, target: FsTarget) -> os.stat_result | None:
+        try:
+            return os.stat(target.target_key)
+        except FileNotFoundError:
+            return None
+        except OSError as exc:  # as `map_os_errors` maps it, at no cost when nothing fails
+            raise os_error(exc, "read", target.display_path) from exc
+
+    def _info(self, info: os.stat_result, version: FsVersion | None = None) -> FsInfo:
         return FsInfo(
-            version=self._versions.version(info),
+            version=self._versions.version(info) if version is None else version,
             type=file_type(info.st_mode),
             size=info.st_size,
             mtime_ns=info.st_mtime_ns,
@@ -257,8 +279,22 @@ class LocalFileSystem(FileSystem):
         if small is None:
             with FramesDropped():
                 small = await to_thread.run_sync(self._read_whole, target)
-        text, encoding = small
-        return FsDecoded(text=text, encoding=encoding)
+        return small.decoded
+
+    async def read_small(self, target: FsTarget, max_bytes: int) -> FsSmallRead | None:
+        self._alive("read", target.display_path)
+        info = self._stat(target)
+        if info is None:
+            return None
+        if not st_mode.S_ISREG(info.st_mode) or info.st_size > max_bytes:
+            return FsSmallRead(info=self._info(info), decoded=None)
+        # The stat just taken is the one `open_regular` would take first: the file is opened
+        # at once, and the version is the `fstat` of what was read.
+        read = self._read_small(target, checked=True)
+        if read is None:
+            with FramesDropped():
+                read = await to_thread.run_sync(self._read_whole, target)
+        return FsSmallRead(info=self._info(read.info, read.version), decoded=read.decoded)
 
     @property
     def encodings(self) -> EncodingRules | None:
@@ -333,20 +369,21 @@ class LocalFileSystem(FileSystem):
         parent = real_path(os.path.abspath(os.fspath(directory)))  # noqa: ASYNC240
         return await to_thread.run_sync(sweep_stage_dirs, parent)
 
-    def _read_small(self, target: FsTarget) -> tuple[str, FsEncoding] | None:
-        """`read_text` of a file up to `INLINE_READ_BYTES`, on the event loop; else None.
+    def _read_small(self, target: FsTarget, *, checked: bool = False) -> _WholeRead | None:
+        """`read_decoded` of a file up to `INLINE_READ_BYTES`, on the event loop; else None.
 
         A worker-thread hop costs more than opening, reading, hashing and decoding a small
         file from the page cache (`bench/small_read.py`), so small files are read inline; the
         limit keeps the loop free for other sessions. A file that grew past the limit since
-        its `fstat` goes to the worker thread: the loop never reads more.
+        its `fstat` goes to the worker thread: the loop never reads more. `checked`: as
+        `open_regular`'s.
         """
         key, display = target.target_key, target.display_path
-        opened = open_regular(key, "read", display, self._guards)
+        opened = open_regular(key, "read", display, self._guards, checked=checked)
         try:
             if opened.info.st_size > INLINE_READ_BYTES:
                 return None
-            with map_os_errors("read", display):
+            try:
                 data = os.read(opened.fd, INLINE_READ_BYTES + 1)
                 # Asked once more only when the read did not end at the size `fstat` gave
                 # (a short read, or a file that changed since): more bytes mean a thread.
@@ -354,25 +391,37 @@ class LocalFileSystem(FileSystem):
                     data and len(data) != opened.info.st_size and os.read(opened.fd, 1)
                 ):
                     return None
-                self._remember_read(opened.fd, opened.info, data)
+                version = self._remember_read(opened.fd, opened.info, data)
+            except OSError as exc:  # `map_os_errors`, spelled out: see `_stat`
+                raise os_error(exc, "read", display) from exc
         finally:
             os.close(opened.fd)
-        return self._decode(target, data)
+        return _WholeRead(opened.info, version, self._decoded(target, data))
 
-    def _read_whole(self, target: FsTarget) -> tuple[str, FsEncoding]:
+    def _read_whole(self, target: FsTarget) -> _WholeRead:
         key, display = target.target_key, target.display_path
         opened = open_regular(key, "read", display, self._guards)
         try:
             with map_os_errors("read", display):
                 data = read_fd(opened.fd, opened.info.st_size)
-                self._remember_read(opened.fd, opened.info, data)
+                version = self._remember_read(opened.fd, opened.info, data)
         finally:
             os.close(opened.fd)
-        return self._decode(target, data)
+        return _WholeRead(opened.info, version, self._decoded(target, data))
 
-    def _remember_read(self, fd: int, info: os.stat_result, data: bytes) -> None:
-        if self._versions.wants_digest(info) and unchanged(fd, info):
-            self._versions.remember(info, digest(data))
+    def _decoded(self, target: FsTarget, data: bytes) -> FsDecoded:
+        text, encoding = self._decode(target, data)
+        return FsDecoded(text=text, encoding=encoding)
+
+    def _remember_read(self, fd: int, info: os.stat_result, data: bytes) -> FsVersion:
+        """Remember the digest of `data`, read whole from `fd` (stat `info`), when later
+        checks may need it; returns the version it was read at. A digest already settled
+        for that version (not racy: no rewrite can keep the version) is not computed again."""
+        versions = self._versions
+        version = versions.version(info)
+        if versions.wants_digest(info) and not versions.settled(version) and unchanged(fd, info):
+            versions.remember(info, digest(data))
+        return version
 
     async def write_text(
         self,

@@ -13,7 +13,7 @@ from dsh_fs._platform import descriptor_path
 from dsh_fs.errors import FsError, FsErrorCode
 from dsh_fs.fs import FsFileType, messages
 
-from .._oserrors import map_os_errors
+from .._oserrors import os_error
 from ._guards import LocalGuards
 from ._realpath import real_path
 
@@ -112,26 +112,36 @@ def open_regular(
     display: str,
     guards: LocalGuards,
     dir_fd: int | None = None,
+    *,
+    checked: bool = False,
 ) -> Opened:
     """Open a regular file to read its content.
 
-    A stat first keeps devices from being opened at all; O_NONBLOCK keeps a FIFO swapped in
-    meanwhile from blocking, and the `fstat` of the open fd is the authority. Before a byte
-    is read, `guards.check_open` sees the kernel's path of what was opened, unless the open
-    is a write's (a write reads its prior file only to compare it and to report it, which
-    `guards.may_reveal` decides). With `dir_fd`, `key`'s name is opened in that directory.
+    A stat first keeps devices from being opened at all (`checked`: the caller's own stat
+    of `key` just found a regular file, and is not repeated); O_NONBLOCK keeps a FIFO
+    swapped in meanwhile from blocking, and the `fstat` of the open fd is the authority.
+    Before a byte is read, `guards.check_open` sees the kernel's path of what was opened,
+    unless the open is a write's (a write reads its prior file only to compare it and to
+    report it, which `guards.may_reveal` decides). With `dir_fd`, `key`'s name is opened in
+    that directory.
 
     Raises:
         FsError: `FS_NOT_REGULAR_FILE`, the guards' refusal, or the mapped `OSError`.
     """
     path = key if dir_fd is None else os.path.basename(key)
-    with map_os_errors(verb, display):
-        if not st_mode.S_ISREG(os.stat(path, dir_fd=dir_fd).st_mode):
+    # `os_error` in an except clause, as `map_os_errors` maps: the small read's every call
+    # comes here, and a `try` costs nothing until something is raised.
+    try:
+        if not checked and not st_mode.S_ISREG(os.stat(path, dir_fd=dir_fd).st_mode):
             raise messages.not_regular_file(verb, display)
         fd = os.open(path, OPEN_READ, dir_fd=dir_fd)
+    except OSError as exc:
+        raise os_error(exc, verb, display) from exc
     try:
-        with map_os_errors(verb, display):
+        try:
             info = os.fstat(fd)
+        except OSError as exc:
+            raise os_error(exc, verb, display) from exc
         if not st_mode.S_ISREG(info.st_mode):
             raise messages.not_regular_file(verb, display)
         # The kernel's path is for guards that can refuse something; others never look.

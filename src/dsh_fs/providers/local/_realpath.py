@@ -94,6 +94,10 @@ def resolve_path(path: str, *, strict: bool = False) -> Resolved:
         if strict:
             raise OSError(errno.ENAMETOOLONG, os.strerror(errno.ENAMETOOLONG), path)
         return Resolved(path=path, failed=errno.ENAMETOOLONG)
+    # A path with no link on its way (the usual one) is its own answer: one `openat2` says
+    # so, where `kernel_path` needs a second call to ask the kernel for the path it reached.
+    if still_real(path):
+        return Resolved(path=path, failed=0)
     kernel = kernel_path(path)
     if kernel is not None:
         return Resolved(path=kernel, failed=0)
@@ -164,9 +168,17 @@ def still_real(path: str) -> bool:
     """Whether the canonical absolute `path` (a `real_path` answer) still names an existing
     entry without any symbolic link on the way, the last component included, so that it is
     its own real path: one ``openat2`` with ``RESOLVE_NO_SYMLINKS`` (and a close). False
-    where the kernel cannot say so in one call, when a link was swapped in since, or when
-    nothing is there: the caller resolves the path the usual way then."""
-    if "//" in path or "/./" in path or "/../" in path or path.endswith(("/.", "/..")):
+    where the kernel cannot say so in one call, when a link was swapped in since, when
+    nothing is there, or for a path that is not canonical (relative; an empty, ``.`` or
+    ``..`` component; a trailing slash): the caller resolves the path the usual way then."""
+    if (
+        not path.startswith("/")
+        or "//" in path
+        or "/./" in path
+        or "/../" in path
+        or path.endswith(("/.", "/.."))
+        or (path.endswith("/") and path != "/")
+    ):
         return False  # not canonical: lexical steps the kernel would take differently
     try:
         fd = open_confined(path, _LOOKUP, RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS)

@@ -141,6 +141,19 @@ class VersionBook:
         """Whether a whole read of this file should fingerprint what it reads."""
         return info.st_size <= DIGEST_LIMIT or self.is_racy(info)
 
+    def settled(self, version: FsVersion) -> bool:
+        """Whether the digest remembered for `version` is final: computed, and taken when the
+        version was no longer racy, so no rewrite can have kept the version since (one would
+        change the timestamps by more than a tick). Then a later read of that version need
+        not hash its content again; the entry is refreshed as the most recently used. A racy
+        entry is not final: a read now may see content a same-tick rewrite left."""
+        with self._lock:
+            entry = self._seen.get(version)
+            if not isinstance(entry, ContentDigest) or entry.racy:
+                return False
+            self._seen.move_to_end(version)
+        return True
+
     def remember(
         self, info: os.stat_result, content_digest: bytes | Callable[[], bytes]
     ) -> FsVersion:

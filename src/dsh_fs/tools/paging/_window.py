@@ -27,6 +27,7 @@ __all__ = [
     "LineWindow",
     "Window",
     "window_text",
+    "window_whole",
 ]
 
 MAX_LINES = 2000
@@ -387,3 +388,27 @@ def window_text(chunks: Iterable[str], offset: int = 1, limit: int = MAX_LINES) 
     for chunk in chunks:
         window.feed(chunk)
     return window.finish()
+
+
+def window_whole(text: str, offset: int = 1, limit: int = MAX_LINES) -> Window:
+    """`window_text` of one whole text (`offset` and `limit` at least 1).
+
+    A plain short text (ASCII, so no byte order mark and a byte per character; no CR; at
+    most `MAX_BYTES` long, so no selection of its lines can reach the byte cap; no line
+    over `MAX_LINE_CHARS`) is split at once: no cap can apply, so its window is a slice of
+    its lines. Any other text goes through `LineWindow`.
+    """
+    if offset < 1 or limit < 1:
+        raise ValueError("offset and limit must be at least 1")
+    if len(text) <= MAX_BYTES and text.isascii() and "\r" not in text:
+        lines = text.split("\n")
+        if text.endswith("\n") or not text:
+            lines.pop()  # what follows the last newline is no line
+        if len(text) <= MAX_LINE_CHARS or max(map(len, lines)) <= MAX_LINE_CHARS:
+            return Window(
+                offset=offset,
+                lines=tuple(lines[offset - 1 : offset - 1 + limit]),
+                total_lines=len(lines),
+                output_capped=False,
+            )
+    return window_text((text,), offset, limit)
