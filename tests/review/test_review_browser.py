@@ -250,7 +250,9 @@ def test_a_row_keeps_the_keyboard_focus_when_the_list_is_refreshed_under_it(
     page.evaluate("document.querySelector('#sessions-body a').dataset.old = '1'")
     assert len(held) == 1
     held[0].continue_()
-    page.wait_for_function("!document.querySelector('#sessions-body a').dataset.old")
+    # The rows were replaced when the marked link is gone (a CSS wait: the page's CSP refuses
+    # the eval a string predicate of `wait_for_function` may need).
+    page.locator("#sessions-body a[data-old]").wait_for(state="detached")
     focused: Any = page.evaluate("document.activeElement.textContent")
     assert isinstance(focused, str)
     assert focused.startswith("claude-code-")
