@@ -14,6 +14,7 @@ import os
 import shutil
 import time
 from collections.abc import Callable, Iterator
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -23,7 +24,7 @@ from dsh_fs.journal import Journal
 from .conftest import Served
 
 if TYPE_CHECKING:
-    from playwright.sync_api import Browser, Dialog, Page, Route
+    from playwright.sync_api import APIResponse, Browser, Dialog, Page, Route
 
 CHROMIUM = os.environ.get("DSH_FS_CHROMIUM", "/usr/bin/chromium")
 ARGS = [
@@ -196,6 +197,52 @@ def test_a_change_between_the_pages_rendering_and_its_first_poll_is_shown_by_tha
     # No later change comes: only the first poll can bring the row in.
     page.locator("#sessions-body tr", has_text="cursor-").wait_for()
     assert held
+
+
+def test_an_action_taken_while_a_poll_runs_shows_its_result_without_another_poll(
+    served: Served, page: Page
+) -> None:
+    """An Undo pressed while the page's poll is still fetching (with data from before the
+    undo) refreshes again when that poll ends: the result shows without waiting for the next
+    poll, which here never comes (the page's clock is stopped)."""
+    agent = served.agent("claude-code")
+    agent.call("write", {"file_path": "a.txt", "content": "agent\n"})
+    page.clock.install()
+    _open_session(page, served, "claude-code")
+    page.wait_for_selector("#live.live:not(.off)")  # the page's first refresh has run
+    # From here on, a poll comes only when the test moves the page's clock.
+    page.clock.pause_at(datetime.now() + timedelta(seconds=5))
+    held: list[tuple[Route, APIResponse]] = []
+
+    def stale(route: Route) -> None:
+        if held:
+            route.continue_()
+            return
+        held.append((route, route.fetch()))  # the session's changes as of now, answered later
+
+    page.route("**/fragment/changes*", stale)
+
+    def served_version() -> str:
+        answer = page.request.get(
+            f"{served.base}/api/version", headers={"X-Dsh-Fs-Token": served.token}
+        )
+        return str(answer.json()["version"])
+
+    before = served_version()
+    agent.call("write", {"file_path": "b.txt", "content": "agent\n"})  # the version moves
+    deadline = time.monotonic() + 30
+    while served_version() == before and time.monotonic() < deadline:
+        page.wait_for_timeout(100)  # the server rereads its stores every half second
+    page.clock.run_for(1500)  # one poll: it sees the new version and asks for the changes
+    while not held and time.monotonic() < deadline:
+        page.wait_for_timeout(20)
+    assert held, "the poll did not ask for the session's changes"
+    page.get_by_role("button", name="Undo change", exact=False).click()
+    page.wait_for_selector("#status.done")
+    assert not (served.root / "a.txt").exists()
+    route, response = held[0]
+    route.fulfill(response=response)  # the poll ends, with what it read before the undo
+    page.wait_for_selector("li.change.undone", timeout=30_000)
 
 
 def test_hostile_names_labels_and_lines_run_nothing(served: Served, page: Page) -> None:

@@ -137,10 +137,17 @@
   // replaced, and a new change is added at the end.
   let version = null;
   let busy = false;
+  let again = false; // a forced refresh asked for while another ran
   const live = document.getElementById("live");
 
   async function refresh(force) {
-    if (busy) return;
+    // One refresh at a time. A forced one (after an action) asked for while a poll runs is
+    // not dropped: that poll may have read the version before the action changed it, so it
+    // runs once more as soon as the poll ends and the action's result shows at once.
+    if (busy) {
+      again = again || force;
+      return;
+    }
     busy = true;
     try {
       const data = await getJSON("/api/version", {});
@@ -157,15 +164,40 @@
     } finally {
       busy = false;
     }
+    if (again) {
+      again = false;
+      await refresh(true);
+    }
   }
 
   async function updatePending() {
     const pending = document.getElementById("pending");
     if (!pending) return;
-    // Keep a note being typed: the section is replaced only when what waits changed.
-    const fresh = await getHTML("/fragment/pending", {});
-    const ids = (html) => Array.from(html.matchAll(/id="pending-([0-9a-f]+)"/g), (m) => m[1]).join();
-    if (ids(fresh) !== ids(pending.innerHTML)) pending.innerHTML = fresh;
+    const fresh = document.createElement("section");
+    fresh.innerHTML = await getHTML("/fragment/pending", {});
+    // Merged by id, never replaced whole: a proposal still waiting keeps its element, so a
+    // note being typed into it (and the focus) survives another proposal coming or going.
+    // Only the heading (its count) and the entries that came or went change.
+    const kept = new Map();
+    for (const entry of pending.querySelectorAll(":scope > article.pending")) kept.set(entry.id, entry);
+    const wanted = [];
+    for (const node of Array.from(fresh.children)) {
+      const known = node.matches("article.pending") ? kept.get(node.id) : null;
+      if (known) kept.delete(node.id);
+      wanted.push(known || node);
+    }
+    for (const gone of kept.values()) gone.remove();
+    for (const node of Array.from(pending.children)) {
+      if (!node.matches("article.pending")) node.remove();
+    }
+    // Placed in the server's order by moving only what is out of place: the entries still
+    // waiting keep their order, so the one holding the focus is not moved (that would blur
+    // it); the heading and the new entries go in around it.
+    let at = 0;
+    for (const node of wanted) {
+      if (pending.children[at] !== node) pending.insertBefore(node, pending.children[at] || null);
+      at += 1;
+    }
   }
 
   async function update() {
