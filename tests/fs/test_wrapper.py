@@ -235,6 +235,10 @@ class Recorder(FileSystem):
     ) -> Any:
         self._note("move", capture=capture)
 
+    def batch(self) -> AbstractAsyncContextManager[None]:
+        self._note("batch")
+        return super().batch()
+
     async def aclose(self) -> None:
         self._note("aclose")
 
@@ -290,6 +294,7 @@ async def call(fs: FileSystem, name: str) -> None:
         "walk": lambda: fs.walk(TARGET),
         "native_grep": lambda: fs.native_grep(TARGET, query_grep),
         "native_glob": lambda: fs.native_glob(TARGET, query_glob),
+        "batch": lambda: fs.batch(),
     }
     async with opened[name]():
         pass

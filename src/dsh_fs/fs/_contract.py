@@ -503,6 +503,21 @@ class FileSystem(ABC):
         del root, query
         return None
 
+    def batch(self) -> AbstractAsyncContextManager[None]:
+        """A scope in which the changes the current task makes may become durable together,
+        when it exits, rather than each before its own call returns (a change set's files:
+        one wait on the disk for a directory they share, not one each). Whatever happens
+        inside, every change made in it is durable when the scope has exited, and a
+        journaled change's entry is committed only once the change is durable; a change
+        is published (visible, guarded, atomic) when its call returns, as outside. Scopes
+        nest (the outermost settles). The default changes nothing: each change is durable
+        as it is made.
+
+        Raises:
+            FsError: on exit, `FS_IO_ERROR`: what was changed could not be made durable.
+        """
+        return _unbatched()
+
     async def aclose(self) -> None:  # noqa: B027 - optional hook, a no-op by default
         """Release what the provider holds (connections, thread pools); later calls fail
         with `FS_ABORTED`. Idempotent. (The default does nothing: a provider that holds
@@ -525,6 +540,12 @@ class FileSystem(ABC):
             ValueError: a negative `start`.
         """
         return derived_text_stream(self.stream_text(target), target, start)
+
+
+@asynccontextmanager
+async def _unbatched() -> AsyncIterator[None]:
+    """`FileSystem.batch` of a provider that makes each change durable as it is made."""
+    yield
 
 
 # The default walk (`FileSystem.walk`): depth first over `list_dir`, for providers without

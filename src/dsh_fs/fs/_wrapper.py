@@ -549,6 +549,10 @@ class WrapperFileSystem(FileSystem):
         return await self.wrapped.move(source, destination, expected, replace, capture=capture)
 
     @_primitive()
+    def batch(self) -> AbstractAsyncContextManager[None]:
+        return self.wrapped.batch()
+
+    @_primitive()
     async def aclose(self) -> None:
         await self.wrapped.aclose()
 

@@ -421,7 +421,11 @@ class ChangeSet:
             journaled = await self._capture_ahead(changed)
             await records.begin(self.record(changed, keep=not journaled))
         try:
-            await self._publish(changed)
+            # One batch: the files' directory fsyncs (one per directory, not one per file)
+            # and their journal commits come at its end, before the record goes; a power
+            # loss before then can only leave files old, which the record rolls back.
+            async with fs.batch():
+                await self._publish(changed)
         except SetFailure:
             pass  # put back already (as far as a third party's change allows): whole
         except BaseException:

@@ -20,7 +20,7 @@ from functools import partial
 from pathlib import Path
 from typing import Literal
 
-from anyio import to_thread
+from anyio import CancelScope, to_thread
 
 from dsh_fs._platform import process_umask
 from dsh_fs.fs import (
@@ -65,6 +65,7 @@ from ._io import read_bytes_capped, read_bytes_within, read_fd, read_head
 from ._manage import LocalManagement
 from ._mutations import LocalMutations
 from ._open import file_type, open_regular, unchanged
+from ._publish import DeferredSync, deferred_sync, deferring
 from ._ranged import RESUMED_CHUNK_SIZE, stream_text_from
 from ._realpath import LinkChanged, lstat_link, real_path, resolve_path
 from ._ripgrep import RG_ENCODINGS, Encoded, closing, find_rg, rg_glob, rg_grep
@@ -470,6 +471,24 @@ class LocalFileSystem(FileSystem):
                 return await to_thread.run_sync(
                     partial(self._mutations.restore, target, pre_image, expected, mode, capture)
                 )
+
+    @asynccontextmanager
+    async def batch(self) -> AsyncIterator[None]:
+        """`FileSystem.batch`: the writes and edits of the block leave their directory's
+        fsync (and their journal entry's commit) to its end (`DeferredSync`), where each
+        directory is fsynced once; deletions and moves stay durable as they are made."""
+        if deferred_sync() is not None:
+            yield  # nested: the outermost batch settles
+            return
+        batch = DeferredSync()
+        try:
+            with deferring(batch):
+                yield
+        finally:
+            # Shielded: a cancelled call still leaves its changes durable (and its journal
+            # records settled) before it ends.
+            with CancelScope(shield=True), map_os_errors("write", self.base):
+                await to_thread.run_sync(batch.settle)
 
     async def aclose(self) -> None:
         """Refuse every later call with `FS_ABORTED`, and stop streams in progress."""

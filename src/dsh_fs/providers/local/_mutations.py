@@ -64,7 +64,7 @@ from ._guards import LocalGuards
 from ._io import WHOLE_CHECK_BYTES, LazyContent
 from ._journal_store import LocalKept, LocalReplaced, read_kept
 from ._open import Opened, fd_path, open_existing
-from ._publish import Staged, publish, writable_in_place
+from ._publish import Staged, deferred_sync, publish, writable_in_place
 from ._realpath import real_path
 from ._staging import sweep_stage_dirs_at
 from ._versions import Published, RecentlyPublished, VersionBook, digest_parts
@@ -297,7 +297,7 @@ class LocalMutations:
         if capture is not None:
             # A deferred digest is the journal's to compute (told the content ahead, it
             # hashes it while the publication waits on the disk, `_start`).
-            capture.commit(ticket, version, data, data_digest.computed())
+            _commit(capture, ticket, version, data, data_digest.computed())
         self._keep(key, version, kept)
         operation: Literal["create", "update"] = "create" if prior.info is None else "update"
         before = prior.before if prior.decoding is None else prior.decoding.result()
@@ -390,7 +390,7 @@ class LocalMutations:
                 raise
         version = self._remember(key, published, data_digest, kept)
         if capture is not None:
-            capture.commit(ticket, version, after, data_digest.computed())
+            _commit(capture, ticket, version, after, data_digest.computed())
         if isinstance(after, EncodedText):
             self._keep(key, version, after)
             assert prior.content is not None
@@ -801,6 +801,25 @@ def _gone_without_directory(
         if exc.filename != parent:
             raise
         raise gone(display) from exc
+
+
+def _commit(
+    capture: FsCapture,
+    ticket: object,
+    version: FsVersion,
+    content: bytes | EncodedText,
+    digest: bytes | None,
+) -> None:
+    """Commit a published change's journal entry: now, or, in a batch, once the batch has
+    made the change durable (`DeferredSync`: an entry never says more than the disk does)."""
+    batch = deferred_sync()
+    if batch is None:
+        capture.commit(ticket, version, content, digest)
+        return
+    batch.commit(
+        partial(capture.commit, ticket, version, content, digest),
+        partial(capture.abandon, ticket),
+    )
 
 
 def _with_bom(content: str, encoding: FsEncoding) -> str:
