@@ -24,7 +24,9 @@ from dsh_fs.fs import (
     canonical_codec,
     forward_delta,
     line_counts,
+    text_change,
     transcoded_utf8,
+    utf16_as_utf8,
 )
 
 __all__ = [
@@ -139,9 +141,11 @@ def count_lines(
     before: bytes | None,
     content: bytes | EncodedText | None,
     digest: bytes | None = None,
+    before_utf8: bool = False,
 ) -> None:
     """Fill in what the record keeps of the published `content` (the pre-image being
-    `before`): `content_fields` of the record's change."""
+    `before`, known to be valid UTF-8 when `before_utf8`): `content_fields` of the record's
+    change."""
     codec = record.get("codec") if isinstance(record.get("codec"), str) else None
     record.update(
         content_fields(
@@ -151,6 +155,7 @@ def count_lines(
             content=content,
             digest=digest,
             codec=codec,
+            before_utf8=before_utf8,
         )
     )
 
@@ -163,6 +168,7 @@ def content_fields(
     content: bytes | EncodedText | None,
     digest: bytes | None = None,
     codec: str | None = None,
+    before_utf8: bool = False,
 ) -> dict[str, Any]:
     """What a record keeps of the published `content` (the pre-image being `before`; none
     for a change that `created` the file, none after one that `removed` it): ``added`` and
@@ -171,8 +177,9 @@ def content_fields(
     the ``digest`` of `content` whenever it is at hand (SPEC §9.1's guard): the sha256
     `digest` the provider computed already, else hashed here, unless the delta applied to
     the pre-image makes the very bytes again (`JournalEntry.published_digest` makes it
-    then, when a guard needs it). Pure, and safe to run beside the publication (a store
-    starts it while the content is written, `FsChangeStart.after`).
+    then, when a guard needs it). `before_utf8`: `before` is known to be valid UTF-8 (the
+    bytes of the `EncodedText` the provider read). Pure, and safe to run beside the
+    publication (a store starts it while the content is written, `FsChangeStart.after`).
     """
     fields: dict[str, Any] = {}
     data: bytes | None
@@ -187,9 +194,25 @@ def content_fields(
         # SPEC §12: both sides counted as their text, in the codec the change was made in;
         # the delta is then relative to the pre-image's text as UTF-8 (`JournalEntry.delta`).
         before_text, text = transcoded_utf8(before, codec), transcoded_utf8(data, codec)
-        fields["added"], fields["removed"] = line_counts(before_text, text)
+        base = None if created else before_text
+        if (
+            text is not None
+            and base is before_text
+            and utf16_as_utf8(before_text) is before_text
+            and utf16_as_utf8(text) is text
+        ):
+            # One trim and one text check for both (the usual change); the bytes are the
+            # very ones given (not transcoded) where the provider said they are UTF-8.
+            fields["added"], fields["removed"], delta = text_change(
+                base,
+                content if isinstance(content, EncodedText) and text is data else text,
+                before_utf8=before_utf8 and before_text is before,
+                after_utf8=isinstance(content, EncodedText) and text is data,
+            )
+        else:
+            fields["added"], fields["removed"] = line_counts(before_text, text)
+            delta = forward_delta(base, text) if text is not None else None
         if text is not None:
-            delta = forward_delta(before_text if not created else None, text)
             fields["delta"] = list(delta) if delta is not None else None
             # Relative to the very bytes (UTF-8, no UTF-16 BOM transcoded on either side):
             # the pre-image and the delta make the published bytes again.
