@@ -295,6 +295,7 @@ class LocalJournalStore(RecordStore):
         # write): once the entry exists, a reader leaves the record alone while it is
         # locked and removes it when it is not (this process died first).
         fd, name, dir_fd = ticket.fd, ticket.id + ".pending", self._dir_fd
+        pre = ticket.id + ".pre" if ticket.kept else None
 
         def finish() -> None:
             try:
@@ -304,6 +305,8 @@ class LocalJournalStore(RecordStore):
                 pass
             finally:
                 os.close(fd)
+            if pre is not None:
+                _uncache(pre, dir_fd)
 
         try:
             self._syncer.submit(finish)
@@ -751,6 +754,28 @@ def _make_private_dirs(path: str) -> None:
         raise PermissionError(errno.EPERM, "the journal store belongs to another user", path)
     if st_mode.S_IMODE(info.st_mode) != 0o700:
         os.chmod(path, 0o700)
+
+
+def _uncache(name: str, dir_fd: int) -> None:
+    """Drop the pages of the kept pre-image `name` from the page cache (clean ones: an undo
+    reads them back from the disk). Without the journal the replaced inode is freed at the
+    publication and its pages reused by the next write; kept, its pages stayed and each
+    write took fresh memory, which in a virtual machine faults on the host: a journaled
+    100 MB edit's copies into the page cache cost ~170 ms CPU more (perf: the kernel's
+    `copy_folio_from_iter_atomic`). Advice only: a failure changes nothing."""
+    advise = getattr(os, "posix_fadvise", None)
+    if advise is None:  # pragma: no cover - macOS
+        return
+    try:
+        fd = os.open(name, _OPEN_READ, dir_fd=dir_fd)
+    except OSError:
+        return
+    try:
+        advise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
 def _fields_or_none(
