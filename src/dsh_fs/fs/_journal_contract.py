@@ -420,18 +420,15 @@ def line_counts(before: bytes | None, after: bytes | None) -> tuple[int | None, 
 
 
 def text_change(
-    before: bytes | None,
-    after: bytes | EncodedText,
-    *,
-    before_utf8: bool = False,
-    after_utf8: bool = False,
+    before: bytes | None, after: bytes | EncodedText, *, before_utf8: bool = False
 ) -> tuple[int | None, int | None, tuple[int, int, str] | None]:
     """``(added, removed, delta)``: what `line_counts` and `forward_delta` say of the change
     from `before` (None: absent) to `after` (sides as `transcoded_utf8` gives them), with
     one trim and one text check of each side rather than two of each (they were two thirds
-    of what a journaled 1 MB edit's record cost). `before_utf8` / `after_utf8`: that side
-    is known to be valid UTF-8 (an `EncodedText`'s bytes), so only a NUL byte can make it
-    not text. An `after` in pieces (an edit's: views of the replaced bytes around the new
+    of what a journaled 1 MB edit's record cost). `before_utf8`: `before` is known to be
+    valid UTF-8 (the bytes of an `EncodedText` a provider read and checked), so only a NUL
+    byte can make it not text (`after` is checked: its middle alone, for a small change).
+    An `after` in pieces (an edit's: views of the replaced bytes around the new
     string) is compared piece by piece, never joined when the change is small."""
     old_bytes = before or b""
     if isinstance(after, EncodedText):
@@ -439,14 +436,14 @@ def text_change(
         size = after.size
         if (size - head - tail) * 2 < size and size - head - tail <= _CHUNK:
             middle = _joined(after.parts, head, size - tail)
-            if not (_is_text(before, before_utf8) and _is_text(middle, after_utf8)):
+            if not (_is_text(before, before_utf8) and _is_text(middle)):
                 return None, None, None
             delta = (head, tail, middle.decode("utf-8")) if len(middle) <= DELTA_LIMIT else None
             old_lines = _middle_lines(old_bytes, head, tail)
             return (*_counted_lines(old_lines, _lines(middle)), delta)
         after = after.to_bytes()  # most of it changed: as one piece
     head, tail = _trim(old_bytes, after)
-    if not _both_text(before, after, head, tail, before_utf8, after_utf8):
+    if not _both_text(before, after, head, tail, before_utf8):
         return None, None, None
     delta = None
     if len(after) - tail - head <= DELTA_LIMIT:
@@ -688,18 +685,17 @@ def _both_text(
     head: int,
     tail: int,
     before_utf8: bool = False,
-    after_utf8: bool = False,
 ) -> bool:
     """Whether both sides are text (`_is_text`), given they share their first `head` and
     last `tail` bytes, cut right after a b"\n" (never inside a character): `before` is
     checked whole and of `after` only what lies between (a one-line change of a large file
-    checks its bytes once, not twice). A side known to be valid UTF-8 (`before_utf8`,
-    `after_utf8`) is checked for a NUL byte only."""
+    checks its bytes once, not twice). A `before` known to be valid UTF-8 (`before_utf8`)
+    is checked for a NUL byte only."""
     if not _is_text(before, before_utf8):
         return False
     if after is None or len(after) - head - tail > len(after) // 2:
-        return _is_text(after, after_utf8)  # most of it: checked whole, not copied out first
-    return _is_text(after[head : len(after) - tail], after_utf8)
+        return _is_text(after)  # most of it: checked whole rather than copied out first
+    return _is_text(after[head : len(after) - tail])
 
 
 def _middle_lines(data: bytes, head: int, tail: int) -> list[bytes]:

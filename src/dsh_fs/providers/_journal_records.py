@@ -183,40 +183,50 @@ def content_fields(
     """
     fields: dict[str, Any] = {}
     data: bytes | None
+    pieces: EncodedText | None = None  # UTF-8 in pieces (an edit's), compared unjoined
     if content is None or isinstance(content, bytes):
         data = content
+    elif content.size > COUNT_LIMIT:
+        data = None
+    elif codec is None:
+        # UTF-8, so no UTF-16 BOM (0xFE and 0xFF are no UTF-8 bytes): its text is its bytes.
+        data, pieces = None, content
     else:
-        data = content.to_bytes() if content.size <= COUNT_LIMIT else None
+        data = content.to_bytes()
     told = False  # whether the delta tells the published bytes exactly
     known_before = created or (before is not None and len(before) <= COUNT_LIMIT)
-    known_after = removed or (data is not None and len(data) <= COUNT_LIMIT)
+    known_after = removed or pieces is not None or (data is not None and len(data) <= COUNT_LIMIT)
     if known_before and known_after:
         # SPEC §12: both sides counted as their text, in the codec the change was made in;
         # the delta is then relative to the pre-image's text as UTF-8 (`JournalEntry.delta`).
-        before_text, text = transcoded_utf8(before, codec), transcoded_utf8(data, codec)
+        before_text = transcoded_utf8(before, codec)
         base = None if created else before_text
+        if pieces is not None and base is not before_text:
+            data, pieces = pieces.to_bytes(), None  # the rare mismatch: the general path
+        text = pieces if pieces is not None else transcoded_utf8(data, codec)
         if (
             text is not None
             and base is before_text
             and utf16_as_utf8(before_text) is before_text
-            and utf16_as_utf8(text) is text
+            and (pieces is not None or utf16_as_utf8(data) is text)
         ):
-            # One trim and one text check for both (the usual change); the bytes are the
-            # very ones given (not transcoded) where the provider said they are UTF-8.
+            # One trim and one text check for both (the usual change); the pre-image is
+            # known to be UTF-8 where the provider said so and it was not transcoded.
             fields["added"], fields["removed"], delta = text_change(
-                base,
-                content if isinstance(content, EncodedText) and text is data else text,
-                before_utf8=before_utf8 and before_text is before,
-                after_utf8=isinstance(content, EncodedText) and text is data,
+                base, text, before_utf8=before_utf8 and before_text is before
             )
+            exact = pieces is not None or text is data
         else:
+            if isinstance(text, EncodedText):
+                data = text = text.to_bytes()
             fields["added"], fields["removed"] = line_counts(before_text, text)
             delta = forward_delta(base, text) if text is not None else None
+            exact = text is data
         if text is not None:
             fields["delta"] = list(delta) if delta is not None else None
             # Relative to the very bytes (UTF-8, no UTF-16 BOM transcoded on either side):
             # the pre-image and the delta make the published bytes again.
-            told = delta is not None and codec is None and before_text is before and text is data
+            told = delta is not None and codec is None and before_text is before and exact
     if content is not None and (digest is not None or not told):
         if digest is None:
             hasher = hashlib.sha256()
