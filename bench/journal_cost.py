@@ -7,9 +7,9 @@ and CPU time, then the CPU time per call of each thread of the process (from the
 thread that runs the provider's critical section, and the journal's helper threads.
 
 The worker thread and the event loop are the call's path; the journal's helper threads run
-beside it (the pending record's fsync, the record's digest and line counts while the content
-is written and made durable): on a machine with a free core their CPU time costs no wall
-time, on a loaded one it does. Run:
+beside it (the pending record, its fsync and the record's line counts, delta and digest while
+the content is written and made durable): on a machine with a free core their CPU time costs
+no wall time, on a loaded one it does. Run:
 
     .venv/bin/python -m bench.journal_cost [--calls 60] [--dir DIR]
 
@@ -53,8 +53,9 @@ def _cpu_by_thread() -> dict[int, int]:
 
 def _thread_names() -> dict[int, str]:
     """A name for each live thread: its Python name without a pool's index
-    (``dsh-fs-journal-record``: the pending record and the pre-image; ``-sync``: the record's
-    fsync, and closing it after the commit; ``-fields``: the digest and line counts)."""
+    (``dsh-fs-journal-record``: the pending record, the pre-image, and the record's line
+    counts, delta and digest; ``-sync``: the record's fsync, and closing it after the
+    commit)."""
     return {
         thread.native_id: thread.name.rsplit("_", 1)[0]
         for thread in threading.enumerate()

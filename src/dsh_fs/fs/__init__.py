@@ -58,6 +58,7 @@ from ._journal_contract import (
     apply_delta,
     forward_delta,
     line_counts,
+    text_change,
 )
 from ._ledger import LedgerUnreachable, ObservationLedger
 from ._rules import DEFAULT_PROTECT, PathRules, RuleMatch, Rules
@@ -200,6 +201,7 @@ __all__ = [
     "journal_codec",
     "line_counts",
     "proven_text",
+    "text_change",
     "transcoded_utf8",
     "utf16_as_utf8",
 ]

@@ -24,7 +24,9 @@ from dsh_fs.fs import (
     canonical_codec,
     forward_delta,
     line_counts,
+    text_change,
     transcoded_utf8,
+    utf16_as_utf8,
 )
 
 __all__ = [
@@ -139,9 +141,11 @@ def count_lines(
     before: bytes | None,
     content: bytes | EncodedText | None,
     digest: bytes | None = None,
+    before_utf8: bool = False,
 ) -> None:
     """Fill in what the record keeps of the published `content` (the pre-image being
-    `before`): `content_fields` of the record's change."""
+    `before`, known to be valid UTF-8 when `before_utf8`): `content_fields` of the record's
+    change."""
     codec = record.get("codec") if isinstance(record.get("codec"), str) else None
     record.update(
         content_fields(
@@ -151,6 +155,7 @@ def count_lines(
             content=content,
             digest=digest,
             codec=codec,
+            before_utf8=before_utf8,
         )
     )
 
@@ -163,6 +168,7 @@ def content_fields(
     content: bytes | EncodedText | None,
     digest: bytes | None = None,
     codec: str | None = None,
+    before_utf8: bool = False,
 ) -> dict[str, Any]:
     """What a record keeps of the published `content` (the pre-image being `before`; none
     for a change that `created` the file, none after one that `removed` it): ``added`` and
@@ -171,29 +177,56 @@ def content_fields(
     the ``digest`` of `content` whenever it is at hand (SPEC §9.1's guard): the sha256
     `digest` the provider computed already, else hashed here, unless the delta applied to
     the pre-image makes the very bytes again (`JournalEntry.published_digest` makes it
-    then, when a guard needs it). Pure, and safe to run beside the publication (a store
-    starts it while the content is written, `FsChangeStart.after`).
+    then, when a guard needs it). `before_utf8`: `before` is known to be valid UTF-8 (the
+    bytes of the `EncodedText` the provider read). Pure, and safe to run beside the
+    publication (a store starts it while the content is written, `FsChangeStart.after`).
     """
     fields: dict[str, Any] = {}
     data: bytes | None
+    pieces: EncodedText | None = None  # UTF-8 in pieces (an edit's), compared unjoined
     if content is None or isinstance(content, bytes):
         data = content
+    elif content.size > COUNT_LIMIT:
+        data = None
+    elif codec is None:
+        # UTF-8, so no UTF-16 BOM (0xFE and 0xFF are no UTF-8 bytes): its text is its bytes.
+        data, pieces = None, content
     else:
-        data = content.to_bytes() if content.size <= COUNT_LIMIT else None
+        data = content.to_bytes()
     told = False  # whether the delta tells the published bytes exactly
     known_before = created or (before is not None and len(before) <= COUNT_LIMIT)
-    known_after = removed or (data is not None and len(data) <= COUNT_LIMIT)
+    known_after = removed or pieces is not None or (data is not None and len(data) <= COUNT_LIMIT)
     if known_before and known_after:
         # SPEC §12: both sides counted as their text, in the codec the change was made in;
         # the delta is then relative to the pre-image's text as UTF-8 (`JournalEntry.delta`).
-        before_text, text = transcoded_utf8(before, codec), transcoded_utf8(data, codec)
-        fields["added"], fields["removed"] = line_counts(before_text, text)
+        before_text = transcoded_utf8(before, codec)
+        base = None if created else before_text
+        if pieces is not None and base is not before_text:
+            data, pieces = pieces.to_bytes(), None  # the rare mismatch: the general path
+        text = pieces if pieces is not None else transcoded_utf8(data, codec)
+        if (
+            text is not None
+            and base is before_text
+            and utf16_as_utf8(before_text) is before_text
+            and (pieces is not None or utf16_as_utf8(data) is text)
+        ):
+            # One trim and one text check for both (the usual change); the pre-image is
+            # known to be UTF-8 where the provider said so and it was not transcoded.
+            fields["added"], fields["removed"], delta = text_change(
+                base, text, before_utf8=before_utf8 and before_text is before
+            )
+            exact = pieces is not None or text is data
+        else:
+            if isinstance(text, EncodedText):
+                data = text = text.to_bytes()
+            fields["added"], fields["removed"] = line_counts(before_text, text)
+            delta = forward_delta(base, text) if text is not None else None
+            exact = text is data
         if text is not None:
-            delta = forward_delta(before_text if not created else None, text)
             fields["delta"] = list(delta) if delta is not None else None
             # Relative to the very bytes (UTF-8, no UTF-16 BOM transcoded on either side):
             # the pre-image and the delta make the published bytes again.
-            told = delta is not None and codec is None and before_text is before and text is data
+            told = delta is not None and codec is None and before_text is before and exact
     if content is not None and (digest is not None or not told):
         if digest is None:
             hasher = hashlib.sha256()

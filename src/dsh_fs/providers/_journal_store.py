@@ -106,6 +106,8 @@ class PendingChange:
     """Whether a pre-image was kept."""
     before: bytes | None = None
     """The replaced content, when the provider had it in memory (else read from `.pre`)."""
+    before_utf8: bool = False
+    """`before` is known to be valid UTF-8 (the provider read it as text)."""
 
 
 @dataclass(slots=True)
@@ -243,7 +245,7 @@ class RecordStore(JournalStore):
         before = change.before
         if before is None and change.kept:
             before = self._pending_pre_image(change.id, COUNT_LIMIT)
-        count_lines(record, before, content, digest)
+        count_lines(record, before, content, digest, change.before_utf8 and before is change.before)
         return record
 
     def _sweep(self, names: dict[str, StoredName]) -> None:
