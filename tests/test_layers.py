@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -51,15 +52,21 @@ def _type_checking_lines(tree: ast.Module) -> set[int]:
     return lines
 
 
-def _imports() -> list[_Import]:
+@functools.cache
+def _imports() -> tuple[_Import, ...]:
+    """Every import of a `dsh_fs` module in the source (parsed once per process: each test
+    here reads the same list)."""
     modules = _modules()
     found: list[_Import] = []
     for name, (path, is_package) in modules.items():
         tree = ast.parse(path.read_text(encoding="utf-8"))
         typing_only = _type_checking_lines(tree)
+        relative = path.relative_to(SRC.parent)
         for node in ast.walk(tree):
-            where = f"{path.relative_to(SRC.parent)}:{getattr(node, 'lineno', 0)}"
-            runs = getattr(node, "lineno", 0) not in typing_only
+            if not isinstance(node, (ast.Import, ast.ImportFrom)):
+                continue
+            where = f"{relative}:{node.lineno}"
+            runs = node.lineno not in typing_only
             if isinstance(node, ast.Import):
                 for alias in node.names:
                     found.append(_Import(name, alias.name, (), where, runs))
@@ -76,7 +83,7 @@ def _imports() -> list[_Import]:
                 for alias in node.names:
                     if f"{module}.{alias.name}" in modules:
                         found.append(_Import(name, f"{module}.{alias.name}", (), where, runs))
-    return [i for i in found if i.target.split(".")[0] == "dsh_fs"]
+    return tuple(i for i in found if i.target.split(".")[0] == "dsh_fs")
 
 
 def _private_owner(module: str) -> str | None:

@@ -107,14 +107,14 @@ def test_only_the_platform_module_makes_a_platform_specific_call() -> None:
             for node in ast.walk(tree)
             if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
         }
+        relative = path.relative_to(SRC)
         for node in ast.walk(tree):
-            where = f"{path.relative_to(SRC)}:{getattr(node, 'lineno', 0)}"
             if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
                 name = (node.value.id, node.attr)
                 if name in PLATFORM_SPECIFIC or (name[0] == "fcntl" and name[1].startswith("F_")):
-                    found.append(f"{where}: {'.'.join(name)}")
+                    found.append(f"{relative}:{node.lineno}: {'.'.join(name)}")
             elif isinstance(node, ast.Constant) and id(node) not in docstrings:
                 text = node.value if isinstance(node.value, str) else ""
                 if "/proc/" in text or text == "renameat2":  # a path, a libc lookup
-                    found.append(f"{where}: {text!r}")
+                    found.append(f"{relative}:{node.lineno}: {text!r}")
     assert found == []
