@@ -153,6 +153,7 @@ SURFACES: dict[str, list[str]] = {
         "journal_codec",
         "line_counts",
         "proven_text",
+        "text_change",
         "transcoded_utf8",
         "utf16_as_utf8",
     ],
