@@ -57,7 +57,7 @@ from .._oserrors import map_os_errors
 from .._text import round_trip
 from ._guards import LocalGuards
 from ._open import fd_path, open_regular
-from ._ripgrep_ignore import IgnoreListings, IgnorePlan, ignore_plan, rebased
+from ._ripgrep_ignore import IgnoreListings, IgnorePlan, ignore_plan, read_ignore_file, rebased
 
 __all__ = [
     "RG_ENCODINGS",
@@ -197,7 +197,8 @@ async def _vetted_rules(
     # since the last one (`IgnoreListings`), not by a ripgrep run of their own: ripgrep
     # walks the tree once, to search.
     def plan_below() -> IgnorePlan:
-        return ignore_plan(root, display, guards, listings.found(root))
+        found = listings.found(root, lambda path: read_ignore_file(path, display, guards))
+        return ignore_plan(root, display, guards, found)
 
     plan = await to_thread.run_sync(plan_below)
     if not plan.rules:
