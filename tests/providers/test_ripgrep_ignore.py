@@ -402,14 +402,6 @@ def test_a_directory_without_subdirectories_has_its_ignore_files_found_by_name(
     assert sorted(found) == ["leaf/.gitignore", "leaf/.ignore", "leaf/.rgignore"]
 
 
-@pytest.mark.skipif(not Path("/proc/self/mountinfo").is_file(), reason="needs Linux /proc")
-def test_link_counts_are_trusted_only_on_filesystems_that_keep_them() -> None:
-    from dsh_fs.providers.local._ripgrep_ignore import _counts_subdirectories
-
-    assert not _counts_subdirectories(os.stat("/proc").st_dev)  # procfs
-    assert not _counts_subdirectories(-1 & 0xFFFF_FFFF)  # no such device
-
-
 async def test_rules_of_a_directory_with_a_line_break_in_its_name_keep_the_walk_out_of_nothing(
     tmp_path: Path,
 ) -> None:

@@ -31,6 +31,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from dsh_fs._platform import links_count_subdirectories
 from dsh_fs.errors import FsError
 
 from ._guards import LocalGuards
@@ -144,7 +145,7 @@ def list_ignore_files(
     walk = _Walk(root, read)
     try:
         device = os.fstat(top).st_dev
-        if _counts_subdirectories(device):
+        if links_count_subdirectories(device):
             walk.leaves = device
         # A root with a line break: the plan drops every rule below it (no rule can name
         # its directories), so none can keep the walk out of one.
@@ -203,7 +204,7 @@ class _Walk:
         """The real directory walked."""
         self.leaves = -1
         """The device (the root's) whose directories' link counts say whether they have
-        subdirectories (`_counts_subdirectories`); -1: none."""
+        subdirectories (`links_count_subdirectories`); -1: none."""
         self.read = read
         """The reader of ignore files (None: none is read, nothing is skipped)."""
         self.files: list[tuple[str, int, int, int, int]] = []
@@ -302,30 +303,6 @@ def _exists(name: str, fd: int) -> bool:
     """Whether `name` is in the directory open as `fd`, whatever it is (a link is not
     followed); with the process's effective ids, as it would be opened."""
     return os.access(name, os.F_OK, dir_fd=fd, effective_ids=True, follow_symlinks=False)
-
-
-_COUNTING_FILESYSTEMS = frozenset({"ext2", "ext3", "ext4", "xfs", "tmpfs"})
-"""Filesystems whose directory's link count is always 2 plus its subdirectories (Linux). Not
-btrfs (always 1), overlayfs (1 for a merged directory), network and FUSE filesystems (what
-their server says): as GNU fts' leaf optimization, only where the count is known to hold."""
-
-
-def _counts_subdirectories(device: int) -> bool:
-    """Whether every directory of `device` has a link count of 2 exactly when it has no
-    subdirectory: its filesystem, as ``/proc/self/mountinfo`` names it, is one of
-    `_COUNTING_FILESYSTEMS` (False where there is no such file)."""
-    try:
-        with open("/proc/self/mountinfo", encoding="utf-8", errors="replace") as file:
-            mounts = file.read().splitlines()
-    except OSError:
-        return False
-    wanted = f"{os.major(device)}:{os.minor(device)}"
-    kinds = {
-        line.partition(" - ")[2].partition(" ")[0]
-        for line in mounts
-        if line.split(" ", 3)[2:3] == [wanted]
-    }
-    return bool(kinds) and kinds <= _COUNTING_FILESYSTEMS
 
 
 def _skips_below(
