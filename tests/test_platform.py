@@ -118,3 +118,12 @@ def test_only_the_platform_module_makes_a_platform_specific_call() -> None:
                 if "/proc/" in text or text == "renameat2":  # a path, a libc lookup
                     found.append(f"{relative}:{node.lineno}: {text!r}")
     assert found == []
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux's /proc")
+def test_link_counts_are_trusted_only_on_filesystems_that_keep_them(tmp_path: Path) -> None:
+    kind = _platform.links_count_subdirectories
+    assert not kind(os.stat("/proc").st_dev)  # procfs
+    assert not kind(0xFFFF_FFFF)  # no such device
+    with _platform.force(_platform.PORTABLE):
+        assert not kind(os.stat(tmp_path).st_dev)  # nothing read from /proc

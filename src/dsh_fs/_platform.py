@@ -92,8 +92,9 @@ class Capabilities:
     renameat2: bool
     """``renameat2(RENAME_NOREPLACE)`` from libc (Linux, glibc 2.28+)."""
     proc_status: bool
-    """``/proc`` tells the umask without changing it (``/proc/self/status``, Linux 4.7+) and
-    when a process started (``/proc/PID/stat``)."""
+    """``/proc`` tells the umask without changing it (``/proc/self/status``, Linux 4.7+),
+    when a process started (``/proc/PID/stat``) and which filesystem a device holds
+    (``/proc/self/mountinfo``)."""
     kernel_copy: bool
     """``FICLONE`` and ``copy_file_range`` (Linux)."""
     o_path: bool
@@ -351,6 +352,32 @@ def process_umask() -> int:
     mask = os.umask(0o022)
     os.umask(mask)
     return mask
+
+
+_COUNTING_FILESYSTEMS: Final = frozenset({"ext2", "ext3", "ext4", "xfs", "tmpfs"})
+"""Filesystems whose directory's link count is always 2 plus its subdirectories. Not btrfs
+(always 1), overlayfs (1 for a merged directory), network and FUSE filesystems (what their
+server says): as GNU fts' leaf optimization, only where the count is known to hold."""
+
+
+def links_count_subdirectories(device: int) -> bool:
+    """Whether every directory on `device` has a link count of 2 exactly when it has no
+    subdirectory: its filesystem, as ``/proc/self/mountinfo`` names it, is one of
+    `_COUNTING_FILESYSTEMS` (False where ``/proc`` can't tell)."""
+    if not CURRENT.proc_status:
+        return False
+    try:
+        with open("/proc/self/mountinfo", encoding="utf-8", errors="replace") as file:
+            mounts = file.read().splitlines()
+    except OSError:
+        return False
+    wanted = f"{os.major(device)}:{os.minor(device)}"
+    kinds = {
+        line.partition(" - ")[2].partition(" ")[0]
+        for line in mounts
+        if line.split(" ", 3)[2:3] == [wanted]
+    }
+    return bool(kinds) and kinds <= _COUNTING_FILESYSTEMS
 
 
 def process_started(pid: int) -> str | None:

@@ -219,3 +219,59 @@ async def test_glob_lists_oldest_first_and_files_of_one_time_in_path_order_as_th
         async with Workspace.local(tmp_path, discovery=DiscoveryConfig(native=native)) as ws:
             texts.append((await ws.session().call("glob", {"pattern": "*.txt"})).text)
     assert texts[0] == texts[1]
+
+
+def test_a_glob_listing_fed_in_pieces_is_stat_ed_whole_paths_only(tmp_path: Path) -> None:
+    from dsh_fs.providers.local._ripgrep import _Stamper
+
+    for rel in ("a.txt", "sub/b.txt", "sub/c.txt"):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text("x\n", encoding="utf-8")
+    (tmp_path / "sub" / "d").mkdir()  # listed, then found not to be a regular file
+    stamper = _Stamper(str(tmp_path), LocalGuards())
+    # A path cut between two pieces of ripgrep's output is stat-ed once it is whole.
+    for piece in (b"./a.txt\0./su", b"b/b.txt\0./sub/d\0./gone.txt\0", b"./sub/c.t", b"xt\0"):
+        stamper.feed(piece)
+    stamper.finish()
+    stamper.run()
+    assert stamper.paths == ["a.txt", "sub/b.txt", "sub/c.txt"]
+    assert stamper.times == [(tmp_path / rel).stat().st_mtime_ns for rel in stamper.paths]
+
+
+def test_an_abandoned_glob_listing_stats_nothing_more(tmp_path: Path) -> None:
+    from dsh_fs.providers.local._ripgrep import _Stamper
+
+    (tmp_path / "a.txt").write_text("x\n", encoding="utf-8")
+    stamper = _Stamper(str(tmp_path), LocalGuards())
+    stamper.feed(b"./a.txt\0")
+    stamper.abandon()
+    stamper.run()  # returns at once: a cancelled glob's task group can end
+    assert stamper.paths == []
+
+
+async def test_a_glob_thread_waiting_for_ripgrep_ends_when_the_listing_is_abandoned(
+    tmp_path: Path,
+) -> None:
+    from anyio import to_thread
+
+    from dsh_fs.providers.local._ripgrep import _Stamper
+
+    stamper = _Stamper(str(tmp_path), LocalGuards())
+    with anyio.fail_after(30):
+        async with anyio.create_task_group() as group:
+            group.start_soon(to_thread.run_sync, stamper.run)
+            await anyio.lowlevel.checkpoint()  # the thread may be waiting, or not started
+            stamper.abandon()
+    assert stamper.paths == []
+
+
+def test_a_long_glob_listing_is_stat_ed_a_thousand_at_a_time_in_order(tmp_path: Path) -> None:
+    from dsh_fs.providers.local._ripgrep import _stamped_below
+
+    names = [f"f{index:05}.txt" for index in range(2500)]
+    for name in names:
+        (tmp_path / name).write_bytes(b"")
+    (tmp_path / names[1500]).unlink()  # gone in the second thousand: that one is dropped
+    times, kept = _stamped_below(str(tmp_path), names)
+    assert kept == names[:1500] + names[1501:]
+    assert times == [(tmp_path / name).stat().st_mtime_ns for name in kept]

@@ -20,6 +20,7 @@ from dsh_fs.providers.local._ripgrep_ignore import (
     SETTLED_NS,
     IgnoreListing,
     IgnoreListings,
+    Reader,
     list_ignore_files,
 )
 
@@ -63,10 +64,10 @@ class _Walks:
         real = _ripgrep_ignore.list_ignore_files
 
         def counted(
-            root: str, clock: Callable[[], int] = time.time_ns
+            root: str, clock: Callable[[], int] = time.time_ns, read: Reader | None = None
         ) -> tuple[list[str], IgnoreListing | None]:
             self.count += 1
-            return real(root, clock)
+            return real(root, clock, read)
 
         monkeypatch.setattr(_ripgrep_ignore, "list_ignore_files", counted)
 
@@ -259,3 +260,163 @@ def test_a_provider_keeps_the_listings_of_its_last_eight_roots(
     assert walks.count == 9
     assert listings.found(str(roots[0])) == ["a/.ignore"]  # the oldest, dropped
     assert walks.count == 10
+
+
+def _rg_paths(root: Path) -> list[str]:
+    """What ripgrep itself finds for "needle", reading the ignore files on its own."""
+    import subprocess
+
+    rg = find_rg()
+    assert rg is not None
+    done = subprocess.run(
+        [rg, "--no-config", "--files-with-matches", "needle", "."],
+        cwd=root,
+        capture_output=True,
+        check=False,
+    )
+    return sorted(line.removeprefix("./") for line in done.stdout.decode().splitlines())
+
+
+def _rewrite_in_place(path: Path, data: bytes) -> None:
+    with path.open("r+b") as file:
+        file.truncate(0)
+        file.write(data)
+
+
+def _vetted_reader(path: str) -> tuple[bytes, os.stat_result] | None:
+    from dsh_fs.providers import LocalGuards
+    from dsh_fs.providers.local._ripgrep_ignore import read_ignore_file
+
+    return read_ignore_file(path, ".", LocalGuards())
+
+
+async def test_the_walk_skips_a_directory_a_plain_name_rule_ignores_and_grep_still_agrees_with_rg(
+    tmp_path: Path,
+) -> None:
+    root = _tree(
+        tmp_path / "tree",
+        {
+            ".gitignore": "node_modules/\n*.log\n",
+            "src/a.txt": "needle\n",
+            "node_modules/pkg/.ignore": "x\n",  # below a skipped directory: never met
+            "node_modules/pkg/b.txt": "needle\n",
+            "src/node_modules/c.txt": "needle\n",  # the rule holds at any depth
+        },
+    )
+    _settle(root)
+    os.utime(root / ".gitignore", ns=(_LONG_AGO_NS, _LONG_AGO_NS))
+    found, listing = list_ignore_files(str(root), read=_vetted_reader)
+    assert found == [".gitignore"]
+    assert listing is not None
+    assert {rel for rel, *_ in listing.directories} == {"", "src"}
+    assert [rel for rel, *_ in listing.files] == [".gitignore"]
+    async with Workspace.local(root) as workspace:
+        assert await _grep_paths(workspace) == ["src/a.txt"] == _rg_paths(root)
+
+
+@pytest.mark.parametrize(
+    "files",
+    [
+        {".gitignore": "build/\n", ".ignore": "!build/\n"},  # a stronger file takes it back
+        {".ignore": "build/\n", "sub/.gitignore": "!build/\n"},  # a deeper one does
+        {".ignore": "build/\n", "sub/.rgignore": "!build/x.txt\n"},  # any negation counts
+    ],
+    ids=["negated-beside", "negated-below", "any-negation"],
+)
+async def test_a_negation_on_the_way_turns_skipping_off(
+    tmp_path: Path, files: dict[str, str]
+) -> None:
+    tree = {
+        **files,
+        "sub/build/x.txt": "needle\n",
+        "sub/build/.ignore": "y.txt\n",
+        "sub/build/y.txt": "needle\n",
+    }
+    root = _tree(tmp_path / "tree", tree)
+    _settle(root)
+    found, listing = list_ignore_files(str(root), read=_vetted_reader)
+    assert "sub/build/.ignore" in found  # walked: its rules reach the plan
+    assert listing is not None
+    assert "sub/build" in {rel for rel, *_ in listing.directories}
+
+
+async def test_a_gitignore_outside_a_git_work_tree_skips_nothing(tmp_path: Path) -> None:
+    root = tmp_path / "tree"
+    (root / "build").mkdir(parents=True)
+    (root / ".gitignore").write_text("build/\n", encoding="utf-8")
+    (root / "build" / ".ignore").write_text("y.txt\n", encoding="utf-8")
+    for name in ("x.txt", "y.txt"):
+        (root / "build" / name).write_text("needle\n", encoding="utf-8")
+    _settle(root)
+    found, _ = list_ignore_files(str(root.resolve()), read=_vetted_reader)
+    assert sorted(found) == [".gitignore", "build/.ignore"]
+    async with Workspace.local(root) as workspace:
+        assert await _grep_paths(workspace) == ["build/x.txt"]
+
+
+async def test_a_rule_taken_out_of_an_ignore_file_lets_the_next_grep_meet_what_it_skipped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = _tree(
+        tmp_path / "tree",
+        {
+            ".gitignore": "build/\n",
+            "a.txt": "needle\n",
+            "build/.ignore": "y.txt\n",
+            "build/x.txt": "needle\n",
+            "build/y.txt": "needle\n",
+        },
+    )
+    _settle(root)
+    os.utime(root / ".gitignore", ns=(_LONG_AGO_NS, _LONG_AGO_NS))
+    walks = _Walks(monkeypatch)
+    async with Workspace.local(root) as workspace:
+        assert await _grep_paths(workspace) == ["a.txt"]
+        # Rewritten in place: no directory's times move, only the file's.
+        _rewrite_in_place(root / ".gitignore", b"# nothing\n")
+        assert await _grep_paths(workspace) == ["a.txt", "build/x.txt"] == _rg_paths(root)
+    assert walks.count == 2
+
+
+async def test_a_skipped_directory_resting_on_an_ignore_file_changed_just_now_keeps_no_listing(
+    tmp_path: Path,
+) -> None:
+    root = _tree(tmp_path / "tree", {".gitignore": "build/\n", "build/x.txt": "x\n"})
+    _settle(root)  # the directories only: the .gitignore was written just now
+    found, listing = list_ignore_files(str(root), read=_vetted_reader)
+    assert found == [".gitignore"]
+    assert listing is None
+    later = time.time_ns() + SETTLED_NS + 10**9
+    found, listing = list_ignore_files(str(root), lambda: later, _vetted_reader)
+    assert listing is not None
+    assert [rel for rel, *_ in listing.files] == [".gitignore"]
+
+
+def test_a_directory_without_subdirectories_has_its_ignore_files_found_by_name(
+    tmp_path: Path,
+) -> None:
+    root = _tree(tmp_path / "tree", {"leaf/.rgignore": "x\n", "leaf/a.txt": "x\n"})
+    (root / "leaf" / ".ignore").symlink_to(root / "missing")  # a dangling link is a name too
+    os.mkfifo(root / "leaf" / ".gitignore")
+    found, _ = list_ignore_files(str(root))  # "leaf" has a link count of 2 on ext4, tmpfs…
+    assert sorted(found) == ["leaf/.gitignore", "leaf/.ignore", "leaf/.rgignore"]
+
+
+async def test_rules_of_a_directory_with_a_line_break_in_its_name_keep_the_walk_out_of_nothing(
+    tmp_path: Path,
+) -> None:
+    root = _tree(
+        tmp_path / "tree",
+        {
+            "a\nb/.ignore": "build/\n",  # dropped by the plan: ripgrep enters a\nb/build
+            "a\nb/build/.ignore": "y.txt\n",
+            "a\nb/build/x.txt": "needle\n",
+            "a\nb/build/y.txt": "needle\n",
+        },
+    )
+    _settle(root)
+    found, _ = list_ignore_files(str(root), read=_vetted_reader)
+    assert "a\nb/build/.ignore" in found
+    async with Workspace.local(root) as workspace:
+        # Shown escaped; y.txt too: no rule of a directory below "a\nb" counts.
+        assert await _grep_paths(workspace) == ["a\\nb/build/x.txt", "a\\nb/build/y.txt"]
