@@ -83,6 +83,15 @@ def _open_session(page: Page, served: Served, client: str) -> None:
     _arrived(page)
 
 
+def _served_version(page: Page, served: Served) -> str:
+    """The journal's version as the review server answers it now (re-read every half
+    second)."""
+    answer = page.request.get(
+        f"{served.base}/api/version", headers={"X-Dsh-Fs-Token": served.token}
+    )
+    return str(answer.json()["version"])
+
+
 def _arrived(page: Page) -> None:
     """Wait until the session page a link led to has loaded, its deferred script included:
     its buttons do nothing before the script runs, and a busy machine runs it late."""
@@ -222,16 +231,10 @@ def test_an_action_taken_while_a_poll_runs_shows_its_result_without_another_poll
 
     page.route("**/fragment/changes*", stale)
 
-    def served_version() -> str:
-        answer = page.request.get(
-            f"{served.base}/api/version", headers={"X-Dsh-Fs-Token": served.token}
-        )
-        return str(answer.json()["version"])
-
-    before = served_version()
+    before = _served_version(page, served)
     agent.call("write", {"file_path": "b.txt", "content": "agent\n"})  # the version moves
     deadline = time.monotonic() + 30
-    while served_version() == before and time.monotonic() < deadline:
+    while _served_version(page, served) == before and time.monotonic() < deadline:
         page.wait_for_timeout(100)  # the server rereads its stores every half second
     page.clock.run_for(1500)  # one poll: it sees the new version and asks for the changes
     while not held and time.monotonic() < deadline:
@@ -296,6 +299,13 @@ def test_a_row_keeps_the_keyboard_focus_when_the_list_is_refreshed_under_it(
     _tab_to(page, lambda text: text.startswith("claude-code-"))
     page.evaluate("document.querySelector('#sessions-body a').dataset.old = '1'")
     assert len(held) == 1
+    # Rows that came back unchanged would stay as they are: another agent's session makes
+    # the held list a new one (asked for once the server's half-second reading has it).
+    before = _served_version(page, served)
+    served.agent("cursor").call("write", {"file_path": "c.txt", "content": "x\n"})
+    deadline = time.monotonic() + 30
+    while _served_version(page, served) == before and time.monotonic() < deadline:
+        page.wait_for_timeout(100)
     held[0].continue_()
     # The rows were replaced when the marked link is gone (a CSS wait: the page's CSP refuses
     # the eval a string predicate of `wait_for_function` may need).
@@ -303,6 +313,42 @@ def test_a_row_keeps_the_keyboard_focus_when_the_list_is_refreshed_under_it(
     focused: Any = page.evaluate("document.activeElement.textContent")
     assert isinstance(focused, str)
     assert focused.startswith("claude-code-")
+
+
+def test_the_first_refresh_leaves_the_rows_the_page_came_with_alone(
+    served: Served, page: Page
+) -> None:
+    """The page's first refresh (right after its load) brings the same rows the server
+    rendered: they stay the very elements they were, so a link the user is clicking then
+    is not replaced under the pointer (a click landing between the two was lost)."""
+    served.agent("claude-code").call("write", {"file_path": "a.txt", "content": "one\n"})
+    held: list[Route] = []
+
+    def first_list(route: Route) -> None:
+        if held:
+            route.continue_()
+        else:
+            held.append(route)  # the first refresh's list, answered later
+
+    page.route("**/fragment/list*", first_list)
+    polls: list[str] = []
+    page.on(
+        "request",
+        lambda request: polls.append(request.url) if "/api/version" in request.url else None,
+    )
+    page.goto(served.url)
+    link = page.get_by_role("link", name="claude-code-", exact=False).first.element_handle()
+    deadline = time.monotonic() + 30
+    while not held and time.monotonic() < deadline:
+        page.wait_for_timeout(20)
+    assert held, "the page's first refresh did not ask for the list"
+    held[0].continue_()
+    # One refresh runs at a time: the next poll asks for the version only once the first
+    # refresh (the held one) has ended.
+    while len(polls) < 2 and time.monotonic() < deadline:
+        page.wait_for_timeout(20)
+    assert len(polls) >= 2, "the page did not poll again"
+    assert link.evaluate("element => element.isConnected")
 
 
 def _tab_to(page: Page, wanted: Callable[[str], bool]) -> None:

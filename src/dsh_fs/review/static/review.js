@@ -8,7 +8,18 @@
   const headers = { "X-Dsh-Fs-Token": token };
   const statusBox = document.getElementById("status");
   const POLL_MS = 1500;
-  let shownRows = null; // the session rows' HTML as last received (the page's own at first)
+  // The session rows' HTML as the page holds them (serialized by the browser: the page's
+  // own at first). A refresh replaces them only when what it brought serializes otherwise:
+  // the first refresh after a page load then leaves the rows the server rendered alone,
+  // and a link being clicked at that moment is not swapped from under the pointer.
+  const listed = document.getElementById("sessions-body");
+  let shownRows = listed ? listed.innerHTML : null;
+
+  function serialized(html) {
+    const parsed = document.createElement("template");
+    parsed.innerHTML = html;
+    return parsed.innerHTML;
+  }
 
   function say(text, kind) {
     statusBox.textContent = text;
@@ -209,13 +220,13 @@
       // Rows replaced only when they changed, and the focus looked up after the wait: a
       // keyboard user who tabbed onto a row while the list was fetched keeps their place
       // (the row's same link or button), instead of finding the focus back on the page.
-      if (data.rows !== shownRows) {
+      if (serialized(data.rows) !== shownRows) {
         const focused = document.activeElement;
         const row = focused && rows.contains(focused) ? focused.closest("tr") : null;
         const key = row && row.dataset.key;
         const at = row ? Array.from(row.querySelectorAll("a, button")).indexOf(focused) : -1;
         rows.innerHTML = data.rows;
-        shownRows = data.rows;
+        shownRows = rows.innerHTML;
         for (const fresh of key ? rows.querySelectorAll("tr") : []) {
           if (fresh.dataset.key !== key) continue;
           const targets = fresh.querySelectorAll("a, button");
