@@ -92,6 +92,19 @@ def _served_version(page: Page, served: Served) -> str:
     return str(answer.json()["version"])
 
 
+def _first_held(held: list[Route]) -> Callable[[Route], None]:
+    """A route handler that keeps the first request it meets in `held` (for the test to
+    answer later) and lets every later one through."""
+
+    def handler(route: Route) -> None:
+        if held:
+            route.continue_()
+        else:
+            held.append(route)
+
+    return handler
+
+
 def _arrived(page: Page) -> None:
     """Wait until the session page a link led to has loaded, its deferred script included:
     its buttons do nothing before the script runs, and a busy machine runs it late."""
@@ -285,13 +298,7 @@ def test_a_row_keeps_the_keyboard_focus_when_the_list_is_refreshed_under_it(
     served.agent("claude-code").call("write", {"file_path": "a.txt", "content": "x\n"})
     held: list[Route] = []
 
-    def hold(route: Route) -> None:
-        if held:
-            route.continue_()
-        else:
-            held.append(route)
-
-    page.route("**/fragment/list*", hold)
+    page.route("**/fragment/list*", _first_held(held))
     # The page's first poll asks for the list; it is held while the user tabs onto a row, so
     # the focus moves while the list is on its way (a busy machine does this by itself).
     with page.expect_request("**/fragment/list*"):
@@ -324,13 +331,7 @@ def test_the_first_refresh_leaves_the_rows_the_page_came_with_alone(
     served.agent("claude-code").call("write", {"file_path": "a.txt", "content": "one\n"})
     held: list[Route] = []
 
-    def first_list(route: Route) -> None:
-        if held:
-            route.continue_()
-        else:
-            held.append(route)  # the first refresh's list, answered later
-
-    page.route("**/fragment/list*", first_list)
+    page.route("**/fragment/list*", _first_held(held))  # answered later
     polls: list[str] = []
     page.on(
         "request",

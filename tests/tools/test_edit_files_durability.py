@@ -3,8 +3,6 @@ fsynced once, after the last file, and each file's journal entry is committed on
 
 from __future__ import annotations
 
-import os
-import stat
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +10,8 @@ import pytest
 
 from dsh_fs import Workspace
 from dsh_fs.providers import LocalFileSystem
+
+from ..providers.test_local_batch import spy_on_directory_fsync
 
 pytestmark = pytest.mark.anyio
 
@@ -60,19 +60,11 @@ async def test_a_set_fsyncs_the_directory_its_files_share_once(
         (root / name).write_text("old\n", encoding="utf-8")
     info = root.stat()
     synced: list[tuple[int, int]] = []
-    real_fsync = os.fsync
-
-    def fsync(fd: int) -> None:
-        now = os.fstat(fd)
-        if stat.S_ISDIR(now.st_mode):
-            synced.append((now.st_dev, now.st_ino))
-        real_fsync(fd)
-
     async with Workspace.local(root) as workspace:
         session = workspace.session()
         for name in NAMES:
             await session.call("read", {"file_path": name})
-        monkeypatch.setattr(os, "fsync", fsync)
+        spy_on_directory_fsync(monkeypatch, synced)
         result = await session.call("edit_files", {"edits": edits()})
         assert not result.is_error, result.text
     assert synced.count((info.st_dev, info.st_ino)) == 1  # not one per file
