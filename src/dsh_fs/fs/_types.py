@@ -7,7 +7,7 @@ compare them, and nothing outside the provider that minted them interprets them.
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, NewType, TypeAlias
 
 from ._encoded import TextLike, text_of
@@ -177,6 +177,12 @@ class ReplaceIfVersion:
 
     version: FsVersion
     """The version the writer last observed."""
+    content: bytes | None = field(default=None, compare=False, repr=False)
+    """The file's bytes at `version`, as the writer read them, when it has them (a change
+    set's staging): a provider that must look at the content to tell whether the file is
+    still at `version` (a timestamp too coarse to tell, a touch) may compare these bytes
+    instead of hashing the file. Never weaker: a file that does not hold them is not at
+    `version`."""
 
 
 WriteGuard: TypeAlias = CreateIfAbsent | ReplaceIfVersion

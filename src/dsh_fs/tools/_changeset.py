@@ -8,9 +8,9 @@ journal see every step as they see a single `write`):
    read once, and every edit applied to it in memory, in order. The first failure is the
    set's failure and nothing has been written.
 2. *Publication* (`ChangeSet.publish`): file by file, each a `write_text` guarded by the
-   version staging read. A guard that fails midway (a concurrent writer) puts the files
-   already published back, each guarded by the version its publication made, and the set
-   fails `FS_STALE_VERSION` naming the file that changed.
+   version staging read and the bytes read there (`_guard`). A guard that fails midway (a
+   concurrent writer) puts the files already published back, each guarded by the version
+   its publication made, and the set fails `FS_STALE_VERSION` naming the file that changed.
 
 The set's logic lives here, over the existing guarded primitives, rather than as a provider
 primitive: a set names any number of targets, which the wrapper table's rows (a fixed
@@ -52,6 +52,7 @@ from dsh_fs.fs import (
     ReplaceIfVersion,
     SetFileRecord,
     SetRecord,
+    WriteGuard,
     apply_change,
     messages,
 )
@@ -516,8 +517,7 @@ class ChangeSet:
             await observe(context, execution, target, Absent())
             return
         if staged.move_to is None:
-            version = staged.version
-            guard = ReplaceIfVersion(version) if version is not None else CreateIfAbsent()
+            guard = self._guard(staged)
             capture = await self._capture(target)
             written = await fs.write_text(target, staged.after, guard, capture=capture)
             staged.published = written.version
@@ -532,6 +532,17 @@ class ChangeSet:
         await observe(context, execution, target, Absent())
         if staged.moved.version is not None:
             await observe(context, execution, destination, Present(staged.moved.version))
+
+    @staticmethod
+    def _guard(staged: StagedFile) -> WriteGuard:
+        """The guard of a file's publication: the version staging read, with the bytes read
+        there when they are the text's UTF-8 (the provider compares them, where it would
+        otherwise hash the file to tell a same-tick rewrite or a touch); none: a create."""
+        if staged.version is None:
+            return CreateIfAbsent()
+        if staged.before is None or not staged.encoding.utf8:
+            return ReplaceIfVersion(staged.version)
+        return ReplaceIfVersion(staged.version, staged.before.encode("utf-8"))
 
     async def _capture(self, target: FsTarget) -> FsCapture | None:
         """The journal's capture of the set's change of `target` (asked ahead, or now)."""

@@ -490,7 +490,7 @@ class LocalMutations:
             content = LazyContent(opened.fd, opened.info.st_size)
             ours = self._ours(key, opened, content)
             if isinstance(expected, ReplaceIfVersion) and not self._is_current(
-                expected.version, opened, content, ours
+                expected.version, opened, content, ours, expected.content
             ):
                 raise messages.write_stale(display)
             encoding = self._existing_encoding(target, opened.fd, content) if encoded else None
@@ -771,11 +771,15 @@ class LocalMutations:
         opened: Opened,
         content: LazyContent,
         ours: Published | None,
+        known: bytes | None = None,
     ) -> bool:
         """`VersionBook.is_current`; when the file holds what we published at `expected`
-        (bytes compared), that answers it without hashing."""
+        (bytes compared), that answers it without hashing, and so do the bytes the caller
+        read at `expected` when it gives them (`known`: `VersionBook.holds`)."""
         if ours is not None and ours.version == expected:
             return True
+        if known is not None:
+            return self._versions.holds(expected, opened.info, content, known)
         return self._versions.is_current(expected, opened.info, content)
 
     @staticmethod

@@ -220,6 +220,27 @@ class VersionBook:
             return False
         return digest(content()) == seen.digest
 
+    def holds(
+        self,
+        expected: FsVersion,
+        info: os.stat_result,
+        content: Callable[[], bytes | bytearray],
+        known: bytes,
+    ) -> bool:
+        """`is_current` for a caller that read `known`, the bytes at `expected`: compared
+        with the file's where `is_current` compares digests (a same-tick rewrite, a touch),
+        so nothing is hashed; the tuple still decides where it can (a version known not
+        racy). A file that does not hold `known` is never current."""
+        if self.version(info) == expected:
+            with self._lock:
+                seen = self._seen.get(expected)
+            # A deferred entry's `racy` is known without computing its digest.
+            if seen is not None and not seen.racy:
+                return True
+        elif info.st_size != len(known):
+            return False
+        return content() == known
+
 
 def same_inode(one: str, other: str) -> bool:
     """Whether two version tokens name the same inode (their device and inode fields)."""

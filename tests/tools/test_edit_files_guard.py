@@ -1,0 +1,136 @@
+"""`edit_files` publishes each file under a guard given the bytes staging read (issue 42):
+the provider compares them with the file instead of hashing it, and that compare must see
+every change another program makes between staging and publication (a same-size rewrite
+in the same timestamp tick, which the version alone cannot tell) and no change where there
+is none (a touch).
+
+The writer runs at a deterministic point: a wrapper's hook right before the set's first
+write, after every edit is staged (as in `test_edit_files.py`). Coarse timestamps are faked
+with `timestamp_granularity_ns`, as in `tests/providers/test_versions.py`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from dsh_fs import Session, ToolResult, Workspace
+from dsh_fs.fs import FsCapture, FsTarget, FsWriteOutcome, WrapperFileSystem, WriteGuard
+from dsh_fs.providers import LocalFileSystem
+
+pytestmark = pytest.mark.anyio
+
+COARSE = 10**12  # a 1000 s tick: every change below lands in the same tick
+NAMES = ("a.py", "b.py", "c.py")
+STALE_REMEDY = " \u2014 re-read the file, then retry"
+
+
+class BeforePublication(WrapperFileSystem):
+    """`provider`, running `hook` once right before the first write: after every edit of
+    the set is staged, before any file is published."""
+
+    def __init__(self, provider: LocalFileSystem, hook: Callable[[], None]) -> None:
+        super().__init__(provider)
+        self.hook: Callable[[], None] | None = hook
+
+    async def write_text(
+        self,
+        target: FsTarget,
+        content: str,
+        expected: WriteGuard | None = None,
+        *,
+        capture: FsCapture | None = None,
+    ) -> FsWriteOutcome:
+        hook, self.hook = self.hook, None
+        if hook is not None:
+            hook()
+        return await super().write_text(target, content, expected, capture=capture)
+
+
+def one(name: str) -> dict[str, Any]:
+    return {"file_path": name, "old_string": "old_name", "new_string": "new_name"}
+
+
+async def three_read_files(root: Path, session: Session) -> dict[str, str]:
+    """a.py, b.py, c.py (a few KB each), each read by `session`; their contents by name."""
+    contents = {}
+    for name in NAMES:
+        contents[name] = f"def {name[0]}():\n    return old_name\n" + "# padding\n" * 400
+        (root / name).write_text(contents[name], encoding="utf-8")
+        result = await session.call("read", {"file_path": name})
+        assert not result.is_error, result.text
+    return contents
+
+
+def on_disk(root: Path) -> dict[str, str]:
+    return {name: (root / name).read_text(encoding="utf-8") for name in NAMES}
+
+
+async def run_set(
+    root: Path, hook: Callable[[Path], None], position: int, granularity: int = 1
+) -> tuple[ToolResult, dict[str, str]]:
+    """Three files read, then one set renaming in all three, with `hook` run on the file at
+    `position` between staging and publication; the result and the contents read."""
+    changed = root / NAMES[position - 1]
+    provider = LocalFileSystem(root, timestamp_granularity_ns=granularity)
+    workspace = Workspace(BeforePublication(provider, lambda: hook(changed)), cwd=str(root))
+    try:
+        session = workspace.session()
+        before = await three_read_files(root, session)
+        result = await session.call("edit_files", {"edits": [one(name) for name in NAMES]})
+    finally:
+        await workspace.aclose()
+    return result, before
+
+
+def rewrite_in_place(path: Path) -> None:
+    """Another program rewriting the file without dsh-fs: same inode, same size."""
+    data = path.read_bytes()
+    with path.open("r+b") as f:
+        f.write(data.replace(b"padding", b"PADDING"))
+
+
+def replace_same_size(path: Path) -> None:
+    """Another program replacing the file with new bytes of the same size."""
+    path.write_bytes(path.read_bytes().replace(b"padding", b"PADDING"))
+
+
+@pytest.mark.parametrize("position", [1, 2, 3])
+@pytest.mark.parametrize(
+    ("change", "granularity"),
+    [(rewrite_in_place, COARSE), (replace_same_size, 1)],
+    ids=["same-tick-rewrite", "same-size-replace"],
+)
+async def test_a_same_size_change_between_staging_and_publication_rolls_the_set_back(
+    root: Path, position: int, change: Callable[[Path], None], granularity: int
+) -> None:
+    result, before = await run_set(root, change, position, granularity)
+    changed = root / NAMES[position - 1]
+    assert result.code == "FS_STALE_VERSION"
+    assert result.text == (
+        f'Error: edit {position} of 3 ("{changed}"): cannot edit "{changed}": '
+        "file changed since it was read" + STALE_REMEDY
+    )
+    before[changed.name] = before[changed.name].replace("padding", "PADDING")
+    assert on_disk(root) == before
+
+
+def touch(path: Path) -> None:
+    """Another program changing only the file's times."""
+    info = path.stat()
+    os.utime(path, ns=(info.st_atime_ns, info.st_mtime_ns + 10**9))
+
+
+@pytest.mark.parametrize("position", [1, 2, 3])
+async def test_a_touch_between_staging_and_publication_still_publishes_the_set(
+    root: Path, position: int
+) -> None:
+    result, before = await run_set(root, touch, position)
+    assert not result.is_error, result.text
+    assert on_disk(root) == {
+        name: text.replace("old_name", "new_name") for name, text in before.items()
+    }
