@@ -132,3 +132,7 @@ async def test_the_bytes_read_refuse_a_rewrite_a_later_read_made_the_version_boo
         await fs.write_text(target, "mine\n", ReplaceIfVersion(seen.version, ALPHA))
     assert stale.value.code is FsErrorCode.STALE_VERSION
     assert path.read_bytes() == OMEGA
+
+
+def test_the_local_provider_says_its_reads_are_local(tmp_path: Path) -> None:
+    assert LocalFileSystem(tmp_path).capabilities.local_reads

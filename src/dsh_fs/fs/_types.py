@@ -404,3 +404,8 @@ class FsCapabilities:
     read_only: bool = False
     """Every mutation is refused (a read-only sandbox): whoever offers changes (the dialect
     adapters) offers none."""
+    local_reads: bool = False
+    """Reads are served by this machine (a local disk and its page cache): their cost is
+    CPU, so several in flight together only contend for the interpreter's lock. False: a
+    read may wait on a network round trip (an object store), and a caller with several
+    files to read overlaps those waits."""

@@ -194,7 +194,13 @@ class ChangeSet:
         cache: a file it could not read (any error: absent, refused, not text) is read by
         staging, in the edits' order, which then reports what is wrong; a file that changes
         after it was read here is caught by the version guards as if it changed after
-        staging. Policy and observation checks are staging's, unchanged."""
+        staging. Policy and observation checks are staging's, unchanged.
+
+        Nothing is read ahead from a provider whose reads are local (`local_reads`): a
+        read from the page cache has no wait to overlap, and reads in flight together
+        cost more CPU than one after another (issue 42: 1.8 ms of a 10-file set)."""
+        if self.fs.capabilities.local_reads:
+            return
         cwd = session_cwd(self.execution)
         limiter = anyio.CapacityLimiter(_PREFETCH_AT_ONCE)
 

@@ -151,6 +151,7 @@ class LocalFileSystem(FileSystem):
         posix_modes=True,
         cross_process_guards=True,
         content_versions=True,
+        local_reads=True,
     )
 
     def __init__(
