@@ -134,3 +134,31 @@ async def test_a_touch_between_staging_and_publication_still_publishes_the_set(
     assert on_disk(root) == {
         name: text.replace("old_name", "new_name") for name, text in before.items()
     }
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"\xef\xbb\xbfdef a():\r\n    return old_name\r\n" + b"# padding\r\n" * 400,
+        b"def a():\r\n    return old_name\n# mixed\r" + "# caf\u00e9\n".encode() * 400,
+    ],
+    ids=["bom-crlf", "mixed-endings"],
+)
+async def test_the_bytes_staging_read_match_a_file_whose_text_keeps_a_bom_or_line_breaks(
+    root: Path, data: bytes
+) -> None:
+    """The guard's bytes are the staged text encoded again: for a file with a BOM, CRLF or
+    lone CR line breaks, they must be the file's very bytes, or every set on a file in the
+    racy window (all of them under a 1000 s tick) would be refused stale."""
+    path = root / "a.py"
+    path.write_bytes(data)
+    provider = LocalFileSystem(root, timestamp_granularity_ns=COARSE)
+    workspace = Workspace(provider, cwd=str(root))
+    try:
+        session = workspace.session()
+        assert not (await session.call("read", {"file_path": "a.py"})).is_error
+        result = await session.call("edit_files", {"edits": [one("a.py")]})
+    finally:
+        await workspace.aclose()
+    assert not result.is_error, result.text
+    assert path.read_bytes() == data.replace(b"old_name", b"new_name")
