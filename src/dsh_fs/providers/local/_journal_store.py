@@ -26,6 +26,7 @@ import json
 import os
 import secrets
 import stat as st_mode
+import threading
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -199,6 +200,9 @@ class LocalJournalStore(RecordStore):
         # record, off the path).
         self._syncer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dsh-fs-journal-sync")
         self._versions = VersionBook()
+        self._spare: int | None = None
+        """The next pending record's unnamed file, made ahead (`_make_spare`)."""
+        self._spare_lock = threading.Lock()
         with contextlib.suppress(FileExistsError):
             fd = os.open("root", _OPEN_NEW, 0o600, dir_fd=self._dir_fd)
             try:
@@ -319,6 +323,7 @@ class LocalJournalStore(RecordStore):
                 os.close(fd)
             if pre is not None:
                 _uncache(pre, dir_fd)
+            self._make_spare()
 
         try:
             self._syncer.submit(finish)
@@ -541,9 +546,13 @@ class LocalJournalStore(RecordStore):
 
     def close(self) -> None:
         self._syncer.shutdown(wait=True)
-        if self._dir_fd >= 0:
-            os.close(self._dir_fd)
-            self._dir_fd = -1
+        with self._spare_lock:
+            spare, self._spare = self._spare, None
+            if self._dir_fd >= 0:
+                os.close(self._dir_fd)
+                self._dir_fd = -1
+        if spare is not None:
+            os.close(spare)
 
     # Helpers.
 
@@ -615,7 +624,10 @@ class LocalJournalStore(RecordStore):
         given its name when complete, else (no ``O_TMPFILE`` here) a new name locked right
         after creation."""
         name = entry_id + ".pending"
-        fd = _platform.open_unnamed(self._dir_fd) if _platform.CURRENT.proc_fd else None
+        with self._spare_lock:
+            fd, self._spare = self._spare, None
+        if fd is None and _platform.CURRENT.proc_fd:
+            fd = _platform.open_unnamed(self._dir_fd)
         if fd is not None:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX)
@@ -636,6 +648,24 @@ class LocalJournalStore(RecordStore):
             os.close(fd)
             raise
         return fd
+
+    def _make_spare(self) -> None:
+        """Make the next pending record's unnamed file now, between changes, rather than
+        beside the next publication: creating an inode cost 0.1-0.3 ms of CPU here. Only
+        where pending records are unnamed files; best effort (`_pending` makes its own)."""
+        if self._spare is not None or self._dir_fd < 0 or not _platform.CURRENT.proc_fd:
+            return
+        try:
+            fd = _platform.open_unnamed(self._dir_fd)
+        except OSError:
+            return
+        if fd is None:
+            return
+        with self._spare_lock:
+            if self._spare is None and self._dir_fd >= 0:
+                self._spare, fd = fd, -1
+        if fd >= 0:
+            os.close(fd)
 
     def _write_entry(self, entry_id: str, record: dict[str, Any], replace: bool = False) -> None:
         """The committed entry, whole or not at all (staged under a temporary name)."""
