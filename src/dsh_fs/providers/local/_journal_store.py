@@ -5,15 +5,18 @@ root it records), and per change ``<id>.pre`` (the pre-image: the replaced inode
 hard link when it is on the same filesystem and has no other link, else a reflink, else a
 copy; 0600 when copied), ``<id>.pending`` (written, fsynced and `flock`ed before the
 publication, and before its name exists where the filesystem has ``O_TMPFILE``; its writer
-holds the lock until the commit; made before the pre-image it names) and ``<id>.json`` (the
-committed entry, 0600, staged as ``<id>.<random>.tmp``). A crash between the pending
-record and the commit leaves the pending record unlocked: the next reader completes it
-(the file changed from its `before`: published, the entry is kept with the version found)
-or drops it with its pre-image and staged entry (not published: no
-entry, no stray). Several processes append safely: every name is new (``O_EXCL``), ids
-carry a random suffix, and pruning holds ``lock``. Nothing in the store is trusted: every
-name is opened without following links and without blocking (a FIFO put there is refused,
-not waited on), checked to be a regular file and read within a bound.
+holds the lock until the commit; made before the pre-image it names; marked ``"pending":
+true``) and ``<id>.json`` (the committed entry, 0600: the pending record itself, its bytes
+written over in place and renamed, or, larger than a page, staged as
+``<id>.<random>.tmp``). A crash between the pending record and the commit leaves the
+pending record unlocked: the next reader completes it (the file changed from its `before`:
+published, the entry is kept with the version found) or drops it with its pre-image and
+staged entry (not published: no entry, no stray); an entry still marked (a power loss kept
+its name, not its bytes) is completed likewise. Several processes append safely: every
+name is new (``O_EXCL``), ids carry a random suffix, and pruning holds ``lock``. Nothing in
+the store is trusted: every name is opened without following links and without blocking
+(a FIFO put there is refused, not waited on), checked to be a regular file and read within
+a bound.
 """
 
 from __future__ import annotations
