@@ -348,11 +348,10 @@ class LocalJournalStore(RecordStore):
         not fsynced (its pending record is durable): a power loss may keep its new name
         without the bytes written over, that is with the marked pending record, which its
         reader completes (`_read_records`)."""
-        data = json.dumps(record).encode()
+        # Padded over every byte of the pending record (JSON allows trailing spaces).
+        data = json.dumps(record).encode().ljust(len(ticket.written))
         if len(data) > _IN_PLACE_LIMIT:
             return False
-        # Padded over every byte of the pending record (JSON allows trailing spaces).
-        data = data.ljust(len(ticket.written))
         if os.pwrite(ticket.fd, data, 0) != len(data):
             # A write of one page is never short (all or an error); were it ever, the
             # pending record is put back whole before anything depends on it.
