@@ -117,13 +117,15 @@ imports: $(STAMP)  ## Import-layer contracts (import-linter)
 
 # The suite mostly waits (servers starting, S3 round trips, child processes), so it runs in
 # more workers than cores; work stealing keeps the long tests from ending up on one worker.
+# Three, not four: each worker imports and collects the whole suite (~13 s of CPU), and the
+# two cores are shared with mypy.
 # `make pytest WORKERS=0` runs it in this process (what a debugger wants). Bytecode is
 # written even where the environment says not to (PYTHONDONTWRITEBYTECODE): else every worker
 # and every `python -m dsh_fs` child the tests start compiles src and the rewritten tests
 # again (a worker's collection: 16.8 s of CPU without the cache, 9.4 s with it).
-WORKERS ?= 4
+WORKERS ?= 3
 
-pytest: $(STAMP)  ## The quick test suite, in parallel workers (WORKERS=4)
+pytest: $(STAMP)  ## The quick test suite, in parallel workers (WORKERS=3)
 	env -u PYTHONDONTWRITEBYTECODE $(BIN)/pytest -q -m "not slow" -n $(WORKERS) --dist worksteal
 
 coverage: $(STAMP)  ## The quick suite with line and branch coverage: a terminal report and htmlcov/
