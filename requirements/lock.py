@@ -32,11 +32,15 @@ SUPPORTED = ("3.10", "3.11", "3.12", "3.13")
 ROOT = Path(__file__).resolve().parent.parent
 PROJECT = "dsh-fs"
 LOCK = ROOT / "requirements" / "dev.lock"
+INSTALLER = "uv"
+"""What `make venv` installs the dev tools with (pip where it cannot be installed): no
+requirement of the package, so it is resolved beside ``.[dev]``."""
 
 HEADER = """\
-# The dev tools (the dev extra's own requirements) and what they need, pinned: `make venv`
-# installs with `pip install -c requirements/dev.lock`, so a new release of a tool cannot turn
-# CI red before someone refreshes this file. Refresh: `make lock` (see AGENTS.md).
+# The dev tools (the dev extra's own requirements) and what they need, pinned, with uv that
+# installs them: `make venv` installs with `uv pip install -c requirements/dev.lock` (pip's
+# `-c` where uv cannot), so a new release of a tool cannot turn CI red before someone
+# refreshes this file. Refresh: `make lock` (see AGENTS.md).
 # Written by requirements/lock.py from fresh resolutions on Python {pythons}.
 """
 
@@ -67,12 +71,12 @@ def _runs(python: str) -> bool:
 
 
 def _resolve(python: str, into: Path) -> dict[str, Any]:
-    """What `python` would install for ``.[dev]`` from scratch (pip's installation report)."""
+    """What `python` would install for ``.[dev]`` and the installer (pip's installation report)."""
     report = into / "report.json"
     subprocess.run(
         [
             *(python, "-m", "pip", "install", "--dry-run", "--ignore-installed", "--quiet"),
-            *("--report", str(report), f"{ROOT}[dev]"),
+            *("--report", str(report), f"{ROOT}[dev]", INSTALLER),
         ],
         check=True,
         cwd=into,
@@ -87,7 +91,8 @@ def _needed(requirement: Requirement, environment: dict[str, str], extra: str) -
 
 
 def _tool_versions(report: dict[str, Any]) -> dict[str, str]:
-    """The dev tools of the report's resolution and everything they need: name -> version.
+    """The dev tools of the report's resolution, the installer, and everything they need:
+    name -> version.
 
     The metadata repeats under `dev` what the extras it names require (``dsh-fs[all,...]``
     is flattened), so a tool is a `dev` requirement no other extra (nor the package) has.
@@ -109,6 +114,7 @@ def _tool_versions(report: dict[str, Any]) -> dict[str, str]:
         for r in requires
         if _needed(r, environment, "dev") and canonicalize_name(r.name) not in elsewhere
     ]
+    pending.append((INSTALLER, set()))
     followed: dict[str, set[str]] = {}
     while pending:
         name, extras = pending.pop()
