@@ -35,7 +35,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
 from contextlib import aclosing, asynccontextmanager
 from dataclasses import dataclass
 from itertools import compress, islice
-from operator import attrgetter, eq
+from operator import eq
 from typing import Literal, TypeVar
 
 import anyio
@@ -726,10 +726,6 @@ def _oldest_first(times: list[int], paths: list[str]) -> list[str]:
     return ordered
 
 
-_mode = attrgetter("st_mode")
-_mtime = attrgetter("st_mtime_ns")
-
-
 def _component_key(path: str) -> str:
     """`path` with NUL for ``/`` (which no path holds): its order is component by
     component."""
@@ -783,50 +779,28 @@ def _stamped(root: str, printed: bytes, guards: LocalGuards) -> tuple[list[int],
 
 
 def _stamped_below(root: str, batch: list[str]) -> tuple[list[int], list[str]]:
-    """`_stamped` without a fence: each file stat-ed by its path below `root`; a thousand
-    names at C speed when every one is still a regular file (as ripgrep listed it), else
-    name by name."""
+    """`_stamped` without a fence: each file stat-ed by its path below `root`."""
     try:
         fd = os.open(root, _OPEN_DIR)
     except (OSError, ValueError):
         return [], []
     times: list[int] = []
     kept: list[str] = []
-    try:
-        # A thousand at a time: the stat results of a whole listing (~4 MB for 20,001)
-        # would leave the CPU's caches; a glob's stats cost ~10% less so.
-        for start in range(0, len(batch), _STATS_AT_ONCE):
-            found = _stamped_at(fd, batch[start : start + _STATS_AT_ONCE])
-            times += found[0]
-            kept += found[1]
-    finally:
-        os.close(fd)
-    return times, kept
-
-
-_STATS_AT_ONCE = 1024
-"""Names `_stamped_below` stats at C speed in one go."""
-
-
-def _stamped_at(fd: int, batch: list[str]) -> tuple[list[int], list[str]]:
     stat, regular = os.stat, st_mode.S_ISREG
     try:
-        infos = list(map(functools.partial(stat, dir_fd=fd, follow_symlinks=False), batch))
-    except (OSError, ValueError):
-        pass  # one is gone or can't be stat-ed: name by name below
-    else:
-        if all(map(regular, map(_mode, infos))):
-            return list(map(_mtime, infos)), batch
-    times: list[int] = []
-    kept: list[str] = []
-    for rel in batch:
-        try:
-            info = stat(rel, dir_fd=fd, follow_symlinks=False)
-        except (OSError, ValueError):
-            continue
-        if regular(info.st_mode):
-            times.append(info.st_mtime_ns)
-            kept.append(rel)
+        # A plain loop: a call with keywords costs less here than through a `partial` (it
+        # copies its keywords for every call), and each result is freed before the next
+        # stat, so their memory stays in the CPU's caches (bench tree: 56 -> 50 ms of CPU).
+        for rel in batch:
+            try:
+                info = stat(rel, dir_fd=fd, follow_symlinks=False)
+            except (OSError, ValueError):
+                continue
+            if regular(info.st_mode):
+                times.append(info.st_mtime_ns)
+                kept.append(rel)
+    finally:
+        os.close(fd)
     return times, kept
 
 
