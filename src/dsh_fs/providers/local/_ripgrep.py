@@ -718,18 +718,20 @@ class _Stamper:
                 if self._abandoned:
                     return
                 self._began = True
-                self._process = process = subprocess.Popen(
-                    argv,
-                    stdin=subprocess.DEVNULL,
-                    stdout=subprocess.PIPE,
-                    stderr=subprocess.PIPE,
-                    cwd=self._root,
-                    env=_environment(),
-                )
+            process = subprocess.Popen(
+                argv,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                cwd=self._root,
+                env=_environment(),
+            )
+            with self._lock:
+                self._process = process
             finished = False
             with process:  # its pipes closed and it reaped on the way out
                 try:
-                    self._read(process)
+                    self._read(process)  # at once when abandoned while it started
                     finished = not self._abandoned
                 finally:
                     with self._lock:
