@@ -632,7 +632,7 @@ async def _glob(
         raise
     assert stamper.returncode is not None
     _check_exit(stamper.returncode, bytes(stamper.errors), display, query.pattern)
-    ordered = _oldest_first(stamper.times, stamper.paths)
+    ordered = stamper.ordered
     for start in range(0, len(ordered), _GLOB_BATCH):
         yield ordered[start : start + _GLOB_BATCH]
 
@@ -664,6 +664,7 @@ class _Stamper:
         "_root",
         "ended",
         "errors",
+        "ordered",
         "paths",
         "returncode",
         "times",
@@ -687,6 +688,8 @@ class _Stamper:
         """The modification times of the regular files listed, as `paths` lists them."""
         self.paths: list[str] = []
         """The regular files listed, relative to the root (see `_stamped`)."""
+        self.ordered: list[str] = []
+        """`paths` oldest first once ripgrep's output was read whole (`_oldest_first`)."""
 
     def feed(self, piece: bytes) -> None:
         """Stat the paths ripgrep's output completes with `piece`; one cut at its end waits
@@ -740,6 +743,9 @@ class _Stamper:
                         process.kill()
             if finished:
                 self.returncode = process.returncode
+                # Ordered here, not on the event loop: a large listing would hold up every
+                # other call it serves.
+                self.ordered = _oldest_first(self.times, self.paths)
         finally:
             self.ended.set()
 
