@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import resource
+import sys
 from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
@@ -232,20 +234,19 @@ def test_a_glob_listing_fed_in_pieces_is_stat_ed_whole_paths_only(tmp_path: Path
     # A path cut between two pieces of ripgrep's output is stat-ed once it is whole.
     for piece in (b"./a.txt\0./su", b"b/b.txt\0./sub/d\0./gone.txt\0", b"./sub/c.t", b"xt\0"):
         stamper.feed(piece)
-    stamper.finish()
-    stamper.run()
     assert stamper.paths == ["a.txt", "sub/b.txt", "sub/c.txt"]
     assert stamper.times == [(tmp_path / rel).stat().st_mtime_ns for rel in stamper.paths]
 
 
 def test_an_abandoned_glob_listing_stats_nothing_more(tmp_path: Path) -> None:
-    from dsh_fs.providers.local._ripgrep import _Stamper
+    from dsh_fs.providers.local._ripgrep import _glob_argv, _Stamper, find_rg
 
     (tmp_path / "a.txt").write_text("x\n", encoding="utf-8")
     stamper = _Stamper(str(tmp_path), LocalGuards())
-    stamper.feed(b"./a.txt\0")
+    binary = find_rg()
+    assert binary is not None
     stamper.abandon()
-    stamper.run()  # returns at once: a cancelled glob's task group can end
+    stamper.run(_glob_argv(binary, FsGlobQuery(pattern="*.txt")))  # returns at once: no rg
     assert stamper.paths == []
 
 
@@ -257,9 +258,11 @@ async def test_a_glob_thread_waiting_for_ripgrep_ends_when_the_listing_is_abando
     from dsh_fs.providers.local._ripgrep import _Stamper
 
     stamper = _Stamper(str(tmp_path), LocalGuards())
+    # A ripgrep that prints nothing for an hour: the thread waits for its output.
+    waiting = [sys.executable, "-c", "import time; time.sleep(3600)"]
     with anyio.fail_after(30):
         async with anyio.create_task_group() as group:
-            group.start_soon(to_thread.run_sync, stamper.run)
+            group.start_soon(to_thread.run_sync, stamper.run, waiting)
             await anyio.lowlevel.checkpoint()  # the thread may be waiting, or not started
             stamper.abandon()
     assert stamper.paths == []
@@ -275,3 +278,90 @@ def test_a_long_glob_listing_is_stat_ed_a_thousand_at_a_time_in_order(tmp_path: 
     times, kept = _stamped_below(str(tmp_path), names)
     assert kept == names[:1500] + names[1501:]
     assert times == [(tmp_path / name).stat().st_mtime_ns for name in kept]
+
+
+def _stand_in(tmp_path: Path, body: str) -> list[str]:
+    """The argv of a program standing in for ripgrep (any arguments after it are ignored):
+    `body`, Python run in the searched directory."""
+    script = tmp_path / "stand-in.py"
+    script.write_text(body, encoding="utf-8")
+    return [sys.executable, str(script)]
+
+
+_SAYS_ITS_PID = """
+import os, time
+with open("pid", "w") as fifo:  # the test reads it: this program is running
+    fifo.write(str(os.getpid()))
+time.sleep(20)
+open("survived", "w").close()
+"""
+
+
+def _killed_and_reaped(tmp_path: Path, pid: int) -> None:
+    assert not (tmp_path / "survived").exists()
+    with pytest.raises(ProcessLookupError):  # not even a zombie: waited for
+        os.kill(pid, 0)
+
+
+async def test_an_abandoned_glob_listing_kills_its_ripgrep_and_reaps_it(tmp_path: Path) -> None:
+    from anyio import to_thread
+
+    from dsh_fs.providers.local._ripgrep import _Stamper
+
+    os.mkfifo(tmp_path / "pid")
+    stamper = _Stamper(str(tmp_path), LocalGuards())
+    with anyio.fail_after(60):
+        async with anyio.create_task_group() as group:
+            group.start_soon(to_thread.run_sync, stamper.run, _stand_in(tmp_path, _SAYS_ITS_PID))
+            pid = int(await to_thread.run_sync((tmp_path / "pid").read_text))
+            assert stamper.abandon()  # it had begun: the thread ends once the program does
+    assert stamper.returncode is None
+    assert stamper.paths == []
+    _killed_and_reaped(tmp_path, pid)
+
+
+async def test_a_cancelled_glob_has_killed_and_reaped_its_ripgrep_when_it_returns(
+    tmp_path: Path,
+) -> None:
+    from anyio import to_thread
+
+    from dsh_fs.providers.local._ripgrep import closing, rg_glob
+
+    os.mkfifo(tmp_path / "pid")
+    argv = _stand_in(tmp_path, _SAYS_ITS_PID)
+    binary = tmp_path / "rg"  # the glob's "ripgrep": it runs the stand-in, whatever it is asked
+    binary.write_text(f"#!/bin/sh\nexec {argv[0]} {argv[1]}\n", encoding="utf-8")
+    binary.chmod(0o755)
+    glob = rg_glob(str(binary), str(tmp_path), "/x", FsGlobQuery(pattern="*"), LocalGuards())
+
+    async def listed() -> None:
+        async with closing(glob) as batches:
+            async for _ in batches:
+                pass
+
+    with anyio.fail_after(60):
+        async with anyio.create_task_group() as group:
+            group.start_soon(listed)
+            pid = int(await to_thread.run_sync((tmp_path / "pid").read_text))
+            group.cancel_scope.cancel()
+    _killed_and_reaped(tmp_path, pid)
+
+
+def test_a_glob_reads_ripgrep_s_standard_error_while_it_lists(tmp_path: Path) -> None:
+    from dsh_fs.providers.local._ripgrep import _STDERR_KEPT, _Stamper
+
+    (tmp_path / "a.txt").write_text("x\n", encoding="utf-8")
+    # Four pipes' worth of errors before the listing: read only after the listing, they
+    # would block it for good (the alarm ends it after 20 s instead).
+    body = """
+import signal, sys
+signal.alarm(20)
+sys.stderr.buffer.write(b"e" * (256 << 10))
+sys.stderr.flush()
+sys.stdout.buffer.write(b"./a.txt\\0")
+"""
+    stamper = _Stamper(str(tmp_path), LocalGuards())
+    stamper.run(_stand_in(tmp_path, body))
+    assert stamper.returncode == 0
+    assert stamper.paths == ["a.txt"]
+    assert stamper.errors == b"e" * _STDERR_KEPT

@@ -24,6 +24,7 @@ import functools
 import os
 import re
 import resource
+import select
 import signal
 import stat as st_mode
 import subprocess
@@ -35,13 +36,14 @@ from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
 from contextlib import aclosing, asynccontextmanager
 from dataclasses import dataclass
 from itertools import compress, islice
-from operator import attrgetter, eq
+from operator import eq
 from typing import Literal, TypeVar
 
 import anyio
 from anyio import to_thread
 from anyio.abc import ByteReceiveStream
 
+from dsh_fs._platform import widen_pipe
 from dsh_fs.errors import FsError
 from dsh_fs.fs import (
     VCS_DIRECTORIES,
@@ -612,97 +614,164 @@ _GLOB_BATCH = 4096
 async def _glob(
     binary: str, root: str, display: str, query: FsGlobQuery, guards: LocalGuards
 ) -> AsyncGenerator[list[str], None]:
-    # ripgrep lists in no order; what it prints is split and stat-ed by one worker thread
-    # while it walks on (`_Stamper`), and the whole listing is ordered once it is done.
-    stamper = _Stamper(root, guards)
-    # The block's exception is kept aside and raised after the task group, which would
-    # wrap it in a group (as `_running` does).
-    failure: BaseException | None = None
     argv = _glob_argv(binary, query)
     # ripgrep walks on one thread: the stats cost about as much as its walk, so it takes
     # one core and the stat thread the other. In parallel it would fight that thread for
     # them and spend more CPU on the same listing (bench tree: 46.5 ms against 58.5 ms).
     argv.insert(1, "--threads=1")
-    async with _running(argv, root, display, query.pattern) as stdout:
-        async with anyio.create_task_group() as group:
-            group.start_soon(to_thread.run_sync, stamper.run)
-            try:
-                async for chunk in stdout:
-                    stamper.feed(chunk)
-                stamper.finish()
-            except BaseException as exc:
-                failure = exc
-                stamper.abandon()  # the thread returns at once: the group can end
-                group.cancel_scope.cancel()
-        if failure is not None:
-            raise failure
-    ordered = _oldest_first(stamper.times, stamper.paths)
+    stamper = _Stamper(root, guards)
+    try:
+        with map_os_errors("search", display):
+            await to_thread.run_sync(stamper.run, argv, abandon_on_cancel=True)
+    except BaseException:
+        # Cancelled (the time budget, the client): ripgrep is killed and a thread under way
+        # is waited for, so that nothing is stat-ed or left running once the glob has ended.
+        if stamper.abandon() and not stamper.ended.is_set():
+            with anyio.CancelScope(shield=True):
+                await to_thread.run_sync(stamper.ended.wait)
+        raise
+    assert stamper.returncode is not None
+    _check_exit(stamper.returncode, bytes(stamper.errors), display, query.pattern)
+    ordered = stamper.ordered
     for start in range(0, len(ordered), _GLOB_BATCH):
         yield ordered[start : start + _GLOB_BATCH]
 
 
+_LISTING_PIPE = 1 << 20
+"""The pipe buffer asked for a glob's ripgrep: it seldom waits for the stat thread to read
+(the bench tree's listing is 736 KB)."""
+
+
 class _Stamper:
-    """One worker thread's stats of a glob's listing, taken as ripgrep prints it.
+    """One worker thread's glob listing: it runs ripgrep, reads its output as it comes and
+    stats each path printed whole (`_stamped`).
 
-    One thread, fed the output as it comes, not a thread hop (or several threads) per
-    chunk: each stat releases the GIL and takes it back, and every other thread that wants
-    the GIL meanwhile (another stat thread, the event loop) turns that into a hand-over
-    between threads; with four stat threads a glob of the bench tree took 100-200 ms of
-    CPU, with this one 76-94 ms (at load 12)."""
+    The thread reads the pipe itself, so the event loop waits for the thread and for
+    nothing else: no piece of output is handed between threads, and the loop never takes
+    the GIL from the stats while ripgrep prints. One stat thread, not several: each stat
+    releases the GIL and takes it back, and another thread wanting it meanwhile turns that
+    into a hand-over (four stat threads cost 100-200 ms of CPU a glob of the bench tree, one
+    76-94 ms, at load 12). ripgrep is started by `subprocess` itself: no child-watcher
+    thread and no transport, as an event loop's process has."""
 
-    __slots__ = ("_abandoned", "_chunks", "_done", "_guards", "_ready", "_root", "paths", "times")
+    __slots__ = (
+        "_abandoned",
+        "_began",
+        "_guards",
+        "_lock",
+        "_process",
+        "_rest",
+        "_root",
+        "ended",
+        "errors",
+        "ordered",
+        "paths",
+        "returncode",
+        "times",
+    )
 
     def __init__(self, root: str, guards: LocalGuards) -> None:
         self._root = root
         self._guards = guards
-        self._ready = threading.Condition()
-        self._chunks: list[bytes] = []
-        self._done = False
+        self._lock = threading.Lock()
+        self._process: subprocess.Popen[bytes] | None = None
+        self._began = False
         self._abandoned = False
+        self._rest = b""
+        self.ended = threading.Event()
+        """Set when `run` returns (its ripgrep reaped)."""
+        self.errors = bytearray()
+        """The start of what ripgrep wrote to its standard error."""
+        self.returncode: int | None = None
+        """ripgrep's exit status once its output was read whole (None when abandoned)."""
         self.times: list[int] = []
         """The modification times of the regular files listed, as `paths` lists them."""
         self.paths: list[str] = []
         """The regular files listed, relative to the root (see `_stamped`)."""
+        self.ordered: list[str] = []
+        """`paths` oldest first once ripgrep's output was read whole (`_oldest_first`)."""
 
-    def feed(self, chunk: bytes) -> None:
-        """More of ripgrep's output."""
-        with self._ready:
-            self._chunks.append(chunk)
-            self._ready.notify()
+    def feed(self, piece: bytes) -> None:
+        """Stat the paths ripgrep's output completes with `piece`; one cut at its end waits
+        for the next piece."""
+        printed = self._rest + piece
+        end = printed.rfind(b"\0")
+        if end >= 0:
+            times, paths = _stamped(self._root, printed[:end], self._guards)
+            self.times += times
+            self.paths += paths
+        self._rest = printed[end + 1 :]
 
-    def finish(self) -> None:
-        """The output is complete: `run` stats the rest and returns."""
-        with self._ready:
-            self._done = True
-            self._ready.notify()
+    def abandon(self) -> bool:
+        """The listing is not wanted: ripgrep is killed, and `run` returns without another
+        stat (after the piece of output it is stat-ing), or at once if it has not begun.
+        True when `run` has begun: `ended` will be set."""
+        with self._lock:
+            self._abandoned = True
+            # Killed only while `run` has not taken it back to reap it: a pid that could be
+            # reused is never signalled.
+            if self._process is not None:
+                self._process.kill()
+            return self._began
 
-    def abandon(self) -> None:
-        """The listing is not wanted: `run` returns without another stat."""
-        with self._ready:
-            self._done = self._abandoned = True
-            self._ready.notify()
-
-    def run(self) -> None:
-        """Stat what is fed until `finish` or `abandon` (in the worker thread)."""
-        rest = b""
-        while True:
-            with self._ready:
-                while not self._chunks and not self._done:
-                    self._ready.wait()
+    def run(self, argv: list[str]) -> None:
+        """Run ripgrep (`argv`, in the root) and stat what it prints (in a worker thread)."""
+        try:
+            with self._lock:
                 if self._abandoned:
                     return
-                chunks, self._chunks, done = self._chunks, [], self._done
-            printed = rest + b"".join(chunks)
-            end = printed.rfind(b"\0")
-            if end >= 0:
-                times, paths = _stamped(self._root, printed[:end], self._guards)
-                self.times += times
-                self.paths += paths
-                rest = printed[end + 1 :]
-            else:
-                rest = printed
-            if done:
-                return
+                self._began = True
+            process = subprocess.Popen(
+                argv,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                cwd=self._root,
+                env=_environment(),
+            )
+            with self._lock:
+                self._process = process
+            finished = False
+            with process:  # its pipes closed and it reaped on the way out
+                try:
+                    self._read(process)  # at once when abandoned while it started
+                    finished = not self._abandoned
+                finally:
+                    with self._lock:
+                        self._process = None
+                    if not finished:
+                        process.kill()
+            if finished:
+                self.returncode = process.returncode
+                # Ordered here, not on the event loop: a large listing would hold up every
+                # other call it serves.
+                self.ordered = _oldest_first(self.times, self.paths)
+        finally:
+            self.ended.set()
+
+    def _read(self, process: subprocess.Popen[bytes]) -> None:
+        """Feed ripgrep's output until it and its standard error end (or the listing is
+        abandoned)."""
+        assert process.stdout is not None
+        assert process.stderr is not None
+        out, err = process.stdout.fileno(), process.stderr.fileno()
+        widen_pipe(out, _LISTING_PIPE)
+        # Both pipes at once: ripgrep blocked on a full standard error would never end its
+        # output.
+        poller = select.poll()
+        poller.register(out, select.POLLIN)
+        poller.register(err, select.POLLIN)
+        open_ends = 2
+        while open_ends and not self._abandoned:
+            for fd, _ in poller.poll():
+                data = os.read(fd, _READ)
+                if not data:
+                    poller.unregister(fd)
+                    open_ends -= 1
+                elif fd == err:
+                    self.errors += data[: max(0, _STDERR_KEPT - len(self.errors))]
+                else:
+                    self.feed(data)
 
 
 def _oldest_first(times: list[int], paths: list[str]) -> list[str]:
@@ -724,10 +793,6 @@ def _oldest_first(times: list[int], paths: list[str]) -> list[str]:
             ordered[start : index + 2] = sorted(ordered[start : index + 2], key=_component_key)
             start = -1
     return ordered
-
-
-_mode = attrgetter("st_mode")
-_mtime = attrgetter("st_mtime_ns")
 
 
 def _component_key(path: str) -> str:
@@ -783,50 +848,28 @@ def _stamped(root: str, printed: bytes, guards: LocalGuards) -> tuple[list[int],
 
 
 def _stamped_below(root: str, batch: list[str]) -> tuple[list[int], list[str]]:
-    """`_stamped` without a fence: each file stat-ed by its path below `root`; a thousand
-    names at C speed when every one is still a regular file (as ripgrep listed it), else
-    name by name."""
+    """`_stamped` without a fence: each file stat-ed by its path below `root`."""
     try:
         fd = os.open(root, _OPEN_DIR)
     except (OSError, ValueError):
         return [], []
     times: list[int] = []
     kept: list[str] = []
-    try:
-        # A thousand at a time: the stat results of a whole listing (~4 MB for 20,001)
-        # would leave the CPU's caches; a glob's stats cost ~10% less so.
-        for start in range(0, len(batch), _STATS_AT_ONCE):
-            found = _stamped_at(fd, batch[start : start + _STATS_AT_ONCE])
-            times += found[0]
-            kept += found[1]
-    finally:
-        os.close(fd)
-    return times, kept
-
-
-_STATS_AT_ONCE = 1024
-"""Names `_stamped_below` stats at C speed in one go."""
-
-
-def _stamped_at(fd: int, batch: list[str]) -> tuple[list[int], list[str]]:
     stat, regular = os.stat, st_mode.S_ISREG
     try:
-        infos = list(map(functools.partial(stat, dir_fd=fd, follow_symlinks=False), batch))
-    except (OSError, ValueError):
-        pass  # one is gone or can't be stat-ed: name by name below
-    else:
-        if all(map(regular, map(_mode, infos))):
-            return list(map(_mtime, infos)), batch
-    times: list[int] = []
-    kept: list[str] = []
-    for rel in batch:
-        try:
-            info = stat(rel, dir_fd=fd, follow_symlinks=False)
-        except (OSError, ValueError):
-            continue
-        if regular(info.st_mode):
-            times.append(info.st_mtime_ns)
-            kept.append(rel)
+        # A plain loop: a call with keywords costs less here than through a `partial` (it
+        # copies its keywords for every call), and each result is freed before the next
+        # stat, so their memory stays in the CPU's caches (bench tree: 56 -> 50 ms of CPU).
+        for rel in batch:
+            try:
+                info = stat(rel, dir_fd=fd, follow_symlinks=False)
+            except (OSError, ValueError):
+                continue
+            if regular(info.st_mode):
+                times.append(info.st_mtime_ns)
+                kept.append(rel)
+    finally:
+        os.close(fd)
     return times, kept
 
 
@@ -887,14 +930,22 @@ async def _running(
             if process.returncode is None:
                 process.kill()
             await process.aclose()
-    if finished and process.returncode not in (0, 1):
+    if finished and process.returncode is not None:
         if bounded and process.returncode == -signal.SIGABRT:  # an allocation it was refused
             raise NativeSearchAbandoned(f"ripgrep stopped at its memory bound: {memory} bytes")
-        if any(marker in errors for marker in _PATTERN_ERRORS):
-            kind: Literal["regex", "glob"] = "glob" if b"error parsing glob" in errors else "regex"
-            raise messages.invalid_pattern(kind, pattern, _reason(bytes(errors)))
-        if process.returncode != 2:  # 2: some files could not be read; the rest was searched
-            raise messages.io_error("search", display, f"ripgrep failed: {_reason(bytes(errors))}")
+        _check_exit(process.returncode, bytes(errors), display, pattern)
+
+
+def _check_exit(returncode: int, errors: bytes, display: str, pattern: str) -> None:
+    """What ripgrep's exit status and standard error say: an error it reports about the
+    pattern is `SEARCH_INVALID_PATTERN`, another failure `FS_IO_ERROR`."""
+    if returncode in (0, 1):
+        return
+    if any(marker in errors for marker in _PATTERN_ERRORS):
+        kind: Literal["regex", "glob"] = "glob" if b"error parsing glob" in errors else "regex"
+        raise messages.invalid_pattern(kind, pattern, _reason(errors))
+    if returncode != 2:  # 2: some files could not be read; the rest was searched
+        raise messages.io_error("search", display, f"ripgrep failed: {_reason(errors)}")
 
 
 def _bound_memory(pid: int, memory: int) -> bool:
