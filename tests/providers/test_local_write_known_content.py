@@ -20,7 +20,8 @@ from dsh_fs.providers.local._versions import VersionBook, digest
 
 pytestmark = pytest.mark.anyio
 
-COARSE = 10**12  # a 1000 s tick: every change below lands in the same tick
+COARSE = 10**15  # an 11-day tick: every change below lands in the same tick (a 1000 s one
+# was crossed once in a while between two steps of a test)
 ALPHA = b"alpha\n" * 100
 OMEGA = b"omega\n" * 100  # the same size
 

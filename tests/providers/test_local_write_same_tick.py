@@ -22,7 +22,8 @@ from dsh_fs.providers.local._mutations import BESIDE_CHECK_BYTES
 
 pytestmark = pytest.mark.anyio
 
-COARSE = 10**12  # a 1000 s tick: every change below lands in the same tick
+COARSE = 10**15  # an 11-day tick: every change below lands in the same tick (a 1000 s one
+# was crossed once in a while between two steps of a test)
 LINE = "caf\u00e9 \u2014 line\n"
 OURS = LINE * (BESIDE_CHECK_BYTES // len(LINE.encode()) + 100)
 THEIRS = OURS.replace("line", "LINE")  # the same size in bytes

@@ -25,7 +25,8 @@ from dsh_fs.providers.local._versions import (
 
 pytestmark = pytest.mark.anyio
 
-COARSE = 10**12  # a 1000 s tick: every change below lands in the same tick
+COARSE = 10**15  # an 11-day tick: every change below lands in the same tick (a 1000 s one
+# was crossed once in a while between two steps of a test)
 
 
 def rewrite_in_place(path: Path, data: bytes) -> None:

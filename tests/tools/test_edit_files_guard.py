@@ -24,7 +24,8 @@ from dsh_fs.providers import LocalFileSystem
 
 pytestmark = pytest.mark.anyio
 
-COARSE = 10**12  # a 1000 s tick: every change below lands in the same tick
+COARSE = 10**15  # an 11-day tick: every change below lands in the same tick (a 1000 s one
+# was crossed once in a while between two steps of a test)
 NAMES = ("a.py", "b.py", "c.py")
 STALE_REMEDY = " \u2014 re-read the file, then retry"
 

@@ -35,8 +35,9 @@ pytestmark = pytest.mark.anyio
 LATER = 3_600 * 10**9
 """A clock an hour ahead sees every file as settled (changed long enough ago)."""
 
-COARSE = 10**12
-"""A 1000 s timestamp tick: every change in a test lands in the same tick."""
+COARSE = 10**15
+"""An 11-day timestamp tick: every change in a test lands in the same tick (a 1000 s one was
+crossed once in a while between two steps of a test)."""
 
 
 @contextmanager
