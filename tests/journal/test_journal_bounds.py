@@ -10,7 +10,9 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
+import anyio
 import pytest
 
 from dsh_fs import Workspace
@@ -53,6 +55,42 @@ async def test_a_running_workspace_prunes_as_it_goes_and_stays_within_max_bytes(
     assert len(entries) == 40  # every change listed
     assert entries[0].undoable  # the newest kept
     assert not entries[-2].undoable  # the oldest rewrite pruned (the first write made it)
+    assert _held(store) <= bound
+
+
+@pytest.mark.anyio
+async def test_changes_committed_while_a_prune_runs_still_count_toward_the_bound(
+    tmp_path: Path,
+) -> None:
+    # A change committed while another thread prunes does not wait for it: its size must
+    # stay counted after that prune, else the store grows past the bound unnoticed (a
+    # running server's 60 writes once ended with 16,678 bytes held under a 16 KiB bound).
+    root, store = tmp_path / "root", tmp_path / "store"
+    root.mkdir()
+    bound = 16 * 1024
+    config = JournalConfig(location=str(store), max_bytes=bound)
+    async with Workspace.sandbox(root, journal=config) as ws:
+        assert ws.journal is not None
+        journal_store = ws.journal.store
+        assert isinstance(journal_store, LocalJournalStore)
+        s = ws.session(label="agent")
+        sweep = journal_store._sweep
+        late: list[str] = []
+
+        def sweep_beside_changes(names: dict[str, Any]) -> None:
+            sweep(names)
+            while len(late) < 20:  # the first prune's: twenty changes land while it runs
+                late.append(f"late{len(late)}.txt")
+                arguments = {"file_path": late[-1], "content": "x\n"}
+                result = anyio.from_thread.run(s.call, "write", arguments)
+                assert not result.is_error, result.text
+
+        journal_store._sweep = sweep_beside_changes  # type: ignore[method-assign]
+        n = 0
+        while not late:  # creates until the first prune, which the twenty changes ride
+            await s.call("write", {"file_path": f"f{n}.txt", "content": "x\n"})
+            n += 1
+    assert len(late) == 20
     assert _held(store) <= bound
 
 

@@ -328,22 +328,26 @@ class RecordStore(JournalStore):
         bounds = self._bounds
         if bounds is None:
             return
-        now = time.time_ns()
         with self._bounds_lock:
             self._written += estimate
-            over = self._held + self._written > bounds[0]
-            stale = now - self._pruned_ns > PRUNE_INTERVAL_SECONDS * 1_000_000_000
-            if self._pruning or not (over or stale):
-                return
-            self._pruning = True
-        try:
-            target = int(bounds[0] * AUTO_PRUNE_SHARE)
-            self._prune(bounds[1], now, target)
-        except Exception:
-            pass  # the next change tries again
-        finally:
+        # A change committed while another thread prunes only adds its estimate (it does
+        # not wait); that prune keeps what came in meanwhile (`_prune`), so the pruner looks
+        # again once: were it the last change of a run, nothing else would bring it back.
+        for _ in range(2):
+            now = time.time_ns()
             with self._bounds_lock:
-                self._pruning = False
+                over = self._held + self._written > bounds[0]
+                stale = now - self._pruned_ns > PRUNE_INTERVAL_SECONDS * 1_000_000_000
+                if self._pruning or not (over or stale):
+                    return
+                self._pruning = True
+            try:
+                self._prune(bounds[1], now, int(bounds[0] * AUTO_PRUNE_SHARE))
+            except Exception:
+                return  # the next change tries again
+            finally:
+                with self._bounds_lock:
+                    self._pruning = False
 
     # Reading.
 
@@ -478,6 +482,10 @@ class RecordStore(JournalStore):
         holds more than `target` bytes (records included); when the records alone hold more,
         the oldest entries go whole. Returns how many pre-images went."""
         with self._locked():
+            # What changes recorded before the listing below added is in its total; what
+            # they add from here on is not, and stays counted (taken off at the end).
+            with self._bounds_lock:
+                counted = self._written
             entries, _ = self.entries()
             names = self._names()
             self._sweep(names)
@@ -506,7 +514,8 @@ class RecordStore(JournalStore):
                 self._remove(entry.id + ".pre", entry.id + ".json")
                 total -= record.size + (pre.size if pre is not None and pre.regular else 0)
             with self._bounds_lock:
-                self._held, self._written, self._pruned_ns = max(total, 0), 0, now_ns
+                self._held, self._pruned_ns = max(total, 0), now_ns
+                self._written = max(self._written - counted, 0)
             return pruned
 
     def _drop_pre_image(self, entry_id: str, names: dict[str, StoredName]) -> None:
