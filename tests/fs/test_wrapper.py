@@ -118,6 +118,9 @@ class Recorder(FileSystem):
         self._note("read_decoded")
         return FsDecoded(text="", encoding=FsEncoding(codec="cp1252"))
 
+    async def read_decoded_at(self, target: FsTarget, version: FsVersion) -> None:
+        self._note("read_decoded_at")
+
     async def read_small(self, target: FsTarget, max_bytes: int) -> None:
         self._note("read_small")
 
@@ -269,6 +272,7 @@ async def call(fs: FileSystem, name: str) -> None:
         "lstat": lambda: fs.lstat("a", "d"),
         "read_text": lambda: fs.read_text(TARGET),
         "read_decoded": lambda: fs.read_decoded(TARGET),
+        "read_decoded_at": lambda: fs.read_decoded_at(TARGET, FsVersion("v")),
         "read_small": lambda: fs.read_small(TARGET, 10),
         "read_bytes": lambda: fs.read_bytes(TARGET, 10),
         "read_head": lambda: fs.read_head(TARGET, 10),

@@ -163,3 +163,50 @@ async def test_the_bytes_staging_read_match_a_file_whose_text_keeps_a_bom_or_lin
         await workspace.aclose()
     assert not result.is_error, result.text
     assert path.read_bytes() == data.replace(b"old_name", b"new_name")
+
+
+@pytest.mark.parametrize("position", [1, 2, 3])
+async def test_a_same_tick_rewrite_after_the_read_and_before_the_set_is_stale(
+    root: Path, position: int
+) -> None:
+    """The rewrite lands before the call, so staging reads it: the version is the same (one
+    tick), and only the bytes the session read tell it. `edit` refuses this; the set must
+    too, and staging's read must not vouch for what it found (it did: the set published the
+    edit onto text the session never saw)."""
+    changed = root / NAMES[position - 1]
+    workspace = Workspace(LocalFileSystem(root, timestamp_granularity_ns=COARSE), cwd=str(root))
+    try:
+        session = workspace.session()
+        before = await three_read_files(root, session)
+        rewrite_in_place(changed)
+        result = await session.call("edit_files", {"edits": [one(name) for name in NAMES]})
+    finally:
+        await workspace.aclose()
+    assert result.code == "FS_STALE_VERSION"
+    assert result.text == (
+        f'Error: edit {position} of 3 ("{changed}"): cannot edit "{changed}": '
+        "file changed since it was read" + STALE_REMEDY
+    )
+    before[changed.name] = before[changed.name].replace("padding", "PADDING")
+    assert on_disk(root) == before
+
+
+async def test_after_a_same_tick_rewrite_a_read_again_lets_the_set_publish(root: Path) -> None:
+    """Refused stale, the session reads the file again (the remedy), still at the same
+    version: that read is what it saw now, and the set publishes (no refusal for ever)."""
+    workspace = Workspace(LocalFileSystem(root, timestamp_granularity_ns=COARSE), cwd=str(root))
+    try:
+        session = workspace.session()
+        before = await three_read_files(root, session)
+        rewrite_in_place(root / "b.py")
+        edits = {"edits": [one(name) for name in NAMES]}
+        assert (await session.call("edit_files", edits)).code == "FS_STALE_VERSION"
+        assert not (await session.call("read", {"file_path": "b.py"})).is_error
+        result = await session.call("edit_files", edits)
+    finally:
+        await workspace.aclose()
+    assert not result.is_error, result.text
+    before["b.py"] = before["b.py"].replace("padding", "PADDING")
+    assert on_disk(root) == {
+        name: text.replace("old_name", "new_name") for name, text in before.items()
+    }

@@ -131,6 +131,34 @@ class FileSystem(ABC):
             text=text, encoding=FsEncoding(bom=True) if text.startswith("\ufeff") else UTF8
         )
 
+    async def read_decoded_at(self, target: FsTarget, version: FsVersion) -> FsDecoded | None:
+        """`read_decoded` of `target` only while it holds what a reader observed at
+        `version`; None, with nothing else done, when it does not or is gone (the caller is
+        stale).
+
+        What a change set stages its edits on: the edits were written against the text the
+        session read at `version`, so the text staged must be that one. Where a version
+        token alone cannot tell (the local provider's in a coarse timestamp tick: a same-size
+        rewrite keeps it), the provider compares the bytes read with what it knew at
+        `version`, and the read does not stand as a new observation of `version` (a plain
+        read would, and would then vouch for content the session never saw). The default
+        reads between two `stat`s: right for a provider whose versions name content.
+
+        Raises:
+            FsError: as `read_decoded`, but for a file that is gone.
+        """
+        info = await self.stat(target)
+        if info is None or info.version != version:
+            return None
+        try:
+            decoded = await self.read_decoded(target)
+        except FsError as error:
+            if error.code is FsErrorCode.NOT_FOUND:
+                return None
+            raise
+        again = await self.stat(target)
+        return decoded if again is not None and again.version == version else None
+
     async def read_small(self, target: FsTarget, max_bytes: int) -> FsSmallRead | None:
         """`stat` of `target` and, when it is a regular file of at most `max_bytes` bytes,
         its `read_decoded`, in one call: what a read of a small file needs. A provider that

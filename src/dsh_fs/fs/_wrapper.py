@@ -322,6 +322,12 @@ class WrapperFileSystem(FileSystem):
         # names the codec it decoded (SPEC §12), which the default would call UTF-8.
         return await self.wrapped.read_decoded(target)
 
+    @_primitive(_reads("read"))
+    async def read_decoded_at(self, target: FsTarget, version: FsVersion) -> FsDecoded | None:
+        # Forwarded, not the contract's default: only the wrapped provider knows what its
+        # version token cannot tell.
+        return await self.wrapped.read_decoded_at(target, version)
+
     @_primitive(_reads("read"), admits=False)
     async def read_small(self, target: FsTarget, max_bytes: int) -> FsSmallRead | None:
         # Hidden before checked, as `stat` is: a hidden place answers as absent (so the

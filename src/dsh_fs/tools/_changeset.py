@@ -363,19 +363,20 @@ class ChangeSet:
             raise messages.not_regular_file(verb, path)
         if expected is not None and info.version != expected:
             raise stale(path)
-        decoded = await self.fs.read_decoded(target)
-        # The read is not atomic with the stat: a second stat tells whether the text read is
-        # the version stat saw (else a concurrent writer got in between: stale, as `edit`).
-        again = await self.fs.stat(target)
-        if again is None or again.version != info.version:
+        # Read only as the text the session observed at that version (the edits were made
+        # against it), not as a new observation: where the version cannot tell a same-size
+        # rewrite in its timestamp's tick, the provider compares the bytes with what it knew
+        # at the version, and a change since (or during the read) is stale, as for `edit`.
+        read = await self.fs.read_decoded_at(target, info.version)
+        if read is None:
             raise stale(path)
         return StagedFile(
             target=target,
             first=index,
             version=info.version,
-            before=decoded.text,
-            after=decoded.text,
-            encoding=decoded.encoding,
+            before=read.text,
+            after=read.text,
+            encoding=read.encoding,
         )
 
     def check_size(self) -> None:

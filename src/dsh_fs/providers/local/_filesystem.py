@@ -23,6 +23,7 @@ from typing import Literal
 from anyio import CancelScope, to_thread
 
 from dsh_fs._platform import process_umask
+from dsh_fs.errors import FsError, FsErrorCode
 from dsh_fs.fs import (
     EncodingRules,
     FileSystem,
@@ -76,6 +77,13 @@ from ._versions import VersionBook, digest
 from ._walk import walk
 
 __all__ = ["INLINE_READ_BYTES", "STREAM_CHUNK_SIZE", "LocalFileSystem"]
+
+
+_NOT_AT = FsVersion("")
+"""`_read_version`'s answer for bytes that are not what was known at the version asked."""
+
+_UNREAD = FsDecoded(text="", encoding=FsEncoding())
+"""The text of a read at `_NOT_AT`: nothing decoded (a stale caller reads again anyway)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -283,6 +291,19 @@ class LocalFileSystem(FileSystem):
                 small = await to_thread.run_sync(self._read_whole, target)
         return small.decoded
 
+    async def read_decoded_at(self, target: FsTarget, version: FsVersion) -> FsDecoded | None:
+        self._alive("read", target.display_path)
+        try:
+            read = self._read_small(target, at=version)
+            if read is None:
+                with FramesDropped():
+                    read = await to_thread.run_sync(partial(self._read_whole, target, at=version))
+        except FsError as error:
+            if error.code is FsErrorCode.NOT_FOUND:
+                return None
+            raise
+        return read.decoded if read.version == version else None
+
     async def read_small(self, target: FsTarget, max_bytes: int) -> FsSmallRead | None:
         self._alive("read", target.display_path)
         info = self._stat(target)
@@ -371,14 +392,16 @@ class LocalFileSystem(FileSystem):
         parent = real_path(os.path.abspath(os.fspath(directory)))  # noqa: ASYNC240
         return await to_thread.run_sync(sweep_stage_dirs, parent)
 
-    def _read_small(self, target: FsTarget, *, checked: bool = False) -> _WholeRead | None:
+    def _read_small(
+        self, target: FsTarget, *, checked: bool = False, at: FsVersion | None = None
+    ) -> _WholeRead | None:
         """`read_decoded` of a file up to `INLINE_READ_BYTES`, on the event loop; else None.
 
         A worker-thread hop costs more than opening, reading, hashing and decoding a small
         file from the page cache (`bench/small_read.py`), so small files are read inline; the
         limit keeps the loop free for other sessions. A file that grew past the limit since
         its `fstat` goes to the worker thread: the loop never reads more. `checked`: as
-        `open_regular`'s.
+        `open_regular`'s; `at`: as `_read_version`'s.
         """
         key, display = target.target_key, target.display_path
         opened = open_regular(key, "read", display, self._guards, checked=checked)
@@ -393,27 +416,53 @@ class LocalFileSystem(FileSystem):
                     data and len(data) != opened.info.st_size and os.read(opened.fd, 1)
                 ):
                     return None
-                version = self._remember_read(opened.fd, opened.info, data)
+                version = self._read_version(opened.fd, opened.info, data, at)
             except OSError as exc:  # `map_os_errors`, spelled out: see `_stat`
                 raise os_error(exc, "read", display) from exc
         finally:
             os.close(opened.fd)
-        return _WholeRead(opened.info, version, self._decoded(target, data))
+        return _WholeRead(opened.info, version, self._decoded_at(target, data, version))
 
-    def _read_whole(self, target: FsTarget) -> _WholeRead:
+    def _read_whole(self, target: FsTarget, at: FsVersion | None = None) -> _WholeRead:
         key, display = target.target_key, target.display_path
         opened = open_regular(key, "read", display, self._guards)
         try:
             with map_os_errors("read", display):
                 data = read_fd(opened.fd, opened.info.st_size)
-                version = self._remember_read(opened.fd, opened.info, data)
+                version = self._read_version(opened.fd, opened.info, data, at)
         finally:
             os.close(opened.fd)
-        return _WholeRead(opened.info, version, self._decoded(target, data))
+        return _WholeRead(opened.info, version, self._decoded_at(target, data, version))
+
+    def _decoded_at(self, target: FsTarget, data: bytes, version: FsVersion) -> FsDecoded:
+        """`_decoded`, except for bytes read at `_NOT_AT` (never shown: nothing decoded)."""
+        return _UNREAD if version == _NOT_AT else self._decoded(target, data)
 
     def _decoded(self, target: FsTarget, data: bytes) -> FsDecoded:
         text, encoding = self._decode(target, data)
         return FsDecoded(text=text, encoding=encoding)
+
+    def _read_version(
+        self, fd: int, info: os.stat_result, data: bytes, at: FsVersion | None
+    ) -> FsVersion:
+        """The version `data` (read whole from `fd`, stat `info`) was read at, remembered as
+        `_remember_read` does; with `at` (`read_decoded_at`): `at` only when `data` is what
+        was known there, else `NOT_AT`, and nothing remembered either way.
+
+        Why not remember: a same-size rewrite in the timestamp's tick keeps the version, and
+        the version book keeps one digest a version; a read made for a session that observed
+        `at` earlier must not replace the digest of what it saw with the digest of what is
+        there now, or the guard of its publication would check against the new content."""
+        if at is None:
+            return self._remember_read(fd, info, data)
+        versions = self._versions
+        if (
+            versions.version(info) == at
+            and unchanged(fd, info)
+            and versions.is_current(at, info, lambda: data)
+        ):
+            return at
+        return _NOT_AT
 
     def _remember_read(self, fd: int, info: os.stat_result, data: bytes) -> FsVersion:
         """Remember the digest of `data`, read whole from `fd` (stat `info`), when later
