@@ -79,11 +79,8 @@ from ._walk import walk
 __all__ = ["INLINE_READ_BYTES", "STREAM_CHUNK_SIZE", "LocalFileSystem"]
 
 
-_NOT_AT = FsVersion("")
-"""`_read_version`'s answer for bytes that are not what was known at the version asked."""
-
-_UNREAD = FsDecoded(text="", encoding=FsEncoding())
-"""The text of a read at `_NOT_AT`: nothing decoded (a stale caller reads again anyway)."""
+class _NotAt(Exception):
+    """`_read_version`'s: the bytes read are not what was known at the version asked."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -298,11 +295,13 @@ class LocalFileSystem(FileSystem):
             if read is None:
                 with FramesDropped():
                     read = await to_thread.run_sync(partial(self._read_whole, target, at=version))
+        except _NotAt:
+            return None
         except FsError as error:
             if error.code is FsErrorCode.NOT_FOUND:
                 return None
             raise
-        return read.decoded if read.version == version else None
+        return read.decoded
 
     async def read_small(self, target: FsTarget, max_bytes: int) -> FsSmallRead | None:
         self._alive("read", target.display_path)
@@ -421,7 +420,7 @@ class LocalFileSystem(FileSystem):
                 raise os_error(exc, "read", display) from exc
         finally:
             os.close(opened.fd)
-        return _WholeRead(opened.info, version, self._decoded_at(target, data, version))
+        return _WholeRead(opened.info, version, self._decoded(target, data))
 
     def _read_whole(self, target: FsTarget, at: FsVersion | None = None) -> _WholeRead:
         key, display = target.target_key, target.display_path
@@ -432,11 +431,7 @@ class LocalFileSystem(FileSystem):
                 version = self._read_version(opened.fd, opened.info, data, at)
         finally:
             os.close(opened.fd)
-        return _WholeRead(opened.info, version, self._decoded_at(target, data, version))
-
-    def _decoded_at(self, target: FsTarget, data: bytes, version: FsVersion) -> FsDecoded:
-        """`_decoded`, except for bytes read at `_NOT_AT` (never shown: nothing decoded)."""
-        return _UNREAD if version == _NOT_AT else self._decoded(target, data)
+        return _WholeRead(opened.info, version, self._decoded(target, data))
 
     def _decoded(self, target: FsTarget, data: bytes) -> FsDecoded:
         text, encoding = self._decode(target, data)
@@ -446,8 +441,8 @@ class LocalFileSystem(FileSystem):
         self, fd: int, info: os.stat_result, data: bytes, at: FsVersion | None
     ) -> FsVersion:
         """The version `data` (read whole from `fd`, stat `info`) was read at, remembered as
-        `_remember_read` does; with `at` (`read_decoded_at`): `at` only when `data` is what
-        was known there, else `NOT_AT`, and nothing remembered either way.
+        `_remember_read` does; with `at` (`read_decoded_at`): `at` when `data` is what was
+        known there, else `_NotAt` is raised (nothing decoded), and nothing remembered.
 
         Why not remember: a same-size rewrite in the timestamp's tick keeps the version, and
         the version book keeps one digest a version; a read made for a session that observed
@@ -462,7 +457,7 @@ class LocalFileSystem(FileSystem):
             and versions.is_current(at, info, lambda: data)
         ):
             return at
-        return _NOT_AT
+        raise _NotAt
 
     def _remember_read(self, fd: int, info: os.stat_result, data: bytes) -> FsVersion:
         """Remember the digest of `data`, read whole from `fd` (stat `info`), when later
