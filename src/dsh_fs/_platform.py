@@ -17,6 +17,7 @@ open a parent only     ``O_PATH`` (no read right)      ``O_RDONLY``
 pipe buffer size       ``F_SETPIPE_SZ``                the system's default
 a confined lookup      ``openat2`` (``RESOLVE_*``;     a walk, one ``readlink`` per
                        Linux 5.6+, via ``syscall``)    component
+an inode's generation  ``FS_IOC_GETVERSION``           unknown (None)
 =====================  ==============================  ===============================
 
 `CURRENT` says which are used. Setting ``DSH_FS_PLATFORM=portable`` in the environment (or
@@ -57,6 +58,7 @@ __all__ = [
     "copy_in_kernel",
     "descriptor_path",
     "force",
+    "inode_generation",
     "link_descriptor",
     "open_confined",
     "open_unnamed",
@@ -73,6 +75,9 @@ _LINUX: Final = sys.platform.startswith("linux")
 _FICLONE: Final = 0x40049409
 """Linux's ``ioctl`` number for a reflink (``FICLONE``): another system's ioctl of the same
 number is something else, so it is only ever sent on Linux."""
+
+_FS_IOC_GETVERSION: Final = 0x80087601
+"""Linux's ``ioctl`` number that reads an inode's generation (``_IOR('v', 1, long)``)."""
 
 _GETPATH_BUFFER: Final = 1024
 """``MAXPATHLEN`` on macOS: what ``F_GETPATH`` fills."""
@@ -107,6 +112,9 @@ class Capabilities:
     """``openat2`` with ``RESOLVE_*`` flags: the kernel confines a lookup in the same call
     that opens (Linux 5.6+; where the kernel or a seccomp filter refuses the system call,
     `open_confined` finds out on its first call and answers None from then on)."""
+    generation: bool
+    """``FS_IOC_GETVERSION`` reads an inode's generation (Linux: ext4, XFS, btrfs answer;
+    tmpfs and overlayfs do not)."""
 
 
 NATIVE: Final = Capabilities(
@@ -120,6 +128,7 @@ NATIVE: Final = Capabilities(
     pipe_size=hasattr(fcntl, "F_SETPIPE_SZ"),
     o_tmpfile=_LINUX and hasattr(os, "O_TMPFILE"),
     openat2=_LINUX and hasattr(os, "O_PATH"),
+    generation=_LINUX,
 )
 """What this system has."""
 
@@ -134,6 +143,7 @@ PORTABLE: Final = Capabilities(
     pipe_size=False,
     o_tmpfile=False,
     openat2=False,
+    generation=False,
 )
 """Nothing platform-specific: the code paths a system without Linux's calls takes."""
 
@@ -195,6 +205,21 @@ def open_unnamed(dir_fd: int) -> int | None:
         if exc.errno in _TMPFILE_UNSUPPORTED:
             return None
         raise
+
+
+def inode_generation(fd: int) -> int | None:
+    """The generation number of the inode open as `fd`, which the filesystem draws when it
+    allocates the inode: an inode number used again for a new file or directory comes with
+    another one (ext4 and XFS draw it at random). None where the system or the filesystem
+    has none."""
+    if not CURRENT.generation:
+        return None
+    try:
+        answer = fcntl.ioctl(fd, _FS_IOC_GETVERSION, bytes(8))
+    except OSError:
+        return None
+    # The kernel writes an int (the field is 32 bits wide) at the start of the buffer.
+    return int.from_bytes(answer[:4], sys.byteorder)
 
 
 def link_descriptor(fd: int, name: str, dir_fd: int) -> None:

@@ -228,6 +228,9 @@ class JournalEntry:
     after_mode: int | None = None
     """The permission bits of the file the change published (None: unknown): a later
     ``chmod`` is a change an undo must not undo past."""
+    after_generation: int | None = None
+    """The generation of the directory a mkdir made (None: unknown, or not a mkdir): tells
+    that directory from one made at the same path later on the inode number it freed."""
     delta: tuple[int, int, str] | None = None
     """The forward delta ``(head, tail, middle)``: the after-image is the pre-image's first
     `head` bytes, then `middle` (whole lines), then its last `tail` bytes; what `diff`
@@ -375,6 +378,14 @@ class JournalStore(ABC):
         what `unchanged` allows. The store compares the content and the mode with what the
         entry recorded (`digest`, `after_mode`); without them it can't tell, and says no.
         The default: equal tokens only."""
+        return entry.after == now
+
+    def same_directory(self, entry: JournalEntry, now: FsVersion) -> bool:
+        """Whether the directory `entry` made (a mkdir), found at version `now`, is still as
+        the change left it: that directory (its identity), with the mode it was made with,
+        and empty, whatever was made in it and removed again since (its timestamps moved).
+        Its undo may then remove it (the removal still refuses one not empty). The default:
+        equal tokens only."""
         return entry.after == now
 
     def unchanged(self, recorded: FsVersion, now: FsVersion) -> bool:

@@ -552,9 +552,10 @@ class Journal:
     async def _undo_directory(
         self, entry: JournalEntry, history: _History, owner: str, dry_run: bool
     ) -> tuple[UndoResult, FsVersion | None]:
-        """A made directory removed again, only while it is exactly as the change left it
-        (its version, or the one a later change's undo made it again at; the removal itself
-        refuses a directory that is not empty); a removed one (a delete, an undone mkdir)
+        """A made directory removed again, only while it is as the change left it (its
+        version, or the one a later change's undo made it again at, or the same directory
+        with the same mode, `JournalStore.same_directory`; the removal itself refuses a
+        directory that is not empty); a removed one (a delete, an undone mkdir)
         made again, only where nothing is now. The undo is journaled; returns the version
         the directory is made again at (None otherwise)."""
 
@@ -565,6 +566,7 @@ class Journal:
         if entry.id in undone_by:
             return result(f"already undone by {undone_by[entry.id].id}")
         meta = FsChangeMeta(tool="undo", session=owner, undoes=entry.id)
+        info = None
         try:
             target = await self.fs.resolve(entry.path)
             info = await self.fs.stat(target)
@@ -579,12 +581,17 @@ class Journal:
             if info is None or info.type is not FsFileType.DIRECTORY:
                 return result("the directory is gone" if info is None else "a file is there now")
             expected = _expected_exactly(entry.after, history.restored)
-            if info.version != expected:
+            # Entries added and removed since move its timestamps, not what it is: the same
+            # directory with its mode is removed (the removal refuses one not empty).
+            if info.version != expected and not self.store.same_directory(entry, info.version):
                 return result(await self._changed_since(entry, info.version, history.entries))
             if dry_run:
                 return result(None)
             await self._remove_directory(target, info.version, meta)
         except FsError as error:
+            if error.code is FsErrorCode.NOT_EMPTY and info is not None:
+                # Something was made in it since: a change the undo must not take back.
+                return result(await self._changed_since(entry, info.version, history.entries))
             return result(error.message)
         return result(None)
 

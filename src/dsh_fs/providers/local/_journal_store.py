@@ -40,6 +40,7 @@ from dsh_fs import _platform
 from dsh_fs._platform import copy_in_kernel, sync
 from dsh_fs.fs import (
     ENTRY_ID,
+    ChangeKind,
     EncodedText,
     FsChangeMeta,
     FsChangeStart,
@@ -72,6 +73,8 @@ __all__ = [
 _OPEN_NEW = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 _OPEN_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
 _OPEN_READ = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+_OPEN_DIRECTORY = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+"""A directory the journal looks at in a root: never through a link."""
 """How anything in the store is opened for reading: a link is refused (ELOOP) and a FIFO
 or device does not block the open; `fstat` then refuses what is not a regular file."""
 
@@ -303,6 +306,8 @@ class LocalJournalStore(RecordStore):
             else:
                 record = self._completed(ticket, after, content, digest)
             record["after_mode"] = self._published_mode(record["key"], after)
+            if record.get("kind") == ChangeKind.DIRECTORY.value and after is not None:
+                record["after_generation"] = self._directory_generation(record["key"], after)
             in_place = self._commit_in_place(ticket, record)
             if not in_place:
                 self._write_entry(ticket.id, record)
@@ -542,6 +547,38 @@ class LocalJournalStore(RecordStore):
         finally:
             os.close(fd)
 
+    def same_directory(self, entry: JournalEntry, now: FsVersion) -> bool:
+        if entry.after == now:
+            return True
+        if entry.after is None or entry.after_mode is None or entry.after_generation is None:
+            return False  # nothing to compare the mode or the identity with: not provable
+        if not same_inode(entry.after, now):
+            return False  # another inode: a directory made there since
+        # The same inode number may be a directory made there since on the number the made
+        # one freed: its generation tells. Read through a descriptor that is the inode of
+        # `now` (never a link); empty, as mkdir left it.
+        try:
+            fd = os.open(
+                os.path.join(self.root, entry.rel) if entry.rel != "." else self.root,
+                _OPEN_DIRECTORY,
+            )
+        except OSError:
+            return False
+        try:
+            info = os.fstat(fd)
+            if (
+                self._versions.version(info) != now
+                or st_mode.S_IMODE(info.st_mode) != entry.after_mode
+                or _platform.inode_generation(fd) != entry.after_generation
+            ):
+                return False
+            with os.scandir(fd) as names:
+                return next(names, None) is None
+        except OSError:
+            return False
+        finally:
+            os.close(fd)
+
     def unchanged(self, recorded: FsVersion, now: FsVersion) -> bool:
         # device, inode, size, mtime: the same inode with the same bytes as far as any write
         # shows; only the ctime moved (a pre-image link made and removed, a chmod).
@@ -571,6 +608,24 @@ class LocalJournalStore(RecordStore):
         if self._versions.version(info) != after:
             return None
         return st_mode.S_IMODE(info.st_mode)
+
+    def _directory_generation(self, key: object, after: FsVersion) -> int | None:
+        """The generation of the directory a mkdir made at `after` (None: gone, another
+        directory there already, or a filesystem that has none)."""
+        if not isinstance(key, str):
+            return None
+        try:
+            fd = os.open(key, _OPEN_DIRECTORY)
+        except OSError:
+            return None
+        try:
+            if self._versions.version(os.fstat(fd)) != after:
+                return None
+            return _platform.inode_generation(fd)
+        except OSError:
+            return None
+        finally:
+            os.close(fd)
 
     def _relative(self, key: str) -> str:
         if key == self.root:
