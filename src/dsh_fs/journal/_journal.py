@@ -94,18 +94,23 @@ def parse_since(text: str, now: dt.datetime | None = None) -> str:
     """
     now = now or dt.datetime.now(dt.timezone.utc)
     match = _DURATION.match(text.strip())
-    if match:
-        moment = now - dt.timedelta(seconds=int(match.group(1)) * _UNITS[match.group(2)])
-    else:
-        try:
-            moment = dt.datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
-        except ValueError:
-            raise ValueError(
-                f"--since {text!r} is neither an RFC 3339 time nor a duration like 10m"
-            ) from None
-        if moment.tzinfo is None:
-            raise ValueError(f"--since {text!r} has no time zone (add Z or an offset)")
-    moment = moment.astimezone(dt.timezone.utc)
+    try:
+        if match:
+            moment = now - dt.timedelta(seconds=int(match.group(1)) * _UNITS[match.group(2)])
+        else:
+            try:
+                moment = dt.datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+            except ValueError:
+                raise ValueError(
+                    f"--since {text!r} is neither an RFC 3339 time nor a duration like 10m"
+                ) from None
+            if moment.tzinfo is None:
+                raise ValueError(f"--since {text!r} has no time zone (add Z or an offset)")
+        moment = moment.astimezone(dt.timezone.utc)
+    except OverflowError:
+        # A duration reaching before the year 1, or a time whose offset takes it out of
+        # the years 1-9999 in UTC.
+        raise ValueError(f"--since {text!r} is outside the years 1 to 9999 (UTC)") from None
     return moment.strftime("%Y%m%dT%H%M%S") + f".{moment.microsecond:06d}Z"
 
 
@@ -331,19 +336,28 @@ class Journal:
                 result, new_version = await self._undo_directory(entry, history, owner, dry_run)
                 results.append(result)
                 if result.result == "undone" and entry.before is not None:
-                    restored[entry.before] = new_version  # a delete's undo made it again
+                    history.put_back(entry.path, entry.before, new_version, dry_run)
+                elif result.result == "undone" and dry_run:
+                    history.simulated[entry.path] = None  # a made directory removed
                 continue
             if entry.source is not None:
                 result, new_version = await self._undo_move(entry, history, owner, dry_run)
-                if result.result == "undone" and entry.source_version is not None:
-                    # The older change of the source left the file at `source_version`.
-                    restored[entry.source_version] = new_version
+                if result.result == "undone":
+                    # The older change of the source left the file at `source_version` (None
+                    # in older records: unknown, nothing exposed); the file it replaced is
+                    # back at the destination (`_undo_move` records its version).
+                    if entry.source_version is not None:
+                        history.put_back(entry.source, entry.source_version, new_version, dry_run)
+                    elif dry_run:
+                        history.simulated[entry.source] = entry.after  # back, version unknown
+                    if dry_run:
+                        history.put_back(entry.path, entry.before, None, dry_run)
                 results.append(result)
                 continue
             result, new_version = await self._undo_one(entry, history, owner, dry_run)
             results.append(result)
             if result.result == "undone":
-                restored[entry.before] = new_version
+                history.put_back(entry.path, entry.before, new_version, dry_run)
         return results
 
     async def _undo_set(self, chosen: list[JournalEntry], owner: str) -> list[UndoResult]:
@@ -570,6 +584,8 @@ class Journal:
         try:
             target = await self.fs.resolve(entry.path)
             info = await self.fs.stat(target)
+            if dry_run and entry.path in history.simulated:
+                return self._directory_as_simulated(entry, history)
             if entry.after is None:  # a removal: make the directory again
                 if info is not None:
                     return result("a file exists there now")
@@ -580,7 +596,7 @@ class Journal:
                 return _verdict(entry), made.version if made is not None else None
             if info is None or info.type is not FsFileType.DIRECTORY:
                 return result("the directory is gone" if info is None else "a file is there now")
-            expected = _expected_exactly(entry.after, history.restored)
+            expected = _expected_exactly(entry.after, history)
             # Entries added and removed since move its timestamps, not what it is: the same
             # directory with its mode is removed (the removal refuses one not empty).
             if info.version != expected and not self.store.same_directory(entry, info.version):
@@ -594,6 +610,20 @@ class Journal:
                 return result(await self._changed_since(entry, info.version, history.entries))
             return result(error.message)
         return result(None)
+
+    def _directory_as_simulated(
+        self, entry: JournalEntry, history: _History
+    ) -> tuple[UndoResult, FsVersion | None]:
+        """A dry run's verdict on a directory an earlier undo of the run would have made or
+        removed (`_History.simulated`), as the real run would give it."""
+        now = history.simulated[entry.path]
+        if entry.after is None:
+            return _verdict(entry, None if now is None else "a file exists there now"), None
+        if now is None:
+            return _verdict(entry, "the directory is gone"), None
+        expected = _expected_exactly(entry.after, history)
+        reason = None if now == expected else "the directory changed since"
+        return _verdict(entry, reason), None
 
     async def _remove_directory(
         self, target: FsTarget, version: FsVersion, meta: FsChangeMeta
@@ -670,11 +700,12 @@ class Journal:
             destination = await self.fs.resolve(entry.path)
             source = await self.fs.resolve(entry.source)
             info = await self.fs.stat(destination)
-            current = info.version if info is not None else None
+            current = history.now(entry.path, info.version if info is not None else None, dry_run)
             expected = await self._guard(expected, current, history)
             if current != expected:
                 return refused(await self._changed_since(entry, current, history.entries))
-            if await self.fs.stat(source) is not None:
+            there = await self.fs.stat(source)
+            if history.now(entry.source, there.version if there else None, dry_run) is not None:
                 return refused(f"a file exists at {entry.source} now")
             if dry_run:
                 return _verdict(entry), None
@@ -683,13 +714,15 @@ class Journal:
                 destination, source, expected, CreateIfAbsent(), capture=capture(self.store, meta)
             )
             if pre_image is not None:
-                await self.fs.restore(
+                made = await self.fs.restore(
                     destination,
                     pre_image,
                     None,
                     mode=entry.mode,
                     capture=capture(self.store, meta),
                 )
+                # The replaced file is back: an older change of it finds it there.
+                history.restored[entry.before] = made
         except FsError as error:
             if error.code in (FsErrorCode.STALE_VERSION, FsErrorCode.NOT_OBSERVED):
                 return refused(
@@ -714,7 +747,7 @@ class Journal:
         try:
             target = await self.fs.resolve(entry.path)
             info = await self.fs.stat(target)
-            current = info.version if info is not None else None
+            current = history.now(entry.path, info.version if info is not None else None, dry_run)
             expected = await self._guard(expected, current, history)
             if current != expected:
                 return refused(await self._changed_since(entry, current, history.entries))
@@ -772,7 +805,7 @@ class Journal:
         if after is None:
             return None
         if after in restored:
-            return restored[after]
+            return history.followed(after)
         for later in history.entries:
             if (
                 later.id > entry.id
@@ -781,7 +814,7 @@ class Journal:
                 and self.store.unchanged(after, later.before)
                 and await self._same_content(entry, later)
             ):
-                return restored[later.before]
+                return history.followed(later.before)
         return after
 
     async def _same_content(self, entry: JournalEntry, later: JournalEntry) -> bool:
@@ -915,12 +948,57 @@ class _History:
             # `after` is exposed again by it.
             if entry.undoes is not None and in_force[entry.id] and entry.tool != HUNK_TOOL:
                 original = by_id.get(entry.undoes)
-                if original is not None:
+                if original is None:
+                    continue
+                if entry.source is not None and original.source is not None:
+                    # A move's undo moved the file back to the source: what an older change
+                    # of the source left there (`source_version`) is exposed again. (The
+                    # file the move replaced, made again, is the undo's other entry.)
+                    if original.source_version is not None and not (
+                        original.directory or original.link
+                    ):
+                        self.restored[original.source_version] = entry.after
+                elif original.before is not None:
                     self.restored[original.before] = entry.after
+        self.simulated: dict[str, FsVersion | None] = {}
+        """A dry run's files as the undos it would have made leave them (by path: the
+        version, or None for none), where it reads the disk as it is otherwise."""
         self.published: dict[FsVersion, JournalEntry] = {
             entry.after: entry for entry in entries if entry.after is not None
         }
         """The change that published each version."""
+
+    def followed(self, version: FsVersion | None) -> FsVersion | None:
+        """Where a file at `version` is now after the undos in force: an undo put it back
+        at another version, which a later change replaced and its undo put back again, and
+        so on (a redo, then a change, then its undo)."""
+        seen = set()
+        while version is not None and version in self.restored and version not in seen:
+            seen.add(version)
+            version = self.restored[version]
+        return version
+
+    def put_back(
+        self,
+        path: str,
+        before: FsVersion | None,
+        version: FsVersion | None,
+        dry_run: bool,
+    ) -> None:
+        """An undo made here put the file at `path` back as it was at `before` (now at
+        `version`); a dry run, which made nothing, says where each file would be, so an
+        older change of the same file is judged as the real run would judge it."""
+        if dry_run:
+            self.simulated[path] = before
+        if before is not None:  # a file absent before: nothing older is exposed again
+            self.restored[before] = before if dry_run else version
+
+    def now(self, path: str, found: FsVersion | None, dry_run: bool) -> FsVersion | None:
+        """The version of the file at `path` an undo is judged on: `found` on the disk, or
+        in a dry run the one an earlier undo of the same run would have left."""
+        if dry_run and path in self.simulated:
+            return self.simulated[path]
+        return found
 
 
 def _left(members: list[JournalEntry], undone_by: dict[str, JournalEntry]) -> list[JournalEntry]:
@@ -937,13 +1015,11 @@ def _in_part(revert: JournalEntry) -> bool:
     return revert.tool == HUNK_TOOL and revert.hunks is not None
 
 
-def _expected_exactly(
-    after: FsVersion | None, restored: dict[FsVersion | None, FsVersion | None]
-) -> FsVersion | None:
+def _expected_exactly(after: FsVersion | None, history: _History) -> FsVersion | None:
     """Where a directory a change left at `after` should be now (no content to compare)."""
     if after is None:
         return None
-    return restored.get(after, after)
+    return history.followed(after)
 
 
 def _verdict(entry: JournalEntry, reason: str | None = None) -> UndoResult:
