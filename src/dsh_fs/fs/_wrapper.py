@@ -641,6 +641,14 @@ class FenceOut(WrapperFileSystem):
             return
         if self.hides(target):
             raise messages.fenced_out(access.verb, target.display_path, self.what)
+        # An entry moved or removed takes what lies inside it along: a directory that holds
+        # a place would carry it where no fence names it (then every tool reaches it).
+        if access.touch is FsTouch.ENTRY and any(
+            _below(place, path)
+            for place in self.places
+            for path in (target.display_path, str(target.target_key))
+        ):
+            raise messages.holds_fenced_out(access.verb, target.display_path, self.what)
 
     def filters(self, root: FsTarget) -> bool:
         # Only a directory above a place can list it; everywhere else answers pass through.

@@ -25,6 +25,7 @@ __all__ = [
     "edit_not_found",
     "edit_stale",
     "fenced_out",
+    "holds_fenced_out",
     "hunk_not_found",
     "image_too_large",
     "insert_out_of_range",
@@ -621,6 +622,15 @@ def rule_protected(verb: Verb, path: str, pattern: str) -> FsError:
         path,
         f'protected by rule "{pattern}"',
         {"rule": pattern, "kind": "protect"},
+    )
+
+
+def holds_fenced_out(verb: Verb, path: str, what: str) -> FsError:
+    """A move or removal of a directory that holds a place no tool may reach
+    (FS_SANDBOX_DENIED): `cannot move "<p>": it holds the change journal's store, which no
+    tool may reach` (moved, the place would be somewhere no fence names)."""
+    return _error(
+        FsErrorCode.SANDBOX_DENIED, verb, path, f"it holds {what}, which no tool may reach"
     )
 
 
