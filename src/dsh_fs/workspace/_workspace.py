@@ -112,11 +112,15 @@ def _remote_store(fs: FsspecFileSystem, config: JournalConfig) -> JournalStore:
     return store
 
 
+_DEFAULT_LAYOUT = os.sep + os.path.join("dsh-fs", "journal")
+"""How the default store's path ends (``$XDG_STATE_HOME/dsh-fs/journal``)."""
+
+
 def _local_store(
     config: JournalConfig, root: str, roots: tuple[str, ...]
 ) -> tuple[JournalStore, bool]:
     """The local store of `root`; whether its location lies inside one of `roots` (refused
-    when it was named, fenced out when it is the default).
+    when it was named, fenced out when it is the default or in the default's layout).
 
     Raises:
         ValueError: a named store inside a served root.
@@ -127,7 +131,10 @@ def _local_store(
     inside = any(
         location == served or location.startswith(served.rstrip("/") + "/") for served in roots
     )
-    if inside and config.location is not None:
+    # A store in the default's layout (`<state>/dsh-fs/journal`) is the default named
+    # explicitly (`--print-config` pins it so that a host's environment can't move it, also
+    # for `dsh-fs mcp ~`, whose root holds it): fenced out like the default, not refused.
+    if inside and config.location is not None and not location.endswith(_DEFAULT_LAYOUT):
         raise ValueError(
             f"the journal store {config.location!r} is inside a served root; "
             "choose a directory outside it"
