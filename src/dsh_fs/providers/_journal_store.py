@@ -249,7 +249,8 @@ class RecordStore(JournalStore):
         return record
 
     def _sweep(self, names: dict[str, StoredName]) -> None:
-        """Remove what a pruner killed mid-way left behind (under the lock)."""
+        """Remove what a pruner killed mid-way left behind (under the lock), and take it out
+        of `names` (what is gone holds nothing)."""
 
     # The capture.
 

@@ -487,25 +487,27 @@ class LocalJournalStore(RecordStore):
             try:
                 lock = os.open("lock", flags, 0o600, dir_fd=self._dir_fd)
             except OSError as exc:
-                if exc.errno != errno.ELOOP:
+                # A link (ELOOP), a directory (EISDIR), a socket (ENXIO): nothing to lock.
+                if exc.errno not in (errno.ELOOP, errno.EISDIR, errno.ENXIO):
                     raise
             else:
                 if st_mode.S_ISREG(os.fstat(lock).st_mode):
                     return lock
                 os.close(lock)
             self._remove("lock")
+            self._remove_directory("lock")
             flags |= os.O_EXCL
         raise OSError(errno.EAGAIN, "the journal's lock keeps being replaced")
 
     def _sweep(self, names: dict[str, StoredName]) -> None:
-        # A pruner killed mid-way left its staged entry: no pending record owns it.
-        self._remove(
-            *(
-                n
-                for n in names
-                if n.endswith(".tmp") and f"{n.rsplit('.', 2)[0]}.pending" not in names
-            )
-        )
+        # A pruner killed mid-way left its staged entry: no pending record owns it. Counted
+        # still, it kept the total over the bound until every entry went (red team).
+        stray = [
+            n for n in names if n.endswith(".tmp") and f"{n.rsplit('.', 2)[0]}.pending" not in names
+        ]
+        self._remove(*stray)
+        for name in stray:
+            del names[name]
 
     def as_published(self, entry: JournalEntry, now: FsVersion) -> bool:
         if entry.after == now:
@@ -917,6 +919,18 @@ class LocalJournalStore(RecordStore):
             if name is not None:
                 with contextlib.suppress(OSError):
                     os.unlink(name, dir_fd=self._dir_fd)
+
+    def _remove_directory(self, name: str) -> None:
+        """A directory at `name` removed, or, holding something, moved aside under a name
+        nothing reads (``<name>.<random>.aside``): nothing in it is followed or deleted."""
+        try:
+            os.rmdir(name, dir_fd=self._dir_fd)
+        except NotADirectoryError:
+            return
+        except OSError:
+            with contextlib.suppress(OSError):
+                aside = f"{name}.{secrets.token_hex(4)}.aside"
+                os.rename(name, aside, src_dir_fd=self._dir_fd, dst_dir_fd=self._dir_fd)
 
 
 def _make_private_dirs(path: str) -> None:
