@@ -6,6 +6,7 @@ removed every entry). Real disk, the real CLI."""
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
@@ -95,3 +96,33 @@ def test_a_stray_staged_entry_is_swept_and_not_counted(tmp_path: Path) -> None:
     assert log.stdout.startswith("3 changes shown"), log.stdout
     assert len([p for p in sub.iterdir() if p.suffix == ".pre"]) == 3
     assert os.path.exists(sub / "root")
+
+
+def test_a_planted_pending_record_never_opens_a_file_outside_its_root(tmp_path: Path) -> None:
+    """A pending record is completed when its writer died (its digest and delta read from
+    the file it names): one naming a file outside the root made `diff` print that file."""
+    root, store = tmp_path / "root", tmp_path / "store"
+    sub = _journal_three_changes(root, store)
+    outside = tmp_path / "outside.txt"
+    outside.write_text("OUTSIDE SECRET\n", encoding="utf-8")
+    template = json.loads(sorted(sub.glob("*.json"))[-1].read_text(encoding="utf-8"))
+    planted = "20261206T000001.000000Z-0badf00d"
+    record = {
+        **{k: v for k, v in template.items() if k not in ("digest", "delta", "after_mode")},
+        "id": planted,
+        "path": str(outside),
+        "rel": str(outside),
+        "key": str(outside),
+        "before": None,
+        "after": None,
+        "pending": True,
+    }
+    (sub / f"{planted}.pending").write_text(json.dumps(record), encoding="utf-8")
+    atime = outside.stat().st_atime_ns
+    os.utime(outside, ns=(atime - 10**12, outside.stat().st_mtime_ns))
+    before = outside.stat().st_atime_ns
+    log = _dsh_fs("log", str(root), "--journal", str(store))
+    assert log.returncode == 0, log.stderr
+    diff = _dsh_fs("diff", str(root), planted, "--journal", str(store))
+    assert "OUTSIDE SECRET" not in diff.stdout + diff.stderr
+    assert outside.stat().st_atime_ns == before  # never read

@@ -611,6 +611,12 @@ class LocalJournalStore(RecordStore):
             return None
         return st_mode.S_IMODE(info.st_mode)
 
+    def _in_root(self, key: object) -> bool:
+        """Whether `key` names a path inside this store's root (by components)."""
+        if not isinstance(key, str) or ".." in key.split("/"):
+            return False
+        return key == self.root or key.startswith(self.root.rstrip("/") + "/")
+
     def _directory_generation(self, key: object, after: FsVersion) -> int | None:
         """The generation of the directory a mkdir made at `after` (None: gone, another
         directory there already, or a filesystem that has none)."""
@@ -861,7 +867,10 @@ class LocalJournalStore(RecordStore):
             )
             data, digest, _ = _read_digest(os.open(kept.path, _OPEN_READ), kept.size)
             mode = later_mode if isinstance(later_mode, int) else None
-        elif isinstance(after, str) and isinstance(record.get("key"), str):
+        elif isinstance(after, str) and self._in_root(record.get("key")):
+            # A record is read before it is vetted: a key outside this root (a planted
+            # record naming any file) is never opened; the entry stays provable only by
+            # its exact version.
             fd = os.open(record["key"], _OPEN_READ)
             data, digest, mode = _read_digest(fd, None, (self._versions.version, FsVersion(after)))
         else:
