@@ -46,10 +46,15 @@ def _dsh_fs(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def _make_socket(path: Path) -> None:
+    """A socket at `path`, bound by its name from its directory (a temporary folder's path
+    can be longer than a socket address holds)."""
     server = socket.socket(socket.AF_UNIX)
+    here = os.getcwd()
     try:
-        server.bind(str(path))
+        os.chdir(path.parent)
+        server.bind(path.name)
     finally:
+        os.chdir(here)
         server.close()
 
 

@@ -116,6 +116,9 @@ class _Ticket:
 
     inner: object
     estimate: int
+    """What the change adds to the store, estimated before its record is complete."""
+    pre_image: int
+    """Its pre-image's size (0: none kept)."""
 
 
 class _StoreCapture(FsCapture):
@@ -139,10 +142,12 @@ class _StoreCapture(FsCapture):
         digest: bytes | None = None,
     ) -> None:
         assert isinstance(ticket, _Ticket)
-        self._store._commit(ticket.inner, after, content, digest)
+        written = self._store._commit(ticket.inner, after, content, digest)
         # Pruning as it goes comes after the commit, off the critical section's steps: the
-        # change is published by now, and `_recorded` never raises into the call.
-        self._store._recorded(ticket.estimate)
+        # change is published by now, and `_recorded` never raises into the call. The record
+        # counts as written (a forward delta makes it up to ~1 MiB), where the backend knows.
+        added = ticket.estimate if written is None else ticket.pre_image + written
+        self._store._recorded(added)
 
     def approved(self, by: str, note: str | None) -> FsCapture:
         return _StoreCapture(self._store, replace(self._meta, approved_by=by, approval_note=note))
@@ -195,8 +200,9 @@ class RecordStore(JournalStore):
         after: FsVersion | None,
         content: bytes | EncodedText | None,
         digest: bytes | None = None,
-    ) -> None:
-        """`FsCapture.commit`: never raises."""
+    ) -> int | None:
+        """`FsCapture.commit`: never raises. Returns the bytes the entry's record holds
+        when the backend knows them (bounds while serving count them), else None."""
 
     @abstractmethod
     def _abandon(self, ticket: object) -> None:
@@ -265,7 +271,7 @@ class RecordStore(JournalStore):
         estimate += 3 * len(start.target.display_path)
         while True:
             try:
-                return _Ticket(self._prepare(meta, start), estimate)
+                return _Ticket(self._prepare(meta, start), estimate, start.size or 0)
             except FsError:
                 raise
             except Exception as exc:

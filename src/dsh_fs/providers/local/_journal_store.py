@@ -293,8 +293,9 @@ class LocalJournalStore(RecordStore):
         after: FsVersion | None,
         content: bytes | EncodedText | None,
         digest: bytes | None = None,
-    ) -> None:
+    ) -> int | None:
         assert isinstance(ticket, _Ticket)
+        size = None
         try:
             fields = None
             if after is not None and content is not None and content is ticket.after:
@@ -308,11 +309,13 @@ class LocalJournalStore(RecordStore):
             record["after_mode"] = self._published_mode(record["key"], after)
             if record.get("kind") == ChangeKind.DIRECTORY.value and after is not None:
                 record["after_generation"] = self._directory_generation(record["key"], after)
-            in_place = self._commit_in_place(ticket, record)
-            if not in_place:
-                self._write_entry(ticket.id, record)
+            size = self._commit_in_place(ticket, record)
+            in_place = size is not None
+            if size is None:
+                size = self._write_entry(ticket.id, record)
         except Exception:
             written = in_place = False  # the pending record stays: its next reader completes it
+            size = None  # counted by its estimate
         else:
             written = True
         # A pending record left beside its entry goes off the caller's path (freeing its
@@ -337,8 +340,9 @@ class LocalJournalStore(RecordStore):
             self._syncer.submit(finish)
         except RuntimeError:  # the store is closed
             finish()
+        return size
 
-    def _commit_in_place(self, ticket: _Ticket, record: dict[str, Any]) -> bool:
+    def _commit_in_place(self, ticket: _Ticket, record: dict[str, Any]) -> int | None:
         """Make the pending record its committed entry, rather than stage the entry in a new
         file: creating an inode cost ~0.05-0.2 ms of CPU on the call's path here (under
         load), and the pending record's removal beside it goes too. The entry's bytes are
@@ -346,8 +350,8 @@ class LocalJournalStore(RecordStore):
         it whole or fails before copying: a kill never leaves a torn record, a failure
         leaves the pending record as it was, and the one reader that reads a record locked
         by a live writer reads it again, `_read_live`), then the record takes the entry's
-        name (a link: never over an existing entry). False, nothing changed, for a record
-        larger than a page (the entry is staged then).
+        name (a link: never over an existing entry). Returns the record's size; None, nothing
+        changed, for a record larger than a page (the entry is staged then).
 
         A process killed after the write leaves a pending record holding its entry: the
         next reader completes it like any dead writer's. Like a staged entry, this one is
@@ -357,7 +361,7 @@ class LocalJournalStore(RecordStore):
         # Padded over every byte of the pending record (JSON allows trailing spaces).
         data = json.dumps(record).encode().ljust(len(ticket.written))
         if len(data) > _IN_PLACE_LIMIT:
-            return False
+            return None
         if os.pwrite(ticket.fd, data, 0) != len(data):
             # A write of one page is never short (all or an error); were it ever, the
             # pending record is put back whole before anything depends on it.
@@ -368,7 +372,7 @@ class LocalJournalStore(RecordStore):
         os.link(name, ticket.id + ".json", src_dir_fd=self._dir_fd, dst_dir_fd=self._dir_fd)
         with contextlib.suppress(OSError):  # left beside its entry: a reader removes it
             os.unlink(name, dir_fd=self._dir_fd)
-        return True
+        return len(data)
 
     def _pending_pre_image(self, entry_id: str, limit: int) -> bytes | None:
         return read_kept(LocalKept(os.path.join(self.location, entry_id + ".pre")), limit)
@@ -733,21 +737,24 @@ class LocalJournalStore(RecordStore):
         if fd >= 0:
             os.close(fd)
 
-    def _write_entry(self, entry_id: str, record: dict[str, Any], replace: bool = False) -> None:
-        """The committed entry, whole or not at all (staged under a temporary name)."""
+    def _write_entry(self, entry_id: str, record: dict[str, Any], replace: bool = False) -> int:
+        """The committed entry, whole or not at all (staged under a temporary name); returns
+        its size."""
         temp = f"{entry_id}.{secrets.token_hex(4)}.tmp"
+        data = json.dumps(record).encode()
         fd = os.open(temp, _OPEN_NEW, 0o600, dir_fd=self._dir_fd)
         try:
-            write_all(fd, json.dumps(record).encode())
+            write_all(fd, data)
         finally:
             os.close(fd)
         if replace:
             os.replace(temp, entry_id + ".json", src_dir_fd=self._dir_fd, dst_dir_fd=self._dir_fd)
-            return
+            return len(data)
         try:
             os.link(temp, entry_id + ".json", src_dir_fd=self._dir_fd, dst_dir_fd=self._dir_fd)
         finally:
             os.unlink(temp, dir_fd=self._dir_fd)
+        return len(data)
 
     def _read_json(self, name: str) -> dict[str, Any]:
         """A record, vetted before it is read: a regular file (a link or a FIFO put there is
