@@ -72,7 +72,6 @@ def test_a_lock_that_is_no_file_is_set_aside(tmp_path: Path, kind: str) -> None:
     for args in (
         ("journal", "prune", str(root), "--journal", str(store), "--journal-max-bytes", "1G"),
         ("log", str(root), "--journal", str(store), "--journal-max-bytes", "1G"),
-        ("undo", str(root), "--journal", str(store), "--session", "agent", "--dry-run"),
     ):
         done = _dsh_fs(*args)
         assert done.returncode == 0, (args, done.stderr)
