@@ -139,6 +139,14 @@ def _local_store(
             f"the journal store {config.location!r} is inside a served root; "
             "choose a directory outside it"
         )
+    # The other way round: a root inside the store would be fenced out whole (every file
+    # "not found", every change refused as the store's).
+    holder = location.rstrip("/") + "/"
+    if any(served == location or served.startswith(holder) for served in roots):
+        raise ValueError(
+            f"a served root lies inside the journal store {location!r}; "
+            "choose a store outside every root"
+        )
     try:
         return LocalJournalStore(location, root), inside
     except OSError as exc:
