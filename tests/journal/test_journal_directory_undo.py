@@ -200,3 +200,34 @@ async def test_an_impossible_generation_marks_the_record_damaged(tmp_path: Path)
         assert [p.reason for p in problems] == [f"after_generation {2**40} is out of range"]
         assert await ws.journal.undo(session="agent") == []
     assert (root / "d").is_dir()
+
+
+async def test_a_directory_made_used_emptied_and_removed_undoes_whole_in_one_run(
+    tmp_path: Path,
+) -> None:
+    """mkdir d, a file written in it and deleted, d deleted: the delete's undo makes d
+    again (a new inode), the file's undos pass through it, and the mkdir's undo finds that
+    d is the one its removal's undo made (it was refused, "changed since", until a second
+    run). The dry run says the same."""
+    root, store = tmp_path / "root", tmp_path / "store"
+    root.mkdir()
+    _needs_generations(root)
+    async with Workspace.sandbox(root, journal=store) as ws:
+        assert ws.journal is not None
+        s = ws.session(label="agent")
+        for tool, args in (
+            ("mkdir", {"path": "d"}),
+            ("write", {"file_path": "d/x.txt", "content": "x\n"}),
+            ("delete", {"file_path": "d/x.txt"}),
+            ("delete", {"file_path": "d"}),
+        ):
+            done = await s.call(tool, args)
+            assert not done.is_error, done.text
+        removal, _, _, mkdir = await ws.journal.entries()
+        assert removal.before_generation is not None
+        assert removal.before_generation == mkdir.after_generation
+        dry = [(r.result, r.reason) for r in await ws.journal.undo(session="agent", dry_run=True)]
+        real = [(r.result, r.reason) for r in await ws.journal.undo(session="agent")]
+        assert dry == real == [("undone", None)] * 4
+        assert await ws.journal.undo(session="agent") == []
+    assert list(root.iterdir()) == []

@@ -229,8 +229,10 @@ class JournalEntry:
     """The permission bits of the file the change published (None: unknown): a later
     ``chmod`` is a change an undo must not undo past."""
     after_generation: int | None = None
-    """The generation of the directory a mkdir made (None: unknown, or not a mkdir): tells
+    """The generation of the directory a change made (None: unknown, or no directory): tells
     that directory from one made at the same path later on the inode number it freed."""
+    before_generation: int | None = None
+    """The generation of the directory a change removed (None: unknown, or no directory)."""
     delta: tuple[int, int, str] | None = None
     """The forward delta ``(head, tail, middle)``: the after-image is the pre-image's first
     `head` bytes, then `middle` (whole lines), then its last `tail` bytes; what `diff`

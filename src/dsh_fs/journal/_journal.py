@@ -597,9 +597,17 @@ class Journal:
             if info is None or info.type is not FsFileType.DIRECTORY:
                 return result("the directory is gone" if info is None else "a file is there now")
             expected = _expected_exactly(entry.after, history)
+            maker = entry
+            if expected == entry.after:
+                # Removed later (names came and went in it first) and made again by that
+                # removal's undo: the directory now is the one the undo made.
+                removal = _removed_later(entry, history)
+                if removal is not None and removal.before is not None:
+                    expected = history.followed(removal.before)
+                    maker = await self._maker(expected, history) or entry
             # Entries added and removed since move its timestamps, not what it is: the same
             # directory with its mode is removed (the removal refuses one not empty).
-            if info.version != expected and not self.store.same_directory(entry, info.version):
+            if info.version != expected and not self.store.same_directory(maker, info.version):
                 return result(await self._changed_since(entry, info.version, history.entries))
             if dry_run:
                 return result(None)
@@ -610,6 +618,16 @@ class Journal:
                 return result(await self._changed_since(entry, info.version, history.entries))
             return result(error.message)
         return result(None)
+
+    async def _maker(self, version: FsVersion | None, history: _History) -> JournalEntry | None:
+        """The entry that published `version`: from the history, else (an undo of this
+        very run made it) from the store read again."""
+        if version is None:
+            return None
+        if version in history.published:
+            return history.published[version]
+        entries, _ = await self.read()
+        return next((e for e in entries if e.after == version), None)
 
     def _directory_as_simulated(
         self, entry: JournalEntry, history: _History
@@ -622,6 +640,9 @@ class Journal:
         if now is None:
             return _verdict(entry, "the directory is gone"), None
         expected = _expected_exactly(entry.after, history)
+        removal = _removed_later(entry, history) if expected == entry.after else None
+        if removal is not None:
+            expected = history.followed(removal.before)
         reason = None if now == expected else "the directory changed since"
         return _verdict(entry, reason), None
 
@@ -1013,6 +1034,27 @@ def _in_part(revert: JournalEntry) -> bool:
     """Whether `revert` took back only some hunks of the change it names (a revert by hunk
     that recorded them; an older one counts as a whole undo, as it did)."""
     return revert.tool == HUNK_TOOL and revert.hunks is not None
+
+
+def _removed_later(entry: JournalEntry, history: _History) -> JournalEntry | None:
+    """A later journaled removal of the very directory `entry` made (its generation and
+    mode), whose undo made it again: the newest such."""
+    found = None
+    for later in history.entries:
+        if (
+            later.id > entry.id
+            and later.directory
+            and later.source is None
+            and later.after is None
+            and later.rel == entry.rel
+            and later.before is not None
+            and later.before in history.restored
+            and entry.after_generation is not None
+            and later.before_generation == entry.after_generation
+            and (later.mode is None or later.mode == entry.after_mode)
+        ):
+            found = later
+    return found
 
 
 def _expected_exactly(after: FsVersion | None, history: _History) -> FsVersion | None:

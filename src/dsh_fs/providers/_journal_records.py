@@ -296,6 +296,7 @@ def record_entry(record: dict[str, Any], has_pre: bool, stem: str | None = None)
         digest=_digest(record),
         after_mode=_optional_int(record, "after_mode", 0o7777),
         after_generation=_optional_int(record, "after_generation", 0xFFFFFFFF),
+        before_generation=_optional_int(record, "before_generation", 0xFFFFFFFF),
         delta=_delta(record),
         group=optional_text("group"),
         hunks=hunks,

@@ -224,6 +224,12 @@ class LocalJournalStore(RecordStore):
         entry_id = record["id"]
         kept = isinstance(start.pre_image, LocalReplaced)
         record["kept"] = kept
+        if start.kind is ChangeKind.DIRECTORY and start.before is not None:
+            # The directory about to be removed: which one it is (the directory a mkdir
+            # made, though names came and went in it), for the undo of that mkdir.
+            record["before_generation"] = self._directory_generation(
+                target.target_key, start.before
+            )
         before = start.content
         # The bytes of an `EncodedText` are valid UTF-8 (a provider's prior that is not
         # text is refused before publication, and the fields serve only a published one).
