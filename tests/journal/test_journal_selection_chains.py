@@ -141,3 +141,20 @@ async def test_a_move_onto_a_file_the_agent_made_undoes_whole_in_one_run(
 def test_a_since_outside_the_calendar_is_a_usage_error_not_a_traceback(since: str) -> None:
     with pytest.raises(ValueError, match="outside the years 1 to 9999"):
         parse_since(since)
+
+
+async def test_a_change_whose_file_a_later_change_moved_away_says_so(tmp_path: Path) -> None:
+    """Not "then outside it": nothing happened outside the journal."""
+    root = tmp_path / "root"
+    root.mkdir()
+    async with Workspace.sandbox(root, journal=tmp_path / "store") as ws:
+        assert ws.journal is not None
+        agent = ws.session(label="agent")
+        await _write(agent, "a.txt", "A\n")
+        await _ok(agent, "move", source_path="a.txt", destination_path="b.txt")
+        move, write = await ws.journal.entries()
+        (result,) = await ws.journal.undo(ids=[write.id])
+    assert result.result == "refused"
+    assert result.reason == (
+        f"the file is gone (moved to {root / 'b.txt'} by {move.session}, entry {move.id})"
+    )

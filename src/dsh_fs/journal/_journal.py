@@ -872,13 +872,18 @@ class Journal:
         later = [
             e for e in entries if e.id > entry.id and (e.rel == entry.rel or e.source == entry.path)
         ]
+        what = "directory" if entry.directory else "file"
         if entry.after is None:
             base = "a file exists there now"
         else:
-            base = "the file changed since" if current is not None else "the file is gone"
+            base = f"the {what} changed since" if current is not None else f"the {what} is gone"
         by = [e for e in later if e.after == current and e.rel == entry.rel]
         if by:
             return f"{base} (by {by[-1].session}, entry {by[-1].id})"
+        if current is None and later and later[-1].source == entry.path:
+            # Moved away by a journaled change: nothing happened outside the journal.
+            moved = later[-1]
+            return f"{base} (moved to {moved.path} by {moved.session}, entry {moved.id})"
         if later:
             last = later[-1]
             return f"{base} (last journaled by {last.session}, entry {last.id}; then outside it)"
