@@ -158,3 +158,19 @@ async def test_a_change_whose_file_a_later_change_moved_away_says_so(tmp_path: P
     assert result.reason == (
         f"the file is gone (moved to {root / 'b.txt'} by {move.session}, entry {move.id})"
     )
+
+
+async def test_a_create_is_not_reverted_by_hunk(tmp_path: Path) -> None:
+    """`--merge` of a create reverted its one hunk and left an empty file that no undo
+    could remove after (already undone); it is refused, and undone whole."""
+    root = tmp_path / "root"
+    root.mkdir()
+    async with Workspace.sandbox(root, journal=tmp_path / "store") as ws:
+        assert ws.journal is not None
+        await _write(ws.session(label="agent"), "new.txt", "made\n")
+        (create,) = await ws.journal.entries()
+        (merged,) = await ws.journal.undo(ids=[create.id], merge=True)
+        assert (merged.result, merged.reason) == ("refused", "it created the file; undo it whole")
+        assert (root / "new.txt").read_text() == "made\n"
+        assert [r.result for r in await ws.journal.undo(ids=[create.id])] == ["undone"]
+    assert not (root / "new.txt").exists()

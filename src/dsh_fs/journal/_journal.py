@@ -496,6 +496,9 @@ class Journal:
             return refused(f"already undone by {history.undone_by[entry.id].id}")
         if entry.directory or entry.link or entry.source is not None or entry.after is None:
             return refused("only a change of a file's text has hunks; undo it whole")
+        if entry.before is None:
+            # Every hunk reverted would leave an empty file where there was none.
+            return refused("it created the file; undo it whole")
         before_bytes = await self._before_bytes(entry)
         before = _text(before_bytes, entry.codec)
         after = await self._after_text(entry, history.entries, before_bytes)
