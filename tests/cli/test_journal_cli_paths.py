@@ -1,0 +1,104 @@
+"""`dsh-fs log ROOT PATH` with PATHs as a user types them (relative to the current directory),
+the note when the store holds changes but none matches, and a short id judged among the
+served ROOTs' changes only (SPEC §9, §9.1)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from dsh_fs import Workspace
+
+_DSH_FS = str(Path(sys.executable).with_name("dsh-fs"))
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> dict[str, str]:
+    return {**os.environ, "XDG_STATE_HOME": str(tmp_path / "state"), "HOME": str(tmp_path)}
+
+
+def _cli(*args: str, env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [_DSH_FS, *args], capture_output=True, text=True, env=env, cwd=cwd, check=False, timeout=120
+    )
+
+
+async def _move(root: Path, store: Path) -> None:
+    """An agent moves a.txt to b.txt under `root`."""
+    (root / "a.txt").write_text("a\n")
+    async with Workspace.sandbox(root, journal=store) as ws:
+        s = ws.session(label="agent")
+        await s.call("read", {"file_path": "a.txt"})
+        moved = await s.call("move", {"source_path": "a.txt", "destination_path": "b.txt"})
+        assert not moved.is_error, moved.text
+
+
+def _logged(done: subprocess.CompletedProcess[str]) -> list[str]:
+    assert done.returncode == 0, done.stderr
+    return [entry["tool"] for entry in json.loads(done.stdout)]
+
+
+@pytest.mark.anyio
+async def test_log_finds_a_path_given_relative_to_the_current_directory(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    root, store = tmp_path / "proj", tmp_path / "store"
+    root.mkdir()
+    await _move(root, store)
+    above = _cli("log", "proj", "proj/b.txt", "--journal", "store", "--json", env=env, cwd=tmp_path)
+    assert _logged(above) == ["move"]
+    inside = _cli("log", ".", "b.txt", "--journal", "../store", "--json", env=env, cwd=root)
+    assert _logged(inside) == ["move"]
+
+
+@pytest.mark.anyio
+async def test_log_lists_a_move_under_its_source_given_relatively(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    root, store = tmp_path / "proj", tmp_path / "store"
+    root.mkdir()
+    await _move(root, store)
+    inside = _cli("log", ".", "a.txt", "--journal", "../store", "--json", env=env, cwd=root)
+    assert _logged(inside) == ["move"]
+    above = _cli("log", "proj", "proj/a.txt", "--journal", "store", "--json", env=env, cwd=tmp_path)
+    assert _logged(above) == ["move"]
+
+
+@pytest.mark.anyio
+async def test_log_still_takes_a_path_relative_to_the_root_from_elsewhere(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    root, store, elsewhere = tmp_path / "proj", tmp_path / "store", tmp_path / "elsewhere"
+    root.mkdir()
+    elsewhere.mkdir()
+    await _move(root, store)
+    done = _cli(
+        "log", str(root), "b.txt", "--journal", str(store), "--json", env=env, cwd=elsewhere
+    )
+    assert _logged(done) == ["move"]
+
+
+@pytest.mark.anyio
+async def test_log_says_no_change_matches_when_the_store_holds_others(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    root, store = tmp_path / "proj", tmp_path / "store"
+    root.mkdir()
+    await _move(root, store)
+    (sub,) = [p for p in store.iterdir() if p.is_dir()]
+    done = _cli("log", "proj", "proj/c.txt", "--journal", "store", env=env, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == (
+        f"dsh-fs log: no change matches PATH proj/c.txt in the journal store {sub} "
+        "(it holds 1 change under the ROOTs)\n"
+    )
+    assert done.stdout == (
+        f"No change recorded for {root} matches PATH proj/c.txt (journal: {sub}).\n"
+    )
+    nobody = _cli("log", "proj", "--session", "nobody", "--journal", "store", env=env, cwd=tmp_path)
+    assert "no change matches --session nobody in the journal store" in nobody.stderr
