@@ -102,3 +102,40 @@ async def test_log_says_no_change_matches_when_the_store_holds_others(
     )
     nobody = _cli("log", "proj", "--session", "nobody", "--journal", "store", env=env, cwd=tmp_path)
     assert "no change matches --session nobody in the journal store" in nobody.stderr
+
+
+@pytest.mark.anyio
+async def test_a_prefix_unique_under_the_root_is_not_ambiguous_for_another_roots_changes(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    mine, other, store = tmp_path / "mine", tmp_path / "other", tmp_path / "store"
+    mine.mkdir()
+    other.mkdir()
+    for root, names in ((mine, ["m.txt"]), (other, ["q1.txt", "q2.txt"])):
+        async with Workspace.sandbox(root, journal=store) as ws:
+            s = ws.session(label="agent")
+            for name in names:
+                assert not (await s.call("write", {"file_path": name, "content": "x\n"})).is_error
+    logs = [
+        json.loads(
+            _cli("log", str(r), "--journal", str(store), "--json", env=env, cwd=tmp_path).stdout
+        )
+        for r in (mine, other)
+    ]
+    (mine_id,) = [entry["id"] for entry in logs[0]]
+    ids = [mine_id, *(entry["id"] for entry in logs[1])]
+    shared = next(n for n in range(len(mine_id)) if len({i[: n + 1] for i in ids}) > 1)
+    prefix = mine_id[:shared]  # what all three ids begin with
+    if len(prefix) < 8:
+        pytest.skip("the changes straddle a day boundary: their ids share no 8 characters")
+    diff = _cli("diff", str(mine), prefix, "--journal", str(store), env=env, cwd=tmp_path)
+    assert (diff.returncode, diff.stderr) == (0, "")
+    assert diff.stdout.startswith("--- /dev/null\n+++ b/m.txt\n")
+    undo = _cli("undo", str(mine), prefix, "--journal", str(store), env=env, cwd=tmp_path)
+    assert (undo.returncode, undo.stderr) == (0, "")
+    assert undo.stdout == f"undone {mine_id} {mine / 'm.txt'}\n"
+    assert not (mine / "m.txt").exists()
+    assert sorted(p.name for p in other.iterdir()) == ["q1.txt", "q2.txt"]
+    both = _cli("diff", str(other), prefix, "--journal", str(store), env=env, cwd=tmp_path)
+    assert both.returncode == 2
+    assert f"dsh-fs diff: {prefix!r} names 2 changes (" in both.stderr

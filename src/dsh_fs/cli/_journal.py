@@ -468,7 +468,8 @@ async def _diff(workspace: Workspace, args: argparse.Namespace) -> int:
             if isinstance(found, KeyError):
                 print(_no_such("diff", found, workspace), file=sys.stderr)
                 return 2
-            sys.stdout.write(await found.diff(args.id))
+            owner, entry_id = found
+            sys.stdout.write(await owner.diff(entry_id))
         finally:
             _close(journals)
         return 0
@@ -479,21 +480,25 @@ async def _owner(
     journals: list[Journal],
     entry_id: str,
     readings: list[list[JournalEntry]] | None = None,
-) -> Journal | KeyError:
-    """The journal that holds the change `entry_id` names (inside the served roots), or
-    why none does (no such change; a prefix too short, or naming several changes).
-    `readings`: each journal's entries, when read already."""
-    owners: list[Journal] = []
+) -> tuple[Journal, str] | KeyError:
+    """The journal that holds the change `entry_id` names (inside the served roots) and the
+    change's whole id (a change set's id as given), or why none does (no such change; a
+    prefix too short, or naming several changes). `readings`: each journal's entries, when
+    read already."""
+    owners: list[tuple[Journal, str]] = []
     refusal: KeyError | None = None
     for index, journal in enumerate(journals):
+        reading = readings[index] if readings is not None else (await journal.read())[0]
+        if index > 0:
+            # Another root's sub-store: its changes outside the served roots are not
+            # listed, so they neither name a change nor make a prefix ambiguous.
+            reading = [entry for entry in reading if _served(workspace, entry)]
         try:
-            reading = readings[index] if readings is not None else None
             entry = await journal.entry(entry_id, entries=reading)
         except KeyError as exc:
             refusal = exc if len(exc.args) > 1 else refusal
             continue
-        if index == 0 or _served(workspace, entry):
-            owners.append(journal)
+        owners.append((journal, entry_id if entry.group == entry_id else entry.id))
     if len(owners) == 1 and refusal is None:
         return owners[0]
     if len(owners) > 1:
@@ -570,7 +575,9 @@ async def _undo_in(
         found = await _owner(workspace, journals, entry_id, readings)
         if isinstance(found, KeyError):
             raise found
-        by_journal.setdefault(journals.index(found), []).append(entry_id)
+        owner, whole = found
+        # The whole id: the journal judges a prefix among all its entries again.
+        by_journal.setdefault(journals.index(owner), []).append(whole)
     selection = args.session is not None or args.since is not None
     served = list(workspace.fs.roots)
     results: list[UndoResult] = []
