@@ -501,7 +501,7 @@ class Journal:
         after = await self._after_text(entry, history.entries, before_bytes)
         if before is None or after is None:
             return refused("the text of this change is no longer kept, or is not text")
-        found = _hunks.hunks(before.splitlines(keepends=True), after.splitlines(keepends=True))
+        found = _hunks.hunks(_diff.lines(before), _diff.lines(after))
         taken = history.reverted.get(entry.id, {})
         wanted = numbers or [hunk.n for hunk in found if hunk.n not in taken]
         unknown = [n for n in wanted if not 1 <= n <= len(found)]
@@ -529,9 +529,7 @@ class Journal:
             current = _text(await self.fs.read_bytes(target, DIFF_LIMIT), entry.codec)
             if current is None:
                 return refused("the file is not text now")
-            lines, done = _hunks.revert(
-                current.splitlines(keepends=True), [found[n - 1] for n in wanted]
-            )
+            lines, done = _hunks.revert(_diff.lines(current), [found[n - 1] for n in wanted])
             done = sorted(done + already, key=lambda hunk: hunk.n)
             if not any(hunk.result == "reverted" for hunk in done):
                 return refused("no hunk could be reverted", done)
@@ -1031,9 +1029,7 @@ def _verdict(entry: JournalEntry, reason: str | None = None) -> UndoResult:
 def _unified(before: str, after: str, old_name: str, new_name: str) -> str:
     """The unified diff `diff` shows, hunks as `undo --hunk N` numbers them (`_hunks` matches
     with the same `_diff.matcher`)."""
-    lines = _diff.unified_diff(
-        before.splitlines(keepends=True), after.splitlines(keepends=True), old_name, new_name
-    )
+    lines = _diff.unified_diff(_diff.lines(before), _diff.lines(after), old_name, new_name)
     out = []
     for line in lines:
         out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
