@@ -1,6 +1,7 @@
 """`dsh-fs log ROOT PATH` with PATHs as a user types them (relative to the current directory),
-the note when the store holds changes but none matches, and a short id judged among the
-served ROOTs' changes only (SPEC §9, §9.1)."""
+the note when the store holds changes but none matches, a short id judged among the served
+ROOTs' changes only, and `diff`'s paths relative to the ROOT that holds the file (SPEC §9,
+§9.1)."""
 
 from __future__ import annotations
 
@@ -139,3 +140,28 @@ async def test_a_prefix_unique_under_the_root_is_not_ambiguous_for_another_roots
     both = _cli("diff", str(other), prefix, "--journal", str(store), env=env, cwd=tmp_path)
     assert both.returncode == 2
     assert f"dsh-fs diff: {prefix!r} names 2 changes (" in both.stderr
+
+
+@pytest.mark.anyio
+async def test_diff_names_a_file_under_a_second_root_relative_to_that_root(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    proj, other, store = tmp_path / "proj", tmp_path / "other", tmp_path / "store"
+    proj.mkdir()
+    (other / "sub").mkdir(parents=True)
+    (other / "sub" / "o.txt").write_text("old\n")
+    async with Workspace.sandbox(proj, other, journal=store) as ws:  # as `dsh-fs mcp proj other`
+        s = ws.session(label="agent")
+        await s.call("read", {"file_path": str(other / "sub" / "o.txt")})
+        wrote = await s.call(
+            "write", {"file_path": str(other / "sub" / "o.txt"), "content": "new\n"}
+        )
+        assert not wrote.is_error, wrote.text
+    log = _cli("log", str(other), "--journal", str(store), "--json", env=env, cwd=tmp_path)
+    (entry,) = json.loads(log.stdout)
+    expected = "--- a/sub/o.txt\n+++ b/sub/o.txt\n@@ -1 +1 @@\n-old\n+new\n"
+    for roots in ([other], [proj, other]):
+        diff = _cli(
+            "diff", *map(str, roots), entry["id"], "--journal", str(store), env=env, cwd=tmp_path
+        )
+        assert (diff.returncode, diff.stderr, diff.stdout) == (0, "", expected)

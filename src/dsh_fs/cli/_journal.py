@@ -469,7 +469,9 @@ async def _diff(workspace: Workspace, args: argparse.Namespace) -> int:
                 print(_no_such("diff", found, workspace), file=sys.stderr)
                 return 2
             owner, entry_id = found
-            sys.stdout.write(await owner.diff(entry_id))
+            # Paths relative to the ROOT that holds the file (SPEC §9), also for a change
+            # recorded under another root's store, whose `rel` is absolute.
+            sys.stdout.write(await owner.diff(entry_id, roots=workspace.fs.roots))
         finally:
             _close(journals)
         return 0
