@@ -30,10 +30,10 @@ _SPAN: Final = 1_000_000
 
 
 def lines(text: str) -> list[str]:
-    """`text` cut after each ``\n``, line ends kept: the lines `read` numbers, so `diff`'s
+    """`text` cut after each ``\\n``, line ends kept: the lines `read` numbers, so `diff`'s
     line numbers, the hunks and a revert's "line N changed since" name the lines `read`
-    shows. (`str.splitlines` also cuts at ``\r``, ``\v``, ``\f``, ``\x1c``-``\x1e``,
-    ``\x85``, ``\u2028`` and ``\u2029``: a form feed alone on a line would count twice.)"""
+    shows. (`str.splitlines` also cuts at ``\\r``, ``\\v``, ``\\f``, ``\\x1c``-``\\x1e``,
+    ``\\x85``, ``\\u2028`` and ``\\u2029``: a form feed alone on a line would count twice.)"""
     found = text.splitlines(keepends=True)
     # `splitlines` cuts after every "\n" and maybe elsewhere: as many pieces as "\n" makes
     # is the same pieces (a cut of its own at the very end adds none), and the count runs
