@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import bisect
 import difflib
+import re
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from typing import Final
@@ -28,6 +29,9 @@ _SPAN: Final = 1_000_000
 """A span with no anchor is handed to difflib only while its sides multiply to at most this
 (difflib is quadratic at worst); a larger one is left unmatched."""
 
+_LINE: Final = re.compile(r"[^\n]*\n|[^\n]+")
+"""A line and its ``\\n``, or a last line without one."""
+
 
 def lines(text: str) -> list[str]:
     """`text` cut after each ``\\n``, line ends kept: the lines `read` numbers, so `diff`'s
@@ -40,9 +44,7 @@ def lines(text: str) -> list[str]:
     # at C speed where splitting again would copy every line.
     if len(found) == text.count("\n") + (not text.endswith("\n") and bool(text)):
         return found
-    pieces = [line + "\n" for line in text.split("\n")]
-    pieces[-1] = pieces[-1][:-1]
-    return pieces if pieces[-1] else pieces[:-1]
+    return _LINE.findall(text)
 
 
 class _Matcher(difflib.SequenceMatcher[str]):
