@@ -350,12 +350,14 @@ async def _log(workspace: Workspace, args: argparse.Namespace, paths: list[str])
         _check_since(args, "log")
         wanted = _wanted(workspace, paths)
         journals = _journals(workspace)
+        recorded = 0  # the changes under the ROOTs, whatever the PATHs and options select
         try:
             entries: list[JournalEntry] = []
             for index, one in enumerate(journals):
                 found = await one.entries(session=args.session, since=args.since, paths=wanted)
                 entries += found if index == 0 else [e for e in found if _served(workspace, e)]
-                _, problems = await one.read()
+                every, problems = await one.read()
+                recorded += sum(index == 0 or _served(workspace, e) for e in every)
                 for problem in problems if index == 0 else ():
                     print(
                         f"dsh-fs log: damaged record {printable(problem.name)}: "
@@ -365,15 +367,32 @@ async def _log(workspace: Workspace, args: argparse.Namespace, paths: list[str])
         finally:
             _close(journals)
         entries.sort(key=lambda entry: entry.id, reverse=True)
-        if not entries:  # the store it read, so a store elsewhere is found (SPEC §9.1)
+        selected = _selected(args, paths)
+        if not entries and (not recorded or not selected):
+            # The store it read, so a store elsewhere is found (SPEC §9.1).
             print(
                 f"dsh-fs log: no changes in the journal store {printable(journal.location)}",
+                file=sys.stderr,
+            )
+        elif not entries:
+            # The store holds changes under the ROOTs: "no changes" would send the user
+            # looking for another store when only the selection matched none.
+            print(
+                f"dsh-fs log: no change matches {selected} in the journal store "
+                f"{printable(journal.location)} (it holds {recorded} "
+                f"change{'s' if recorded != 1 else ''} under the ROOTs)",
                 file=sys.stderr,
             )
         if args.json:
             print(json.dumps([entry.to_json() for entry in entries], indent=2))
             return 0
         usage = await journal.usage()
+        if not entries and recorded and selected:
+            print(
+                f"No change recorded for {printable(str(workspace.cwd))} matches {selected} "
+                f"(journal: {printable(usage.location)})."
+            )
+            return 0
         if not entries:
             print(
                 f"No changes are recorded for {printable(str(workspace.cwd))} "
@@ -414,12 +433,22 @@ def _shown(workspace: Workspace, entry: JournalEntry) -> str:
     return entry.rel if not os.path.isabs(entry.rel) and entry.path == entry.rel else entry.path
 
 
+def _selected(args: argparse.Namespace, paths: list[str]) -> str:
+    """What `log`'s PATHs and options select, in words (empty: everything)."""
+    from dsh_fs.journal import printable
+
+    parts = [f"PATH {printable(path)}" for path in paths]
+    if args.session is not None:
+        parts.append(f"--session {printable(args.session)}")
+    if args.since is not None:
+        parts.append(f"--since {printable(args.since)}")
+    return ", ".join(parts)
+
+
 def _wanted(workspace: Workspace, paths: list[str]) -> list[str]:
     """The PATHs of `log` as the entries may name them: relative to the first ROOT, and
     absolute (a change recorded under another root)."""
-    from dsh_fs.providers import SandboxFileSystem
-
-    if not isinstance(workspace.fs, SandboxFileSystem):
+    if is_url(workspace.fs.roots[0]):
         return paths  # a remote root's PATHs: relative to it, or URLs under it
     return [_relative(workspace, path) for path in paths] + [os.path.abspath(p) for p in paths]
 
@@ -439,7 +468,10 @@ async def _diff(workspace: Workspace, args: argparse.Namespace) -> int:
             if isinstance(found, KeyError):
                 print(_no_such("diff", found, workspace), file=sys.stderr)
                 return 2
-            sys.stdout.write(await found.diff(args.id))
+            owner, entry_id = found
+            # Paths relative to the ROOT that holds the file (SPEC §9), also for a change
+            # recorded under another root's store, whose `rel` is absolute.
+            sys.stdout.write(await owner.diff(entry_id, roots=workspace.fs.roots))
         finally:
             _close(journals)
         return 0
@@ -450,21 +482,25 @@ async def _owner(
     journals: list[Journal],
     entry_id: str,
     readings: list[list[JournalEntry]] | None = None,
-) -> Journal | KeyError:
-    """The journal that holds the change `entry_id` names (inside the served roots), or
-    why none does (no such change; a prefix too short, or naming several changes).
-    `readings`: each journal's entries, when read already."""
-    owners: list[Journal] = []
+) -> tuple[Journal, str] | KeyError:
+    """The journal that holds the change `entry_id` names (inside the served roots) and the
+    change's whole id (a change set's id as given), or why none does (no such change; a
+    prefix too short, or naming several changes). `readings`: each journal's entries, when
+    read already."""
+    owners: list[tuple[Journal, str]] = []
     refusal: KeyError | None = None
     for index, journal in enumerate(journals):
+        reading = readings[index] if readings is not None else (await journal.read())[0]
+        if index > 0:
+            # Another root's sub-store: its changes outside the served roots are not
+            # listed, so they neither name a change nor make a prefix ambiguous.
+            reading = [entry for entry in reading if _served(workspace, entry)]
         try:
-            reading = readings[index] if readings is not None else None
             entry = await journal.entry(entry_id, entries=reading)
         except KeyError as exc:
             refusal = exc if len(exc.args) > 1 else refusal
             continue
-        if index == 0 or _served(workspace, entry):
-            owners.append(journal)
+        owners.append((journal, entry_id if entry.group == entry_id else entry.id))
     if len(owners) == 1 and refusal is None:
         return owners[0]
     if len(owners) > 1:
@@ -541,7 +577,9 @@ async def _undo_in(
         found = await _owner(workspace, journals, entry_id, readings)
         if isinstance(found, KeyError):
             raise found
-        by_journal.setdefault(journals.index(found), []).append(entry_id)
+        owner, whole = found
+        # The whole id: the journal judges a prefix among all its entries again.
+        by_journal.setdefault(journals.index(owner), []).append(whole)
     selection = args.session is not None or args.since is not None
     served = list(workspace.fs.roots)
     results: list[UndoResult] = []

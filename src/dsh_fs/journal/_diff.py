@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import bisect
 import difflib
+import re
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from typing import Final
 
-__all__ = ["SMALL", "matcher", "unified_diff"]
+__all__ = ["SMALL", "lines", "matcher", "unified_diff"]
 
 SMALL: Final = 2_000
 """Changes with at most this many lines on both sides together are matched by difflib
@@ -27,6 +28,23 @@ than looking for anchors, and difflib's own match)."""
 _SPAN: Final = 1_000_000
 """A span with no anchor is handed to difflib only while its sides multiply to at most this
 (difflib is quadratic at worst); a larger one is left unmatched."""
+
+_LINE: Final = re.compile(r"[^\n]*\n|[^\n]+")
+"""A line and its ``\\n``, or a last line without one."""
+
+
+def lines(text: str) -> list[str]:
+    """`text` cut after each ``\\n``, line ends kept: the lines `read` numbers, so `diff`'s
+    line numbers, the hunks and a revert's "line N changed since" name the lines `read`
+    shows. (`str.splitlines` also cuts at ``\\r``, ``\\v``, ``\\f``, ``\\x1c``-``\\x1e``,
+    ``\\x85``, ``\\u2028`` and ``\\u2029``: a form feed alone on a line would count twice.)"""
+    found = text.splitlines(keepends=True)
+    # `splitlines` cuts after every "\n" and maybe elsewhere: as many pieces as "\n" makes
+    # is the same pieces (a cut of its own at the very end adds none), and the count runs
+    # at C speed where splitting again would copy every line.
+    if len(found) == text.count("\n") + (not text.endswith("\n") and bool(text)):
+        return found
+    return _LINE.findall(text)
 
 
 class _Matcher(difflib.SequenceMatcher[str]):

@@ -190,10 +190,13 @@ class Journal:
         members = [entry for entry in entries if entry.group == entry_id]
         return members[0] if members else _find(entries, entry_id)
 
-    async def diff(self, entry_id: str) -> str:
+    async def diff(self, entry_id: str, *, roots: Sequence[str] = ()) -> str:
         """The unified diff of one change (`--- a/<rel>` / `+++ b/<rel>`; `/dev/null` for a
         create's before and a delete's after); for the id of a change set (SPEC §13), the
         diffs of every change of the set, one after the other, in the order they were made.
+        `roots`: the folders a path is shown relative to, the first that holds it (a change
+        recorded under another root's store names its file relative to that root); a path
+        under none keeps `rel`.
 
         Raises:
             KeyError: no such entry.
@@ -201,11 +204,13 @@ class Journal:
         entries, _ = await self.read()
         members = [entry for entry in entries if entry.group == entry_id]
         if members:
-            return "".join([await self._diff(member, entries) for member in members])
-        return await self._diff(_find(entries, entry_id), entries)
+            return "".join([await self._diff(member, entries, roots) for member in members])
+        return await self._diff(_find(entries, entry_id), entries, roots)
 
-    async def _diff(self, entry: JournalEntry, entries: list[JournalEntry]) -> str:
-        rel = printable(entry.rel)
+    async def _diff(
+        self, entry: JournalEntry, entries: list[JournalEntry], roots: Sequence[str]
+    ) -> str:
+        rel = printable(_relative(entry, roots))
         old_name = "/dev/null" if entry.before is None else f"a/{rel}"
         new_name = "/dev/null" if entry.after is None else f"b/{rel}"
         if entry.directory or entry.link:
@@ -504,7 +509,7 @@ class Journal:
         after = await self._after_text(entry, history.entries, before_bytes)
         if before is None or after is None:
             return refused("the text of this change is no longer kept, or is not text")
-        found = _hunks.hunks(before.splitlines(keepends=True), after.splitlines(keepends=True))
+        found = _hunks.hunks(_diff.lines(before), _diff.lines(after))
         taken = history.reverted.get(entry.id, {})
         wanted = numbers or [hunk.n for hunk in found if hunk.n not in taken]
         unknown = [n for n in wanted if not 1 <= n <= len(found)]
@@ -532,9 +537,7 @@ class Journal:
             current = _text(await self.fs.read_bytes(target, DIFF_LIMIT), entry.codec)
             if current is None:
                 return refused("the file is not text now")
-            lines, done = _hunks.revert(
-                current.splitlines(keepends=True), [found[n - 1] for n in wanted]
-            )
+            lines, done = _hunks.revert(_diff.lines(current), [found[n - 1] for n in wanted])
             done = sorted(done + already, key=lambda hunk: hunk.n)
             if not any(hunk.result == "reverted" for hunk in done):
                 return refused("no hunk could be reverted", done)
@@ -1081,13 +1084,20 @@ def _verdict(entry: JournalEntry, reason: str | None = None) -> UndoResult:
 def _unified(before: str, after: str, old_name: str, new_name: str) -> str:
     """The unified diff `diff` shows, hunks as `undo --hunk N` numbers them (`_hunks` matches
     with the same `_diff.matcher`)."""
-    lines = _diff.unified_diff(
-        before.splitlines(keepends=True), after.splitlines(keepends=True), old_name, new_name
-    )
+    lines = _diff.unified_diff(_diff.lines(before), _diff.lines(after), old_name, new_name)
     out = []
     for line in lines:
         out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
     return "".join(out) or f"--- {old_name}\n+++ {new_name}\n"
+
+
+def _relative(entry: JournalEntry, roots: Sequence[str]) -> str:
+    """`entry`'s path relative to the first of `roots` that holds it, else its `rel`."""
+    for root in roots:
+        inside = root.rstrip("/") + "/"
+        if entry.path.startswith(inside):
+            return entry.path[len(inside) :]
+    return entry.rel
 
 
 def _kind_name(kind: FsFileType) -> str:
