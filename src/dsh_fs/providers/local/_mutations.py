@@ -329,7 +329,9 @@ class LocalMutations:
         if kept is None:
             self._recent.forget(key)
         elif self._recent.keep(key, version, kept) is None:
-            self._versions.lookup(version)  # nothing keeps it: a deferred digest settles now
+            # Nothing keeps it (a NUL made it binary): its deferred digest settles now, so
+            # a same-tick rewrite is still caught.
+            self._versions.lookup(version)
 
     def edit(
         self,
@@ -561,6 +563,7 @@ class LocalMutations:
                 self._refuse_read_only(key, dir_fd, "edit", display)
                 return _Prior(opened.info, foreign=foreign)
             if ours is not None:
+                # Text already: `RecentlyPublished` keeps no content a read would refuse.
                 before = EncodedText((ours.data,), text=ours.known_text)
             elif (checking := self._check_beside(content, opened, display)) is not None:
                 try:
