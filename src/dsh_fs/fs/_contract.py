@@ -141,8 +141,11 @@ class FileSystem(ABC):
         token alone cannot tell (the local provider's in a coarse timestamp tick: a same-size
         rewrite keeps it), the provider compares the bytes read with what it knew at
         `version`, and the read does not stand as a new observation of `version` (a plain
-        read would, and would then vouch for content the session never saw). The default
-        reads between two `stat`s: right for a provider whose versions name content.
+        read would, and would then vouch for content the session never saw). A provider
+        whose guarded mutations take a file whose version moved while its bytes did not (a
+        touch, an identical rewrite) as still at `version` answers the text of such a file
+        too: the set then agrees with `edit`. The default reads between two `stat`s: right
+        for a provider whose versions name content.
 
         Raises:
             FsError: as `read_decoded`, but for a file that is gone.

@@ -94,8 +94,9 @@ class StagedFile:
     first: int
     """The 1-based index of the first edit naming it (the position a failure names)."""
     version: FsVersion | None
-    """The version staging read: publication replaces (or deletes, or moves) only this
-    one; None: no file was there (the set creates it)."""
+    """The version staging read at (the session's observation, whose bytes staging proved
+    the file still holds): publication replaces (or deletes, or moves) only a file still
+    at it; None: no file was there (the set creates it)."""
     before: str | None
     """The text staging read; None: no file (the set creates it)."""
     after: str | None
@@ -254,11 +255,10 @@ class ChangeSet:
                         target=target, first=index, version=None, before=None, after=None
                     )
                 else:
-                    if isinstance(guard, CreateIfAbsent) or (
-                        isinstance(guard, ReplaceIfVersion) and guard.version != info.version
-                    ):
+                    if isinstance(guard, CreateIfAbsent):
                         raise messages.write_stale(path)
-                    staged = await self._read(index, target, None, "write")
+                    seen = guard.version if isinstance(guard, ReplaceIfVersion) else None
+                    staged = await self._read(index, target, seen, "write")
             elif staged.move_to is not None:
                 raise messages.write_stale(path)  # moved away by an earlier operation
             staged.after = content
@@ -361,19 +361,20 @@ class ChangeSet:
             raise messages.edit_gone(path) if verb == "edit" else messages.not_found(verb, path)
         if info.type is not FsFileType.FILE:
             raise messages.not_regular_file(verb, path)
-        if expected is not None and info.version != expected:
-            raise stale(path)
-        # Read only as the text the session observed at that version (the edits were made
-        # against it), not as a new observation: where the version cannot tell a same-size
-        # rewrite in its timestamp's tick, the provider compares the bytes with what it knew
-        # at the version, and a change since (or during the read) is stale, as for `edit`.
-        read = await self.fs.read_decoded_at(target, info.version)
+        # Read only as the text the session observed at its version (the edits were made
+        # against it), not as a new observation: the provider compares the bytes with what
+        # it knew there as its guarded mutations do, so a change since (or during the read),
+        # a same-size rewrite in the version's timestamp tick too, is stale, and a touch or
+        # an identical rewrite (a version that moved, the same bytes) is not, as for `edit`.
+        # That version guards the publication: any other one it finds is compared by content.
+        at = info.version if expected is None else expected
+        read = await self.fs.read_decoded_at(target, at)
         if read is None:
             raise stale(path)
         return StagedFile(
             target=target,
             first=index,
-            version=info.version,
+            version=at,
             before=read.text,
             after=read.text,
             encoding=read.encoding,

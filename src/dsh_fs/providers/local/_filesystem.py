@@ -444,18 +444,19 @@ class LocalFileSystem(FileSystem):
         `_remember_read` does; with `at` (`read_decoded_at`): `at` when `data` is what was
         known there, else `_NotAt` is raised (nothing decoded), and nothing remembered.
 
+        "What was known there" is `VersionBook.is_current`, the compare of every guarded
+        mutation: the same version (with the bytes compared where it is racy), or a version
+        that moved with the same size and the digest remembered at `at` (a touch, an
+        identical rewrite: `edit`, `write`, `delete` and `move` accept them, so a change
+        set's staging does too).
+
         Why not remember: a same-size rewrite in the timestamp's tick keeps the version, and
         the version book keeps one digest a version; a read made for a session that observed
         `at` earlier must not replace the digest of what it saw with the digest of what is
         there now, or the guard of its publication would check against the new content."""
         if at is None:
             return self._remember_read(fd, info, data)
-        versions = self._versions
-        if (
-            versions.version(info) == at
-            and unchanged(fd, info)
-            and versions.is_current(at, info, lambda: data)
-        ):
+        if unchanged(fd, info) and self._versions.is_current(at, info, lambda: data):
             return at
         raise _NotAt
 

@@ -1,0 +1,110 @@
+"""`edit_files` where a red team found it apart from `edit` (SPEC §13: each edit as `edit`
+would take it, every edit checked before anything is written, and no file changes):
+
+- a touch or an identical rewrite after the read is not stale, as for `edit`, `write`,
+  `delete` and `move` (the README's promise), while a real change still is.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from dsh_fs import Session, ToolResult, Workspace
+
+pytestmark = pytest.mark.anyio
+
+STALE_REMEDY = " \u2014 re-read the file, then retry"
+
+
+def ok(result: ToolResult) -> ToolResult:
+    assert not result.is_error, result.text
+    return result
+
+
+def one(path: Path, old: str, new: str) -> dict[str, Any]:
+    return {"file_path": str(path), "old_string": old, "new_string": new}
+
+
+async def edit_files(session: Session, *edits: dict[str, Any]) -> ToolResult:
+    return await session.call("edit_files", {"edits": list(edits)})
+
+
+def touch(path: Path) -> None:
+    """Another program touching the file: new timestamps, the same bytes."""
+    info = path.stat()
+    os.utime(path, ns=(info.st_atime_ns + 10**9, info.st_mtime_ns + 10**9))
+
+
+def rewrite_identical(path: Path) -> None:
+    """Another program replacing the file with the bytes it holds (a new inode)."""
+    data = path.read_bytes()
+    path.unlink()
+    path.write_bytes(data)
+
+
+def rewrite_same_size(path: Path) -> None:
+    """Another program replacing the file with other bytes of the same size."""
+    path.write_bytes(path.read_bytes().upper())
+
+
+@pytest.mark.parametrize("change", [touch, rewrite_identical], ids=["touch", "identical"])
+@pytest.mark.parametrize("journal", [False, True], ids=["plain", "journaled"])
+async def test_a_touch_or_an_identical_rewrite_after_the_read_is_not_stale(
+    tmp_path: Path, change: Any, journal: bool
+) -> None:
+    root = tmp_path / "root"
+    root.mkdir()
+    a, b = root / "a.py", root / "b.py"
+    a.write_text("alpha = 1\n", encoding="utf-8")
+    b.write_text("beta = alpha\n", encoding="utf-8")
+    store = tmp_path / "journal" if journal else None
+    async with Workspace.sandbox(root, journal=store) as workspace:
+        session = workspace.session()
+        for path in (a, b):
+            ok(await session.call("read", {"file_path": str(path)}))
+        change(a)
+        change(b)
+        result = ok(await edit_files(session, one(a, "alpha", "first"), one(b, "alpha", "first")))
+    assert result.text == f"Edited 2 files (2 replacements)\n- {a}\n- {b}"
+    assert a.read_text(encoding="utf-8") == "first = 1\n"
+    assert b.read_text(encoding="utf-8") == "beta = first\n"
+
+
+async def test_a_touch_then_a_same_size_rewrite_is_still_stale(tmp_path: Path) -> None:
+    a = tmp_path / "a.py"
+    a.write_text("alpha = 1\n", encoding="utf-8")
+    async with Workspace.sandbox(tmp_path) as workspace:
+        session = workspace.session()
+        ok(await session.call("read", {"file_path": str(a)}))
+        touch(a)
+        rewrite_same_size(a)
+        result = await edit_files(session, one(a, "ALPHA", "first"))
+    assert result.code == "FS_STALE_VERSION"
+    assert result.text == (
+        f'Error: edit 1 of 1 ("{a}"): cannot edit "{a}": file changed since it was read'
+        + STALE_REMEDY
+    )
+    assert a.read_text(encoding="utf-8") == "ALPHA = 1\n"
+
+
+async def test_a_set_that_deletes_or_replaces_a_touched_file_publishes_it(tmp_path: Path) -> None:
+    # `patch_files` (the dialects' change sets): a delete takes the delete-intent's guard,
+    # a whole-file replacement the write-intent's, as `delete` and `write` do: a touch is
+    # no change.
+    a, b = tmp_path / "a.txt", tmp_path / "b.txt"
+    a.write_text("one\n", encoding="utf-8")
+    b.write_text("two\n", encoding="utf-8")
+    async with Workspace.sandbox(tmp_path) as workspace:
+        session = workspace.session()
+        for path in (a, b):
+            ok(await session.call("read", {"file_path": str(path)}))
+        touch(a)
+        touch(b)
+        patches = [{"file_path": str(a), "delete": True}, {"file_path": str(b), "content": "TWO\n"}]
+        ok(await session.call("patch_files", {"patches": patches}, internal=True))
+    assert not a.exists()
+    assert b.read_text(encoding="utf-8") == "TWO\n"
