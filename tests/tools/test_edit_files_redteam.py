@@ -2,7 +2,10 @@
 would take it, every edit checked before anything is written, and no file changes):
 
 - a touch or an identical rewrite after the read is not stale, as for `edit`, `write`,
-  `delete` and `move` (the README's promise), while a real change still is.
+  `delete` and `move` (the README's promise), while a real change still is;
+- a new_string the file cannot hold (a lone surrogate in UTF-8, a character its declared
+  codec lacks) is refused with the message `edit` gives, before any file is published:
+  the journal, which records every publication and every roll-back, stays empty.
 """
 
 from __future__ import annotations
@@ -108,3 +111,53 @@ async def test_a_set_that_deletes_or_replaces_a_touched_file_publishes_it(tmp_pa
         ok(await session.call("patch_files", {"patches": patches}, internal=True))
     assert not a.exists()
     assert b.read_text(encoding="utf-8") == "TWO\n"
+
+
+async def test_a_lone_surrogate_is_refused_as_edit_refuses_it_and_nothing_is_published(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "root"
+    root.mkdir()
+    a, b = root / "a.txt", root / "b.txt"
+    a.write_text("hello\n", encoding="utf-8")
+    b.write_text("world\n", encoding="utf-8")
+    async with Workspace.sandbox(root, journal=tmp_path / "journal") as workspace:
+        session = workspace.session()
+        for path in (a, b):
+            ok(await session.call("read", {"file_path": str(path)}))
+        alone = await session.call("edit", one(b, "world", "wor\ud83dld"))
+        result = await edit_files(session, one(a, "hello", "HELLO"), one(b, "world", "wor\ud83dld"))
+        assert workspace.journal is not None
+        entries = await workspace.journal.entries()
+    assert alone.code == result.code == "FS_NOT_TEXT"
+    assert alone.text == f'Error: cannot edit "{b}": invalid UTF-8 text'
+    assert result.text == f'Error: edit 2 of 2 ("{b}"): cannot edit "{b}": invalid UTF-8 text'
+    assert (a.read_text(encoding="utf-8"), b.read_text(encoding="utf-8")) == ("hello\n", "world\n")
+    assert entries == []
+
+
+async def test_a_character_the_declared_codec_lacks_is_refused_before_any_file_is_published(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "root"
+    (root / "legacy").mkdir(parents=True)
+    a, c = root / "a.txt", root / "legacy" / "c.txt"
+    a.write_text("alpha\n", encoding="utf-8")
+    c.write_bytes("caf\u00e9 other\n".encode("cp1252"))
+    async with Workspace.sandbox(
+        root, journal=tmp_path / "journal", encodings={"legacy/*": "cp1252"}
+    ) as workspace:
+        session = workspace.session()
+        for path in (a, c):
+            ok(await session.call("read", {"file_path": str(path)}))
+        alone = await session.call("edit", one(c, "other", "\u4e00"))
+        result = await edit_files(session, one(a, "alpha", "ALPHA"), one(c, "other", "\u4e00"))
+        assert workspace.journal is not None
+        entries = await workspace.journal.entries()
+    message = f'cannot edit "{c}": cp1252 cannot encode "\u4e00" (U+4E00) in new_string'
+    assert alone.code == result.code == "FS_NOT_ENCODABLE"
+    assert alone.text == f"Error: {message}"
+    assert result.text == f'Error: edit 2 of 2 ("{c}"): {message}'
+    assert a.read_text(encoding="utf-8") == "alpha\n"
+    assert c.read_bytes() == "caf\u00e9 other\n".encode("cp1252")
+    assert entries == []

@@ -23,7 +23,7 @@ from __future__ import annotations
 import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Final
+from typing import Final, Literal
 
 import anyio
 
@@ -42,8 +42,10 @@ from dsh_fs.fs import (
     FsCapture,
     FsDecoded,
     FsEdit,
+    FsEditRequest,
     FsEncoding,
     FsFileType,
+    FsInsertRequest,
     FsIntent,
     FsMoveOutcome,
     FsTarget,
@@ -181,6 +183,7 @@ class ChangeSet:
             if staged.after is None or staged.move_to is not None:
                 raise messages.edit_gone(path)  # the set deletes or moves it before
             staged.after, count = apply_change(staged.after, request, path)
+            _refuse_unencodable(_added(request), staged.encoding, "edit", path, "new_string")
             staged.replacements += count
         except FsError as error:
             raise SetFailure(index, self.count, path, error) from None
@@ -261,6 +264,10 @@ class ChangeSet:
                     staged = await self._read(index, target, seen, "write")
             elif staged.move_to is not None:
                 raise messages.write_stale(path)  # moved away by an earlier operation
+            if staged.before is not None:
+                # A file that is there keeps its codec (SPEC §12); a new one gets the rule of
+                # its path, which only the provider knows: it refuses at publication.
+                _refuse_unencodable(content, staged.encoding, "write", path, "content")
             staged.after = content
         except FsError as error:
             raise SetFailure(index, self.count, path, error) from None
@@ -652,6 +659,39 @@ class ChangeSet:
             # The restored text is the text the session read: observed as it is now.
             await observe(context, execution, target, Present(restored.version))
         staged.published = None
+
+
+def _added(change: FsEdit) -> str:
+    """The text `change` puts into the file: a literal edit's new_string, an insert's text,
+    a patch's added lines (its context lines are the file's own, which its codec holds)."""
+    if isinstance(change, FsEditRequest):
+        return change.new_string
+    if isinstance(change, FsInsertRequest):
+        return change.text
+    return "\n".join(text for hunk in change.hunks for op, text in hunk.lines if op == "+")
+
+
+def _refuse_unencodable(
+    text: str, encoding: FsEncoding, verb: Literal["edit", "write"], path: str, where: str
+) -> None:
+    """Refuse `text` that the file's codec cannot hold, while staging, as the provider
+    refuses it when it encodes a single `edit` or `write` (`providers._text.encode_as`,
+    which a tool cannot import): publication would fail after other files of the set were
+    published, and SPEC §13 checks every edit before anything is written.
+
+    Raises:
+        FsError: `FS_NOT_TEXT` for a lone surrogate in a UTF-8 file (UTF-8 has no form for
+            it); `FS_NOT_ENCODABLE` naming the first character another codec cannot encode.
+    """
+    if encoding.utf8 and text.isascii():
+        return
+    try:
+        text.encode(encoding.codec)
+    except UnicodeEncodeError as exc:
+        if encoding.utf8:
+            raise messages.invalid_utf8(verb, path) from None
+        char = exc.object[exc.start]
+        raise messages.not_encodable(verb, path, encoding.codec, char, where) from None
 
 
 _PREFETCH_AT_ONCE: Final = 8
