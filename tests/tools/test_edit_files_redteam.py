@@ -5,7 +5,9 @@ would take it, every edit checked before anything is written, and no file change
   `delete` and `move` (the README's promise), while a real change still is;
 - a new_string the file cannot hold (a lone surrogate in UTF-8, a character its declared
   codec lacks) is refused with the message `edit` gives, before any file is published:
-  the journal, which records every publication and every roll-back, stays empty.
+  the journal, which records every publication and every roll-back, stays empty;
+- a file the fence keeps from changes (while reads may leave it), a read-only sandbox, a
+  file that is not text: refused at staging, in `edit`'s words, before anything is written.
 """
 
 from __future__ import annotations
@@ -161,3 +163,71 @@ async def test_a_character_the_declared_codec_lacks_is_refused_before_any_file_i
     assert a.read_text(encoding="utf-8") == "alpha\n"
     assert c.read_bytes() == "caf\u00e9 other\n".encode("cp1252")
     assert entries == []
+
+
+async def test_a_file_outside_the_fence_is_refused_before_any_file_is_published(
+    tmp_path: Path,
+) -> None:
+    # Reads may leave the fence (`confine_reads=False`), changes may not: the set's second
+    # file is refused at staging, as `edit` refuses it, and the first is never written.
+    root, outside = tmp_path / "root", tmp_path / "outside"
+    root.mkdir()
+    outside.mkdir()
+    a, o = root / "a.txt", outside / "o.txt"
+    a.write_text("alpha\n", encoding="utf-8")
+    o.write_text("other\n", encoding="utf-8")
+    async with Workspace.sandbox(
+        root, confine_reads=False, journal=tmp_path / "journal"
+    ) as workspace:
+        session = workspace.session()
+        for path in (a, o):
+            ok(await session.call("read", {"file_path": str(path)}))
+        alone = await session.call("edit", one(o, "other", "O"))
+        result = await edit_files(session, one(a, "alpha", "ALPHA"), one(o, "other", "O"))
+        assert workspace.journal is not None
+        entries = await workspace.journal.entries()
+    message = (
+        f'cannot edit "{o}": outside the sandbox [sandbox: file access denied under '
+        "workspace-write mode]"
+    )
+    assert alone.code == result.code == "FS_SANDBOX_DENIED"
+    assert alone.text.startswith(f"Error: {message}")
+    assert result.text.startswith(f'Error: edit 2 of 2 ("{o}"): {message}')
+    assert a.read_text(encoding="utf-8") == "alpha\n"
+    assert o.read_text(encoding="utf-8") == "other\n"
+    assert entries == []
+
+
+async def test_a_read_only_sandbox_refuses_the_set_as_edit_does(tmp_path: Path) -> None:
+    a = tmp_path / "a.txt"
+    a.write_text("alpha\n", encoding="utf-8")
+    async with Workspace.sandbox(tmp_path, mode="read-only") as workspace:
+        session = workspace.session()
+        ok(await session.call("read", {"file_path": str(a)}))
+        alone = await session.call("edit", one(a, "alpha", "A"))
+        result = await edit_files(session, one(a, "alpha", "A"))
+    assert alone.code == result.code == "FS_SANDBOX_DENIED"
+    message = alone.text.removeprefix("Error: ")
+    assert message.startswith(f'cannot edit "{a}": the sandbox is read-only')
+    assert result.text == f'Error: edit 1 of 1 ("{a}"): {message}'
+    assert a.read_text(encoding="utf-8") == "alpha\n"
+
+
+@pytest.mark.parametrize(
+    ("data", "reason"),
+    [(b"alpha\x00beta\n", "binary file"), (b"alpha\xffbeta\n", "invalid UTF-8 text")],
+    ids=["binary", "invalid-utf8"],
+)
+async def test_a_file_that_is_not_text_is_refused_in_edit_s_words(
+    tmp_path: Path, data: bytes, reason: str
+) -> None:
+    path = tmp_path / "f.txt"
+    path.write_bytes(data)
+    async with Workspace.sandbox(tmp_path, policy=False) as workspace:
+        session = workspace.session()
+        alone = await session.call("edit", one(path, "alpha", "A"))
+        result = await edit_files(session, one(path, "alpha", "A"))
+    assert alone.code == result.code == "FS_NOT_TEXT"
+    assert alone.text == f'Error: cannot edit "{path}": {reason}'
+    assert result.text == f'Error: edit 1 of 1 ("{path}"): cannot edit "{path}": {reason}'
+    assert path.read_bytes() == data

@@ -344,7 +344,7 @@ class ChangeSet:
         index: int,
         target: FsTarget,
         expected: FsVersion | None,
-        verb: messages.Verb = "edit",
+        verb: Literal["edit", "write", "delete", "move"] = "edit",
     ) -> StagedFile:
         """The file's current text, only at `expected` (the version the edit-intent says the
         session observed; None: any), and the version staging then guards publication with."""
@@ -374,8 +374,10 @@ class ChangeSet:
         # a same-size rewrite in the version's timestamp tick too, is stale, and a touch or
         # an identical rewrite (a version that moved, the same bytes) is not, as for `edit`.
         # That version guards the publication: any other one it finds is compared by content.
+        # Read as the change it is for: a fence or a rule that would refuse the file's
+        # publication refuses it now, before any file of the set is published.
         at = info.version if expected is None else expected
-        read = await self.fs.read_decoded_at(target, at)
+        read = await self.fs.read_decoded_at(target, at, change=verb)
         if read is None:
             raise stale(path)
         return StagedFile(
