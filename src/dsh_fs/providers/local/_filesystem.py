@@ -444,6 +444,10 @@ class LocalFileSystem(FileSystem):
         key, display = target.target_key, target.display_path
         opened = open_regular(key, verb, display, self._guards)
         try:
+            if at is not None and not self._versions.could_hold(at, opened.info):
+                # Not read at all: a change set staged on a file changed since (another
+                # size) is stale without reading what may be a large file.
+                raise _NotAt
             with map_os_errors(verb, display):
                 data = read_fd(opened.fd, opened.info.st_size)
                 version = self._read_version(opened.fd, opened.info, data, at)
