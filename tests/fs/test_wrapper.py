@@ -6,7 +6,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 
@@ -118,7 +118,13 @@ class Recorder(FileSystem):
         self._note("read_decoded")
         return FsDecoded(text="", encoding=FsEncoding(codec="cp1252"))
 
-    async def read_decoded_at(self, target: FsTarget, version: FsVersion) -> None:
+    async def read_decoded_at(
+        self,
+        target: FsTarget,
+        version: FsVersion,
+        *,
+        change: Literal["edit", "write", "delete", "move"] | None = None,
+    ) -> None:
         self._note("read_decoded_at")
 
     async def read_small(self, target: FsTarget, max_bytes: int) -> None:

@@ -7,6 +7,7 @@ Coarse timestamps are faked with `timestamp_granularity_ns`, as in `test_version
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -56,3 +57,32 @@ async def test_a_same_tick_rewrite_is_not_at_the_version_and_stays_stale(
     decoded = await fs.read_decoded_at(target, version)
     assert decoded is not None
     assert decoded.text == path.read_text()
+
+
+@pytest.mark.parametrize("size", [100, 200_000], ids=["inline", "worker-thread"])
+async def test_a_touch_or_an_identical_rewrite_still_holds_what_was_read_at_the_version(
+    tmp_path: Path, size: int
+) -> None:
+    # As `VersionBook.is_current` judges every guarded mutation: the version moved, the
+    # size and the bytes known at it did not (a change set's staging must agree with `edit`).
+    path = tmp_path / "a.txt"
+    path.write_bytes(b"x" * (size - 1) + b"\n")
+    fs = LocalFileSystem(tmp_path)
+    target = await fs.resolve("a.txt")
+    seen = await fs.read_small(target, 10**9)
+    assert seen is not None
+    version = seen.info.version
+    info = path.stat()
+    os.utime(path, ns=(info.st_atime_ns + 10**9, info.st_mtime_ns + 10**9))
+    touched = await fs.stat(target)
+    assert touched is not None
+    assert touched.version != version
+    decoded = await fs.read_decoded_at(target, version)
+    assert decoded is not None
+    assert decoded.text == path.read_text()
+    data = path.read_bytes()
+    path.unlink()
+    path.write_bytes(data)  # a new inode with the same bytes
+    assert await fs.read_decoded_at(target, version) is not None
+    path.write_bytes(data.upper())  # the same size, other bytes
+    assert await fs.read_decoded_at(target, version) is None

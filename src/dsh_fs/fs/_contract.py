@@ -10,6 +10,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from typing import Literal
 
 from anyio import to_thread
 
@@ -131,7 +132,13 @@ class FileSystem(ABC):
             text=text, encoding=FsEncoding(bom=True) if text.startswith("\ufeff") else UTF8
         )
 
-    async def read_decoded_at(self, target: FsTarget, version: FsVersion) -> FsDecoded | None:
+    async def read_decoded_at(
+        self,
+        target: FsTarget,
+        version: FsVersion,
+        *,
+        change: Literal["edit", "write", "delete", "move"] | None = None,
+    ) -> FsDecoded | None:
         """`read_decoded` of `target` only while it holds what a reader observed at
         `version`; None, with nothing else done, when it does not or is gone (the caller is
         stale).
@@ -141,11 +148,21 @@ class FileSystem(ABC):
         token alone cannot tell (the local provider's in a coarse timestamp tick: a same-size
         rewrite keeps it), the provider compares the bytes read with what it knew at
         `version`, and the read does not stand as a new observation of `version` (a plain
-        read would, and would then vouch for content the session never saw). The default
-        reads between two `stat`s: right for a provider whose versions name content.
+        read would, and would then vouch for content the session never saw). A provider
+        whose guarded mutations take a file whose version moved while its bytes did not (a
+        touch, an identical rewrite) as still at `version` answers the text of such a file
+        too: the set then agrees with `edit`. The default reads between two `stat`s: right
+        for a provider whose versions name content.
+
+        `change`: the mutation of `target` the read is made for (a set stages every file
+        before it publishes any): a wrapper refuses the read where it would refuse that
+        change (a fence, a read-only mode, a protected path), as the change's primitive
+        words it, so a set is refused before anything is written; a provider may name the
+        change in its own errors too (`cannot edit "<p>": binary file`, as `edit` says).
+        None: a read and nothing more.
 
         Raises:
-            FsError: as `read_decoded`, but for a file that is gone.
+            FsError: as `read_decoded`, but for a file that is gone; the change's refusals.
         """
         info = await self.stat(target)
         if info is None or info.version != version:

@@ -22,7 +22,7 @@ import re
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
-from typing import Any, TypeVar, cast
+from typing import Any, Literal, TypeVar, cast
 
 from dsh_fs.errors import FsError
 
@@ -322,11 +322,23 @@ class WrapperFileSystem(FileSystem):
         # names the codec it decoded (SPEC §12), which the default would call UTF-8.
         return await self.wrapped.read_decoded(target)
 
-    @_primitive(_reads("read"))
-    async def read_decoded_at(self, target: FsTarget, version: FsVersion) -> FsDecoded | None:
+    @_primitive(_reads("read"), admits=False)
+    async def read_decoded_at(
+        self,
+        target: FsTarget,
+        version: FsVersion,
+        *,
+        change: Literal["edit", "write", "delete", "move"] | None = None,
+    ) -> FsDecoded | None:
+        if change is not None:
+            # Checked as the change's own primitive checks it (and first, as that one
+            # words a refusal): a set is refused at staging where its publication would
+            # be, before any other file of it is published.
+            self.check(_CHANGE_ACCESS[change], target)
+        self._admit(_READ_DECODED_AT, target)
         # Forwarded, not the contract's default: only the wrapped provider knows what its
         # version token cannot tell.
-        return await self.wrapped.read_decoded_at(target, version)
+        return await self.wrapped.read_decoded_at(target, version, change=change)
 
     @_primitive(_reads("read"), admits=False)
     async def read_small(self, target: FsTarget, max_bytes: int) -> FsSmallRead | None:
@@ -569,6 +581,14 @@ it does to each target, as the forwarding methods of `WrapperFileSystem` declare
 hooks decide from these rows."""
 
 _STAT = PRIMITIVES["stat"]
+_READ_DECODED_AT = PRIMITIVES["read_decoded_at"]
+_CHANGE_ACCESS: Mapping[str, FsAccess] = {
+    "edit": PRIMITIVES["edit_text"].targets[0],
+    "write": PRIMITIVES["write_text"].targets[0],
+    "delete": PRIMITIVES["delete"].targets[0],
+    "move": PRIMITIVES["move"].targets[0],
+}
+"""The access of the primitive that makes each change `read_decoded_at` may be made for."""
 (_READ_SMALL_ACCESS,) = PRIMITIVES["read_small"].targets
 _LSTAT = PRIMITIVES["lstat"]
 _STREAM_TEXT = PRIMITIVES["stream_text"]

@@ -23,7 +23,7 @@ from __future__ import annotations
 import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Final
+from typing import Final, Literal
 
 import anyio
 
@@ -42,8 +42,10 @@ from dsh_fs.fs import (
     FsCapture,
     FsDecoded,
     FsEdit,
+    FsEditRequest,
     FsEncoding,
     FsFileType,
+    FsInsertRequest,
     FsIntent,
     FsMoveOutcome,
     FsTarget,
@@ -94,8 +96,9 @@ class StagedFile:
     first: int
     """The 1-based index of the first edit naming it (the position a failure names)."""
     version: FsVersion | None
-    """The version staging read: publication replaces (or deletes, or moves) only this
-    one; None: no file was there (the set creates it)."""
+    """The version staging read at (the session's observation, whose bytes staging proved
+    the file still holds): publication replaces (or deletes, or moves) only a file still
+    at it; None: no file was there (the set creates it)."""
     before: str | None
     """The text staging read; None: no file (the set creates it)."""
     after: str | None
@@ -180,6 +183,7 @@ class ChangeSet:
             if staged.after is None or staged.move_to is not None:
                 raise messages.edit_gone(path)  # the set deletes or moves it before
             staged.after, count = apply_change(staged.after, request, path)
+            _refuse_unencodable(_added(request), staged.encoding, "edit", path, "new_string")
             staged.replacements += count
         except FsError as error:
             raise SetFailure(index, self.count, path, error) from None
@@ -254,13 +258,16 @@ class ChangeSet:
                         target=target, first=index, version=None, before=None, after=None
                     )
                 else:
-                    if isinstance(guard, CreateIfAbsent) or (
-                        isinstance(guard, ReplaceIfVersion) and guard.version != info.version
-                    ):
+                    if isinstance(guard, CreateIfAbsent):
                         raise messages.write_stale(path)
-                    staged = await self._read(index, target, None, "write")
+                    seen = guard.version if isinstance(guard, ReplaceIfVersion) else None
+                    staged = await self._read(index, target, seen, "write")
             elif staged.move_to is not None:
                 raise messages.write_stale(path)  # moved away by an earlier operation
+            if staged.before is not None:
+                # A file that is there keeps its codec (SPEC §12); a new one gets the rule of
+                # its path, which only the provider knows: it refuses at publication.
+                _refuse_unencodable(content, staged.encoding, "write", path, "content")
             staged.after = content
         except FsError as error:
             raise SetFailure(index, self.count, path, error) from None
@@ -337,7 +344,7 @@ class ChangeSet:
         index: int,
         target: FsTarget,
         expected: FsVersion | None,
-        verb: messages.Verb = "edit",
+        verb: Literal["edit", "write", "delete", "move"] = "edit",
     ) -> StagedFile:
         """The file's current text, only at `expected` (the version the edit-intent says the
         session observed; None: any), and the version staging then guards publication with."""
@@ -361,19 +368,22 @@ class ChangeSet:
             raise messages.edit_gone(path) if verb == "edit" else messages.not_found(verb, path)
         if info.type is not FsFileType.FILE:
             raise messages.not_regular_file(verb, path)
-        if expected is not None and info.version != expected:
-            raise stale(path)
-        # Read only as the text the session observed at that version (the edits were made
-        # against it), not as a new observation: where the version cannot tell a same-size
-        # rewrite in its timestamp's tick, the provider compares the bytes with what it knew
-        # at the version, and a change since (or during the read) is stale, as for `edit`.
-        read = await self.fs.read_decoded_at(target, info.version)
+        # Read only as the text the session observed at its version (the edits were made
+        # against it), not as a new observation: the provider compares the bytes with what
+        # it knew there as its guarded mutations do, so a change since (or during the read),
+        # a same-size rewrite in the version's timestamp tick too, is stale, and a touch or
+        # an identical rewrite (a version that moved, the same bytes) is not, as for `edit`.
+        # That version guards the publication: any other one it finds is compared by content.
+        # Read as the change it is for: a fence or a rule that would refuse the file's
+        # publication refuses it now, before any file of the set is published.
+        at = info.version if expected is None else expected
+        read = await self.fs.read_decoded_at(target, at, change=verb)
         if read is None:
             raise stale(path)
         return StagedFile(
             target=target,
             first=index,
-            version=info.version,
+            version=at,
             before=read.text,
             after=read.text,
             encoding=read.encoding,
@@ -651,6 +661,39 @@ class ChangeSet:
             # The restored text is the text the session read: observed as it is now.
             await observe(context, execution, target, Present(restored.version))
         staged.published = None
+
+
+def _added(change: FsEdit) -> str:
+    """The text `change` puts into the file: a literal edit's new_string, an insert's text,
+    a patch's added lines (its context lines are the file's own, which its codec holds)."""
+    if isinstance(change, FsEditRequest):
+        return change.new_string
+    if isinstance(change, FsInsertRequest):
+        return change.text
+    return "\n".join(text for hunk in change.hunks for op, text in hunk.lines if op == "+")
+
+
+def _refuse_unencodable(
+    text: str, encoding: FsEncoding, verb: Literal["edit", "write"], path: str, where: str
+) -> None:
+    """Refuse `text` that the file's codec cannot hold, while staging, as the provider
+    refuses it when it encodes a single `edit` or `write` (`providers._text.encode_as`,
+    which a tool cannot import): publication would fail after other files of the set were
+    published, and SPEC §13 checks every edit before anything is written.
+
+    Raises:
+        FsError: `FS_NOT_TEXT` for a lone surrogate in a UTF-8 file (UTF-8 has no form for
+            it); `FS_NOT_ENCODABLE` naming the first character another codec cannot encode.
+    """
+    if encoding.utf8 and text.isascii():
+        return
+    try:
+        text.encode(encoding.codec)
+    except UnicodeEncodeError as exc:
+        if encoding.utf8:
+            raise messages.invalid_utf8(verb, path) from None
+        char = exc.object[exc.start]
+        raise messages.not_encodable(verb, path, encoding.codec, char, where) from None
 
 
 _PREFETCH_AT_ONCE: Final = 8

@@ -288,13 +288,22 @@ class LocalFileSystem(FileSystem):
                 small = await to_thread.run_sync(self._read_whole, target)
         return small.decoded
 
-    async def read_decoded_at(self, target: FsTarget, version: FsVersion) -> FsDecoded | None:
-        self._alive("read", target.display_path)
+    async def read_decoded_at(
+        self,
+        target: FsTarget,
+        version: FsVersion,
+        *,
+        change: Literal["edit", "write", "delete", "move"] | None = None,
+    ) -> FsDecoded | None:
+        verb: messages.Verb = "read" if change is None else change  # what its errors name
+        self._alive(verb, target.display_path)
         try:
-            read = self._read_small(target, at=version)
+            read = self._read_small(target, at=version, verb=verb)
             if read is None:
                 with FramesDropped():
-                    read = await to_thread.run_sync(partial(self._read_whole, target, at=version))
+                    read = await to_thread.run_sync(
+                        partial(self._read_whole, target, at=version, verb=verb)
+                    )
         except _NotAt:
             return None
         except FsError as error:
@@ -336,14 +345,16 @@ class LocalFileSystem(FileSystem):
                     return self._editorconfigs.charset(path, root)
         return rule
 
-    def _decode(self, target: FsTarget, data: bytes) -> tuple[str, FsEncoding]:
+    def _decode(
+        self, target: FsTarget, data: bytes, verb: messages.Verb = "read"
+    ) -> tuple[str, FsEncoding]:
         """`data` of `target` as text (SPEC §12: BOM, rule, UTF-8, fallbacks)."""
         rule: str | None = None
         fallback: tuple[str, ...] = ()
         if self._encodings is not None:
             rule = self._rule_for(target)
             fallback = self._encodings.fallback
-        return decode_file(data, rule, fallback, "read", target.display_path)
+        return decode_file(data, rule, fallback, verb, target.display_path)
 
     async def read_bytes(self, target: FsTarget, max_bytes: int) -> bytes:
         self._alive("read", target.display_path)
@@ -392,7 +403,12 @@ class LocalFileSystem(FileSystem):
         return await to_thread.run_sync(sweep_stage_dirs, parent)
 
     def _read_small(
-        self, target: FsTarget, *, checked: bool = False, at: FsVersion | None = None
+        self,
+        target: FsTarget,
+        *,
+        checked: bool = False,
+        at: FsVersion | None = None,
+        verb: messages.Verb = "read",
     ) -> _WholeRead | None:
         """`read_decoded` of a file up to `INLINE_READ_BYTES`, on the event loop; else None.
 
@@ -400,10 +416,10 @@ class LocalFileSystem(FileSystem):
         file from the page cache (`bench/small_read.py`), so small files are read inline; the
         limit keeps the loop free for other sessions. A file that grew past the limit since
         its `fstat` goes to the worker thread: the loop never reads more. `checked`: as
-        `open_regular`'s; `at`: as `_read_version`'s.
+        `open_regular`'s; `at`: as `_read_version`'s; `verb`: what its errors name.
         """
         key, display = target.target_key, target.display_path
-        opened = open_regular(key, "read", display, self._guards, checked=checked)
+        opened = open_regular(key, verb, display, self._guards, checked=checked)
         try:
             if opened.info.st_size > INLINE_READ_BYTES:
                 return None
@@ -417,24 +433,30 @@ class LocalFileSystem(FileSystem):
                     return None
                 version = self._read_version(opened.fd, opened.info, data, at)
             except OSError as exc:  # `map_os_errors`, spelled out: see `_stat`
-                raise os_error(exc, "read", display) from exc
+                raise os_error(exc, verb, display) from exc
         finally:
             os.close(opened.fd)
-        return _WholeRead(opened.info, version, self._decoded(target, data))
+        return _WholeRead(opened.info, version, self._decoded(target, data, verb))
 
-    def _read_whole(self, target: FsTarget, at: FsVersion | None = None) -> _WholeRead:
+    def _read_whole(
+        self, target: FsTarget, at: FsVersion | None = None, verb: messages.Verb = "read"
+    ) -> _WholeRead:
         key, display = target.target_key, target.display_path
-        opened = open_regular(key, "read", display, self._guards)
+        opened = open_regular(key, verb, display, self._guards)
         try:
-            with map_os_errors("read", display):
+            if at is not None and not self._versions.could_hold(at, opened.info):
+                # Not read at all: a change set staged on a file changed since (another
+                # size) is stale without reading what may be a large file.
+                raise _NotAt
+            with map_os_errors(verb, display):
                 data = read_fd(opened.fd, opened.info.st_size)
                 version = self._read_version(opened.fd, opened.info, data, at)
         finally:
             os.close(opened.fd)
-        return _WholeRead(opened.info, version, self._decoded(target, data))
+        return _WholeRead(opened.info, version, self._decoded(target, data, verb))
 
-    def _decoded(self, target: FsTarget, data: bytes) -> FsDecoded:
-        text, encoding = self._decode(target, data)
+    def _decoded(self, target: FsTarget, data: bytes, verb: messages.Verb = "read") -> FsDecoded:
+        text, encoding = self._decode(target, data, verb)
         return FsDecoded(text=text, encoding=encoding)
 
     def _read_version(
@@ -444,18 +466,19 @@ class LocalFileSystem(FileSystem):
         `_remember_read` does; with `at` (`read_decoded_at`): `at` when `data` is what was
         known there, else `_NotAt` is raised (nothing decoded), and nothing remembered.
 
+        "What was known there" is `VersionBook.is_current`, the compare of every guarded
+        mutation: the same version (with the bytes compared where it is racy), or a version
+        that moved with the same size and the digest remembered at `at` (a touch, an
+        identical rewrite: `edit`, `write`, `delete` and `move` accept them, so a change
+        set's staging does too).
+
         Why not remember: a same-size rewrite in the timestamp's tick keeps the version, and
         the version book keeps one digest a version; a read made for a session that observed
         `at` earlier must not replace the digest of what it saw with the digest of what is
         there now, or the guard of its publication would check against the new content."""
         if at is None:
             return self._remember_read(fd, info, data)
-        versions = self._versions
-        if (
-            versions.version(info) == at
-            and unchanged(fd, info)
-            and versions.is_current(at, info, lambda: data)
-        ):
+        if unchanged(fd, info) and self._versions.is_current(at, info, lambda: data):
             return at
         raise _NotAt
 

@@ -220,6 +220,16 @@ class VersionBook:
             return False
         return digest(content()) == seen.digest
 
+    def could_hold(self, expected: FsVersion, info: os.stat_result) -> bool:
+        """Whether `is_current` could find the file (stat `info`) at `expected`, judged as
+        it judges without the content: the same version, or one of the size of the content
+        remembered at `expected`. False: not current, whatever the file holds."""
+        if self.version(info) == expected:
+            return True
+        with self._lock:
+            seen = self._seen.get(expected)
+        return seen is not None and seen.size == info.st_size
+
     def holds(
         self,
         expected: FsVersion,
