@@ -296,6 +296,16 @@ def _close(journals: list[Journal]) -> None:
         journal.store.close()
 
 
+def _listed(workspace: Workspace, entry: JournalEntry, primary: bool) -> bool:
+    """Whether `entry`, read from the first ROOT's sub-store (`primary`) or another one,
+    is listed: a change inside the ROOTs named. The first ROOT's own changes are those with
+    a relative `rel` (whatever spelling of the ROOT the server was started with); a server
+    with several ROOTs recorded the others' changes there too, absolute."""
+    if primary and not entry.rel.startswith("/"):
+        return True
+    return _served(workspace, entry)
+
+
 def _served(workspace: Workspace, entry: JournalEntry) -> bool:
     """Whether `entry` changed a file inside the workspace's roots."""
     roots = [root.rstrip("/") + "/" for root in workspace.fs.roots]
@@ -355,9 +365,11 @@ async def _log(workspace: Workspace, args: argparse.Namespace, paths: list[str])
             entries: list[JournalEntry] = []
             for index, one in enumerate(journals):
                 found = await one.entries(session=args.session, since=args.since, paths=wanted)
-                entries += found if index == 0 else [e for e in found if _served(workspace, e)]
+                # Every sub-store, the first ROOT's too (a server with several ROOTs records
+                # under its first), lists only the changes inside the ROOTs named.
+                entries += [e for e in found if _listed(workspace, e, index == 0)]
                 every, problems = await one.read()
-                recorded += sum(index == 0 or _served(workspace, e) for e in every)
+                recorded += sum(_listed(workspace, e, index == 0) for e in every)
                 for problem in problems if index == 0 else ():
                     print(
                         f"dsh-fs log: damaged record {printable(problem.name)}: "
@@ -491,10 +503,10 @@ async def _owner(
     refusal: KeyError | None = None
     for index, journal in enumerate(journals):
         reading = readings[index] if readings is not None else (await journal.read())[0]
-        if index > 0:
-            # Another root's sub-store: its changes outside the served roots are not
-            # listed, so they neither name a change nor make a prefix ambiguous.
-            reading = [entry for entry in reading if _served(workspace, entry)]
+        # Changes outside the served roots are not listed (a server with several ROOTs
+        # records them under its first), so they neither name a change nor make a prefix
+        # ambiguous.
+        reading = [entry for entry in reading if _listed(workspace, entry, index == 0)]
         try:
             entry = await journal.entry(entry_id, entries=reading)
         except KeyError as exc:
@@ -563,7 +575,7 @@ async def _undo_in(
     workspace: Workspace, journals: list[Journal], args: argparse.Namespace
 ) -> list[UndoResult]:
     """The undo the command asks for, in each journal that holds some of it: ids where they
-    are, a selection in every journal (narrowed to the served roots but for the first).
+    are, a selection in every journal, over the changes `log` lists (`_listed`).
     Each journal's store is read once: the ids are found, and every undo and refusal
     decided, from that one reading (issue 35).
 
@@ -571,7 +583,10 @@ async def _undo_in(
         KeyError: an id names no change (or too many).
         ValueError: a bad selection or hunk.
     """
-    readings = [(await journal.read())[0] for journal in journals]
+    readings = [
+        [entry for entry in (await journal.read())[0] if _listed(workspace, entry, index == 0)]
+        for index, journal in enumerate(journals)
+    ]
     by_journal: dict[int, list[str]] = {}
     for entry_id in args.ids:
         found = await _owner(workspace, journals, entry_id, readings)
