@@ -39,7 +39,8 @@ def binary(path: Path) -> list[tuple[str | None, str]]:
         ("FS_NOT_TEXT", f'Error: cannot edit "{path}": binary file'),
         (
             "FS_NOT_TEXT",
-            f'Error: edit 1 of 1 ("{path}"): cannot read "{path}": binary file',
+            # SPEC §13: the message `edit` would give.
+            f'Error: edit 1 of 1 ("{path}"): cannot edit "{path}": binary file',
         ),
     ]
 
