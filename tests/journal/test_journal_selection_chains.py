@@ -174,3 +174,28 @@ async def test_a_create_is_not_reverted_by_hunk(tmp_path: Path) -> None:
         assert (root / "new.txt").read_text() == "made\n"
         assert [r.result for r in await ws.journal.undo(ids=[create.id])] == ["undone"]
     assert not (root / "new.txt").exists()
+
+
+async def test_the_diff_of_a_file_move_says_it_moved(tmp_path: Path) -> None:
+    """It read as a file created from nothing (``--- /dev/null``, every line added)."""
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "a.txt").write_text("A\n")
+    (root / "c.txt").write_text("C\n")
+    async with Workspace.sandbox(root, journal=tmp_path / "store") as ws:
+        assert ws.journal is not None
+        agent = ws.session(label="agent")
+        for name in ("a.txt", "c.txt"):
+            await agent.call("read", {"file_path": name})
+        await _ok(agent, "move", source_path="a.txt", destination_path="b.txt")
+        await agent.call("read", {"file_path": "b.txt"})
+        await _ok(agent, "move", source_path="c.txt", destination_path="b.txt")
+        over, free = await ws.journal.entries()
+        assert await ws.journal.diff(free.id) == (
+            f"--- /dev/null\n+++ b/b.txt\n(a file moved from {root / 'a.txt'}: its content "
+            "unchanged)\n"
+        )
+        assert await ws.journal.diff(over.id) == (
+            f"(a file moved from {root / 'c.txt'}, over the file there)\n"
+            "--- a/b.txt\n+++ b/b.txt\n@@ -1 +1 @@\n-A\n+C\n"
+        )

@@ -217,18 +217,27 @@ class Journal:
             what = "a directory" if entry.directory else "a symbolic link"
             moved = f" moved from {printable(entry.source)}" if entry.source is not None else ""
             return f"--- {old_name}\n+++ {new_name}\n({what}{moved}: no text to diff)\n"
+        if entry.source is not None and entry.before is None:
+            # A file moved to a free name: its content moved with it, nothing to diff.
+            return (
+                f"--- {old_name}\n+++ {new_name}\n"
+                f"(a file moved from {printable(entry.source)}: its content unchanged)\n"
+            )
+        header = ""
+        if entry.source is not None:
+            header = f"(a file moved from {printable(entry.source)}, over the file there)\n"
         before_bytes = await self._before_bytes(entry)
         before = _text(before_bytes, entry.codec)
         after = await self._after_text(entry, entries, before_bytes)
         if before is None or after is None:
             missing = "before" if before is None else "after"
             return (
-                f"--- {old_name}\n+++ {new_name}\n"
+                f"{header}--- {old_name}\n+++ {new_name}\n"
                 f"(the content {missing} this change is no longer kept, or is not text)\n"
             )
         # Off the event loop: a large change takes a while even matched in near-linear
         # time, and a server (the review page) keeps answering meanwhile.
-        return await to_thread.run_sync(_unified, before, after, old_name, new_name)
+        return header + await to_thread.run_sync(_unified, before, after, old_name, new_name)
 
     async def undo(
         self,
