@@ -73,10 +73,10 @@ __all__ = [
 _OPEN_NEW = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 _OPEN_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
 _OPEN_READ = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
-_OPEN_DIRECTORY = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
-"""A directory the journal looks at in a root: never through a link."""
 """How anything in the store is opened for reading: a link is refused (ELOOP) and a FIFO
 or device does not block the open; `fstat` then refuses what is not a regular file."""
+_OPEN_DIRECTORY = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+"""A directory the journal looks at in a root: never through a link."""
 
 _IN_PLACE_LIMIT = 4096
 """The largest entry a commit writes over its pending record (`_commit_in_place`): one page
@@ -567,29 +567,22 @@ class LocalJournalStore(RecordStore):
         if not same_inode(entry.after, now):
             return False  # another inode: a directory made there since
         # The same inode number may be a directory made there since on the number the made
-        # one freed: its generation tells. Read through a descriptor that is the inode of
-        # `now` (never a link); empty, as mkdir left it.
-        try:
-            fd = os.open(
-                os.path.join(self.root, entry.rel) if entry.rel != "." else self.root,
-                _OPEN_DIRECTORY,
-            )
-        except OSError:
-            return False
-        try:
-            info = os.fstat(fd)
+        # one freed: its generation tells. Empty, as mkdir left it.
+        path = os.path.join(self.root, entry.rel) if entry.rel != "." else self.root
+        with self._directory_at(path, now) as found:
+            if found is None:
+                return False
+            fd, info = found
             if (
-                self._versions.version(info) != now
-                or st_mode.S_IMODE(info.st_mode) != entry.after_mode
+                st_mode.S_IMODE(info.st_mode) != entry.after_mode
                 or _platform.inode_generation(fd) != entry.after_generation
             ):
                 return False
-            with os.scandir(fd) as names:
-                return next(names, None) is None
-        except OSError:
-            return False
-        finally:
-            os.close(fd)
+            try:
+                with os.scandir(fd) as names:
+                    return next(names, None) is None
+            except OSError:
+                return False
 
     def unchanged(self, recorded: FsVersion, now: FsVersion) -> bool:
         # device, inode, size, mtime: the same inode with the same bytes as far as any write
@@ -627,21 +620,34 @@ class LocalJournalStore(RecordStore):
             return False
         return key == self.root or key.startswith(self.root.rstrip("/") + "/")
 
-    def _directory_generation(self, key: object, after: FsVersion) -> int | None:
-        """The generation of the directory a mkdir made at `after` (None: gone, another
-        directory there already, or a filesystem that has none)."""
+    def _directory_generation(self, key: object, version: FsVersion) -> int | None:
+        """The generation of the directory at `key` while it is at `version` (None: gone,
+        another directory there, or a filesystem that keeps none)."""
         if not isinstance(key, str):
             return None
+        with self._directory_at(key, version) as found:
+            return None if found is None else _platform.inode_generation(found[0])
+
+    @contextlib.contextmanager
+    def _directory_at(
+        self, path: str, version: FsVersion
+    ) -> Iterator[tuple[int, os.stat_result] | None]:
+        """The directory at `path` open (never through a link) with its stat, while it is
+        at `version`; None for anything else (gone, another version, not a directory, an
+        error). What is read of it is read through this descriptor: the inode checked."""
         try:
-            fd = os.open(key, _OPEN_DIRECTORY)
+            fd = os.open(path, _OPEN_DIRECTORY)
         except OSError:
-            return None
+            yield None
+            return
         try:
-            if self._versions.version(os.fstat(fd)) != after:
-                return None
-            return _platform.inode_generation(fd)
-        except OSError:
-            return None
+            info = None
+            with contextlib.suppress(OSError):
+                info = os.fstat(fd)
+            if info is None or self._versions.version(info) != version:
+                yield None
+            else:
+                yield fd, info
         finally:
             os.close(fd)
 
