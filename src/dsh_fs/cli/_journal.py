@@ -497,16 +497,19 @@ async def _owner(
 ) -> tuple[Journal, str] | KeyError:
     """The journal that holds the change `entry_id` names (inside the served roots) and the
     change's whole id (a change set's id as given), or why none does (no such change; a
-    prefix too short, or naming several changes). `readings`: each journal's entries, when
-    read already."""
+    prefix too short, or naming several changes). `readings`: each journal's listed entries
+    (`_listed`), when read already."""
     owners: list[tuple[Journal, str]] = []
     refusal: KeyError | None = None
     for index, journal in enumerate(journals):
-        reading = readings[index] if readings is not None else (await journal.read())[0]
         # Changes outside the served roots are not listed (a server with several ROOTs
         # records them under its first), so they neither name a change nor make a prefix
         # ambiguous.
-        reading = [entry for entry in reading if _listed(workspace, entry, index == 0)]
+        reading = (
+            readings[index]
+            if readings is not None
+            else [e for e in (await journal.read())[0] if _listed(workspace, e, index == 0)]
+        )
         try:
             entry = await journal.entry(entry_id, entries=reading)
         except KeyError as exc:

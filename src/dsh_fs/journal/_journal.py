@@ -611,15 +611,8 @@ class Journal:
                 return _verdict(entry), made.version if made is not None else None
             if info is None or info.type is not FsFileType.DIRECTORY:
                 return result("the directory is gone" if info is None else "a file is there now")
-            expected = _expected_exactly(entry.after, history)
-            maker = entry
-            if expected == entry.after:
-                # Removed later (names came and went in it first) and made again by that
-                # removal's undo: the directory now is the one the undo made.
-                removal = _removed_later(entry, history)
-                if removal is not None and removal.before is not None:
-                    expected = history.followed(removal.before)
-                    maker = await self._maker(expected, history) or entry
+            expected, remade = _directory_expected(entry, history)
+            maker = (await self._maker(expected, history) or entry) if remade else entry
             # Entries added and removed since move its timestamps, not what it is: the same
             # directory with its mode is removed (the removal refuses one not empty).
             if info.version != expected and not self.store.same_directory(maker, info.version):
@@ -654,10 +647,7 @@ class Journal:
             return _verdict(entry, None if now is None else "a file exists there now"), None
         if now is None:
             return _verdict(entry, "the directory is gone"), None
-        expected = _expected_exactly(entry.after, history)
-        removal = _removed_later(entry, history) if expected == entry.after else None
-        if removal is not None:
-            expected = history.followed(removal.before)
+        expected, _ = _directory_expected(entry, history)
         reason = None if now == expected else "the directory changed since"
         return _verdict(entry, reason), None
 
@@ -1054,6 +1044,18 @@ def _in_part(revert: JournalEntry) -> bool:
     """Whether `revert` took back only some hunks of the change it names (a revert by hunk
     that recorded them; an older one counts as a whole undo, as it did)."""
     return revert.tool == HUNK_TOOL and revert.hunks is not None
+
+
+def _directory_expected(entry: JournalEntry, history: _History) -> tuple[FsVersion | None, bool]:
+    """Where the directory `entry` made should be now, and whether a later removal's undo
+    made it again there (names came and went in it, it was removed, the removal undone:
+    the directory now is the one that undo made)."""
+    expected = _expected_exactly(entry.after, history)
+    if expected == entry.after:
+        removal = _removed_later(entry, history)
+        if removal is not None and removal.before is not None:
+            return history.followed(removal.before), True
+    return expected, False
 
 
 def _removed_later(entry: JournalEntry, history: _History) -> JournalEntry | None:

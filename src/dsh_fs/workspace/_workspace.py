@@ -128,9 +128,7 @@ def _local_store(
     from dsh_fs.providers import LocalJournalStore, default_journal_location
 
     location = os.path.realpath(config.location or default_journal_location())
-    inside = any(
-        location == served or location.startswith(served.rstrip("/") + "/") for served in roots
-    )
+    inside = any(_below(location, served) for served in roots)
     # A store in the default's layout (`<state>/dsh-fs/journal`) is the default named
     # explicitly (`--print-config` pins it so that a host's environment can't move it, also
     # for `dsh-fs mcp ~`, whose root holds it): fenced out like the default, not refused.
@@ -141,8 +139,7 @@ def _local_store(
         )
     # The other way round: a root inside the store would be fenced out whole (every file
     # "not found", every change refused as the store's).
-    holder = location.rstrip("/") + "/"
-    if any(served == location or served.startswith(holder) for served in roots):
+    if any(_below(served, location) for served in roots):
         raise ValueError(
             f"a served root lies inside the journal store {location!r}; "
             "choose a store outside every root"
