@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import codecs
 import os
+from collections.abc import Sequence
 from typing import Protocol
 
 from dsh_fs.errors import FsError
@@ -208,21 +209,47 @@ WRITE_PIECE = 256 * 1024
 CPU's cache when it is written, so the digest is no second pass over the content."""
 
 
+_IOV_MAX = min(os.sysconf("SC_IOV_MAX") if hasattr(os, "sysconf") else 16, 1024)
+"""Most pieces one `writev` takes (the platform's ``IOV_MAX``; POSIX promises 16)."""
+
+
 def write_all(fd: int, data: bytes | EncodedText, hasher: Hasher | None = None) -> None:
     """Write all of `data` (bytes, or every piece of an encoded text) to `fd` (a `write`
-    may be partial); with `hasher`, each piece is hashed right before it is written."""
-    for part in data.parts if isinstance(data, EncodedText) else (data,):
+    may be partial); with `hasher`, each piece is hashed right before it is written.
+    Without one, the pieces go in one `writev` (`_write_parts`)."""
+    parts = data.parts if isinstance(data, EncodedText) else (data,)
+    if hasher is None:
+        _write_parts(fd, parts)
+        return
+    for part in parts:
         view = memoryview(part)
         while view:
-            if hasher is not None:
-                piece = view[:WRITE_PIECE]
-                hasher.update(piece)
-            else:
-                piece = view
+            piece = view[:WRITE_PIECE]
+            hasher.update(piece)
             while piece:
                 written = os.write(fd, piece)
                 piece = piece[written:]
-            view = view[WRITE_PIECE if hasher is not None else len(view) :]
+            view = view[WRITE_PIECE:]
+
+
+def _write_parts(fd: int, parts: Sequence[bytes | bytearray | memoryview]) -> None:
+    """Write `parts` in order with as few `writev` calls as the platform allows, resuming
+    after a partial one where it stopped."""
+    if len(parts) == 1 or not hasattr(os, "writev"):
+        for part in parts:
+            view = memoryview(part)
+            while view:
+                view = view[os.write(fd, view) :]
+        return
+    pending = [memoryview(part).cast("B") for part in parts]
+    at = 0
+    while at < len(pending):
+        written = os.writev(fd, pending[at : at + _IOV_MAX])
+        while at < len(pending) and written >= pending[at].nbytes:
+            written -= pending[at].nbytes
+            at += 1
+        if written:
+            pending[at] = pending[at][written:]
 
 
 def read_head(key: str, display: str, size: int, guards: LocalGuards) -> bytes:

@@ -56,6 +56,7 @@ from .._text import (
     decode_or_none,
     encode_as,
     encode_text,
+    encode_text_parts,
     round_trip,
     splice,
 )
@@ -168,11 +169,11 @@ class LocalMutations:
         display = target.display_path
         encoding = self._declared(target)
         text = _with_bom(content, encoding)
-        data = encode_as(text, encoding, "write", display, "content")
+        data = _encoded(text, encoding, display)
 
-        def reencode(prior: FsEncoding) -> tuple[bytes, str]:
+        def reencode(prior: FsEncoding) -> tuple[bytes | EncodedText, str]:
             again = _with_bom(content, prior)
-            return encode_as(again, prior, "write", display, "content"), again
+            return _encoded(again, prior, display), again
 
         operation, version, before, written = self._write_data(
             target, data, text, expected, capture, encoding=encoding, reencode=reencode
@@ -241,7 +242,7 @@ class LocalMutations:
     def _write_data(
         self,
         target: FsTarget,
-        data: bytes,
+        data: bytes | EncodedText,
         text: str | None,
         expected: WriteGuard | None,
         capture: FsCapture | None,
@@ -249,7 +250,7 @@ class LocalMutations:
         owner: tuple[int, int] | None = None,
         *,
         encoding: FsEncoding | None = None,
-        reencode: Callable[[FsEncoding], tuple[bytes, str]] | None = None,
+        reencode: Callable[[FsEncoding], tuple[bytes | EncodedText, str]] | None = None,
     ) -> tuple[Literal["create", "update"], FsVersion, str | None, str | None]:
         """Publish `data` (whose text is `text`, when known). A write passes the
         `encoding` it encoded `data` in and how to `reencode` it: a prior file in another
@@ -304,13 +305,13 @@ class LocalMutations:
         return operation, version, before, text
 
     def _keepable(
-        self, data: bytes, text: str | None, encoding: FsEncoding | None
+        self, data: bytes | EncodedText, text: str | None, encoding: FsEncoding | None
     ) -> EncodedText | None:
         """The content `RecentlyPublished` will keep after a write of `data` (its text is
         `text`, in `encoding`), or None: only UTF-8 whose text is known, while small."""
         if text is None or not (encoding is None or encoding.utf8):
             return None
-        content = EncodedText((data,), text=text)
+        content = data if isinstance(data, EncodedText) else EncodedText((data,), text=text)
         return content if self._recent.fits(content) else None
 
     def _remember(
@@ -504,7 +505,7 @@ class LocalMutations:
             # lines from them rather than reading its pre-image back (read ones are held only
             # for a journaled write: the text alone is kept otherwise).
             if ours is not None and (encoding is None or encoding.utf8):
-                replaced = EncodedText((ours.data,), text=ours.known_text)
+                replaced = ours.content
                 return _Prior(opened.info, ours.text, content=replaced, encoding=encoding)
             if opened.info.st_size <= BEFORE_LIMIT:
                 raw = content()
@@ -564,7 +565,7 @@ class LocalMutations:
                 return _Prior(opened.info, foreign=foreign)
             if ours is not None:
                 # Text already: `RecentlyPublished` keeps no content a read would refuse.
-                before = EncodedText((ours.data,), text=ours.known_text)
+                before = ours.content
             elif (checking := self._check_beside(content, opened, display)) is not None:
                 try:
                     self._refuse_read_only(key, dir_fd, "edit", display)
@@ -827,6 +828,17 @@ def _commit(
         partial(capture.commit, ticket, version, content, digest),
         partial(capture.abandon, ticket),
     )
+
+
+def _encoded(text: str, encoding: FsEncoding, display: str) -> bytes | EncodedText:
+    """A write's `text` in `encoding` (UTF-8 in pieces when large, `encode_text_parts`).
+
+    Raises:
+        FsError: as `encode_as`.
+    """
+    if encoding.utf8:
+        return encode_text_parts(text, "write", display)
+    return encode_as(text, encoding, "write", display, "content")
 
 
 def _with_bom(content: str, encoding: FsEncoding) -> str:

@@ -264,15 +264,33 @@ class Published:
 
     version: FsVersion
     """The version the publication returned."""
-    data: bytes
-    """The bytes written."""
+    parts: tuple[bytes, ...]
+    """The bytes written, in the pieces they were written in: a large text is encoded and
+    written piece by piece (`encode_text_parts`), and kept so, never joined into a copy."""
     known_text: str | None
     """The same content as text, when the publisher had it (a write; an edit has bytes)."""
 
     @property
+    def content(self) -> EncodedText:
+        """The bytes written, with their text when known."""
+        return EncodedText(self.parts, text=self.known_text)
+
+    @property
     def text(self) -> str:
         """The content as text (decoded now unless known: the bytes are valid UTF-8)."""
-        return self.known_text if self.known_text is not None else self.data.decode("utf-8")
+        return self.known_text if self.known_text is not None else self.content.text
+
+    def same(self, data: bytes | bytearray) -> bool:
+        """Whether `data` is the bytes written: each piece compared in place (a `memcmp`
+        at its offset, no joined copy)."""
+        if len(data) != sum(len(part) for part in self.parts):
+            return False
+        offset = 0
+        for part in self.parts:
+            if not data.startswith(part, offset):
+                return False
+            offset += len(part)
+        return True
 
 
 class RecentlyPublished:
@@ -316,13 +334,13 @@ class RecentlyPublished:
         cost = self._cost(content)
         published = None
         if self.fits(content):
-            data = content.to_bytes()
+            parts = _owned(content)
             # An edit takes what is kept as its prior text unchecked: a file this provider
             # published with a NUL must be read and refused as binary, as one another
             # program wrote is, so read, edit and edit_files agree about it (a memchr on
-            # the bytes just joined: ~12 µs a MiB).
-            if b"\0" not in data:
-                published = Published(version, data, content.decoded)
+            # the bytes: ~12 µs a MiB).
+            if not any(b"\0" in part for part in parts):
+                published = Published(version, parts, content.decoded)
         released: list[tuple[FsVersion, bool]] = []
         with self._lock:
             released += self._drop(key, superseded=True)
@@ -345,7 +363,7 @@ class RecentlyPublished:
             entry = self._entries.get(key)
         if entry is None or entry[0].version != version:
             return None
-        return entry[0] if content() == entry[0].data else None
+        return entry[0] if entry[0].same(content()) else None
 
     def forget(self, key: str) -> None:
         """Forget what was published at `key`, which a publication of content whose text is
@@ -366,3 +384,12 @@ class RecentlyPublished:
         if self._release is not None:
             for version, superseded in released:
                 self._release(version, superseded)
+
+
+def _owned(content: EncodedText) -> tuple[bytes, ...]:
+    """`content`'s pieces as `bytes` objects of their own, kept as they are; pieces that
+    are views (an edit's, into the bytes it replaced) are joined into one copy, which does
+    not hold the replaced content alive."""
+    parts = content.parts
+    owned = tuple(part for part in parts if isinstance(part, bytes))
+    return owned if len(owned) == len(parts) else (content.to_bytes(),)
