@@ -207,3 +207,33 @@ async def test_a_journaled_large_write_is_counted_diffed_and_undone_to_the_exact
         (result,) = await ws.journal.undo(session="agent")
         assert result.result == "undone"
     assert (root / "a.txt").read_bytes() == before
+
+
+@pytest.mark.parametrize("loaded", [False, True])
+def test_a_file_holds_the_pieces_only_with_their_very_bytes_across_compare_chunks(
+    tmp_path: Path, loaded: bool
+) -> None:
+    # The pieces cut the content elsewhere than the compare's chunks do; a file that
+    # differs in one byte of a later chunk, or is one byte shorter or longer, is not ours.
+    data = bytes(range(256)) * (5 * _io.COMPARE_CHUNK // 256 // 2 + 3)
+    cuts = [0, 1, 1000, _io.COMPARE_CHUNK - 1, _io.COMPARE_CHUNK + 7, 2 * _io.COMPARE_CHUNK]
+    parts = [data[a:b] for a, b in zip(cuts, [*cuts[1:], len(data)], strict=True)]
+    path = tmp_path / "f"
+
+    def holds(content: bytes) -> bool:
+        path.write_bytes(content)
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            lazy = _io.LazyContent(fd, len(content))
+            if loaded:
+                lazy()
+            return lazy.holds(parts)
+        finally:
+            os.close(fd)
+
+    assert holds(data)
+    at = 2 * _io.COMPARE_CHUNK + 5
+    assert not holds(data[:at] + bytes([data[at] ^ 1]) + data[at + 1 :])
+    assert not holds(data[:-1])
+    assert not holds(data + b"\n")
+    assert not holds(b"")

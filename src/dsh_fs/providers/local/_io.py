@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import codecs
 import os
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
 from typing import Protocol
 
 from dsh_fs.errors import FsError
@@ -17,6 +18,7 @@ from .._oserrors import map_os_errors
 from .._text import CHECK_SLICE, check_text
 from ._guards import LocalGuards
 from ._open import open_regular
+from ._versions import equal_in_place
 
 __all__ = [
     "READ_CHUNK_SIZE",
@@ -112,6 +114,25 @@ def _check_from(data: bytearray, start: int, final: bool, verb: messages.Verb, d
     return pos
 
 
+COMPARE_CHUNK = 256 * 1024
+"""Bytes `LazyContent.holds` reads and compares at a time, in a buffer each thread keeps."""
+
+_scratch = threading.local()
+
+
+def _chunks_from_start(fd: int) -> Iterator[memoryview]:
+    """The open file's bytes from its start to its end, a chunk at a time, each read into
+    the calling thread's scratch buffer over the one before (valid until the next)."""
+    buffer: bytearray | None = getattr(_scratch, "buffer", None)
+    if buffer is None:
+        buffer = _scratch.buffer = bytearray(COMPARE_CHUNK)
+    view = memoryview(buffer)
+    at = 0
+    while got := os.preadv(fd, (view,), at):
+        yield view[:got]
+        at += got
+
+
 class LazyContent:
     """The bytes of an open file, read on first call and kept: the version check and the
     prior text share one read."""
@@ -125,6 +146,16 @@ class LazyContent:
         if self._data is None:
             self._data = read_fd(self._fd, self._size_hint)
         return self._data
+
+    def holds(self, parts: Sequence[bytes]) -> bool:
+        """Whether the file holds exactly the bytes of `parts` (what this provider published
+        there): compared with what was read, or else read from the start into this thread's
+        scratch buffer a chunk at a time and compared in place, keeping nothing
+        (`equal_in_place`). Why: reading 1 MB into fresh memory to compare it cost ~0.3 ms
+        (its pages faulted in, then unmapped), a sixth of a 1 MB write."""
+        if self._data is not None or not hasattr(os, "preadv"):
+            return equal_in_place(parts, (self(),))
+        return equal_in_place(parts, _chunks_from_start(self._fd))
 
     def head(self, size: int) -> bytes:
         """The first `size` bytes (read on their own: the content may never be read whole)."""

@@ -767,7 +767,8 @@ class LocalMutations:
 
     def _ours(self, key: str, opened: Opened, content: LazyContent) -> Published | None:
         """What this provider published last at `key`, if the file still holds exactly that."""
-        return self._recent.match(key, self._versions.version(opened.info), content)
+        published = self._recent.at(key, self._versions.version(opened.info))
+        return published if published is not None and content.holds(published.parts) else None
 
     def _is_current(
         self,

@@ -29,7 +29,7 @@ import sys
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from dsh_fs.fs import EncodedText, FsVersion
@@ -44,6 +44,7 @@ __all__ = [
     "VersionBook",
     "digest",
     "digest_parts",
+    "equal_in_place",
     "same_inode",
 ]
 
@@ -280,17 +281,10 @@ class Published:
         """The content as text (decoded now unless known: the bytes are valid UTF-8)."""
         return self.known_text if self.known_text is not None else self.content.text
 
-    def same(self, data: bytes | bytearray) -> bool:
-        """Whether `data` is the bytes written: each piece compared in place (a `memcmp`
-        at its offset, no joined copy)."""
-        if len(data) != sum(len(part) for part in self.parts):
-            return False
-        offset = 0
-        for part in self.parts:
-            if not data.startswith(part, offset):
-                return False
-            offset += len(part)
-        return True
+    @property
+    def size(self) -> int:
+        """Bytes written."""
+        return sum(len(part) for part in self.parts)
 
 
 class RecentlyPublished:
@@ -359,11 +353,17 @@ class RecentlyPublished:
 
         `content` is called only when a publication at `version` is remembered.
         """
+        published = self.at(key, version)
+        if published is None:
+            return None
+        return published if equal_in_place(published.parts, (content(),)) else None
+
+    def at(self, key: str, version: FsVersion) -> Published | None:
+        """What was published at `key` if that publication made `version`, unproven: the
+        caller compares the file's bytes with it (`LazyContent.holds`)."""
         with self._lock:
             entry = self._entries.get(key)
-        if entry is None or entry[0].version != version:
-            return None
-        return entry[0] if entry[0].same(content()) else None
+        return entry[0] if entry is not None and entry[0].version == version else None
 
     def forget(self, key: str) -> None:
         """Forget what was published at `key`, which a publication of content whose text is
@@ -384,6 +384,29 @@ class RecentlyPublished:
         if self._release is not None:
             for version, superseded in released:
                 self._release(version, superseded)
+
+
+def equal_in_place(
+    parts: Sequence[bytes], chunks: Iterable[bytes | bytearray | memoryview]
+) -> bool:
+    """Whether `chunks`, in order, are the bytes of `parts`: each stretch compared where it
+    lies (`bytes.startswith` at an offset, a `memcmp`: no joined copy of either side; a
+    `memoryview` comparison goes element by element, ~85 times slower)."""
+    index, offset = 0, 0  # the part, and the offset in it, the next byte is compared with
+    for chunk in chunks:
+        view = memoryview(chunk)
+        while view:
+            if index == len(parts):
+                return False  # more bytes than were written
+            part = parts[index]
+            size = min(len(view), len(part) - offset)
+            if not part.startswith(view[:size], offset):
+                return False
+            view = view[size:]
+            offset += size
+            if offset == len(part):
+                index, offset = index + 1, 0
+    return all(not part for part in parts[index:])
 
 
 def _owned(content: EncodedText) -> tuple[bytes, ...]:
