@@ -5,7 +5,15 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-__all__ = ["DATA_DIR", "MARKER", "SIZES", "ensure_encoded", "ensure_file", "small_file"]
+__all__ = [
+    "DATA_DIR",
+    "MARKER",
+    "SIZES",
+    "ensure_ascii",
+    "ensure_encoded",
+    "ensure_file",
+    "small_file",
+]
 
 DATA_DIR = Path(__file__).parent / "data"
 MARKER = "    return 'the unique line in the middle'  # dsh-fs bench marker\n"
@@ -75,6 +83,21 @@ def ensure_encoded(label: str) -> tuple[Path, Path]:
     os.replace(legacy.with_suffix(".tmp1"), legacy)
     os.replace(twin.with_suffix(".tmp2"), twin)
     return legacy, twin
+
+
+def ensure_ascii(label: str) -> Path:
+    """The `label`-sized file with every non-ASCII character as ``?``: all ASCII, the
+    text CPython encodes by one copy (the write row runs on both kinds of text)."""
+    source = ensure_file(label)
+    path = DATA_DIR / f"ascii-{label}.py"
+    if path.exists():
+        return path
+    tmp = path.with_suffix(".tmp")
+    with source.open(encoding="utf-8", newline="") as text, tmp.open("wb") as out:
+        while chunk := text.read(1 << 20):
+            out.write(chunk.encode("ascii", "replace"))
+    os.replace(tmp, path)
+    return path
 
 
 def small_file() -> Path:
