@@ -108,3 +108,62 @@ async def test_the_cli_and_the_revert_agree_on_a_large_changes_hunk_numbers(
         expected = list(after)
         expected[3500] = before[3500]
         assert now == expected
+
+
+def _lcs(a: list[int], b: list[int]) -> int:
+    """The longest common subsequence's length (dynamic programming: small inputs)."""
+    row = [0] * (len(b) + 1)
+    for x in a:
+        previous, row = row, [0]
+        for j, y in enumerate(b):
+            row.append(previous[j] + 1 if x == y else max(previous[j + 1], row[j]))
+    return row[-1]
+
+
+def test_a_shortest_edit_script_matches_as_many_lines_as_can_be_matched() -> None:
+    rng = random.Random(36)
+    for _ in range(400):
+        a = [rng.randint(0, rng.choice((1, 2, 5))) for _ in range(rng.randint(0, 40))]
+        b = list(a)
+        for _ in range(rng.randint(0, 8)):
+            if b and rng.random() < 0.5:
+                del b[rng.randrange(len(b))]
+            else:
+                b.insert(rng.randint(0, len(b)), rng.randint(0, 5))
+        blocks = _diff._few_edits(a, b, 0, len(a), 0, len(b))
+        assert blocks is not None
+        i = j = 0
+        for start_a, start_b, size in blocks:
+            assert size > 0
+            assert start_a >= i
+            assert start_b >= j
+            assert a[start_a : start_a + size] == b[start_b : start_b + size]
+            i, j = start_a + size, start_b + size
+        assert sum(size for _, _, size in blocks) == _lcs(a, b)
+
+
+def test_a_script_with_more_edits_than_it_looks_for_is_not_made() -> None:
+    a = [0] * 300 + [1] * 300
+    b = [1] * 300 + [0] * 300  # 600 edits at least
+    assert _diff._few_edits(a, b, 0, len(a), 0, len(b)) is None
+
+
+def test_a_few_edits_in_a_large_file_of_repeated_lines_are_their_own_small_hunks() -> None:
+    # No line is unique on both sides and the span is too large for difflib: it was shown
+    # as one hunk replacing everything from the first edit to the last.
+    before = ["the same line\n"] * 8_000
+    after = list(before)
+    after[2_000] = "edited\n"
+    after.insert(6_000, "inserted\n")
+    del after[7_500]
+    start = time.process_time()
+    text = "".join(_diff.unified_diff(before, after, "a/f", "b/f"))
+    assert time.process_time() - start < 5
+    # The repeated lines are interchangeable: any shortest script is right, and each of
+    # them changes 4 lines in hunks of a few lines.
+    shown = text.splitlines()[2:]
+    assert sum(line.startswith(("-", "+")) for line in shown) == 4
+    assert 2 <= text.count("\n@@ ") <= 3
+    assert len(shown) < 40
+    assert _rebuilt(before, after) == after
+    assert len(_hunks.hunks(before, after)) == text.count("\n@@ ")

@@ -204,6 +204,7 @@ async def test_a_journaled_large_write_is_counted_diffed_and_undone_to_the_exact
         diff = await ws.journal.diff(entry.id)
         assert "+the middle, rewritten\n" in diff
         assert "+one more line\n" in diff
+        assert diff.count("\n@@ ") == 2  # the lines are all alike: not one hunk from middle to end
         (result,) = await ws.journal.undo(session="agent")
         assert result.result == "undone"
     assert (root / "a.txt").read_bytes() == before

@@ -1,7 +1,8 @@
 """The line matching behind `Journal.diff` and the hunks a revert takes back (SPEC §9.1):
 difflib's `SequenceMatcher` as it is for small changes, and for large ones a near-linear
 match: lines as numbers, the common start and end trimmed, then anchored on the lines found
-exactly once on both sides (patience), difflib only on the small spans between anchors.
+exactly once on both sides (patience), difflib only on the small spans between anchors, a
+shortest edit script (Myers) on a large span with no anchor and few edits (repeated lines).
 A 1 MB change with edits all through the file is matched in well under a second where
 difflib alone takes most of a minute. Both `diff` and the hunks use `matcher`, so the hunks
 `dsh-fs diff` prints are the hunks `undo --hunk N` reverts. Pure: lines in, blocks out."""
@@ -211,12 +212,93 @@ def _difflib_blocks(
     a: list[int], b: list[int], alo: int, ahi: int, blo: int, bhi: int
 ) -> list[tuple[int, int, int]]:
     """difflib's matching blocks of a span with no anchor; a span too large for it (no
-    line unique on both sides: a file of repeated lines) is left unmatched, a replace."""
+    line unique on both sides: a file of repeated lines) gets a shortest edit script when
+    it has few edits (`_few_edits`), else is left unmatched, a replace."""
     if (ahi - alo) * (bhi - blo) > _SPAN:
-        return []
+        return _few_edits(a, b, alo, ahi, blo, bhi) or []
     found = difflib.SequenceMatcher(None, a[alo:ahi], b[blo:bhi], autojunk=False)
     return [
         (alo + block.a, blo + block.b, block.size)
         for block in found.get_matching_blocks()
         if block.size
     ]
+
+
+_EDITS: Final = 500
+"""Most inserted and deleted lines `_few_edits` looks for (its work grows with their
+square, and with the lines times their number)."""
+
+
+def _few_edits(
+    a: list[int], b: list[int], alo: int, ahi: int, blo: int, bhi: int
+) -> list[tuple[int, int, int]] | None:
+    """The matching blocks of a shortest edit script of the span (Myers' greedy algorithm),
+    when one of at most `_EDITS` inserted and deleted lines exists; None otherwise.
+
+    Why: a large span with no anchor is a file of repeated lines (a log, a table, blank
+    lines and braces), and a few lines edited in it must not show as the whole span
+    replaced (a revert by hunk would take back every change in it at once). The script's
+    cost is its number of edits times the span's lines, where difflib's is the product of
+    the sides."""
+    n, m = ahi - alo, bhi - blo
+    limit = min(_EDITS, n + m)
+    offset = limit + 1
+    furthest = [0] * (2 * limit + 3)  # by diagonal k = x - y: the furthest x reached
+    rounds: list[list[int]] = []  # `furthest` over k = -d..d before each round d ≥ 1
+    for d in range(limit + 1):
+        if d:
+            rounds.append(furthest[offset - d : offset + d + 1])
+        for k in range(-d, d + 1, 2):
+            if k == -d or (k != d and furthest[offset + k - 1] < furthest[offset + k + 1]):
+                x = furthest[offset + k + 1]  # a line of `b` inserted
+            else:
+                x = furthest[offset + k - 1] + 1  # a line of `a` deleted
+            y = x - k
+            x += _common(a, b, alo + x, ahi, blo + y, bhi)
+            furthest[offset + k] = x
+            if x >= n and x - k >= m:
+                return _script_blocks(rounds, x, x - k, alo, blo)
+    return None
+
+
+def _common(a: list[int], b: list[int], i: int, ahi: int, j: int, bhi: int) -> int:
+    """How many lines `a[i:ahi]` and `b[j:bhi]` share from their starts (compared in
+    doubling slices: C speed along the long runs of repeated lines)."""
+    size, step = 0, 1
+    while True:
+        step = min(step, ahi - i - size, bhi - j - size)
+        if step <= 0:
+            return size
+        if a[i + size : i + size + step] == b[j + size : j + size + step]:
+            size += step
+            step *= 2
+        elif step == 1:
+            return size
+        else:
+            step //= 2
+
+
+def _script_blocks(
+    rounds: list[list[int]], x: int, y: int, alo: int, blo: int
+) -> list[tuple[int, int, int]]:
+    """The runs of matched lines of the script that ends at (`x`, `y`), walked back
+    through each round's furthest points: each round's edit, then its run of matches."""
+    blocks: list[tuple[int, int, int]] = []
+    for d in range(len(rounds), 0, -1):
+        furthest = rounds[d - 1]  # before round d, k = -d..d at index k + d
+        k = x - y
+        if k == -d or (k != d and furthest[k - 1 + d] < furthest[k + 1 + d]):
+            prev_x = furthest[k + 1 + d]  # came down: a line of `b` inserted
+            prev_y = prev_x - k - 1
+            mid_x, mid_y = prev_x, prev_y + 1
+        else:
+            prev_x = furthest[k - 1 + d]  # came right: a line of `a` deleted
+            prev_y = prev_x - k + 1
+            mid_x, mid_y = prev_x + 1, prev_y
+        if x > mid_x:
+            blocks.append((alo + mid_x, blo + mid_y, x - mid_x))
+        x, y = prev_x, prev_y
+    if x:
+        blocks.append((alo, blo, x))
+    blocks.reverse()
+    return blocks
