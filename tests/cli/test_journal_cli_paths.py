@@ -165,3 +165,38 @@ async def test_diff_names_a_file_under_a_second_root_relative_to_that_root(
             "diff", *map(str, roots), entry["id"], "--journal", str(store), env=env, cwd=tmp_path
         )
         assert (diff.returncode, diff.stderr, diff.stdout) == (0, "", expected)
+
+
+@pytest.mark.anyio
+async def test_log_of_a_second_root_counts_the_sub_stores_its_changes_are_in(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    # A server with two ROOTs records under the first's sub-store: `log` of the second
+    # named the second's own sub-store, holding "0 entries and 0 pre-images", above the
+    # change it listed.
+    proj, other, store = tmp_path / "proj", tmp_path / "other", tmp_path / "store"
+    proj.mkdir()
+    other.mkdir()
+    (other / "o.txt").write_text("old\n")
+    (proj / "p.txt").write_text("old\n")
+    async with Workspace.sandbox(proj, other, journal=store) as ws:  # `dsh-fs mcp proj other`
+        s = ws.session(label="agent")
+        for path in (other / "o.txt", proj / "p.txt"):
+            await s.call("read", {"file_path": str(path)})
+            wrote = await s.call("write", {"file_path": str(path), "content": "new\n"})
+            assert not wrote.is_error, wrote.text
+    async with Workspace.sandbox(other, journal=store) as ws:  # `dsh-fs mcp other`
+        s = ws.session(label="agent")
+        wrote = await s.call("write", {"file_path": "n.txt", "content": "new\n"})
+        assert not wrote.is_error, wrote.text
+    (sub_proj,) = [p for p in store.iterdir() if (p / "root").read_text() == f"{proj}\n"]
+    (sub_other,) = [p for p in store.iterdir() if (p / "root").read_text() == f"{other}\n"]
+    alone = _cli("log", str(proj), "--journal", str(store), env=env, cwd=tmp_path)
+    first = alone.stdout.splitlines()[0]
+    assert first.startswith(f"1 change shown; the journal at {sub_proj} holds 2 entries and ")
+    both = _cli("log", str(other), "--journal", str(store), env=env, cwd=tmp_path)
+    first = both.stdout.splitlines()[0]
+    assert first.startswith(
+        f"2 changes shown; the journal at {store} (2 sub-stores) holds 3 entries and 2 "
+    ), both.stdout
+    assert str(sub_other) not in both.stdout

@@ -17,7 +17,7 @@ from ._remote import is_url, open_remote
 from ._usage import size_type
 
 if TYPE_CHECKING:
-    from dsh_fs.fs import JournalEntry
+    from dsh_fs.fs import JournalEntry, JournalUsage
     from dsh_fs.journal import Journal, JournalConfig, UndoResult
     from dsh_fs.workspace import Workspace
 
@@ -361,13 +361,17 @@ async def _log(workspace: Workspace, args: argparse.Namespace, paths: list[str])
         wanted = _wanted(workspace, paths)
         journals = _journals(workspace)
         recorded = 0  # the changes under the ROOTs, whatever the PATHs and options select
+        usages: list[JournalUsage] = []  # of each sub-store a listed change comes from
         try:
             entries: list[JournalEntry] = []
             for index, one in enumerate(journals):
                 found = await one.entries(session=args.session, since=args.since, paths=wanted)
                 # Every sub-store, the first ROOT's too (a server with several ROOTs records
                 # under its first), lists only the changes inside the ROOTs named.
-                entries += [e for e in found if _listed(workspace, e, index == 0)]
+                listed = [e for e in found if _listed(workspace, e, index == 0)]
+                entries += listed
+                if listed:
+                    usages.append(await one.usage())
                 every, problems = await one.read()
                 recorded += sum(_listed(workspace, e, index == 0) for e in every)
                 for problem in problems if index == 0 else ():
@@ -398,7 +402,7 @@ async def _log(workspace: Workspace, args: argparse.Namespace, paths: list[str])
         if args.json:
             print(json.dumps([entry.to_json() for entry in entries], indent=2))
             return 0
-        usage = await journal.usage()
+        usage = _summed(usages, journal.location) if usages else await journal.usage()
         if not entries and recorded and selected:
             print(
                 f"No change recorded for {printable(str(workspace.cwd))} matches {selected} "
@@ -434,6 +438,22 @@ async def _log(workspace: Workspace, args: argparse.Namespace, paths: list[str])
                 f"{notes}"
             )
         return 0
+
+
+def _summed(usages: list[JournalUsage], primary: str) -> JournalUsage:
+    """What the sub-stores the listed changes come from hold: the one's own usage, or for
+    several (a server with several ROOTs, client roots) their sum, located at the store
+    directory that holds them."""
+    from dsh_fs.fs import JournalUsage
+
+    if len(usages) == 1:
+        return usages[0]
+    return JournalUsage(
+        location=f"{os.path.dirname(primary)} ({len(usages)} sub-stores)",
+        entries=sum(u.entries for u in usages),
+        pre_images=sum(u.pre_images for u in usages),
+        bytes=sum(u.bytes for u in usages),
+    )
 
 
 def _shown(workspace: Workspace, entry: JournalEntry) -> str:
