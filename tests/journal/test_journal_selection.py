@@ -320,3 +320,26 @@ async def test_undoing_a_partially_reverted_change_leaves_the_file_as_before_it(
         (redo,) = await ws.journal.undo(ids=[(await ws.journal.entries())[0].id], label="user")
         assert redo.result == "undone"  # undoing the last revert by id puts hunk 1 back
         assert (root / "a.txt").read_text() == start.replace("line 1\n", "one\n")
+
+
+@pytest.mark.anyio
+async def test_a_folder_selects_a_move_out_of_it(tmp_path: Path) -> None:
+    # A move from sub/ to elsewhere changed sub/: `log ROOT sub` and `undo ROOT --paths sub`
+    # must find it by its source, as they find one into sub/ by its destination.
+    root = tmp_path / "root"
+    (root / "sub").mkdir(parents=True)
+    (root / "sub" / "a.txt").write_text("a\n")
+    async with Workspace.sandbox(root, journal=tmp_path / "store") as ws:
+        assert ws.journal is not None
+        s = ws.session(label="agent")
+        await s.call("read", {"file_path": "sub/a.txt"})
+        moved = await s.call("move", {"source_path": "sub/a.txt", "destination_path": "b.txt"})
+        assert not moved.is_error, moved.text
+        for folder in ("sub", "sub/", str(root / "sub")):
+            (entry,) = await ws.journal.entries(paths=[folder])
+            assert entry.tool == "move"
+        assert await ws.journal.entries(paths=["other"]) == []
+        (result,) = await ws.journal.undo(session="agent", paths=["sub"])
+        assert result.result == "undone"
+    assert (root / "sub" / "a.txt").read_text() == "a\n"
+    assert not (root / "b.txt").exists()

@@ -1187,13 +1187,24 @@ def _select(
             continue
         if bound is not None and entry.id < bound:
             continue
-        if wanted and not (
-            {entry.path, entry.rel, entry.source} & wanted
-            or any(
-                entry.rel.startswith(path + "/") or entry.path.startswith(path + "/")
-                for path in wanted
-            )
-        ):
+        if wanted and not _names_any(entry, wanted):
             continue
         chosen.append(entry)
     return chosen
+
+
+def _names_any(entry: JournalEntry, wanted: set[str]) -> bool:
+    """Whether `entry` changed one of the files, or a file in one of the folders, `wanted`
+    names (display paths, or relative to the root): the file it changed, or a move's
+    source (a move out of a folder is a change to the folder too)."""
+    names = [entry.path, entry.rel]
+    if entry.source is not None:
+        names.append(entry.source)
+        # The source's path relative to the root, as `rel` is the destination's.
+        if entry.rel and entry.path.endswith("/" + entry.rel):
+            root = entry.path[: -len(entry.rel)]
+            if entry.source.startswith(root):
+                names.append(entry.source[len(root) :])
+    return any(
+        name in wanted or any(name.startswith(path + "/") for path in wanted) for name in names
+    )
