@@ -85,6 +85,28 @@ async def test_log_still_takes_a_path_relative_to_the_root_from_elsewhere(
 
 
 @pytest.mark.anyio
+async def test_a_path_beside_the_root_whose_name_starts_like_it_is_outside_it(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    # From tmp_path, "proj-b/b.txt" lies beside proj, not in it (its name merely starts
+    # with "proj"): taken relative to the ROOT, as any path outside it is.
+    root, store = tmp_path / "proj", tmp_path / "store"
+    (root / "proj-b").mkdir(parents=True)
+    (root / "proj-b" / "a.txt").write_text("a\n")
+    async with Workspace.sandbox(root, journal=store) as ws:
+        s = ws.session(label="agent")
+        await s.call("read", {"file_path": "proj-b/a.txt"})
+        moved = await s.call(
+            "move", {"source_path": "proj-b/a.txt", "destination_path": "proj-b/b.txt"}
+        )
+        assert not moved.is_error, moved.text
+    done = _cli(
+        "log", str(root), "proj-b/b.txt", "--journal", str(store), "--json", env=env, cwd=tmp_path
+    )
+    assert _logged(done) == ["move"]
+
+
+@pytest.mark.anyio
 async def test_log_says_no_change_matches_when_the_store_holds_others(
     tmp_path: Path, env: dict[str, str]
 ) -> None:

@@ -486,10 +486,13 @@ def _wanted(workspace: Workspace, paths: list[str]) -> list[str]:
 
 
 def _relative(workspace: Workspace, path: str) -> str:
+    """`path` relative to the first ROOT when it lies inside it (a sibling whose name
+    starts with the ROOT's, ``proj2`` beside ``proj``, does not), else as given."""
     root = workspace.cwd or os.getcwd()
     full = os.path.realpath(os.path.abspath(path))
     real_root = os.path.realpath(root)
-    return os.path.relpath(full, real_root) if full.startswith(real_root) else path
+    inside = full == real_root or full.startswith(real_root.rstrip("/") + "/")
+    return os.path.relpath(full, real_root) if inside else path
 
 
 async def _diff(workspace: Workspace, args: argparse.Namespace) -> int:
