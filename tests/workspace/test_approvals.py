@@ -401,3 +401,26 @@ def test_a_proposal_that_is_not_a_proposals_json_is_a_value_error() -> None:
         Proposal.from_json('{"id": 1, "changes": [{}]}')
     with pytest.raises(ValueError, match="must be a JSON object"):
         Proposal.from_json("[]")
+
+
+async def test_the_proposal_diff_cuts_lines_at_newlines_only(tmp_path: Path) -> None:
+    # A form feed or a lone CR inside a line is part of it, as `read` and the journal's
+    # diff take it: `splitlines` showed each such line as two, both "without a newline".
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "a.txt").write_bytes(b"page one\x0cstill one\nx = 1\rcr inside\n")
+    seen: list[Proposal] = []
+
+    def approve(proposal: Proposal) -> Approval:
+        seen.append(proposal)
+        return Approval(approved=True)
+
+    async with Workspace.sandbox(root, approve=approve) as ws:
+        s = ws.session(label="agent")
+        await s.call("read", {"file_path": "a.txt"})
+        edit = {"file_path": "a.txt", "old_string": "x = 1", "new_string": "x = 2"}
+        result = await s.call("edit", edit)
+        assert not result.is_error, result.text
+    (proposal,) = seen
+    assert "No newline" not in proposal.diff
+    assert "\n page one\x0cstill one\n-x = 1\rcr inside\n+x = 2\rcr inside\n" in proposal.diff

@@ -411,8 +411,8 @@ def unified_diff(path: str, before: str | None, after: str | None) -> str:
             f"(a large change: {len(old)} characters before, {len(new)} after)\n"
         )
     lines = difflib.unified_diff(
-        old.splitlines(keepends=True),
-        new.splitlines(keepends=True),
+        _lines(old),
+        _lines(new),
         fromfile="/dev/null" if before is None else f"a{_slashed(path)}",
         tofile="/dev/null" if after is None else f"b{_slashed(path)}",
     )
@@ -420,6 +420,17 @@ def unified_diff(path: str, before: str | None, after: str | None) -> str:
     for line in lines:
         out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
     return "".join(out)
+
+
+def _lines(text: str) -> list[str]:
+    """`text` cut after each ``\\n``, line ends kept: the lines `read` numbers and the
+    journal's diff shows (`str.splitlines` also cuts at ``\\r``, a form feed, ``\\x1c``,
+    ``\\u2028`` and more, showing one line as several, each "without a newline")."""
+    pieces = text.split("\n")
+    found = [piece + "\n" for piece in pieces[:-1]]
+    if pieces[-1]:
+        found.append(pieces[-1])
+    return found
 
 
 def _slashed(path: str) -> str:
