@@ -44,6 +44,9 @@ WHOLE_READ_BYTES = 64 * 1024
 small read needs none or one (`bench/small_read.py` measures it). A file that grows past
 this between the `stat` and the read is still read whole, once."""
 
+CONFIRM_BYTES = 16 * 1024 * 1024
+"""The largest file a refused read observes as not text (`ReadTool._observe_not_text`)."""
+
 DESCRIPTION = (
     "Read a UTF-8 text file. The result shows numbered lines (`<n>: <text>`), at most "
     f"{MAX_LINES} lines and 50 KiB per call; lines longer than {MAX_LINE_CHARS} characters "
@@ -189,9 +192,45 @@ class ReadTool(FsTool[ReadArguments, "ReadValue | ImageValue"]):
             FsError: as `_image`.
             ToolArgumentError: as `_image`.
         """
-        image = await self._image(fs, target, info, args, binary)
+        try:
+            image = await self._image(fs, target, info, args, binary)
+        except FsError as error:
+            if error is binary:
+                await self._observe_not_text(context, execution, fs, target, info)
+            raise
         await observe(context, execution, target, Present(image.version))
         return image.value
+
+    async def _observe_not_text(
+        self,
+        context: Context,
+        execution: ToolExecution,
+        fs: FileSystem,
+        target: FsTarget,
+        info: FsInfo,
+    ) -> None:
+        """Record that the caller saw the file at `info`'s version as not text (binary, or
+        no text in its encoding), when a read at that version says so again: the refusal
+        told the caller what is there, so a delete, move or write of it needs no read that
+        can never succeed (`FS_NOT_OBSERVED` said "read the file, then retry"). Judged at
+        the version, never at a newer one: a file changed since is not observed. Up to
+        `CONFIRM_BYTES` by a read at the version (which holds the file whole); a larger
+        file by a stream the provider vouches is of that version (read to where it stops
+        being text: the first chunk, for a binary file)."""
+        vouched: FsVersion | None = None
+        try:
+            if info.size <= CONFIRM_BYTES:
+                await fs.read_decoded_at(target, info.version)
+                return  # text at that version now, or another version: not observed
+            async with fs.stream_text_from(target) as stream:
+                vouched = stream.version
+                async for _ in stream:
+                    pass
+        except FsError as error:
+            if error.code is FsErrorCode.NOT_TEXT and (
+                info.size <= CONFIRM_BYTES or vouched == info.version
+            ):
+                await observe(context, execution, target, Present(info.version))
 
     async def _image(
         self, fs: FileSystem, target: FsTarget, info: FsInfo, args: ReadArguments, binary: FsError
