@@ -79,6 +79,11 @@ async def test_every_mutation_of_a_denied_path_is_refused_by_its_rule(
         ("delete", {"file_path": ".env"}),
         ("move", {"source_path": "app.py", "destination_path": "new.env"}),
         ("move", {"source_path": "app.py", "destination_path": ".env.prod"}),
+        # From a denied path too (it answered "not found"), there or not: the rule matches
+        # the path, so the answer tells nothing about what is there.
+        ("move", {"source_path": ".env", "destination_path": "b.txt"}),
+        ("move", {"source_path": ".env.missing", "destination_path": "b.txt"}),
+        ("delete", {"file_path": ".env.missing"}),
         ("mkdir", {"path": ".env.d"}),
     ]
     for name, args in calls:
@@ -87,6 +92,7 @@ async def test_every_mutation_of_a_denied_path_is_refused_by_its_rule(
         assert 'denied by rule ".env*"' in result.text or "protected by rule" in result.text
     assert (root / ".env").read_text(encoding="utf-8") == "SECRET=1\n"
     assert not (root / ".env.prod").exists()
+    assert not (root / "b.txt").exists()
 
 
 async def test_the_rule_speaks_before_the_policy(session: Session, root: Path) -> None:

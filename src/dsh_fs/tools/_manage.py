@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from dsh_fs.errors import FsError
+from dsh_fs.errors import FsError, FsErrorCode
 from dsh_fs.fs import (
     FS,
     FS_DELETE_INTENT,
@@ -119,15 +119,20 @@ def _entry_type(kind: FsFileType) -> _EntryType:
 
 
 async def _missing_source(context: Context, execution: ToolExecution, source: FsTarget) -> FsError:
-    """Why a move's source is not there: a file this session read was removed by someone
-    else since (FS_STALE_VERSION with the remedy, as a delete answers), else it is simply
-    not found (never read, read absent, hidden by a rule, or no policy asks for reads)."""
+    """Why a move's source is not there: a path a rule denies is refused as every mutation
+    naming it is (FS_SANDBOX_DENIED, SPEC §10: the rule matches the path, whether or not
+    something is there, so it tells nothing a delete would not); a file this session read
+    was removed by someone else since (FS_STALE_VERSION with the remedy, as a delete
+    answers); else it is simply not found (never read, read absent, or no policy asks for
+    reads)."""
     try:
         seen = await context.events.waterfall(
             FS_MOVE_INTENT, FsIntent(target=source, actor=execution), None
         )
-    except FsError:
-        seen = None  # the policy's or a rule's refusal of a missing file says no more
+    except FsError as error:
+        if error.code is FsErrorCode.SANDBOX_DENIED:
+            return error
+        seen = None  # the policy's refusal of a missing file says no more
     if seen is not None:
         return messages.move_gone(source.display_path)
     return messages.not_found("move", source.display_path)
