@@ -360,6 +360,23 @@ def _metadata_version(item: StepItem) -> bool:
     return last["op"] == "put" and base64.b64decode(last.get("b64", "")) == initial
 
 
+def _not_text_observed(item: StepItem) -> bool:
+    """A write, delete or move of a file an earlier read of this case refused as not text:
+    upstream still asks for a read, dsh-fs takes the refusal as the observation."""
+    if item.upstream["code"] != "FS_NOT_OBSERVED" or not _ok(item.ours):
+        return False
+    path = item.arg("file_path") or item.arg("source_path")
+    return any(
+        step.get("name") == "read"
+        and (parse_args(step.get("args", "")) or {}).get("file_path") == path
+        and ours is not None
+        and ours["code"] == "FS_NOT_TEXT"
+        for step, ours in zip(
+            item.case["steps"][: item.index], item.our_result["steps"][: item.index], strict=True
+        )
+    )
+
+
 _NODE_ERRORS = {
     # Node's code → (dsh-fs's code, dsh-fs's wording after `cannot <verb> "<p>": `)
     "ELOOP": ("FS_NOT_FOUND", "too many levels of symbolic links"),
@@ -586,6 +603,16 @@ CLASSES: list[CauseClass] = [
         "versions are backed by a content digest: the content is what the model saw, and "
         "the call succeeds.",
         step=_metadata_version,
+    ),
+    CauseClass(
+        "not-text-read-observes",
+        "A file read refused as not text counts as read",
+        "Upstream's read of a binary (or invalid UTF-8) file fails and records nothing, so a "
+        "write, delete or move of it asks for a read first, and every read fails again: "
+        "the model can never replace or remove the file. dsh-fs takes the refusal as the "
+        "observation of the version it judged (confirmed by a second look at that version): "
+        "the model was told what is there, and a file changed since is stale.",
+        step=_not_text_observed,
     ),
     CauseClass(
         "raw-node-errors",
