@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import anyio
+import pytest
 
 from dsh_fs import Workspace
 from dsh_fs.providers._journal_records import RECORD_LIMIT, new_entry_id
@@ -231,3 +232,28 @@ def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
     return mask
+
+
+@pytest.mark.parametrize("damage", ["truncated", "directory"])
+def test_an_undo_names_a_damaged_pre_image_as_damaged(tmp_path: Path, damage: str) -> None:
+    # It said "its pre-image was pruned or never kept" while `log` reported it damaged.
+    root, store = tmp_path / "root", tmp_path / "store"
+    record = _one_write(root, store)
+    pre = record.with_suffix(".pre")
+    if damage == "truncated":
+        pre.write_bytes(b"mi")
+        why = "not of its recorded size"
+    else:
+        pre.unlink()
+        pre.mkdir()
+        why = "not a regular file"
+
+    async def undo() -> str | None:
+        async with Workspace.sandbox(root, journal=store) as ws:
+            assert ws.journal is not None
+            (result,) = await ws.journal.undo(ids=[record.stem])
+            assert result.result == "refused"
+            return result.reason
+
+    assert anyio.run(undo) == f"its pre-image is damaged ({why}); it can't be undone"
+    assert (root / "a.txt").read_text(encoding="utf-8") == "agent\n"

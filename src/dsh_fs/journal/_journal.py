@@ -286,10 +286,14 @@ class Journal:
             raise ValueError("name the changes to undo: ids, a session or a time")
         if (numbers or merge) and (len(ids) != 1 or session is not None or since is not None):
             raise ValueError("a revert by hunk names one change, by its id")
+        damaged: dict[str, str] = {}
         if entries is None:
-            entries, _ = await self.read()
+            entries, problems = await self.read()
+            damaged = {
+                p.name.removesuffix(".pre"): p.reason for p in problems if p.name.endswith(".pre")
+            }
         entries = list(entries)
-        history = _History(entries)
+        history = _History(entries, damaged)
         members = {
             entry_id: _left(
                 [entry for entry in entries if entry.group == entry_id], history.undone_by
@@ -799,6 +803,8 @@ class Journal:
         move, `moved`, also when it left nothing to move back)."""
         if entry.id in history.undone_by:
             return f"already undone by {history.undone_by[entry.id].id}"
+        if entry.id in history.damaged and not entry.undoable:
+            return f"its pre-image is damaged ({history.damaged[entry.id]}); it can't be undone"
         if not entry.undoable or (moved and entry.after is None):
             return "its pre-image was pruned or never kept; it can't be undone"
         pre_image = None
@@ -934,10 +940,13 @@ class _History:
 
     Args:
         entries: Every entry, oldest first.
+        damaged: Why the pre-image of an entry is unusable, by entry id (the store's
+            reading reported it damaged: not of its recorded size, not a regular file).
     """
 
-    def __init__(self, entries: list[JournalEntry]) -> None:
+    def __init__(self, entries: list[JournalEntry], damaged: dict[str, str] | None = None) -> None:
         self.entries = entries
+        self.damaged = damaged or {}
         undoers: dict[str, list[JournalEntry]] = {}
         for entry in entries:
             if entry.undoes is not None:
