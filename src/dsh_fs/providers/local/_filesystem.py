@@ -184,7 +184,11 @@ class LocalFileSystem(FileSystem):
             self._rule_for if encodings is not None else None,
         )
         self._manage = LocalManagement(
-            self._versions, guards, self._mutations.is_current_opened, (self._base,)
+            self._versions,
+            guards,
+            self._mutations.is_current_opened,
+            (self._base,),
+            self._mutations.moved,
         )
         self._closed = False
 

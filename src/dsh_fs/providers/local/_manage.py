@@ -111,6 +111,8 @@ class LocalManagement:
         guards: The wrapper's checks (the sandbox fence).
         is_current: The mutations' version check (digests where stat can't tell).
         roots: Directories that are never moved or removed (the provider's base).
+        moved: Told `(source key, destination key, version)` when a file is renamed
+            (`RecentlyPublished.moved`: what was kept for the source follows the inode).
     """
 
     def __init__(
@@ -119,10 +121,12 @@ class LocalManagement:
         guards: LocalGuards,
         is_current: VersionCheck,
         roots: tuple[str, ...],
+        moved: Callable[[str, str, FsVersion], None] | None = None,
     ) -> None:
         self._versions = versions
         self._guards = guards
         self._is_current = is_current
+        self._moved = moved
         self._roots = tuple(real_path(root) for root in roots)
 
     def _refuse_root(self, verb: messages.Verb, display: str, entry: str) -> None:
@@ -272,6 +276,13 @@ class LocalManagement:
             # what an undo finds it by.
             after = self._versions.version(os.stat(dst_name, dir_fd=dst_fd, follow_symlinks=False))
         finally:
+            if kind is FsFileType.FILE and self._moved is not None:
+                # Renamed, whatever happens below: the kept copy follows the inode.
+                self._moved(
+                    source.target_key,
+                    destination.target_key,
+                    after if after is not None else self._versions.version(now),
+                )
             if capture is not None:
                 capture.commit(ticket, after, None)
         version = after if kind is FsFileType.FILE else None

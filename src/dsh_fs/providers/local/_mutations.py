@@ -759,6 +759,11 @@ class LocalMutations:
         if not self._guards.passive:
             self._guards.check_directory(verb, display, fd_path(dir_fd, path))
 
+    def moved(self, source: str, destination: str, version: FsVersion) -> None:
+        """A file was renamed from `source` to `destination` (keys), now at `version`
+        (`RecentlyPublished.moved`)."""
+        self._recent.moved(source, destination, version)
+
     def is_current_opened(
         self, key: str, opened: Opened, content: LazyContent, expected: FsVersion
     ) -> bool:

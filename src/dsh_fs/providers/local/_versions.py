@@ -365,6 +365,26 @@ class RecentlyPublished:
             entry = self._entries.get(key)
         return entry[0] if entry is not None and entry[0].version == version else None
 
+    def moved(self, source: str, destination: str, version: FsVersion) -> None:
+        """The file at `source` was renamed to `destination` (the same inode), where it is
+        now at `version`. What was kept for `source` is kept for `destination` when the
+        file is still at the version kept (a filesystem whose timestamps don't show the
+        rename): the moved file is that publication, and its deferred digest must outlive
+        the next publication at `source`, which would otherwise drop it as superseded
+        while a file is still at its version. Otherwise it is let go (no file can be at the
+        kept version now). What was kept for `destination` is superseded: the rename
+        replaced that file."""
+        with self._lock:
+            released = self._drop(destination, superseded=True)
+            entry = self._entries.pop(source, None)
+            if entry is not None:
+                if entry[0].version == version:
+                    self._entries[destination] = entry
+                else:
+                    self._used -= entry[1]
+                    released.append((entry[0].version, True))
+        self._released(released)
+
     def forget(self, key: str) -> None:
         """Forget what was published at `key`, which a publication of content whose text is
         not its UTF-8 just replaced."""
