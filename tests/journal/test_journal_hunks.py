@@ -227,3 +227,34 @@ async def test_a_hunk_of_a_utf16_file_is_reverted_in_utf16_with_its_bom(tmp_path
         expected = list(changed)
         expected[24] = "line 25\n"
         assert (root / "f.txt").read_bytes() == "".join(expected).encode("utf-16")
+
+
+async def test_small_hunks_in_a_file_of_repeated_lines_are_reverted_at_their_own_place(
+    tmp_path: Path,
+) -> None:
+    # A large file of one repeated line holds a small hunk's block many times: it was
+    # refused as "found 2 times now" even on the file exactly as the change left it, where
+    # every hunk is at its own place. Once the file changed, "found once" locates a hunk.
+    root = tmp_path / "root"
+    root.mkdir()
+    before = ["x\n"] * 3000
+    after = list(before)
+    after[999] = "y\n"
+    after[1999] = "y\n"
+    async with Workspace.sandbox(root, journal=tmp_path / "store") as ws:
+        change = await _changed(root, ws, "".join(before), "".join(after))
+        (result,) = await _journal(ws).undo(ids=[change], merge=True, dry_run=True)
+        assert result.hunks is not None
+        assert [(h.n, h.result) for h in result.hunks] == [(1, "reverted"), (2, "reverted")]
+        (result,) = await _journal(ws).undo(ids=[change], hunks=[2])
+        assert result.hunks is not None
+        assert [(h.n, h.result) for h in result.hunks] == [(2, "reverted")]
+        # The script took hunk 2 as two lines replaced by "y" (any shortest script is
+        # right where the lines are alike): its revert puts the two lines back.
+        assert (root / "f.txt").read_text() == "".join([*after[:1999], "x\n", "x\n", *after[2000:]])
+        # Changed since (hunk 2 reverted): hunk 1 is located by the "found once" rule, and
+        # its "y" is the only one left.
+        (result,) = await _journal(ws).undo(ids=[change], hunks=[1])
+        assert result.hunks is not None
+        assert [(h.n, h.result) for h in result.hunks] == [(1, "reverted")]
+        assert (root / "f.txt").read_text() == "".join(before)

@@ -71,15 +71,25 @@ def hunks(before: Sequence[str], after: Sequence[str]) -> list[Hunk]:
     return found
 
 
-def revert(current: Sequence[str], chosen: Sequence[Hunk]) -> tuple[list[str], list[HunkResult]]:
+def revert(
+    current: Sequence[str], chosen: Sequence[Hunk], after: Sequence[str] | None = None
+) -> tuple[list[str], list[HunkResult]]:
     """`current` with each of the `chosen` hunks reverted where its block is found exactly
     once (anchored at the file's start or end when it has less context there), and what
     became of each hunk; a hunk not found, found more than once, or overlapping a hunk
-    reverted before it is refused and `current` keeps it."""
+    reverted before it is refused and `current` keeps it.
+
+    With `after` (the lines the change wrote): in a file still exactly as the change left
+    it, every hunk is at its own place, found there however often its lines appear
+    elsewhere (a file of repeated lines holds a small hunk's block many times). "Found
+    once" is how a hunk is located in a file that changed since; there it still holds."""
+    unchanged = after is not None and list(current) == list(after)
     results: list[HunkResult] = []
     placed: list[tuple[int, Hunk]] = []
     for hunk in chosen:
         where = _places(current, hunk)
+        if unchanged and hunk.after_start in where:
+            where = [hunk.after_start]
         if len(where) != 1:
             results.append(_refused(hunk, _why(current, hunk, len(where))))
             continue

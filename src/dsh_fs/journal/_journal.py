@@ -550,7 +550,9 @@ class Journal:
             current = _text(await self.fs.read_bytes(target, DIFF_LIMIT), entry.codec)
             if current is None:
                 return refused("the file is not text now")
-            lines, done = _hunks.revert(_diff.lines(current), [found[n - 1] for n in wanted])
+            lines, done = _hunks.revert(
+                _diff.lines(current), [found[n - 1] for n in wanted], _diff.lines(after)
+            )
             done = sorted(done + already, key=lambda hunk: hunk.n)
             if not any(hunk.result == "reverted" for hunk in done):
                 return refused("no hunk could be reverted", done)
