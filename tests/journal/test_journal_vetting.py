@@ -257,3 +257,23 @@ def test_an_undo_names_a_damaged_pre_image_as_damaged(tmp_path: Path, damage: st
 
     assert anyio.run(undo) == f"its pre-image is damaged ({why}); it can't be undone"
     assert (root / "a.txt").read_text(encoding="utf-8") == "agent\n"
+
+
+def test_dsh_fs_undo_names_a_damaged_pre_image_as_damaged(tmp_path: Path) -> None:
+    # The CLI hands the journal the entries it read: the damage must come along.
+    root, store = tmp_path / "root", tmp_path / "store"
+    record = _one_write(root, store)
+    record.with_suffix(".pre").write_bytes(b"mi")
+    done = subprocess.run(
+        [_DSH_FS, "undo", str(root), record.stem, "--journal", str(store)],
+        capture_output=True,
+        text=True,
+        env=_env(tmp_path),
+        check=False,
+        timeout=120,
+    )
+    assert done.returncode == 1, done.stderr
+    assert (
+        "its pre-image is damaged (not of its recorded size); it can't be undone" in done.stdout
+    ), done.stdout
+    assert (root / "a.txt").read_text(encoding="utf-8") == "agent\n"

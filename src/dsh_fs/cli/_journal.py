@@ -609,9 +609,10 @@ async def _undo_in(
         KeyError: an id names no change (or too many).
         ValueError: a bad selection or hunk.
     """
+    stored = [await journal.read() for journal in journals]
     readings = [
-        [entry for entry in (await journal.read())[0] if _listed(workspace, entry, index == 0)]
-        for index, journal in enumerate(journals)
+        [entry for entry in entries if _listed(workspace, entry, index == 0)]
+        for index, (entries, _) in enumerate(stored)
     ]
     by_journal: dict[int, list[str]] = {}
     for entry_id in args.ids:
@@ -639,6 +640,7 @@ async def _undo_in(
             hunks=args.hunk,
             merge=args.merge,
             entries=readings[index],
+            problems=stored[index][1],
         )
     return results
 

@@ -251,6 +251,7 @@ class Journal:
         merge: bool = False,
         paths: Sequence[str] = (),
         entries: Sequence[JournalEntry] | None = None,
+        problems: Sequence[JournalProblem] = (),
     ) -> list[UndoResult]:
         """Undo the selected changes, newest first, each only if its file is exactly where
         the change left it; the undos are journaled under session `label`.
@@ -264,8 +265,9 @@ class Journal:
         `paths` narrows a selection to these files and folders (as `entries` takes them).
 
         The store is read once (or not at all when the caller passes what `read` returned
-        as `entries`): every undo, refusal and reason is decided from that reading, and each
-        change is applied through the provider's guards, which see the files as they are.
+        as `entries`, and its `problems`, which name the damaged pre-images): every undo,
+        refusal and reason is decided from that reading, and each change is applied through
+        the provider's guards, which see the files as they are.
 
         An id may name a change set (SPEC §13: the `group` its entries carry): every change
         of the set is undone, each guarded, all or none (one that would be refused refuses
@@ -286,12 +288,11 @@ class Journal:
             raise ValueError("name the changes to undo: ids, a session or a time")
         if (numbers or merge) and (len(ids) != 1 or session is not None or since is not None):
             raise ValueError("a revert by hunk names one change, by its id")
-        damaged: dict[str, str] = {}
         if entries is None:
             entries, problems = await self.read()
-            damaged = {
-                p.name.removesuffix(".pre"): p.reason for p in problems if p.name.endswith(".pre")
-            }
+        damaged = {
+            p.name.removesuffix(".pre"): p.reason for p in problems if p.name.endswith(".pre")
+        }
         entries = list(entries)
         history = _History(entries, damaged)
         members = {
