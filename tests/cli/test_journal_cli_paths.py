@@ -222,3 +222,41 @@ async def test_log_of_a_second_root_counts_the_sub_stores_its_changes_are_in(
         f"2 changes shown; the journal at {store} (2 sub-stores) holds 3 entries and 2 "
     ), both.stdout
     assert str(sub_other) not in both.stdout
+
+
+@pytest.mark.anyio
+async def test_a_path_relative_to_a_root_finds_changes_another_roots_sub_store_holds(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    # g.txt under other/ was changed by a server serving proj and other: recorded in proj's
+    # sub-store, by its absolute path. `log other g.txt` (from outside other/: relative to
+    # the ROOT) matched only other's own sub-store, and its "no change matches" named that
+    # sub-store while counting the changes of both.
+    proj, other, store = tmp_path / "proj", tmp_path / "other", tmp_path / "store"
+    proj.mkdir()
+    (other / "dir").mkdir(parents=True)
+    for name in ("g.txt", "f.txt", "dir/m.txt"):
+        (other / name).write_text("old\n")
+    async with Workspace.sandbox(proj, other, journal=store) as ws:  # `dsh-fs mcp proj other`
+        s = ws.session(label="agent")
+        await s.call("read", {"file_path": str(other / "g.txt")})
+        wrote = await s.call("write", {"file_path": str(other / "g.txt"), "content": "new\n"})
+        assert not wrote.is_error, wrote.text
+        await s.call("read", {"file_path": str(other / "dir" / "m.txt")})
+        moved = await s.call(
+            "move",
+            {"source_path": str(other / "dir" / "m.txt"), "destination_path": str(proj / "m.txt")},
+        )
+        assert not moved.is_error, moved.text
+    async with Workspace.sandbox(other, journal=store) as ws:  # `dsh-fs mcp other`
+        s = ws.session(label="agent")
+        await s.call("read", {"file_path": "f.txt"})
+        wrote = await s.call("write", {"file_path": "f.txt", "content": "new\n"})
+        assert not wrote.is_error, wrote.text
+    for path, tools in (("g.txt", ["write"]), ("dir", ["move"]), ("f.txt", ["write"])):
+        done = _cli(
+            "log", str(other), path, "--journal", str(store), "--json", env=env, cwd=tmp_path
+        )
+        assert _logged(done) == tools, (path, done.stdout, done.stderr)
+    none = _cli("log", str(other), "nothing.txt", "--journal", str(store), env=env, cwd=tmp_path)
+    assert f"in the journal store {store} (2 sub-stores) (it holds 3 changes" in none.stderr

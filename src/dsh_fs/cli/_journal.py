@@ -362,6 +362,7 @@ async def _log(workspace: Workspace, args: argparse.Namespace, paths: list[str])
         journals = _journals(workspace)
         recorded = 0  # the changes under the ROOTs, whatever the PATHs and options select
         usages: list[JournalUsage] = []  # of each sub-store a listed change comes from
+        holders: list[JournalUsage] = []  # of each sub-store holding changes under the ROOTs
         try:
             entries: list[JournalEntry] = []
             for index, one in enumerate(journals):
@@ -373,7 +374,10 @@ async def _log(workspace: Workspace, args: argparse.Namespace, paths: list[str])
                 if listed:
                     usages.append(await one.usage())
                 every, problems = await one.read()
-                recorded += sum(_listed(workspace, e, index == 0) for e in every)
+                held = sum(_listed(workspace, e, index == 0) for e in every)
+                recorded += held
+                if held:
+                    holders.append(usages[-1] if listed else await one.usage())
                 for problem in problems if index == 0 else ():
                     print(
                         f"dsh-fs log: damaged record {printable(problem.name)}: "
@@ -395,14 +399,17 @@ async def _log(workspace: Workspace, args: argparse.Namespace, paths: list[str])
             # looking for another store when only the selection matched none.
             print(
                 f"dsh-fs log: no change matches {selected} in the journal store "
-                f"{printable(journal.location)} (it holds {recorded} "
+                f"{printable(_summed(holders, journal.location).location)} (it holds {recorded} "
                 f"change{'s' if recorded != 1 else ''} under the ROOTs)",
                 file=sys.stderr,
             )
         if args.json:
             print(json.dumps([entry.to_json() for entry in entries], indent=2))
             return 0
-        usage = _summed(usages, journal.location) if usages else await journal.usage()
+        if usages or holders:
+            usage = _summed(usages or holders, journal.location)
+        else:
+            usage = await journal.usage()
         if not entries and recorded and selected:
             print(
                 f"No change recorded for {printable(str(workspace.cwd))} matches {selected} "
@@ -482,7 +489,12 @@ def _wanted(workspace: Workspace, paths: list[str]) -> list[str]:
     absolute (a change recorded under another root)."""
     if is_url(workspace.fs.roots[0]):
         return paths  # a remote root's PATHs: relative to it, or URLs under it
-    return [_relative(workspace, path) for path in paths] + [os.path.abspath(p) for p in paths]
+    relative = [_relative(workspace, path) for path in paths]
+    # Also as absolute paths under the first ROOT: a change recorded in another ROOT's
+    # sub-store (a server that served several) names its file by its absolute path.
+    root = os.path.realpath(workspace.cwd or os.getcwd())
+    under = [os.path.join(root, path) for path in relative if not os.path.isabs(path)]
+    return relative + [os.path.abspath(p) for p in paths] + under
 
 
 def _relative(workspace: Workspace, path: str) -> str:
