@@ -14,6 +14,8 @@ import pytest
 from dsh_fs import Session, ToolResult, Workspace
 from dsh_fs.tools._read import CONFIRM_BYTES
 
+from ..images import png
+
 pytestmark = pytest.mark.anyio
 
 BINARY = b"\x89PNG but not one\0\x01\x02"
@@ -88,3 +90,15 @@ async def test_a_large_binary_file_is_observed_through_a_stream_of_its_version(
         assert refused.code == "FS_NOT_OBSERVED"  # not vouched for: not observed
     assert not (tmp_path / "big.bin").exists()
     assert (tmp_path / "fresh.bin").stat().st_size == CONFIRM_BYTES + 1
+
+
+async def test_an_image_over_the_cap_can_then_be_deleted(tmp_path: Path) -> None:
+    # "image of N bytes is over the limit" told the model what is there, and every read
+    # fails the same way: the refusal observes it, as a binary file's does.
+    (tmp_path / "big.png").write_bytes(png(padding=4096))
+    async with Workspace.sandbox(tmp_path, max_image_bytes=1024) as ws:
+        s = ws.session()
+        refused = await s.call("read", {"file_path": "big.png"})
+        assert refused.code == "FS_TOO_LARGE", refused.text
+        ok(await s.call("delete", {"file_path": "big.png"}))
+    assert not (tmp_path / "big.png").exists()

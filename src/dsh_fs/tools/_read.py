@@ -197,6 +197,11 @@ class ReadTool(FsTool[ReadArguments, "ReadValue | ImageValue"]):
         except FsError as error:
             if error is binary:
                 await self._observe_not_text(context, execution, fs, target, info)
+            elif error.code is FsErrorCode.TOO_LARGE:
+                # An image over the cap, judged by the stat `info`: the refusal told the
+                # caller what is there (a newer file is stale at `info`'s version), and no
+                # read of it can succeed, so a delete, move or write must not need one.
+                await observe(context, execution, target, Present(info.version))
             raise
         await observe(context, execution, target, Present(image.version))
         return image.value
