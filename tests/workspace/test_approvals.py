@@ -424,3 +424,30 @@ async def test_the_proposal_diff_cuts_lines_at_newlines_only(tmp_path: Path) -> 
     (proposal,) = seen
     assert "No newline" not in proposal.diff
     assert "\n page one\x0cstill one\n-x = 1\rcr inside\n+x = 2\rcr inside\n" in proposal.diff
+
+
+async def test_a_write_over_a_binary_file_is_proposed_with_its_size_and_lands(
+    tmp_path: Path,
+) -> None:
+    # The proposal read the file as text and failed: "cannot read ...: binary file" on a
+    # write, and the person was never asked.
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "c.bin").write_bytes(b"\0\1\2binary")
+    seen: list[Proposal] = []
+
+    def approve(proposal: Proposal) -> Approval:
+        seen.append(proposal)
+        assert (root / "c.bin").read_bytes() == b"\0\1\2binary"  # nothing published yet
+        return Approval(approved=True)
+
+    async with Workspace.sandbox(root, approve=approve) as ws:
+        s = ws.session(label="agent")
+        refused = await s.call("read", {"file_path": "c.bin"})
+        assert refused.code == "FS_NOT_TEXT"
+        result = await s.call("write", {"file_path": "c.bin", "content": "text now\n"})
+        assert not result.is_error, result.text
+    (proposal,) = seen
+    assert "(replaced: 9 bytes, not text)\n" in proposal.diff
+    assert "+text now\n" in proposal.diff
+    assert (root / "c.bin").read_text() == "text now\n"

@@ -391,6 +391,20 @@ async def current_decoded(
     return decoded, info.version
 
 
+async def _text_or_none(fs: FileSystem, target: FsTarget) -> tuple[FsDecoded, FsVersion] | None:
+    """`current_decoded` for a write's proposal; None for a file that is not text.
+
+    Raises:
+        FsError: as `current_decoded`, but for a file that is not text.
+    """
+    try:
+        return await current_decoded(fs, target, "write")
+    except FsError as error:
+        if error.code is FsErrorCode.NOT_TEXT:
+            return None
+        raise
+
+
 def _stale(verb: messages.Verb, path: str) -> FsError:
     if verb == "edit":
         return messages.edit_stale(path)
@@ -610,8 +624,14 @@ class ApprovingFileSystem(WrapperFileSystem):
             return await self.wrapped.write_text(target, content, expected, capture=capture)
         before, shown = None, content
         digest, codec = digest_of(content), None
-        if base is not None:
-            decoded, seen = await current_decoded(self.wrapped, target, "write")
+        replaced_size = None  # a file that is not text, replaced whole: its size in bytes
+        prior = await _text_or_none(self.wrapped, target) if base is not None else None
+        if base is not None and prior is None:
+            # Binary, or no text in any encoding: replaced whole as UTF-8, guarded by its
+            # version; the person sees its size, not its bytes (as for a delete).
+            replaced_size = info.size if info is not None else 0
+        elif prior is not None:
+            decoded, seen = prior
             if seen != base:
                 raise messages.write_stale(target.display_path)
             # The write keeps the file's codec and BOM (SPEC §12): those are the bytes.
@@ -630,7 +650,13 @@ class ApprovingFileSystem(WrapperFileSystem):
             digest=digest,
             encoding=codec,
         )
-        approval = await self._ask((change,), unified_diff(target.display_path, before, shown))
+        if replaced_size is None:
+            diff = unified_diff(target.display_path, before, shown)
+        else:
+            added = unified_diff(target.display_path, "", shown).split("\n", 2)[2]
+            path = _slashed(target.display_path)
+            diff = f"--- a{path}\n+++ b{path}\n(replaced: {replaced_size} bytes, not text)\n{added}"
+        approval = await self._ask((change,), diff)
         guard: WriteGuard = ReplaceIfVersion(base) if base is not None else CreateIfAbsent()
         try:
             return await self.wrapped.write_text(
