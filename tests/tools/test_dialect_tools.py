@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -84,6 +85,19 @@ async def test_a_patch_whose_second_hunk_misses_changes_nothing(
         assert miss.code == "FS_EDIT_NOT_FOUND"
         assert miss.text.startswith(f'Error: hunk 2 of the patch was not found in "{path}"\n')
     assert path.read_text(encoding="utf-8") == "a\nb\n"
+
+
+async def test_delete_of_a_fifo_says_what_it_is_not_to_read_it_first(
+    root: Path, make_workspace: WorkspaceFactory
+) -> None:
+    # It said "delete requires reading ... first", and every read of a FIFO fails.
+    os.mkfifo(root / "pipe")
+    async with make_workspace() as workspace:
+        session = workspace.session()
+        refused = await session.call("delete_file", {"file_path": "pipe"}, internal=True)
+        assert refused.text == f'Error: cannot delete "{root / "pipe"}": not a regular file'
+        assert refused.code == "FS_NOT_REGULAR_FILE"
+    assert (root / "pipe").exists()
 
 
 async def test_delete_needs_a_read_then_records_the_absence(

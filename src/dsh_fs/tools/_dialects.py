@@ -25,11 +25,13 @@ from dsh_fs.fs import (
     FS_DELETE_INTENT,
     Absent,
     FsEdit,
+    FsFileType,
     FsInsertRequest,
     FsIntent,
     FsPatchHunk,
     FsPatchRequest,
     PatchOp,
+    messages,
 )
 from dsh_fs.runtime import (
     Context,
@@ -524,6 +526,11 @@ class DeleteFileTool(FsTool[DeleteArguments, DeleteValue]):
         """
         fs = context.get(FS)
         target = await fs.resolve(args.file_path, session_cwd(execution))
+        info = await fs.lstat(args.file_path, session_cwd(execution))
+        if info is not None and info.type is FsFileType.OTHER:
+            # A FIFO, socket or device: refused as the provider refuses it, before the
+            # policy asks for a read that could never succeed.
+            raise messages.not_regular_file("delete", target.display_path)
         expected = await context.events.waterfall(
             FS_DELETE_INTENT, FsIntent(target=target, actor=execution), None
         )

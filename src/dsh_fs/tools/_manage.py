@@ -265,6 +265,10 @@ class DeleteTool(FsTool[PathArgument, DeleteValue]):
                 before = now.version if now is not None else None
                 await delete_dir_journaled(fs, target, capture, before)
             return DeleteValue(path=target.display_path, type="directory")
+        if info is not None and info.type is FsFileType.OTHER:
+            # A FIFO, socket or device: refused as the provider refuses it, before the
+            # policy asks for a read that could never succeed.
+            raise messages.not_regular_file("delete", target.display_path)
         expected = await context.events.waterfall(
             FS_DELETE_INTENT, FsIntent(target=target, actor=execution), None
         )
