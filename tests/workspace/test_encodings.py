@@ -125,6 +125,18 @@ async def test_a_large_file_in_a_fallback_codec_is_resumed_in_it(root: Path) -> 
     assert last.value["encoding"] == "cp1252"
 
 
+@pytest.mark.parametrize("fallback", ["cp1252", "ascii, cp1252"])
+async def test_a_fallback_given_as_a_string_names_codecs_not_characters(
+    root: Path, fallback: str
+) -> None:
+    # A string was iterated character by character: "unknown encoding 'c'".
+    (root / "old.txt").write_bytes("naïve café\n".encode("cp1252"))
+    async with Workspace.local(root, encoding_fallback=fallback) as workspace:
+        read = await workspace.session().call("read", {"file_path": "old.txt"})
+    assert read.value is not None
+    assert read.value["lines"] == [{"number": 1, "text": "naïve café"}]
+
+
 def test_an_unknown_codec_is_an_error_at_start_naming_it(root: Path) -> None:
     with pytest.raises(ValueError, match="unknown encoding 'klingon'"):
         Workspace.local(root, encodings={"*.txt": "klingon"})

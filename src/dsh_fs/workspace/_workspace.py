@@ -282,6 +282,10 @@ def _encoding_rules(
     Raises:
         ValueError: an unknown codec or a bad pattern (the message names it).
     """
+    if isinstance(fallback, str):
+        # One codec, or several separated by commas (as `--encoding-fallback` takes them):
+        # a string is not iterated character by character ("unknown encoding 'c'").
+        fallback = tuple(part.strip() for part in fallback.split(",") if part.strip())
     if encodings is None and not fallback and not editorconfig:
         return None
     given = encodings if isinstance(encodings, Encodings) else Encodings(rules=encodings or {})
