@@ -217,8 +217,10 @@ class ReadTool(FsTool[ReadArguments, "ReadValue | ImageValue"]):
         """Record that the caller saw the file at `info`'s version as not text (binary, or
         no text in its encoding), when a read at that version says so again: the refusal
         told the caller what is there, so a delete, move or write of it needs no read that
-        can never succeed (`FS_NOT_OBSERVED` said "read the file, then retry"). Judged at
-        the version, never at a newer one: a file changed since is not observed. Up to
+        can never succeed (`FS_NOT_OBSERVED` said "read the file, then retry"). Observed at
+        `info`'s version (a `stat` right after the refusal) only where a second look finds
+        the file not text at that version: a file that became text is not observed, one
+        changed after the look is stale at `info`'s version. Up to
         `CONFIRM_BYTES` by a read at the version (which holds the file whole); a larger
         file by a stream the provider vouches is of that version (read to where it stops
         being text: the first chunk, for a binary file)."""
