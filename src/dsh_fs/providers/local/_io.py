@@ -6,6 +6,7 @@ Synchronous helpers: they run in worker threads unless a caller says otherwise.
 from __future__ import annotations
 
 import codecs
+import errno
 import os
 import threading
 from collections.abc import Iterator, Sequence
@@ -240,8 +241,18 @@ WRITE_PIECE = 256 * 1024
 CPU's cache when it is written, so the digest is no second pass over the content."""
 
 
-_IOV_MAX = min(os.sysconf("SC_IOV_MAX") if hasattr(os, "sysconf") else 16, 1024)
-"""Most pieces one `writev` takes (the platform's ``IOV_MAX``; POSIX promises 16)."""
+def _iov_max() -> int:
+    """The platform's ``IOV_MAX`` (at most 1024); 16, what POSIX promises, when it says
+    nothing."""
+    try:
+        found = os.sysconf("SC_IOV_MAX")
+    except (AttributeError, ValueError, OSError):
+        return 16
+    return min(found, 1024) if found > 0 else 16
+
+
+_IOV_MAX = _iov_max()
+"""Most pieces one `writev` takes."""
 
 
 def write_all(fd: int, data: bytes | EncodedText, hasher: Hasher | None = None) -> None:
@@ -276,6 +287,8 @@ def _write_parts(fd: int, parts: Sequence[bytes | bytearray | memoryview]) -> No
     at = 0
     while at < len(pending):
         written = os.writev(fd, pending[at : at + _IOV_MAX])
+        if not written:  # never for a regular file (an error instead): no endless loop
+            raise OSError(errno.EIO, "writev wrote nothing")
         while at < len(pending) and written >= pending[at].nbytes:
             written -= pending[at].nbytes
             at += 1

@@ -281,11 +281,6 @@ class Published:
         """The content as text (decoded now unless known: the bytes are valid UTF-8)."""
         return self.known_text if self.known_text is not None else self.content.text
 
-    @property
-    def size(self) -> int:
-        """Bytes written."""
-        return sum(len(part) for part in self.parts)
-
 
 class RecentlyPublished:
     """The last content published per target, while it is small: a bounded LRU.
