@@ -366,14 +366,17 @@ async def _log(workspace: Workspace, args: argparse.Namespace, paths: list[str])
         try:
             entries: list[JournalEntry] = []
             for index, one in enumerate(journals):
-                found = await one.entries(session=args.session, since=args.since, paths=wanted)
+                # Each sub-store read once: what the selection lists, and what it holds.
+                every, problems = await one.read()
+                found = await one.entries(
+                    session=args.session, since=args.since, paths=wanted, entries=every
+                )
                 # Every sub-store, the first ROOT's too (a server with several ROOTs records
                 # under its first), lists only the changes inside the ROOTs named.
                 listed = [e for e in found if _listed(workspace, e, index == 0)]
                 entries += listed
                 if listed:
                     usages.append(await one.usage())
-                every, problems = await one.read()
                 held = sum(_listed(workspace, e, index == 0) for e in every)
                 recorded += held
                 if held:

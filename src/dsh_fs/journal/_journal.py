@@ -152,12 +152,16 @@ class Journal:
         session: str | None = None,
         since: str | None = None,
         paths: Sequence[str] = (),
+        entries: Sequence[JournalEntry] | None = None,
     ) -> list[JournalEntry]:
         """The entries, newest first, filtered by session label (exact, or a prefix of it
         ending before a ``-``: ``claude-code`` selects ``claude-code-stdio-1a2b3c``), time
-        (RFC 3339 or a duration, inclusive) and paths (display or relative to the root)."""
-        entries, _ = await self.read()
-        return _select(entries, session=session, since=since, paths=paths)[::-1]
+        (RFC 3339 or a duration, inclusive) and paths (display or relative to the root).
+        `entries`: what `read` returned, when the caller read the store already (then it is
+        not read again)."""
+        if entries is None:
+            entries, _ = await self.read()
+        return _select(list(entries), session=session, since=since, paths=paths)[::-1]
 
     async def read(self) -> tuple[list[JournalEntry], list[JournalProblem]]:
         """Every entry, oldest first, and the records that could not be read."""

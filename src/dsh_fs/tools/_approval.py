@@ -629,7 +629,8 @@ class ApprovingFileSystem(WrapperFileSystem):
         if base is not None and prior is None:
             # Binary, or no text in any encoding: replaced whole as UTF-8, guarded by its
             # version; the person sees its size, not its bytes (as for a delete).
-            replaced_size = info.size if info is not None else 0
+            assert info is not None  # a base is the version of the file found above
+            replaced_size = info.size
         elif prior is not None:
             decoded, seen = prior
             if seen != base:
