@@ -385,7 +385,7 @@ class LocalManagement:
                 staged,
                 dst,
                 lambda: self._guards.check_publish("move", dst, fd_path(dst_fd, dst_parent)),
-            )
+            ).info
         except BaseException as error:
             if journal is not None:
                 journal.abandon(ticket)

@@ -11,6 +11,7 @@ fsync. The steps are the methods below, in that order.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import stat as st_mode
@@ -60,12 +61,13 @@ from .._text import (
     round_trip,
     splice,
 )
+from ._closer import close_later
 from ._dirs import directory_lock, make_parents
 from ._guards import LocalGuards
 from ._io import WHOLE_CHECK_BYTES, LazyContent
 from ._journal_store import LocalKept, LocalReplaced, read_kept
 from ._open import Opened, fd_path, open_existing
-from ._publish import Staged, deferred_sync, publish, writable_in_place
+from ._publish import Publication, Staged, deferred_sync, publish, writable_in_place
 from ._realpath import real_path
 from ._staging import sweep_stage_dirs_at
 from ._versions import Published, RecentlyPublished, VersionBook, digest_parts
@@ -112,6 +114,20 @@ class _Prior:
     """Its bytes and text, for an edit of a file in another encoding (SPEC §12)."""
     encoding: FsEncoding | None = None
     """Its encoding, for a write (which keeps it); None for a create."""
+    fd: int | None = None
+    """The descriptor it was read through, held until the publication replaced it
+    (`release`); None for a create."""
+
+    def release(self, replaced: bool) -> None:
+        """Close `fd`: once the file is `replaced`, in the closer thread, where the kernel
+        frees the old file (`_closer`); else now."""
+        if self.fd is None:
+            return
+        if replaced:
+            close_later(self.fd)
+        else:
+            with contextlib.suppress(OSError):
+                os.close(self.fd)
 
 
 @dataclass(frozen=True, slots=True)
@@ -269,37 +285,43 @@ class LocalMutations:
                 prior = self._prior_for_write(
                     target, dir_fd, expected, encoding is not None, journaled=capture is not None
                 )
-                if reencode is not None and prior.encoding not in (None, encoding):
-                    assert prior.encoding is not None
-                    data, text = reencode(prior.encoding)
-                    encoding = prior.encoding
-                    kept = self._keepable(data, text, encoding)
-                    data_digest = _Digest(data, self._hasher, deferred=kept is not None)
-                # SPEC §12: the journal decodes the change in the codec written (a
-                # restore's bytes: the one its path declares).
-                codec = None
-                if capture is not None:
-                    codec = journal_codec(encoding or self._declared(target))
-                published, ticket = self._publish(
-                    "write",
-                    target,
-                    dir_fd,
-                    parent,
-                    name,
-                    data,
-                    prior,
-                    capture,
-                    data_digest,
-                    mode,
-                    owner,
-                    codec,
-                )
-        version = self._remember(key, published, data_digest, kept)
+                try:
+                    if reencode is not None and prior.encoding not in (None, encoding):
+                        assert prior.encoding is not None
+                        data, text = reencode(prior.encoding)
+                        encoding = prior.encoding
+                        kept = self._keepable(data, text, encoding)
+                        data_digest = _Digest(data, self._hasher, deferred=kept is not None)
+                    # SPEC §12: the journal decodes the change in the codec written (a
+                    # restore's bytes: the one its path declares).
+                    codec = None
+                    if capture is not None:
+                        codec = journal_codec(encoding or self._declared(target))
+                    published, ticket = self._publish(
+                        "write",
+                        target,
+                        dir_fd,
+                        parent,
+                        name,
+                        data,
+                        prior,
+                        capture,
+                        data_digest,
+                        mode,
+                        owner,
+                        codec,
+                        stamp=kept is not None,
+                    )
+                except BaseException:
+                    prior.release(replaced=False)
+                    raise
+                prior.release(replaced=True)
+        version = self._remember(key, published.info, data_digest, kept)
         if capture is not None:
             # A deferred digest is the journal's to compute (told the content ahead, it
             # hashes it while the publication waits on the disk, `_start`).
             _commit(capture, ticket, version, data, data_digest.computed())
-        self._keep(key, version, kept)
+        self._keep(key, version, kept, published.stamped)
         operation: Literal["create", "update"] = "create" if prior.info is None else "update"
         before = prior.before if prior.decoding is None else prior.decoding.result()
         return operation, version, before, text
@@ -324,12 +346,13 @@ class LocalMutations:
             return self._versions.remember(published, data_digest.result())
         return self._versions.remember(published, partial(digest_parts, kept.parts))
 
-    def _keep(self, key: str, version: FsVersion, kept: EncodedText | None) -> None:
+    def _keep(self, key: str, version: FsVersion, kept: EncodedText | None, stamped: bool) -> None:
         """Keep what `key` now holds at `version` (None: forget what was kept: the content is
-        too big, or its text is not the UTF-8 of its bytes)."""
+        too big, or its text is not the UTF-8 of its bytes), `stamped` when its publication
+        was (`Publication.stamped`)."""
         if kept is None:
             self._recent.forget(key)
-        elif self._recent.keep(key, version, kept) is None:
+        elif self._recent.keep(key, version, kept, stamped=stamped) is None:
             # Nothing keeps it (a NUL made it binary): its deferred digest settles now, so
             # a same-tick rewrite is still caught.
             self._versions.lookup(version)
@@ -351,60 +374,83 @@ class LocalMutations:
         ):
             prior = self._prior_for_edit(target, dir_fd, expected)
             assert prior.info is not None
-            if prior.foreign is not None:
-                # SPEC §12: the change is made on the text, and only the changed span's
-                # bytes are encoded and spliced into the file's own.
-                foreign = prior.foreign
-                text, count = apply_change(foreign.text, edit, display)
-                spliced = splice(
-                    foreign.data,
-                    foreign.encoding,
-                    foreign.text,
-                    text,
-                    "edit",
-                    display,
-                    "new_string",
-                )
-                after: EncodedText | bytes = spliced
-            else:
-                assert prior.content is not None
-                after, count = _edited(prior.content, edit, display, prior.checking)
-            kept = after if isinstance(after, EncodedText) and self._recent.fits(after) else None
-            data_digest = _Digest(after, self._hasher, deferred=kept is not None)
-            codec = journal_codec(prior.foreign.encoding if prior.foreign is not None else None)
             try:
-                published, ticket = self._publish(
-                    "edit",
-                    target,
-                    dir_fd,
-                    parent,
-                    name,
-                    after,
-                    prior,
-                    capture,
-                    data_digest,
-                    codec=codec,
+                published, ticket, after, text, count, kept, data_digest = self._edit_prior(
+                    target, edit, dir_fd, parent, name, prior, capture
                 )
             except BaseException:
-                if prior.checking is not None:
-                    # A prior that is not text says so first, whatever else refused the
-                    # edit meanwhile (as when it was checked before anything else).
-                    prior.checking()
+                prior.release(replaced=False)
                 raise
-        version = self._remember(key, published, data_digest, kept)
+            prior.release(replaced=True)
+        version = self._remember(key, published.info, data_digest, kept)
         if capture is not None:
             _commit(capture, ticket, version, after, data_digest.computed())
         if isinstance(after, EncodedText):
-            self._keep(key, version, after)
+            self._keep(key, version, after, published.stamped)
             assert prior.content is not None
             return FsEditOutcome(
                 version=version, before=prior.content, after=after, replacements=count
             )
         self._recent.forget(key)
         assert prior.foreign is not None
+        assert text is not None
         return FsEditOutcome(
             version=version, before=prior.foreign.text, after=text, replacements=count
         )
+
+    def _edit_prior(
+        self,
+        target: FsTarget,
+        edit: FsEdit,
+        dir_fd: int,
+        parent: str,
+        name: str,
+        prior: _Prior,
+        capture: FsCapture | None,
+    ) -> tuple[
+        Publication, object, EncodedText | bytes, str | None, int, EncodedText | None, _Digest
+    ]:
+        """`edit`'s change of `prior` made and published in the locked directory `dir_fd`:
+        the publication, the journal's ticket, the new content (its text for a file in
+        another encoding), the replacement count, what `RecentlyPublished` will keep and
+        the content's digest."""
+        display = target.display_path
+        text: str | None = None
+        if prior.foreign is not None:
+            # SPEC §12: the change is made on the text, and only the changed span's bytes
+            # are encoded and spliced into the file's own.
+            foreign = prior.foreign
+            text, count = apply_change(foreign.text, edit, display)
+            after: EncodedText | bytes = splice(
+                foreign.data, foreign.encoding, foreign.text, text, "edit", display, "new_string"
+            )
+        else:
+            assert prior.content is not None
+            after, count = _edited(prior.content, edit, display, prior.checking)
+        kept = after if isinstance(after, EncodedText) and self._recent.fits(after) else None
+        data_digest = _Digest(after, self._hasher, deferred=kept is not None)
+        codec = journal_codec(prior.foreign.encoding if prior.foreign is not None else None)
+        try:
+            published, ticket = self._publish(
+                "edit",
+                target,
+                dir_fd,
+                parent,
+                name,
+                after,
+                prior,
+                capture,
+                data_digest,
+                codec=codec,
+                stamp=kept is not None,
+            )
+        except BaseException:
+            if prior.checking is not None:
+                # A prior that is not text says so first, whatever else refused the edit
+                # meanwhile (as when it was checked before anything else).
+                prior.checking()
+            raise
+        return published, ticket, after, text, count, kept, data_digest
 
     def delete(
         self, target: FsTarget, expected: FsVersion | None, capture: FsCapture | None = None
@@ -500,13 +546,15 @@ class LocalMutations:
             # The outcome's `before` would show the replaced text: not of a file the fence
             # does not let this caller read (a write outside the readable area).
             if not self._guards.may_reveal(opened.path):
-                return _Prior(opened.info, encoding=encoding)
+                return _Prior(opened.info, encoding=encoding, fd=opened.fd)
             # The replaced bytes, when at hand, go to the journal too (`_publish`): it counts
             # lines from them rather than reading its pre-image back (read ones are held only
             # for a journaled write: the text alone is kept otherwise).
             if ours is not None and (encoding is None or encoding.utf8):
                 replaced = ours.content
-                return _Prior(opened.info, ours.text, content=replaced, encoding=encoding)
+                return _Prior(
+                    opened.info, ours.text, content=replaced, encoding=encoding, fd=opened.fd
+                )
             if opened.info.st_size <= BEFORE_LIMIT:
                 raw = content()
                 held = None
@@ -515,16 +563,19 @@ class LocalMutations:
                         # Only the outcome reports it: decoded while the content is
                         # staged and fsynced (1.1 ms of a 1 MB write, issue 44).
                         decoding = _Beside(partial(decode_or_none, raw), self._hasher)
-                        return _Prior(opened.info, decoding=decoding, encoding=encoding)
+                        return _Prior(
+                            opened.info, decoding=decoding, encoding=encoding, fd=opened.fd
+                        )
                     before = decode_or_none(raw)
                     if journaled and before is not None and type(raw) is bytes:
                         held = EncodedText((raw,), text=before)
                 else:
                     before = round_trip(raw, encoding.codec)
-                return _Prior(opened.info, before, content=held, encoding=encoding)
-            return _Prior(opened.info, encoding=encoding)
-        finally:
+                return _Prior(opened.info, before, content=held, encoding=encoding, fd=opened.fd)
+            return _Prior(opened.info, encoding=encoding, fd=opened.fd)
+        except BaseException:
             os.close(opened.fd)
+            raise
 
     def _existing_encoding(self, target: FsTarget, fd: int, content: LazyContent) -> FsEncoding:
         """The encoding of the file a write replaces, which the write keeps: the one its BOM
@@ -562,7 +613,7 @@ class LocalMutations:
             foreign = self._foreign(target, content)
             if foreign is not None:
                 self._refuse_read_only(key, dir_fd, "edit", display)
-                return _Prior(opened.info, foreign=foreign)
+                return _Prior(opened.info, foreign=foreign, fd=opened.fd)
             if ours is not None:
                 # Text already: `RecentlyPublished` keeps no content a read would refuse.
                 before = ours.content
@@ -572,7 +623,12 @@ class LocalMutations:
                 except FsError:
                     checking()  # a file that is not text says so first, as below
                     raise
-                return _Prior(opened.info, content=EncodedText((content(),)), checking=checking)
+                return _Prior(
+                    opened.info,
+                    content=EncodedText((content(),)),
+                    checking=checking,
+                    fd=opened.fd,
+                )
             else:
                 try:
                     before = EncodedText((content.checked("edit", display),))
@@ -581,12 +637,13 @@ class LocalMutations:
                     if foreign is None:
                         raise
                     self._refuse_read_only(key, dir_fd, "edit", display)
-                    return _Prior(opened.info, foreign=foreign)
+                    return _Prior(opened.info, foreign=foreign, fd=opened.fd)
             self._refuse_read_only(key, dir_fd, "edit", display)
             # Only the bytes go on, checked as text: the edit decodes them only if it must.
-            return _Prior(opened.info, content=before)
-        finally:
+            return _Prior(opened.info, content=before, fd=opened.fd)
+        except BaseException:
             os.close(opened.fd)
+            raise
 
     def _check_beside(
         self, content: LazyContent, opened: Opened, display: str
@@ -650,13 +707,17 @@ class LocalMutations:
         mode: int | None = None,
         owner: tuple[int, int] | None = None,
         codec: str | None = None,
-    ) -> tuple[os.stat_result, object]:
+        *,
+        stamp: bool = False,
+    ) -> tuple[Publication, object]:
         """Let the guards look at the locked directory before anything in it changes, sweep
         dead writers' staging residue once per directory (through its descriptor), then
         publish `data` as `name` with the guards' last look at it. A journaled change hands
         the replaced inode to `capture` right after that look, before the publication (and
-        the `codec` of the file's text, SPEC §12); returns the published stat and the
-        capture's ticket."""
+        the `codec` of the file's text, SPEC §12); returns the publication and the
+        capture's ticket. With `stamp`, content `RecentlyPublished` will keep gets a time
+        that proves it unchanged later (`_publish.Staged.stamp`), where the version book
+        keeps every nanosecond of it."""
         assert verb in ("write", "edit")
         display = target.display_path
         self._check_directory(verb, display, dir_fd, parent)
@@ -703,6 +764,7 @@ class LocalMutations:
             mode=mode,
             owner=owner,
             hasher=data_digest.hasher,
+            stamp=stamp and self._versions.exact,
         )
         try:
             published = publish(dir_fd, name, staged, display, check)
@@ -771,9 +833,13 @@ class LocalMutations:
         return self._is_current(expected, opened, content, self._ours(key, opened, content))
 
     def _ours(self, key: str, opened: Opened, content: LazyContent) -> Published | None:
-        """What this provider published last at `key`, if the file still holds exactly that."""
+        """What this provider published last at `key`, if the file still holds exactly that:
+        the file is at the version that publication made, which proves it when the
+        publication was stamped (`Published.stamped`), and else its bytes are compared."""
         published = self._recent.at(key, self._versions.version(opened.info))
-        return published if published is not None and content.holds(published.parts) else None
+        if published is None or published.stamped:
+            return published
+        return published if content.holds(published.parts) else None
 
     def _is_current(
         self,

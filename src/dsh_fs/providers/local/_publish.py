@@ -28,6 +28,7 @@ from ._staging import new_stage_dir_at, stage_file_name
 __all__ = [
     "TMPFILE_PUBLICATION",
     "DeferredSync",
+    "Publication",
     "Staged",
     "deferred_sync",
     "deferring",
@@ -162,6 +163,19 @@ class Staged:
     recreates a file, a copy across filesystems); None: the process's own."""
     hasher: Hasher | None = None
     """Fed the content as it is written (the version's digest, with no second pass)."""
+    stamp: bool = False
+    """Give the staged file a modification time no kernel stamp can equal (`_stamp`)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Publication:
+    """A published file."""
+
+    info: os.stat_result
+    """The stat of the published inode, taken once every link-count change is done."""
+    stamped: bool
+    """Whether it carries the modification time `Staged.stamp` gave it (the filesystem kept
+    every nanosecond of it): any later change of the file changes its stat tuple."""
 
 
 def publish(
@@ -170,7 +184,7 @@ def publish(
     staged: Staged,
     display: str,
     check: Callable[[], None],
-) -> os.stat_result:
+) -> Publication:
     """Stage `staged.data` in a fresh private directory in `dir_fd`, fsync it, run `check`
     (a wrapper's last look at the locked directory), then publish it as `name` and fsync the
     directory (in a batch: once, at its end, `DeferredSync`).
@@ -185,6 +199,8 @@ def publish(
     replaces); a replacement is linked to a staging name (`stage_file_name`, swept like a
     staging directory if the process dies right there) and renamed over `name`.
 
+    Returns the published inode's stat, and whether it kept `staged.stamp`'s time.
+
     Raises:
         FsError: `check`'s refusal, or `FS_NOT_OBSERVED` for a lost create.
         OSError: from the system calls; the caller maps it.
@@ -198,11 +214,11 @@ def publish(
 
 def _publish_unnamed(
     fd: int, dir_fd: int, name: str, staged: Staged, display: str, check: Callable[[], None]
-) -> os.stat_result:
+) -> Publication:
     """`publish` of the unnamed file `fd` (closed here): nothing to clean up on a failure
     before its link, and only the staging name between the link and the rename."""
     try:
-        _fill(fd, staged)
+        stamp = _fill(fd, staged)
         check()
         if staged.prior is None:
             try:
@@ -218,9 +234,13 @@ def _publish_unnamed(
                     os.unlink(temporary, dir_fd=dir_fd)
                 raise
         _sync_directory(dir_fd)
-        return os.fstat(fd)
+        return _publication(os.fstat(fd), stamp)
     finally:
         os.close(fd)
+
+
+def _publication(info: os.stat_result, stamp: int | None) -> Publication:
+    return Publication(info=info, stamped=stamp is not None and info.st_mtime_ns == stamp)
 
 
 def _link_to_stage_name(fd: int, dir_fd: int) -> str:
@@ -234,8 +254,9 @@ def _link_to_stage_name(fd: int, dir_fd: int) -> str:
         return temporary
 
 
-def _fill(fd: int, staged: Staged) -> None:
-    """Write the content, give it its owner and mode, and fsync it."""
+def _fill(fd: int, staged: Staged) -> int | None:
+    """Write the content, give it its owner and mode (and its stamp, returned), and fsync
+    it."""
     write_all(fd, staged.data, staged.hasher)
     if staged.prior is None:
         mode = staged.new_file_mode if staged.mode is None else staged.mode
@@ -247,19 +268,40 @@ def _fill(fd: int, staged: Staged) -> None:
         prior = staged.prior
         mode = st_mode.S_IMODE(prior.st_mode) if staged.mode is None else staged.mode
         _give_owner_and_mode(fd, prior.st_uid, prior.st_gid, mode)
+    stamp = _stamp(fd) if staged.stamp else None
     sync(fd)
+    return stamp
+
+
+def _stamp(fd: int) -> int:
+    """Set the modification time of the staged file `fd` to one nanosecond after the one
+    its writing gave it; returns that time.
+
+    Why: a stat tuple proves a file unchanged only if every change changes it, and a
+    kernel stamps times from a clock that ticks every few milliseconds: a rewrite of the
+    same size within the tick of a publication kept its tuple, so the next mutation
+    compared the file's bytes with the ones published (a twelfth of a 1 MB write, issue
+    44). No kernel stamp equals this time: a change in the same tick is stamped with the
+    tick's own time, one nanosecond earlier, and a later tick's time is later by the tick
+    (a multigrain kernel stamps a change after a stat at its fine clock: microseconds
+    later). A filesystem that keeps coarser times than nanoseconds drops the extra
+    nanosecond, and the publication is not `Publication.stamped`."""
+    info = os.fstat(fd)
+    stamp = info.st_mtime_ns + 1
+    os.utime(fd, ns=(info.st_atime_ns, stamp))
+    return stamp
 
 
 def _publish_staged(
     dir_fd: int, name: str, staged: Staged, display: str, check: Callable[[], None]
-) -> os.stat_result:
+) -> Publication:
     """`publish` through a fresh private staging directory (the fallback)."""
     stage = new_stage_dir_at(dir_fd)
     stage_fd = os.open(stage, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=dir_fd)
     try:
         fd = os.open(_STAGED, _OPEN_STAGED, 0o600, dir_fd=stage_fd)
         try:
-            _fill(fd, staged)
+            stamp = _fill(fd, staged)
             check()
             if staged.prior is None:
                 _link_no_replace(stage_fd, name, dir_fd, display)
@@ -268,7 +310,7 @@ def _publish_staged(
                 os.replace(_STAGED, name, src_dir_fd=stage_fd, dst_dir_fd=dir_fd)
             os.rmdir(stage, dir_fd=dir_fd)
             _sync_directory(dir_fd)
-            return os.fstat(fd)
+            return _publication(os.fstat(fd), stamp)
         finally:
             os.close(fd)
     except BaseException:

@@ -119,6 +119,9 @@ class VersionBook:
         self._clock = clock
         self._tick = timestamp_granularity_ns
         self._racy_window = max(RACY_WINDOW_NS, 2 * timestamp_granularity_ns)
+        self.exact = timestamp_granularity_ns == 1
+        """Whether versions keep every nanosecond of the timestamps (a stamped publication
+        proves itself by its version only then, `_publish.Staged.stamp`)."""
         self._seen: OrderedDict[FsVersion, ContentDigest | _Deferred] = OrderedDict()
         self._lock = threading.Lock()  # mutations run in worker threads
 
@@ -270,6 +273,9 @@ class Published:
     written piece by piece (`encode_text_parts`), and kept so, never joined into a copy."""
     known_text: str | None
     """The same content as text, when the publisher had it (a write; an edit has bytes)."""
+    stamped: bool = False
+    """Whether its publication was stamped (`_publish.Publication.stamped`): then no change
+    of the file keeps `version`, and a file at it holds these bytes, uncompared."""
 
     @property
     def content(self) -> EncodedText:
@@ -317,9 +323,12 @@ class RecentlyPublished:
         text = content.decoded
         return content.size + (sys.getsizeof(text) if text is not None else 0)
 
-    def keep(self, key: str, version: FsVersion, content: EncodedText) -> Published | None:
-        """Remember that `key` now holds `content` at `version` and return what is kept;
-        too big, or holding a NUL (a binary file, SPEC §3), is forgotten (None)."""
+    def keep(
+        self, key: str, version: FsVersion, content: EncodedText, *, stamped: bool = False
+    ) -> Published | None:
+        """Remember that `key` now holds `content` at `version` (`stamped`: see
+        `Published.stamped`) and return what is kept; too big, or holding a NUL (a binary
+        file, SPEC §3), is forgotten (None)."""
         cost = self._cost(content)
         published = None
         if self.fits(content):
@@ -329,7 +338,7 @@ class RecentlyPublished:
             # program wrote is, so read, edit and edit_files agree about it (a memchr on
             # the bytes: ~12 µs a MiB).
             if not any(b"\0" in part for part in parts):
-                published = Published(version, parts, content.decoded)
+                published = Published(version, parts, content.decoded, stamped)
         released: list[tuple[FsVersion, bool]] = []
         with self._lock:
             released += self._drop(key, superseded=True)
