@@ -15,6 +15,7 @@ from dsh_fs.errors import FsError, FsErrorCode
 from dsh_fs.fs import FsEditRequest, ReplaceIfVersion
 from dsh_fs.providers import LocalFileSystem
 from dsh_fs.providers.local import _closer, _mutations
+from dsh_fs.providers.local._open import Opened
 
 pytestmark = pytest.mark.anyio
 
@@ -98,3 +99,41 @@ async def test_a_refused_mutation_closes_the_prior_at_once(
     assert handed == []
     assert open_descriptors() == baseline  # closed before the call returned
     assert (tmp_path / "a.txt").read_text() == "two\n"
+
+
+def test_a_file_on_an_anonymous_device_is_closed_before_its_replacement(tmp_path: Path) -> None:
+    # NFS and SMB (anonymous device numbers, as tmpfs and FUSE have) must not see the file
+    # held open as it is replaced: NFS renames it out of the way, SMB refuses.
+    path = tmp_path / "a.txt"
+    path.write_text("x\n")
+    for major, held in ((0, False), (os.major(path.stat().st_dev) or 8, True)):
+        fd = os.open(path, os.O_RDONLY)
+        real = os.fstat(fd)
+        fields = list(real)
+        fields[2] = os.makedev(major, 42)  # st_dev
+        opened = Opened(fd, os.stat_result(fields), str(path))
+        assert (_mutations._held(opened) == fd) is held
+        if held:
+            os.close(fd)
+        else:
+            with pytest.raises(OSError, match="Bad file descriptor"):
+                os.fstat(fd)  # closed already
+
+
+@pytest.mark.skipif(
+    not os.path.isdir("/dev/shm") or os.major(os.stat("/dev/shm").st_dev) != 0,
+    reason="needs a tmpfs at /dev/shm",
+)
+async def test_a_write_on_tmpfs_hands_nothing_to_the_closer(
+    handed: list[tuple[int, int, int]],
+) -> None:
+    import tempfile
+
+    with tempfile.TemporaryDirectory(dir="/dev/shm") as where:
+        fs = LocalFileSystem(where)
+        target = await fs.resolve("a.txt")
+        await fs.write_text(target, "one\n")
+        await fs.write_text(target, "two\n")
+        await fs.edit_text(target, FsEditRequest(old_string="two", new_string="three"))
+        assert (Path(where) / "a.txt").read_bytes() == b"three\n"
+    assert handed == []

@@ -546,14 +546,14 @@ class LocalMutations:
             # The outcome's `before` would show the replaced text: not of a file the fence
             # does not let this caller read (a write outside the readable area).
             if not self._guards.may_reveal(opened.path):
-                return _Prior(opened.info, encoding=encoding, fd=opened.fd)
+                return _Prior(opened.info, encoding=encoding, fd=_held(opened))
             # The replaced bytes, when at hand, go to the journal too (`_publish`): it counts
             # lines from them rather than reading its pre-image back (read ones are held only
             # for a journaled write: the text alone is kept otherwise).
             if ours is not None and (encoding is None or encoding.utf8):
                 replaced = ours.content
                 return _Prior(
-                    opened.info, ours.text, content=replaced, encoding=encoding, fd=opened.fd
+                    opened.info, ours.text, content=replaced, encoding=encoding, fd=_held(opened)
                 )
             if opened.info.st_size <= BEFORE_LIMIT:
                 raw = content()
@@ -564,15 +564,17 @@ class LocalMutations:
                         # staged and fsynced (1.1 ms of a 1 MB write, issue 44).
                         decoding = _Beside(partial(decode_or_none, raw), self._hasher)
                         return _Prior(
-                            opened.info, decoding=decoding, encoding=encoding, fd=opened.fd
+                            opened.info, decoding=decoding, encoding=encoding, fd=_held(opened)
                         )
                     before = decode_or_none(raw)
                     if journaled and before is not None and type(raw) is bytes:
                         held = EncodedText((raw,), text=before)
                 else:
                     before = round_trip(raw, encoding.codec)
-                return _Prior(opened.info, before, content=held, encoding=encoding, fd=opened.fd)
-            return _Prior(opened.info, encoding=encoding, fd=opened.fd)
+                return _Prior(
+                    opened.info, before, content=held, encoding=encoding, fd=_held(opened)
+                )
+            return _Prior(opened.info, encoding=encoding, fd=_held(opened))
         except BaseException:
             os.close(opened.fd)
             raise
@@ -613,7 +615,7 @@ class LocalMutations:
             foreign = self._foreign(target, content)
             if foreign is not None:
                 self._refuse_read_only(key, dir_fd, "edit", display)
-                return _Prior(opened.info, foreign=foreign, fd=opened.fd)
+                return _Prior(opened.info, foreign=foreign, fd=_held(opened))
             if ours is not None:
                 # Text already: `RecentlyPublished` keeps no content a read would refuse.
                 before = ours.content
@@ -627,7 +629,7 @@ class LocalMutations:
                     opened.info,
                     content=EncodedText((content(),)),
                     checking=checking,
-                    fd=opened.fd,
+                    fd=_held(opened),
                 )
             else:
                 try:
@@ -637,10 +639,10 @@ class LocalMutations:
                     if foreign is None:
                         raise
                     self._refuse_read_only(key, dir_fd, "edit", display)
-                    return _Prior(opened.info, foreign=foreign, fd=opened.fd)
+                    return _Prior(opened.info, foreign=foreign, fd=_held(opened))
             self._refuse_read_only(key, dir_fd, "edit", display)
             # Only the bytes go on, checked as text: the edit decodes them only if it must.
-            return _Prior(opened.info, content=before, fd=opened.fd)
+            return _Prior(opened.info, content=before, fd=_held(opened))
         except BaseException:
             os.close(opened.fd)
             raise
@@ -948,6 +950,21 @@ def _edited(
         checking()
     text, count = apply_change(before.text, edit, display)
     return EncodedText((encode_text(text, "edit", display),), text=text), count
+
+
+def _held(opened: Opened) -> int | None:
+    """`opened`'s descriptor, to hold until the publication replaced the file
+    (`_Prior.release`), on a filesystem of a block device; elsewhere closed now, and None.
+
+    Why: NFS renames a file this client holds open out of the way (a ``.nfs…`` file, left
+    behind by a crash) before replacing it, and SMB refuses to replace a file open without
+    delete sharing. Both are mounted with anonymous device numbers (major 0), as are tmpfs
+    (freeing its pages is cheap anyway), FUSE, overlay and btrfs subvolumes, which are
+    spared the question."""
+    if os.major(opened.info.st_dev) != 0:
+        return opened.fd
+    os.close(opened.fd)
+    return None
 
 
 def _prepared(future: Future[object]) -> object | None:
