@@ -82,13 +82,20 @@ async def test_every_handed_descriptor_is_closed(tmp_path: Path) -> None:
 
 @pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="needs /proc/self/fd")
 async def test_a_refused_mutation_closes_the_prior_at_once(
-    tmp_path: Path, handed: list[tuple[int, int, int]]
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    handed: list[int] = []
+
+    def closed_now(fd: int) -> None:  # the successful writes' priors: no closer to wait for
+        handed.append(fd)
+        os.close(fd)
+
+    monkeypatch.setattr(_mutations, "close_later", closed_now)
     fs = LocalFileSystem(tmp_path)
     target = await fs.resolve("a.txt")
     first = await fs.write_text(target, "one\n")
     await fs.write_text(target, "two\n")
-    del handed[:]
+    assert len(handed) == 1
     baseline = open_descriptors()
     with pytest.raises(FsError) as info:
         await fs.write_text(target, "three\n", ReplaceIfVersion(first.version))
@@ -96,7 +103,7 @@ async def test_a_refused_mutation_closes_the_prior_at_once(
     with pytest.raises(FsError) as info:
         await fs.edit_text(target, FsEditRequest(old_string="absent", new_string="x"))
     assert info.value.code is FsErrorCode.EDIT_NOT_FOUND
-    assert handed == []
+    assert len(handed) == 1
     assert open_descriptors() == baseline  # closed before the call returned
     assert (tmp_path / "a.txt").read_text() == "two\n"
 
@@ -112,7 +119,7 @@ def test_a_file_on_an_anonymous_device_is_closed_before_its_replacement(tmp_path
         fields = list(real)
         fields[2] = os.makedev(major, 42)  # st_dev
         opened = Opened(fd, os.stat_result(fields), str(path))
-        assert (_mutations._held(opened) == fd) is held
+        assert (LocalFileSystem(tmp_path)._mutations._held(opened) == fd) is held
         if held:
             os.close(fd)
         else:

@@ -546,14 +546,18 @@ class LocalMutations:
             # The outcome's `before` would show the replaced text: not of a file the fence
             # does not let this caller read (a write outside the readable area).
             if not self._guards.may_reveal(opened.path):
-                return _Prior(opened.info, encoding=encoding, fd=_held(opened))
+                return _Prior(opened.info, encoding=encoding, fd=self._held(opened))
             # The replaced bytes, when at hand, go to the journal too (`_publish`): it counts
             # lines from them rather than reading its pre-image back (read ones are held only
             # for a journaled write: the text alone is kept otherwise).
             if ours is not None and (encoding is None or encoding.utf8):
                 replaced = ours.content
                 return _Prior(
-                    opened.info, ours.text, content=replaced, encoding=encoding, fd=_held(opened)
+                    opened.info,
+                    ours.text,
+                    content=replaced,
+                    encoding=encoding,
+                    fd=self._held(opened),
                 )
             if opened.info.st_size <= BEFORE_LIMIT:
                 raw = content()
@@ -564,7 +568,7 @@ class LocalMutations:
                         # staged and fsynced (1.1 ms of a 1 MB write, issue 44).
                         decoding = _Beside(partial(decode_or_none, raw), self._hasher)
                         return _Prior(
-                            opened.info, decoding=decoding, encoding=encoding, fd=_held(opened)
+                            opened.info, decoding=decoding, encoding=encoding, fd=self._held(opened)
                         )
                     before = decode_or_none(raw)
                     if journaled and before is not None and type(raw) is bytes:
@@ -572,12 +576,30 @@ class LocalMutations:
                 else:
                     before = round_trip(raw, encoding.codec)
                 return _Prior(
-                    opened.info, before, content=held, encoding=encoding, fd=_held(opened)
+                    opened.info, before, content=held, encoding=encoding, fd=self._held(opened)
                 )
-            return _Prior(opened.info, encoding=encoding, fd=_held(opened))
+            return _Prior(opened.info, encoding=encoding, fd=self._held(opened))
         except BaseException:
             os.close(opened.fd)
             raise
+
+    def _held(self, opened: Opened) -> int | None:
+        """`opened`'s descriptor, held until the publication replaced the file
+        (`_Prior.release`) where the filesystem is a plain local disk's: a block device's,
+        whose timestamps the provider takes as they are. Elsewhere it is closed now, and
+        None.
+
+        Why: NFS renames a file this client holds open out of the way (a ``.nfs…`` file, left
+        behind by a crash) before replacing it, and SMB refuses to replace a file open without
+        delete sharing. Both are mounted with anonymous device numbers (major 0), as are tmpfs
+        (freeing its pages is cheap anyway), FUSE, overlay and btrfs subvolumes, which are
+        spared the question; and a provider told that its filesystem keeps coarser times
+        than it reports (`timestamp_granularity_ns`, a network filesystem's usual case) is
+        given the same care."""
+        if self._versions.exact and os.major(opened.info.st_dev) != 0:
+            return opened.fd
+        os.close(opened.fd)
+        return None
 
     def _existing_encoding(self, target: FsTarget, fd: int, content: LazyContent) -> FsEncoding:
         """The encoding of the file a write replaces, which the write keeps: the one its BOM
@@ -615,7 +637,7 @@ class LocalMutations:
             foreign = self._foreign(target, content)
             if foreign is not None:
                 self._refuse_read_only(key, dir_fd, "edit", display)
-                return _Prior(opened.info, foreign=foreign, fd=_held(opened))
+                return _Prior(opened.info, foreign=foreign, fd=self._held(opened))
             if ours is not None:
                 # Text already: `RecentlyPublished` keeps no content a read would refuse.
                 before = ours.content
@@ -629,7 +651,7 @@ class LocalMutations:
                     opened.info,
                     content=EncodedText((content(),)),
                     checking=checking,
-                    fd=_held(opened),
+                    fd=self._held(opened),
                 )
             else:
                 try:
@@ -639,10 +661,10 @@ class LocalMutations:
                     if foreign is None:
                         raise
                     self._refuse_read_only(key, dir_fd, "edit", display)
-                    return _Prior(opened.info, foreign=foreign, fd=_held(opened))
+                    return _Prior(opened.info, foreign=foreign, fd=self._held(opened))
             self._refuse_read_only(key, dir_fd, "edit", display)
             # Only the bytes go on, checked as text: the edit decodes them only if it must.
-            return _Prior(opened.info, content=before, fd=_held(opened))
+            return _Prior(opened.info, content=before, fd=self._held(opened))
         except BaseException:
             os.close(opened.fd)
             raise
@@ -950,21 +972,6 @@ def _edited(
         checking()
     text, count = apply_change(before.text, edit, display)
     return EncodedText((encode_text(text, "edit", display),), text=text), count
-
-
-def _held(opened: Opened) -> int | None:
-    """`opened`'s descriptor, to hold until the publication replaced the file
-    (`_Prior.release`), on a filesystem of a block device; elsewhere closed now, and None.
-
-    Why: NFS renames a file this client holds open out of the way (a ``.nfs…`` file, left
-    behind by a crash) before replacing it, and SMB refuses to replace a file open without
-    delete sharing. Both are mounted with anonymous device numbers (major 0), as are tmpfs
-    (freeing its pages is cheap anyway), FUSE, overlay and btrfs subvolumes, which are
-    spared the question."""
-    if os.major(opened.info.st_dev) != 0:
-        return opened.fd
-    os.close(opened.fd)
-    return None
 
 
 def _prepared(future: Future[object]) -> object | None:
