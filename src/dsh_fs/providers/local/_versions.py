@@ -324,11 +324,18 @@ class RecentlyPublished:
         return content.size + (sys.getsizeof(text) if text is not None else 0)
 
     def keep(
-        self, key: str, version: FsVersion, content: EncodedText, *, stamped: bool = False
+        self,
+        key: str,
+        version: FsVersion,
+        content: EncodedText,
+        *,
+        stamped: bool = False,
+        nul_free: bool = False,
     ) -> Published | None:
         """Remember that `key` now holds `content` at `version` (`stamped`: see
         `Published.stamped`) and return what is kept; too big, or holding a NUL (a binary
-        file, SPEC §3), is forgotten (None)."""
+        file, SPEC §3), is forgotten (None). `nul_free`: the caller looked for a NUL
+        already and found none."""
         cost = self._cost(content)
         published = None
         if self.fits(content):
@@ -337,7 +344,7 @@ class RecentlyPublished:
             # published with a NUL must be read and refused as binary, as one another
             # program wrote is, so read, edit and edit_files agree about it (a memchr on
             # the bytes: ~12 µs a MiB).
-            if not any(b"\0" in part for part in parts):
+            if nul_free or not any(b"\0" in part for part in parts):
                 published = Published(version, parts, content.decoded, stamped)
         released: list[tuple[FsVersion, bool]] = []
         with self._lock:
