@@ -12,10 +12,11 @@ from pathlib import Path
 
 import pytest
 
+from dsh_fs import _platform
 from dsh_fs.errors import FsError, FsErrorCode
 from dsh_fs.fs import FsEditRequest, FsVersion, ReplaceIfVersion
 from dsh_fs.providers import LocalFileSystem
-from dsh_fs.providers.local import _io
+from dsh_fs.providers.local import _io, _mutations
 from dsh_fs.providers.local._versions import Published
 
 pytestmark = pytest.mark.anyio
@@ -112,3 +113,51 @@ async def test_coarse_versions_are_not_stamped_and_compare(
     monkeypatch.setattr(_io.LazyContent, "holds", counted)
     await fs.write_text(target, "next\n", ReplaceIfVersion(written.version))
     assert len(compares) == 1
+
+
+async def test_an_inode_drawn_again_is_compared(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Another publisher stamping the same way, in the same tick, into an inode of the same
+    # number drawn again, would leave the same tuple: the inode's generation tells them
+    # apart, and a generation that differs sends the check back to the bytes.
+    fs = LocalFileSystem(tmp_path)
+    target = await fs.resolve("a.txt")
+    written = await fs.write_text(target, TEXT)
+    published = kept(fs, tmp_path / "a.txt", written.version)
+    assert published is not None
+    assert published.generation is not None
+    compares: list[object] = []
+    holds = _io.LazyContent.holds
+
+    def counted(self: _io.LazyContent, parts: tuple[bytes, ...]) -> bool:
+        compares.append(parts)
+        return holds(self, parts)
+
+    monkeypatch.setattr(_io.LazyContent, "holds", counted)
+    monkeypatch.setattr(_mutations, "inode_generation", lambda fd: published.generation + 1)
+    again = await fs.write_text(target, TEXT + "more\n", ReplaceIfVersion(written.version))
+    assert again.before == TEXT
+    assert len(compares) == 1
+
+
+@pytest.mark.parametrize("refusal", ["generation", "utime"])
+async def test_no_generation_or_no_settable_time_is_no_stamp(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, refusal: str
+) -> None:
+    if refusal == "generation":
+        monkeypatch.setattr(_platform, "inode_generation", lambda fd: None)
+    else:
+
+        def refused(*args: object, **kwargs: object) -> None:
+            raise PermissionError(1, "Operation not permitted")
+
+        monkeypatch.setattr(os, "utime", refused)
+    fs = LocalFileSystem(tmp_path)
+    target = await fs.resolve("a.txt")
+    written = await fs.write_text(target, TEXT)
+    assert (tmp_path / "a.txt").read_text() == TEXT
+    published = kept(fs, tmp_path / "a.txt", written.version)
+    assert published is not None
+    assert not published.stamped
+    await fs.write_text(target, "next\n", ReplaceIfVersion(written.version))

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Generic, Literal, TypeVar
 
-from dsh_fs._platform import sync
+from dsh_fs._platform import inode_generation, sync
 from dsh_fs.errors import FsError
 from dsh_fs.fs import (
     BEFORE_LIMIT,
@@ -321,7 +321,7 @@ class LocalMutations:
             # A deferred digest is the journal's to compute (told the content ahead, it
             # hashes it while the publication waits on the disk, `_start`).
             _commit(capture, ticket, version, data, data_digest.computed())
-        self._keep(key, version, kept, published.stamped, nul_free=True)
+        self._keep(key, version, kept, published.generation, nul_free=True)
         operation: Literal["create", "update"] = "create" if prior.info is None else "update"
         before = prior.before if prior.decoding is None else prior.decoding.result()
         return operation, version, before, text
@@ -356,16 +356,18 @@ class LocalMutations:
         key: str,
         version: FsVersion,
         kept: EncodedText | None,
-        stamped: bool,
+        generation: int | None,
         *,
         nul_free: bool = False,
     ) -> None:
         """Keep what `key` now holds at `version` (None: forget what was kept: the content is
-        too big, or its text is not the UTF-8 of its bytes), `stamped` when its publication
-        was (`Publication.stamped`); `nul_free` when `_keepable` chose it."""
+        too big, or its text is not the UTF-8 of its bytes), with the `generation` of a stamped
+        publication (`Publication.generation`); `nul_free` when `_keepable` chose it."""
         if kept is None:
             self._recent.forget(key)
-        elif self._recent.keep(key, version, kept, stamped=stamped, nul_free=nul_free) is None:
+        elif (
+            self._recent.keep(key, version, kept, generation=generation, nul_free=nul_free) is None
+        ):
             # Nothing keeps it (a NUL made it binary): its deferred digest settles now, so
             # a same-tick rewrite is still caught.
             self._versions.lookup(version)
@@ -399,7 +401,7 @@ class LocalMutations:
         if capture is not None:
             _commit(capture, ticket, version, after, data_digest.computed())
         if isinstance(after, EncodedText):
-            self._keep(key, version, after, published.stamped)
+            self._keep(key, version, after, published.generation)
             assert prior.content is not None
             return FsEditOutcome(
                 version=version, before=prior.content, after=after, replacements=count
@@ -872,9 +874,14 @@ class LocalMutations:
     def _ours(self, key: str, opened: Opened, content: LazyContent) -> Published | None:
         """What this provider published last at `key`, if the file still holds exactly that:
         the file is at the version that publication made, which proves it when the
-        publication was stamped (`Published.stamped`), and else its bytes are compared."""
+        publication was stamped and the file's inode has the generation it was published with
+        (`Published.generation`), and else its bytes are compared."""
         published = self._recent.at(key, self._versions.version(opened.info))
-        if published is None or published.stamped:
+        if published is None:
+            return None
+        if published.generation is not None and (
+            inode_generation(opened.fd) == published.generation
+        ):
             return published
         return published if content.holds(published.parts) else None
 

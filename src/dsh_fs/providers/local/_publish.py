@@ -173,9 +173,15 @@ class Publication:
 
     info: os.stat_result
     """The stat of the published inode, taken once every link-count change is done."""
-    stamped: bool
-    """Whether it carries the modification time `Staged.stamp` gave it (the filesystem kept
-    every nanosecond of it): any later change of the file changes its stat tuple."""
+    generation: int | None
+    """The published inode's generation when it carries the modification time
+    `Staged.stamp` gave it (the filesystem kept every nanosecond of it): a file with that
+    inode's version and generation was not changed since. None: not stamped."""
+
+    @property
+    def stamped(self) -> bool:
+        """Whether the publication was stamped (`generation`)."""
+        return self.generation is not None
 
 
 def publish(
@@ -239,8 +245,11 @@ def _publish_unnamed(
         os.close(fd)
 
 
-def _publication(info: os.stat_result, stamp: int | None) -> Publication:
-    return Publication(info=info, stamped=stamp is not None and info.st_mtime_ns == stamp)
+def _publication(info: os.stat_result, stamp: tuple[int, int] | None) -> Publication:
+    """The published inode (stat `info`), with its generation if `stamp` (the time set and
+    the generation) held."""
+    held = stamp is not None and info.st_mtime_ns == stamp[0]
+    return Publication(info=info, generation=stamp[1] if held and stamp is not None else None)
 
 
 def _link_to_stage_name(fd: int, dir_fd: int) -> str:
@@ -254,7 +263,7 @@ def _link_to_stage_name(fd: int, dir_fd: int) -> str:
         return temporary
 
 
-def _fill(fd: int, staged: Staged) -> int | None:
+def _fill(fd: int, staged: Staged) -> tuple[int, int] | None:
     """Write the content, give it its owner and mode (and its stamp, returned), and fsync
     it."""
     write_all(fd, staged.data, staged.hasher)
@@ -273,9 +282,10 @@ def _fill(fd: int, staged: Staged) -> int | None:
     return stamp
 
 
-def _stamp(fd: int) -> int:
+def _stamp(fd: int) -> tuple[int, int] | None:
     """Set the modification time of the staged file `fd` to one nanosecond after the one
-    its writing gave it; returns that time.
+    its writing gave it; returns that time and the inode's generation. None, and nothing
+    set, where the filesystem tells no generation or the time cannot be set.
 
     Why: a stat tuple proves a file unchanged only if every change changes it, and a
     kernel stamps times from a clock that ticks every few milliseconds: a rewrite of the
@@ -285,11 +295,23 @@ def _stamp(fd: int) -> int:
     tick's own time, one nanosecond earlier, and a later tick's time is later by the tick
     (a multigrain kernel stamps a change after a stat at its fine clock: microseconds
     later). A filesystem that keeps coarser times than nanoseconds drops the extra
-    nanosecond, and the publication is not `Publication.stamped`."""
-    info = os.fstat(fd)
-    stamp = info.st_mtime_ns + 1
-    os.utime(fd, ns=(info.st_atime_ns, stamp))
-    return stamp
+    nanosecond, and the publication is not `Publication.stamped`.
+
+    The time alone does not name the file: another publisher stamping the same way in the
+    same tick, into an inode of the same number (freed and drawn again), of the same size,
+    would leave the same tuple. The inode's generation, which the filesystem draws anew each
+    time it allocates the inode (ext4 and XFS at random), tells those apart; without one
+    there is no stamp."""
+    generation = _platform.inode_generation(fd)
+    if generation is None:
+        return None
+    try:
+        info = os.fstat(fd)
+        stamp = info.st_mtime_ns + 1
+        os.utime(fd, ns=(info.st_atime_ns, stamp))
+    except OSError:  # not the file's owner without the privilege, a filesystem that refuses
+        return None
+    return stamp, generation
 
 
 def _publish_staged(

@@ -273,9 +273,15 @@ class Published:
     written piece by piece (`encode_text_parts`), and kept so, never joined into a copy."""
     known_text: str | None
     """The same content as text, when the publisher had it (a write; an edit has bytes)."""
-    stamped: bool = False
-    """Whether its publication was stamped (`_publish.Publication.stamped`): then no change
-    of the file keeps `version`, and a file at it holds these bytes, uncompared."""
+    generation: int | None = None
+    """The published inode's generation when its publication was stamped
+    (`_publish.Publication.generation`): then no change of the file keeps `version`, and a
+    file at it with this generation holds these bytes, uncompared. None: not stamped."""
+
+    @property
+    def stamped(self) -> bool:
+        """Whether its publication was stamped (`generation`)."""
+        return self.generation is not None
 
     @property
     def content(self) -> EncodedText:
@@ -329,11 +335,11 @@ class RecentlyPublished:
         version: FsVersion,
         content: EncodedText,
         *,
-        stamped: bool = False,
+        generation: int | None = None,
         nul_free: bool = False,
     ) -> Published | None:
-        """Remember that `key` now holds `content` at `version` (`stamped`: see
-        `Published.stamped`) and return what is kept; too big, or holding a NUL (a binary
+        """Remember that `key` now holds `content` at `version` (`generation`: see
+        `Published.generation`) and return what is kept; too big, or holding a NUL (a binary
         file, SPEC §3), is forgotten (None). `nul_free`: the caller looked for a NUL
         already and found none."""
         cost = self._cost(content)
@@ -345,7 +351,7 @@ class RecentlyPublished:
             # program wrote is, so read, edit and edit_files agree about it (a memchr on
             # the bytes: ~12 µs a MiB).
             if nul_free or not any(b"\0" in part for part in parts):
-                published = Published(version, parts, content.decoded, stamped)
+                published = Published(version, parts, content.decoded, generation)
         released: list[tuple[FsVersion, bool]] = []
         with self._lock:
             released += self._drop(key, superseded=True)
