@@ -144,3 +144,18 @@ async def test_a_write_on_tmpfs_hands_nothing_to_the_closer(
         await fs.edit_text(target, FsEditRequest(old_string="two", new_string="three"))
         assert (Path(where) / "a.txt").read_bytes() == b"three\n"
     assert handed == []
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="needs /proc/self/fd")
+async def test_a_closer_behind_makes_the_caller_close(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Past MOST_PENDING waiting, a replaced file is closed by its mutation: descriptors
+    # never pile up toward the process's limit when the closer falls behind.
+    monkeypatch.setattr(_closer, "MOST_PENDING", 0)
+    fs = LocalFileSystem(tmp_path)
+    target = await fs.resolve("a.txt")
+    await fs.write_text(target, "one\n")
+    baseline = open_descriptors()
+    await fs.write_text(target, "two\n")
+    assert open_descriptors() == baseline  # closed before the call returned

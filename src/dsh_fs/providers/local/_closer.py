@@ -17,16 +17,27 @@ import os
 import queue
 import threading
 
-__all__ = ["close_later"]
+__all__ = ["MOST_PENDING", "close_later"]
 
 _pending: queue.SimpleQueue[int] = queue.SimpleQueue()
 _started = False
 _start_lock = threading.Lock()
 
 
+MOST_PENDING = 64
+"""Descriptors waiting for the closer at most: past that, `close_later` closes at once, so
+replacements of large files faster than the closer frees them never pile up descriptors
+toward the process's limit."""
+
+
 def close_later(fd: int) -> None:
-    """Close `fd` soon, in the closer thread (started on first use)."""
+    """Close `fd` soon, in the closer thread (started on first use); now when
+    `MOST_PENDING` are waiting already."""
     global _started
+    if _pending.qsize() >= MOST_PENDING:
+        with contextlib.suppress(OSError):
+            os.close(fd)
+        return
     if not _started:
         with _start_lock:
             if not _started:

@@ -205,7 +205,8 @@ def publish(
     replaces); a replacement is linked to a staging name (`stage_file_name`, swept like a
     staging directory if the process dies right there) and renamed over `name`.
 
-    Returns the published inode's stat, and whether it kept `staged.stamp`'s time.
+    Returns the published inode's stat, and its generation when it kept `staged.stamp`'s
+    time.
 
     Raises:
         FsError: `check`'s refusal, or `FS_NOT_OBSERVED` for a lost create.
@@ -248,8 +249,9 @@ def _publish_unnamed(
 def _publication(info: os.stat_result, stamp: tuple[int, int] | None) -> Publication:
     """The published inode (stat `info`), with its generation if `stamp` (the time set and
     the generation) held."""
-    held = stamp is not None and info.st_mtime_ns == stamp[0]
-    return Publication(info=info, generation=stamp[1] if held and stamp is not None else None)
+    if stamp is None or info.st_mtime_ns != stamp[0]:
+        return Publication(info=info, generation=None)
+    return Publication(info=info, generation=stamp[1])
 
 
 def _link_to_stage_name(fd: int, dir_fd: int) -> str:
