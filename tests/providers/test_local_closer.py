@@ -159,3 +159,18 @@ async def test_a_closer_behind_makes_the_caller_close(
     baseline = open_descriptors()
     await fs.write_text(target, "two\n")
     assert open_descriptors() == baseline  # closed before the call returned
+
+
+async def test_a_file_over_hold_bytes_is_closed_before_its_replacement(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, handed: list[tuple[int, int, int]]
+) -> None:
+    # Freeing a large file is a long burst of journal work the next change would meet:
+    # it stays on the mutation's own path.
+    monkeypatch.setattr(_mutations, "HOLD_BYTES", 1000)
+    fs = LocalFileSystem(tmp_path)
+    target = await fs.resolve("a.txt")
+    await fs.write_text(target, "x" * 1000)
+    await fs.write_text(target, "y" * 1001)
+    assert len(handed) == 1  # the 1000-byte prior
+    await fs.write_text(target, "z\n")
+    assert len(handed) == 1  # not the 1001-byte one

@@ -72,7 +72,7 @@ from ._realpath import real_path
 from ._staging import sweep_stage_dirs_at
 from ._versions import Published, RecentlyPublished, VersionBook, digest_parts
 
-__all__ = ["BACKGROUND_DIGEST_BYTES", "BESIDE_CHECK_BYTES", "LocalMutations"]
+__all__ = ["BACKGROUND_DIGEST_BYTES", "BESIDE_CHECK_BYTES", "HOLD_BYTES", "LocalMutations"]
 
 _T = TypeVar("_T")
 
@@ -86,6 +86,14 @@ them makes it binary in every one (SPEC §12), so a huge binary file is never re
 
 _SWEPT_DIRECTORIES = 4096
 """How many directories a provider remembers having swept for staging residue."""
+
+HOLD_BYTES = 4 * 1024 * 1024
+"""A replaced file up to this size is closed after the answer, by the closer thread, where
+the kernel frees it (`_closer`; 0.2 ms for 1 MB, a fifth of such a write); a larger one is
+closed before the rename, as it was: freeing 100 MB is tens of milliseconds of the
+filesystem's journal work in one burst, a tenth of such a call, which a following change
+would meet in the background instead (the undo of five 100 MB edits in a row was the case
+looked at; its run-to-run spread, 1.0-1.6× the edit, was too wide to tell either way)."""
 
 BESIDE_CHECK_BYTES = 256 * 1024
 """An edit's prior of at least this size that another program wrote is checked as text in
@@ -610,8 +618,11 @@ class LocalMutations:
         (freeing its pages is cheap anyway), FUSE, overlay and btrfs subvolumes, which are
         spared the question; and a provider told that its filesystem keeps coarser times
         than it reports (`timestamp_granularity_ns`, a network filesystem's usual case) is
-        given the same care."""
-        if self._versions.exact and os.major(opened.info.st_dev) != 0:
+        given the same care. A file over `HOLD_BYTES` is closed now too: its freeing is a
+        long burst of the filesystem's journal work that the next change of the file would
+        run into."""
+        info = opened.info
+        if self._versions.exact and os.major(info.st_dev) != 0 and info.st_size <= HOLD_BYTES:
             return opened.fd
         os.close(opened.fd)
         return None
