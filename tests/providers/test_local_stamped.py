@@ -36,6 +36,19 @@ def forbid_compares(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(_io.LazyContent, "holds", compared)
 
 
+def count_compares(monkeypatch: pytest.MonkeyPatch) -> list[object]:
+    """Every byte compare of a prior from now on, recorded (and made)."""
+    compares: list[object] = []
+    holds = _io.LazyContent.holds
+
+    def counted(self: _io.LazyContent, parts: tuple[bytes, ...]) -> bool:
+        compares.append(parts)
+        return holds(self, parts)
+
+    monkeypatch.setattr(_io.LazyContent, "holds", counted)
+    return compares
+
+
 async def test_a_kept_write_is_stamped_where_versions_keep_nanoseconds(tmp_path: Path) -> None:
     fs = LocalFileSystem(tmp_path)
     written = await fs.write_text(await fs.resolve("a.txt"), TEXT)
@@ -103,14 +116,7 @@ async def test_coarse_versions_are_not_stamped_and_compare(
     published = kept(fs, tmp_path / "a.txt", written.version)
     assert published is not None
     assert not published.stamped
-    compares: list[object] = []
-    holds = _io.LazyContent.holds
-
-    def counted(self: _io.LazyContent, parts: tuple[bytes, ...]) -> bool:
-        compares.append(parts)
-        return holds(self, parts)
-
-    monkeypatch.setattr(_io.LazyContent, "holds", counted)
+    compares = count_compares(monkeypatch)
     await fs.write_text(target, "next\n", ReplaceIfVersion(written.version))
     assert len(compares) == 1
 
@@ -127,14 +133,7 @@ async def test_an_inode_drawn_again_is_compared(
     published = kept(fs, tmp_path / "a.txt", written.version)
     assert published is not None
     assert published.generation is not None
-    compares: list[object] = []
-    holds = _io.LazyContent.holds
-
-    def counted(self: _io.LazyContent, parts: tuple[bytes, ...]) -> bool:
-        compares.append(parts)
-        return holds(self, parts)
-
-    monkeypatch.setattr(_io.LazyContent, "holds", counted)
+    compares = count_compares(monkeypatch)
     monkeypatch.setattr(_mutations, "inode_generation", lambda fd: published.generation + 1)
     again = await fs.write_text(target, TEXT + "more\n", ReplaceIfVersion(written.version))
     assert again.before == TEXT

@@ -124,18 +124,22 @@ class _Prior:
     """Its encoding, for a write (which keeps it); None for a create."""
     fd: int | None = None
     """The descriptor it was read through, held until the publication replaced it
-    (`release`); None for a create."""
+    (`replacing`); None for a create."""
 
-    def release(self, replaced: bool) -> None:
-        """Close `fd`: once the file is `replaced`, in the closer thread, where the kernel
-        frees the old file (`_closer`); else now."""
-        if self.fd is None:
-            return
-        if replaced:
+    @contextmanager
+    def replacing(self) -> Iterator[None]:
+        """The block that publishes over this file; `fd` is closed after it: in the closer
+        thread when the block ends (the file replaced: the kernel frees it there,
+        `_closer`), now when it raises."""
+        try:
+            yield
+        except BaseException:
+            if self.fd is not None:
+                with contextlib.suppress(OSError):
+                    os.close(self.fd)
+            raise
+        if self.fd is not None:
             close_later(self.fd)
-        else:
-            with contextlib.suppress(OSError):
-                os.close(self.fd)
 
 
 @dataclass(frozen=True, slots=True)
@@ -293,7 +297,7 @@ class LocalMutations:
                 prior = self._prior_for_write(
                     target, dir_fd, expected, encoding is not None, journaled=capture is not None
                 )
-                try:
+                with prior.replacing():
                     if reencode is not None and prior.encoding not in (None, encoding):
                         assert prior.encoding is not None
                         data, text = reencode(prior.encoding)
@@ -320,10 +324,6 @@ class LocalMutations:
                         codec,
                         stamp=kept is not None,
                     )
-                except BaseException:
-                    prior.release(replaced=False)
-                    raise
-                prior.release(replaced=True)
         version = self._remember(key, published.info, data_digest, kept)
         if capture is not None:
             # A deferred digest is the journal's to compute (told the content ahead, it
@@ -397,14 +397,49 @@ class LocalMutations:
         ):
             prior = self._prior_for_edit(target, dir_fd, expected)
             assert prior.info is not None
-            try:
-                published, ticket, after, text, count, kept, data_digest = self._edit_prior(
-                    target, edit, dir_fd, parent, name, prior, capture
+            with prior.replacing():
+                if prior.foreign is not None:
+                    # SPEC §12: the change is made on the text, and only the changed span's
+                    # bytes are encoded and spliced into the file's own.
+                    foreign = prior.foreign
+                    text, count = apply_change(foreign.text, edit, display)
+                    after: EncodedText | bytes = splice(
+                        foreign.data,
+                        foreign.encoding,
+                        foreign.text,
+                        text,
+                        "edit",
+                        display,
+                        "new_string",
+                    )
+                else:
+                    assert prior.content is not None
+                    after, count = _edited(prior.content, edit, display, prior.checking)
+                kept = (
+                    after if isinstance(after, EncodedText) and self._recent.fits(after) else None
                 )
-            except BaseException:
-                prior.release(replaced=False)
-                raise
-            prior.release(replaced=True)
+                data_digest = _Digest(after, self._hasher, deferred=kept is not None)
+                codec = journal_codec(prior.foreign.encoding if prior.foreign is not None else None)
+                try:
+                    published, ticket = self._publish(
+                        "edit",
+                        target,
+                        dir_fd,
+                        parent,
+                        name,
+                        after,
+                        prior,
+                        capture,
+                        data_digest,
+                        codec=codec,
+                        stamp=kept is not None,
+                    )
+                except BaseException:
+                    if prior.checking is not None:
+                        # A prior that is not text says so first, whatever else refused the
+                        # edit meanwhile (as when it was checked before anything else).
+                        prior.checking()
+                    raise
         version = self._remember(key, published.info, data_digest, kept)
         if capture is not None:
             _commit(capture, ticket, version, after, data_digest.computed())
@@ -416,64 +451,9 @@ class LocalMutations:
             )
         self._recent.forget(key)
         assert prior.foreign is not None
-        assert text is not None
         return FsEditOutcome(
             version=version, before=prior.foreign.text, after=text, replacements=count
         )
-
-    def _edit_prior(
-        self,
-        target: FsTarget,
-        edit: FsEdit,
-        dir_fd: int,
-        parent: str,
-        name: str,
-        prior: _Prior,
-        capture: FsCapture | None,
-    ) -> tuple[
-        Publication, object, EncodedText | bytes, str | None, int, EncodedText | None, _Digest
-    ]:
-        """`edit`'s change of `prior` made and published in the locked directory `dir_fd`:
-        the publication, the journal's ticket, the new content (its text for a file in
-        another encoding), the replacement count, what `RecentlyPublished` will keep and
-        the content's digest."""
-        display = target.display_path
-        text: str | None = None
-        if prior.foreign is not None:
-            # SPEC §12: the change is made on the text, and only the changed span's bytes
-            # are encoded and spliced into the file's own.
-            foreign = prior.foreign
-            text, count = apply_change(foreign.text, edit, display)
-            after: EncodedText | bytes = splice(
-                foreign.data, foreign.encoding, foreign.text, text, "edit", display, "new_string"
-            )
-        else:
-            assert prior.content is not None
-            after, count = _edited(prior.content, edit, display, prior.checking)
-        kept = after if isinstance(after, EncodedText) and self._recent.fits(after) else None
-        data_digest = _Digest(after, self._hasher, deferred=kept is not None)
-        codec = journal_codec(prior.foreign.encoding if prior.foreign is not None else None)
-        try:
-            published, ticket = self._publish(
-                "edit",
-                target,
-                dir_fd,
-                parent,
-                name,
-                after,
-                prior,
-                capture,
-                data_digest,
-                codec=codec,
-                stamp=kept is not None,
-            )
-        except BaseException:
-            if prior.checking is not None:
-                # A prior that is not text says so first, whatever else refused the edit
-                # meanwhile (as when it was checked before anything else).
-                prior.checking()
-            raise
-        return published, ticket, after, text, count, kept, data_digest
 
     def delete(
         self, target: FsTarget, expected: FsVersion | None, capture: FsCapture | None = None

@@ -178,11 +178,6 @@ class Publication:
     `Staged.stamp` gave it (the filesystem kept every nanosecond of it): a file with that
     inode's version and generation was not changed since. None: not stamped."""
 
-    @property
-    def stamped(self) -> bool:
-        """Whether the publication was stamped (`generation`)."""
-        return self.generation is not None
-
 
 def publish(
     dir_fd: int,
@@ -297,7 +292,7 @@ def _stamp(fd: int) -> tuple[int, int] | None:
     tick's own time, one nanosecond earlier, and a later tick's time is later by the tick
     (a multigrain kernel stamps a change after a stat at its fine clock: microseconds
     later). A filesystem that keeps coarser times than nanoseconds drops the extra
-    nanosecond, and the publication is not `Publication.stamped`.
+    nanosecond, and the publication is not stamped (`Publication.generation`).
 
     The time alone does not name the file: another publisher stamping the same way in the
     same tick, into an inode of the same number (freed and drawn again), of the same size,
