@@ -20,17 +20,14 @@ from dsh_fs.journal import JournalConfig
 from dsh_fs.providers import LocalJournalStore
 from dsh_fs.providers.local._journal_store import LocalReplaced
 
+from .store_size import held_bytes
+
 _DSH_FS = str(Path(sys.executable).with_name("dsh-fs"))
 
 
 def _page(last: str, lines: int = 1024) -> str:
     """A text of `lines` 8-byte lines whose last line is `last` (7 characters)."""
     return "xxxxxxx\n" * (lines - 1) + last + "\n"
-
-
-def _held(store: Path) -> int:
-    """The bytes of every regular file in the store's sub-stores."""
-    return sum(p.stat().st_size for p in store.rglob("*") if p.is_file() and not p.is_symlink())
 
 
 @pytest.mark.anyio
@@ -50,12 +47,12 @@ async def test_a_running_workspace_prunes_as_it_goes_and_stays_within_max_bytes(
             # One line changes: each record (its forward delta that line) stays small, so
             # what pruning drops is pre-images.
             await s.call("write", {"file_path": "a.txt", "content": _page(f"{n:07d}")})
-            assert _held(store) <= bound + 9 * 1024  # at most one change beyond, never more
+            assert held_bytes(store) <= bound + 9 * 1024  # at most one change beyond, never more
         entries = await ws.journal.entries()
     assert len(entries) == 40  # every change listed
     assert entries[0].undoable  # the newest kept
     assert not entries[-2].undoable  # the oldest rewrite pruned (the first write made it)
-    assert _held(store) <= bound
+    assert held_bytes(store) <= bound
 
 
 @pytest.mark.anyio
@@ -91,7 +88,7 @@ async def test_changes_committed_while_a_prune_runs_still_count_toward_the_bound
             await s.call("write", {"file_path": f"f{n}.txt", "content": "x\n"})
             n += 1
     assert len(late) == 20
-    assert _held(store) <= bound
+    assert held_bytes(store) <= bound
 
 
 @pytest.mark.anyio
@@ -108,7 +105,7 @@ async def test_records_count_toward_max_bytes_and_a_huge_client_name_is_clipped(
         for n in range(60):  # creates: records only, no pre-images
             await s.call("write", {"file_path": f"f{n}.txt", "content": "x\n"})
         entries = await ws.journal.entries()
-    assert _held(store) <= bound
+    assert held_bytes(store) <= bound
     assert 0 < len(entries) < 60  # the oldest records went whole, oldest first
     assert entries[0].path.endswith("f59.txt")
     assert all(len(e.session) < 256 for e in entries)
@@ -134,7 +131,7 @@ class _FullDisk:
         monkeypatch.setattr(LocalJournalStore, "_pending", checked_pending)
 
     def _check(self, size: int) -> None:
-        if _held(self.store) + size > self.capacity:
+        if held_bytes(self.store) + size > self.capacity:
             self.refusals += 1
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
@@ -221,4 +218,4 @@ def test_a_running_stdio_server_keeps_its_journal_within_the_bound(tmp_path: Pat
     assert len(answers) == 61
     assert not any(a.get("result", {}).get("isError") for a in answers)
     assert len(list(root.iterdir())) == 60
-    assert _held(store) <= 16 * 1024
+    assert held_bytes(store) <= 16 * 1024

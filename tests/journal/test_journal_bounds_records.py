@@ -12,9 +12,7 @@ import pytest
 from dsh_fs import Workspace
 from dsh_fs.journal import JournalConfig
 
-
-def _held(store: Path) -> int:
-    return sum(p.stat().st_size for p in store.rglob("*") if p.is_file() and not p.is_symlink())
+from .store_size import held_bytes
 
 
 @pytest.mark.anyio
@@ -34,8 +32,8 @@ async def test_records_with_large_deltas_keep_a_running_store_within_the_bound(
             made = await s.call("write", {"file_path": f"f{n}.txt", "content": f"{n}\n{body}"})
             assert not made.is_error, made.text
             # At most one change beyond the bound (its record, ~1 MiB at worst escaped).
-            assert _held(store) <= 2 * bound, n
-        assert _held(store) <= bound
+            assert held_bytes(store) <= 2 * bound, n
+        assert held_bytes(store) <= bound
         entries = await ws.journal.entries()
     assert entries
     assert entries[0].rel == "f23.txt"  # the newest kept
