@@ -73,10 +73,21 @@ line_text = st.text(alphabet=st.sampled_from(list("ab\r\n\t é\ufeff")), max_siz
 @example(text="a\r\r\nb", old="\nb", new="X", replace_all=False)
 @example(text="a\r\nb", old="a\r", new="X", replace_all=False)
 @example(text="a\r\rb\r\n", old="a\r", new="X\n", replace_all=True)
+@example(text="\r\n", old="\r\r\n", new="", replace_all=False)
 def test_edit_matches_the_normalized_reference_model(
     text: str, old: str, new: str, replace_all: bool
 ) -> None:
     assert run(text, old, new, replace_all) == reference_edit(text, old, new, replace_all)
+
+
+def test_a_cr_before_a_line_break_in_old_string_is_never_the_cr_of_a_crlf() -> None:
+    # Normalized, "x\r\r\ny" is "x", CR, LF, "y": a file of "x\r\ny" ("x", LF, "y") does not
+    # hold it, and "x\r\r\ny" does.
+    edit = FsEditRequest(old_string="x\r\r\ny", new_string="Z")
+    assert run("x\r\ny\r\n", "x\r\r\ny", "Z") == "not-found"
+    assert run("x\r\ny\r\n", "x\r\ny", "Z") == ("Z\r\n", 1)
+    assert apply_edit("x\r\r\ny\r\n", edit, P) == ("Z\r\n", 1)
+    assert run("\r\n\r\n", "\r\r\n", "", True) == "not-found"
 
 
 def test_crlf_file_gets_crlf_replacement_and_keeps_other_bytes() -> None:

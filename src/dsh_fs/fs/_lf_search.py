@@ -8,6 +8,7 @@ break.
 
 from __future__ import annotations
 
+import itertools
 import re
 
 __all__ = ["crlf_tolerant_pattern", "has_crlf"]
@@ -23,10 +24,14 @@ def has_crlf(text: str) -> bool:
 def crlf_tolerant_pattern(needle: str) -> re.Pattern[str]:
     """A pattern matching `needle` (LF line breaks) with CRLF or LF at each line break.
 
-    A lone CR at the very end of `needle` must not be the CR of a CRLF pair, which is what
-    the normalized text says.
+    A CR of `needle` is a lone CR of the normalized text, never the CR of a CRLF pair (which
+    reads as LF): a break right after one is a CRLF in the text (CR, then CRLF), never an LF
+    alone, and one at the very end of `needle` must not be followed by an LF.
     """
-    body = r"\r?\n".join(re.escape(part) for part in needle.split("\n"))
+    parts = needle.split("\n")
+    body = re.escape(parts[0])
+    for before, part in itertools.pairwise(parts):
+        body += (r"\r\n" if before.endswith("\r") else r"\r?\n") + re.escape(part)
     if needle.endswith("\r"):
         body += r"(?!\n)"
     return re.compile(body)
