@@ -18,7 +18,7 @@ import stat as st_mode
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from typing import Generic, Literal, TypeVar
 
@@ -527,68 +527,82 @@ class LocalMutations:
         may reveal it and it is small enough to keep; its encoding when the write is
         `encoded` (a restore's bytes are kept as they are); for a `journaled` write, its
         UTF-8 bytes when they were read (the journal counts lines from them)."""
-        key, display = target.target_key, target.display_path
-        opened = open_existing(key, "write", display, self._guards, dir_fd)
+        opened = open_existing(
+            target.target_key, "write", target.display_path, self._guards, dir_fd
+        )
         if opened is None:
             if isinstance(expected, ReplaceIfVersion):
-                raise messages.write_gone(display)
+                raise messages.write_gone(target.display_path)
             return _Prior(None)
+        return self._holding(
+            opened,
+            partial(self._found_for_write, target, opened, dir_fd, expected, encoded, journaled),
+        )
+
+    def _found_for_write(
+        self,
+        target: FsTarget,
+        opened: Opened,
+        dir_fd: int,
+        expected: WriteGuard | None,
+        encoded: bool,
+        journaled: bool,
+    ) -> _Prior:
+        """`_prior_for_write` of the file found, `opened` (its descriptor left to the
+        caller)."""
+        key, display = target.target_key, target.display_path
+        # A create-only write found a file: one the caller never read (it appeared since
+        # the call's checks), which the write must not replace unseen.
+        if isinstance(expected, CreateIfAbsent):
+            raise messages.overwrite_unobserved(display)
+        self._refuse_read_only(key, dir_fd, "write", display)
+        content = LazyContent(opened.fd, opened.info.st_size)
+        ours = self._ours(key, opened, content)
+        if isinstance(expected, ReplaceIfVersion) and not self._is_current(
+            expected.version, opened, content, ours, expected.content
+        ):
+            raise messages.write_stale(display)
+        encoding = self._existing_encoding(target, opened.fd, content) if encoded else None
+        # The outcome's `before` would show the replaced text: not of a file the fence
+        # does not let this caller read (a write outside the readable area).
+        if not self._guards.may_reveal(opened.path):
+            return _Prior(opened.info, encoding=encoding)
+        # The replaced bytes, when at hand, go to the journal too (`_publish`): it counts
+        # lines from them rather than reading its pre-image back (read ones are held only
+        # for a journaled write: the text alone is kept otherwise).
+        if ours is not None and (encoding is None or encoding.utf8):
+            replaced = ours.content
+            return _Prior(opened.info, ours.text, content=replaced, encoding=encoding)
+        if opened.info.st_size <= BEFORE_LIMIT:
+            raw = content()
+            held = None
+            if encoding is None or encoding.utf8:
+                if not journaled and len(raw) >= BESIDE_CHECK_BYTES:
+                    # Only the outcome reports it: decoded while the content is
+                    # staged and fsynced (1.1 ms of a 1 MB write, issue 44).
+                    decoding = _Beside(partial(decode_or_none, raw), self._hasher)
+                    return _Prior(opened.info, decoding=decoding, encoding=encoding)
+                before = decode_or_none(raw)
+                if journaled and before is not None and type(raw) is bytes:
+                    held = EncodedText((raw,), text=before)
+            else:
+                before = round_trip(raw, encoding.codec)
+            return _Prior(opened.info, before, content=held, encoding=encoding)
+        return _Prior(opened.info, encoding=encoding)
+
+    def _holding(self, opened: Opened, found: Callable[[], _Prior]) -> _Prior:
+        """The prior `found` makes of the file `opened`, with its descriptor where `_held`
+        keeps it; the descriptor is closed when `found` raises."""
         try:
-            # A create-only write found a file: one the caller never read (it appeared since
-            # the call's checks), which the write must not replace unseen.
-            if isinstance(expected, CreateIfAbsent):
-                raise messages.overwrite_unobserved(display)
-            self._refuse_read_only(key, dir_fd, "write", display)
-            content = LazyContent(opened.fd, opened.info.st_size)
-            ours = self._ours(key, opened, content)
-            if isinstance(expected, ReplaceIfVersion) and not self._is_current(
-                expected.version, opened, content, ours, expected.content
-            ):
-                raise messages.write_stale(display)
-            encoding = self._existing_encoding(target, opened.fd, content) if encoded else None
-            # The outcome's `before` would show the replaced text: not of a file the fence
-            # does not let this caller read (a write outside the readable area).
-            if not self._guards.may_reveal(opened.path):
-                return _Prior(opened.info, encoding=encoding, fd=self._held(opened))
-            # The replaced bytes, when at hand, go to the journal too (`_publish`): it counts
-            # lines from them rather than reading its pre-image back (read ones are held only
-            # for a journaled write: the text alone is kept otherwise).
-            if ours is not None and (encoding is None or encoding.utf8):
-                replaced = ours.content
-                return _Prior(
-                    opened.info,
-                    ours.text,
-                    content=replaced,
-                    encoding=encoding,
-                    fd=self._held(opened),
-                )
-            if opened.info.st_size <= BEFORE_LIMIT:
-                raw = content()
-                held = None
-                if encoding is None or encoding.utf8:
-                    if not journaled and len(raw) >= BESIDE_CHECK_BYTES:
-                        # Only the outcome reports it: decoded while the content is
-                        # staged and fsynced (1.1 ms of a 1 MB write, issue 44).
-                        decoding = _Beside(partial(decode_or_none, raw), self._hasher)
-                        return _Prior(
-                            opened.info, decoding=decoding, encoding=encoding, fd=self._held(opened)
-                        )
-                    before = decode_or_none(raw)
-                    if journaled and before is not None and type(raw) is bytes:
-                        held = EncodedText((raw,), text=before)
-                else:
-                    before = round_trip(raw, encoding.codec)
-                return _Prior(
-                    opened.info, before, content=held, encoding=encoding, fd=self._held(opened)
-                )
-            return _Prior(opened.info, encoding=encoding, fd=self._held(opened))
+            prior = found()
         except BaseException:
             os.close(opened.fd)
             raise
+        return replace(prior, fd=self._held(opened))
 
     def _held(self, opened: Opened) -> int | None:
         """`opened`'s descriptor, held until the publication replaced the file
-        (`_Prior.release`) where the filesystem is a plain local disk's: a block device's,
+        (`_Prior.replacing`) where the filesystem is a plain local disk's: a block device's,
         whose timestamps the provider takes as they are. Elsewhere it is closed now, and
         None.
 
@@ -631,49 +645,48 @@ class LocalMutations:
     def _prior_for_edit(self, target: FsTarget, dir_fd: int, expected: FsVersion | None) -> _Prior:
         """The file an edit changes, checked against `expected` before any matching (a stale
         edit is stale, never a match error), with its text."""
-        key, display = target.target_key, target.display_path
-        opened = open_existing(key, "edit", display, self._guards, dir_fd)
+        opened = open_existing(target.target_key, "edit", target.display_path, self._guards, dir_fd)
         if opened is None:
-            raise messages.edit_gone(display)
-        try:
-            content = LazyContent(opened.fd, opened.info.st_size)
-            ours = self._ours(key, opened, content)
-            if expected is not None and not self._is_current(expected, opened, content, ours):
-                raise messages.edit_stale(display)
-            foreign = self._foreign(target, content)
-            if foreign is not None:
-                self._refuse_read_only(key, dir_fd, "edit", display)
-                return _Prior(opened.info, foreign=foreign, fd=self._held(opened))
-            if ours is not None:
-                # Text already: `RecentlyPublished` keeps no content a read would refuse.
-                before = ours.content
-            elif (checking := self._check_beside(content, opened, display)) is not None:
-                try:
-                    self._refuse_read_only(key, dir_fd, "edit", display)
-                except FsError:
-                    checking()  # a file that is not text says so first, as below
-                    raise
-                return _Prior(
-                    opened.info,
-                    content=EncodedText((content(),)),
-                    checking=checking,
-                    fd=self._held(opened),
-                )
-            else:
-                try:
-                    before = EncodedText((content.checked("edit", display),))
-                except FsError:
-                    foreign = self._fallen_back(target, content)
-                    if foreign is None:
-                        raise
-                    self._refuse_read_only(key, dir_fd, "edit", display)
-                    return _Prior(opened.info, foreign=foreign, fd=self._held(opened))
+            raise messages.edit_gone(target.display_path)
+        return self._holding(
+            opened, partial(self._found_for_edit, target, opened, dir_fd, expected)
+        )
+
+    def _found_for_edit(
+        self, target: FsTarget, opened: Opened, dir_fd: int, expected: FsVersion | None
+    ) -> _Prior:
+        """`_prior_for_edit` of the file found, `opened` (its descriptor left to the caller)."""
+        key, display = target.target_key, target.display_path
+        content = LazyContent(opened.fd, opened.info.st_size)
+        ours = self._ours(key, opened, content)
+        if expected is not None and not self._is_current(expected, opened, content, ours):
+            raise messages.edit_stale(display)
+        foreign = self._foreign(target, content)
+        if foreign is not None:
             self._refuse_read_only(key, dir_fd, "edit", display)
-            # Only the bytes go on, checked as text: the edit decodes them only if it must.
-            return _Prior(opened.info, content=before, fd=self._held(opened))
-        except BaseException:
-            os.close(opened.fd)
-            raise
+            return _Prior(opened.info, foreign=foreign)
+        if ours is not None:
+            # Text already: `RecentlyPublished` keeps no content a read would refuse.
+            before = ours.content
+        elif (checking := self._check_beside(content, opened, display)) is not None:
+            try:
+                self._refuse_read_only(key, dir_fd, "edit", display)
+            except FsError:
+                checking()  # a file that is not text says so first, as below
+                raise
+            return _Prior(opened.info, content=EncodedText((content(),)), checking=checking)
+        else:
+            try:
+                before = EncodedText((content.checked("edit", display),))
+            except FsError:
+                foreign = self._fallen_back(target, content)
+                if foreign is None:
+                    raise
+                self._refuse_read_only(key, dir_fd, "edit", display)
+                return _Prior(opened.info, foreign=foreign)
+        self._refuse_read_only(key, dir_fd, "edit", display)
+        # Only the bytes go on, checked as text: the edit decodes them only if it must.
+        return _Prior(opened.info, content=before)
 
     def _check_beside(
         self, content: LazyContent, opened: Opened, display: str
